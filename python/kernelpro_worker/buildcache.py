@@ -1,0 +1,142 @@
+"""Content-addressed builds for candidates' load_inline calls.
+
+Candidates build their C++/CUDA code with torch.utils.cpp_extension.load_inline at import.
+The worker replaces load_inline with a wrapper that puts each call's build in
+CACHE/builds/<key>, where <key> hashes every argument of the call (sources, flags, name) and
+the toolchain (torch, CUDA, compiler versions, target architectures). A later import of the same
+source in any process loads the recorded shared object directly, without invoking ninja or the
+compiler; a failed build is remembered too, so a broken candidate is not recompiled either.
+Builds of one key are serialised with a file lock; different keys build in parallel.
+"""
+
+import fcntl
+import functools
+import importlib.machinery
+import importlib.util
+import inspect
+import json
+import os
+import subprocess
+import sys
+import time
+
+from .common import StepError, bounded, sha256_text, write_json
+
+MANIFEST = "kernelpro-build.json"
+FAILURE = "kernelpro-build-failure.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_version(*argv):
+    try:
+        out = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
+        return (out.stdout or out.stderr).strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unavailable"
+
+
+def toolchain_fingerprint(with_cuda):
+    import torch
+    from torch.utils import cpp_extension
+
+    parts = {
+        "python": sys.version,
+        "torch": torch.__version__,
+        "torch_cuda": str(torch.version.cuda),
+        "cxx": _tool_version(os.environ.get("CXX", "c++"), "--version"),
+        "arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
+    }
+    if with_cuda:
+        cuda_home = cpp_extension.CUDA_HOME or ""
+        parts["nvcc"] = _tool_version(os.path.join(cuda_home, "bin", "nvcc"), "--version")
+    return parts
+
+
+def _diagnostics(message):
+    """Keeps what a programmer needs to fix a failed build: error lines first, bounded."""
+    lines = message.splitlines()
+    keep = set()
+    for i, line in enumerate(lines):
+        low = line.lower()
+        if "error" in low or "undefined reference" in low:
+            keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
+    picked = [lines[i] for i in sorted(keep)] if keep else lines
+    return bounded("\n".join(picked), 8192)
+
+
+class BuildCache:
+    """Wraps load_inline; records every extension a candidate builds."""
+
+    def __init__(self, root):
+        self.root = os.path.abspath(root)
+        self.extensions = []  # one dict per load_inline call, in call order
+        self._real = None
+
+    def install(self):
+        from torch.utils import cpp_extension
+
+        self._real = cpp_extension.load_inline
+        self._signature = inspect.signature(self._real)
+        cpp_extension.load_inline = self.load_inline
+
+    def load_inline(self, *args, **kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        call = dict(bound.arguments)
+        call.pop("build_directory", None)
+        call["verbose"] = False
+        import torch
+
+        with_cuda = call.get("with_cuda")
+        if with_cuda is None:
+            with_cuda = bool(call.get("cuda_sources"))
+        key_parts = {k: v for k, v in call.items() if k != "verbose"}
+        key = sha256_text(json.dumps(key_parts, sort_keys=True, default=str),
+                          json.dumps(toolchain_fingerprint(with_cuda), sort_keys=True))[:24]
+        build_dir = os.path.join(self.root, "builds", key)
+        os.makedirs(build_dir, exist_ok=True)
+        record = {"name": call["name"], "key": key, "build_dir": build_dir}
+        with open(os.path.join(build_dir, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            manifest = os.path.join(build_dir, MANIFEST)
+            failure = os.path.join(build_dir, FAILURE)
+            if os.path.exists(manifest):
+                with open(manifest) as f:
+                    so_path = json.load(f)["so_path"]
+                if os.path.exists(so_path):
+                    record.update(so_path=so_path, cached=True, seconds=0.0)
+                    self.extensions.append(record)
+                    return _import_extension(call["name"], so_path)
+            if os.path.exists(failure):
+                with open(failure) as f:
+                    diag = json.load(f)["diagnostics"]
+                record.update(cached=True, failed=True, diagnostics=diag)
+                self.extensions.append(record)
+                raise StepError("compile_error", f"build of extension '{call['name']}' failed "
+                                f"(cached result):\n{diag}")
+            start = time.monotonic()
+            try:
+                module = self._real(build_directory=build_dir, **call)
+            except Exception as e:  # noqa: BLE001 - every build failure is the candidate's
+                diag = _diagnostics(str(e))
+                write_json(failure, {"diagnostics": diag, "key": key})
+                record.update(cached=False, failed=True, diagnostics=diag)
+                self.extensions.append(record)
+                raise StepError("compile_error",
+                                f"build of extension '{call['name']}' failed:\n{diag}") from None
+            so_path = getattr(module, "__file__", None) or os.path.join(build_dir, call["name"] + ".so")
+            seconds = time.monotonic() - start
+            write_json(manifest, {"so_path": so_path, "key": key, "seconds": seconds,
+                                  "toolchain": toolchain_fingerprint(with_cuda)})
+            record.update(so_path=so_path, cached=False, seconds=seconds)
+            self.extensions.append(record)
+            return module
+
+
+def _import_extension(name, so_path):
+    loader = importlib.machinery.ExtensionFileLoader(name, so_path)
+    spec = importlib.util.spec_from_file_location(name, so_path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    sys.modules[name] = module
+    return module

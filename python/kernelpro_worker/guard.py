@@ -1,0 +1,56 @@
+"""Detects a candidate that patches what the harness relies on.
+
+Timing and output capture must run in the candidate's process, so a candidate could replace
+torch.cuda.synchronize, CUDA event timing, clocks, torch.save or the worker's own functions at
+import. The worker takes references to everything it uses before the candidate is imported and,
+after each phase, checks that none of these names was rebound or had its attributes replaced.
+"""
+
+import sys
+
+# Dotted names whose identity must not change while a candidate runs.
+WATCHED = [
+    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic", "time.sleep",
+    "torch.allclose", "torch.equal", "torch.isclose", "torch.testing.assert_close",
+    "torch.save", "torch.load", "torch.manual_seed", "torch.empty", "torch.empty_like",
+    "torch.Tensor.copy_", "torch.Tensor.cpu", "torch.Tensor.to", "torch.Tensor.clone",
+    "torch.Tensor.data_ptr", "torch.Tensor.untyped_storage", "torch.Tensor.__eq__",
+    "torch.nn.Module.__call__", "torch.nn.Module._call_impl",
+    "torch.cuda.synchronize", "torch.cuda.current_stream", "torch.cuda.Event",
+    "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
+    "torch.cuda.Event.query", "torch.cuda.Stream", "torch.cuda.Stream.synchronize",
+    "torch._C._cuda_synchronize",
+]
+
+
+def _resolve(dotted):
+    parts = dotted.split(".")
+    obj = sys.modules.get(parts[0])
+    for part in parts[1:]:
+        if obj is None:
+            return None
+        obj = getattr(obj, part, None)
+    return obj
+
+
+class PatchGuard:
+    """Snapshot of watched callables and of the worker's own module globals."""
+
+    def __init__(self):
+        self._watched = {name: id(_resolve(name)) for name in WATCHED}
+        self._worker = {}
+        for mod_name, module in list(sys.modules.items()):
+            if mod_name.startswith("kernelpro_worker") and module is not None:
+                for attr, value in vars(module).items():
+                    if callable(value):
+                        self._worker[f"{mod_name}.{attr}"] = id(value)
+
+    def changed(self):
+        """Names rebound since the snapshot, sorted."""
+        names = [n for n, ident in self._watched.items() if id(_resolve(n)) != ident]
+        for dotted, ident in self._worker.items():
+            mod_name, attr = dotted.rsplit(".", 1)
+            module = sys.modules.get(mod_name)
+            if module is None or id(getattr(module, attr, None)) != ident:
+                names.append(dotted)
+        return sorted(names)

@@ -1,0 +1,43 @@
+// Statistics for timing samples: medians, spread, and a bootstrap confidence interval for the
+// ratio of two medians (the speedup). Pure functions; the bootstrap is seeded so the same samples
+// always give the same interval.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kernelpro {
+
+struct SampleSummary {
+  std::size_t count = 0;
+  double median = 0;
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+  double p10 = 0;     // 10th percentile
+  double p90 = 0;     // 90th percentile
+  double iqr = 0;     // interquartile range (p75 - p25)
+  double relative_spread = 0;  // iqr / median; 0 when median is 0
+};
+
+// Percentile by linear interpolation between closest ranks (q in [0, 1]). Empty input gives 0.
+double Percentile(std::vector<double> values, double q);
+double Median(std::vector<double> values);
+SampleSummary Summarize(const std::vector<double>& values);
+
+struct RatioInterval {
+  double estimate = 0;  // median(numerator) / median(denominator)
+  double low = 0;       // lower bound of the confidence interval
+  double high = 0;      // upper bound
+  double confidence = 0.95;
+};
+
+// Speedup-style ratio median(numerator)/median(denominator) with a percentile-bootstrap interval:
+// each resample draws both sample sets with replacement. Deterministic for a given seed.
+// Both inputs must be non-empty and the denominator median positive; otherwise all fields are 0.
+RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
+                                   const std::vector<double>& denominator,
+                                   double confidence = 0.95, int resamples = 2000,
+                                   std::uint64_t seed = 0x5eed);
+
+}  // namespace kernelpro

@@ -1,0 +1,75 @@
+// Running a child process the way kernelpro runs untrusted work: in its own process group, under
+// a wall-clock timeout and resource limits, with its output captured but bounded.
+//
+// Candidate kernels run inside worker processes; a worker may segfault, hang in an endless
+// kernel, or print gigabytes. RunProcess never lets any of that reach the caller: on timeout the
+// whole process group is killed (SIGKILL), output beyond the capture limit is drained and dropped
+// (head and tail are kept), and a child that prints more than `kill_after_output_bytes` is killed.
+// The call blocks the calling thread until the child and its group are gone. It is safe to call
+// from several threads at once (each call owns its pipes and child).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace kernelpro {
+
+struct ProcessLimits {
+  // Wall-clock limit; the process group is SIGKILLed when it passes. Zero means no limit.
+  std::chrono::milliseconds wall_timeout{0};
+  // RLIMIT_CPU in seconds (per process); zero leaves it unchanged.
+  int cpu_seconds = 0;
+  // RLIMIT_FSIZE in bytes: the largest file the child may write; zero leaves it unchanged.
+  std::uint64_t max_file_bytes = 0;
+  // RLIMIT_NOFILE; zero leaves it unchanged.
+  int max_open_files = 0;
+  // Core dumps are always disabled (RLIMIT_CORE = 0): a crashing candidate must not fill the disk.
+  // Address-space limits are deliberately absent: CUDA reserves huge virtual ranges.
+};
+
+struct ProcessOptions {
+  std::vector<std::string> argv;              // argv[0] is looked up on PATH
+  std::map<std::string, std::string> env;     // added to (and overriding) the parent's environment
+  std::vector<std::string> unset_env;         // removed from the child's environment
+  std::string working_dir;                    // empty: inherit
+  std::string stdin_data;                     // written to the child's stdin, then closed
+  ProcessLimits limits;
+  // Captured output per stream: the first and last half of this many bytes are kept, the middle
+  // is replaced by a "[... N bytes dropped ...]" marker.
+  std::size_t capture_bytes = 64 * 1024;
+  // Kill the group once stdout+stderr together exceed this many bytes (a flooding child). 0: never.
+  std::uint64_t kill_after_output_bytes = 0;
+};
+
+struct ProcessResult {
+  bool started = false;          // false: fork/exec failed (see start_error)
+  std::string start_error;
+  bool exited = false;           // exited normally (exit_code valid)
+  int exit_code = -1;
+  int term_signal = 0;           // signal that ended it, if any (SIGKILL after a timeout)
+  bool timed_out = false;        // killed by kernelpro for passing wall_timeout
+  bool output_limit_hit = false; // killed by kernelpro for printing too much
+  std::uint64_t stdout_bytes = 0;  // total bytes the child wrote, kept or not
+  std::uint64_t stderr_bytes = 0;
+  std::string stdout_text;       // bounded capture (see capture_bytes)
+  std::string stderr_text;
+  std::chrono::milliseconds wall_time{0};
+
+  // One line for humans: "exit 0", "killed by SIGSEGV (segmentation fault)", "timed out after 60 s".
+  std::string Describe() const;
+};
+
+// Runs the child to completion (or until killed) and returns what happened. Only a failure of
+// kernelpro itself (no pipes) is a non-OK status; anything the child does is in ProcessResult.
+Result<ProcessResult> RunProcess(const ProcessOptions& options);
+
+// Name of a signal for messages: "SIGSEGV (segmentation fault)".
+std::string SignalDescription(int signal_number);
+
+}  // namespace kernelpro
