@@ -117,7 +117,10 @@ def _ops_used(cls, aliases):
         if name and name not in NEUTRAL_OPS:
             ops.setdefault(name, line)
 
-    for node in ast.walk(cls):
+    # Construction is not computation: parameters may be drawn with torch.randn in __init__.
+    methods = [m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name != "__init__"]
+    nodes = [n for m in methods for n in ast.walk(m)]
+    for node in nodes:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             add("matmul", node.lineno)
         if not isinstance(node, ast.Call):
@@ -131,12 +134,10 @@ def _ops_used(cls, aliases):
             owner = _dotted(node.func.value)
             if owner == "self" and node.func.attr in modules:
                 add(f"nn.{modules[node.func.attr]}", node.lineno)
-            elif owner != "self":
+            elif owner != "self" and not node.func.attr.startswith("__"):
                 add(node.func.attr, node.lineno)
-        elif isinstance(node.func, ast.Name) and node.func.id in ("layer", "module", "m"):
-            pass
     # Calls through iteration over a ModuleList (for layer in self.layers: layer(x)).
-    for node in ast.walk(cls):
+    for node in nodes:
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Attribute) and \
                 _dotted(node.iter.value) == "self" and node.iter.attr in modules and \
                 isinstance(node.target, ast.Name):

@@ -552,8 +552,12 @@ def step_time(request):
     inputs = [to_device(load(os.path.join(ref_dir, "inputs", n + ".pt")), device) for n in names]
     cuda = device == "cuda"
     flush = None
-    if cuda and request.get("flush_bytes", 0) > 0:
-        flush = torch.empty(int(request["flush_bytes"]), dtype=torch.int8, device=device)
+    flush_bytes = int(request.get("flush_bytes", -1))
+    if cuda and flush_bytes < 0:  # auto: twice the L2, so no input survives in cache between calls
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
+        flush_bytes = 2 * l2
+    if cuda and flush_bytes > 0:
+        flush = torch.empty(flush_bytes, dtype=torch.int8, device=device)
     if cuda:
         Event, synchronize = torch.cuda.Event, torch.cuda.synchronize
 

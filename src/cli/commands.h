@@ -1,0 +1,16 @@
+// Subcommands of the kernelpro binary. Each registers itself on the CLI11 app and runs when
+// selected; main() only parses and dispatches.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace kernelpro::cli {
+
+// Returns the process exit code once the subcommand has run.
+using CommandRunner = std::function<int()>;
+
+CommandRunner RegisterEvalCommand(CLI::App& app);
+
+}  // namespace kernelpro::cli

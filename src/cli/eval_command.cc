@@ -1,0 +1,190 @@
+// `kernelpro eval`: evaluates candidate kernels against a problem and prints the verdict.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "eval/executor.h"
+
+namespace kernelpro::cli {
+namespace {
+
+struct EvalArgs {
+  std::string problem;
+  std::vector<std::string> candidates;
+  std::string python;
+  bool json = false;
+  EvalOptions options;
+};
+
+std::string Ms(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ms < 1 ? "%.4f ms" : "%.3f ms", ms);
+  return buf;
+}
+
+std::string Num(double v, const char* fmt = "%.3g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostream& out) {
+  const Json& ref = report.reference;
+  out << "problem     " << report.problem << "\n";
+  if (auto v = JsonGet<std::string>(ref, "vacuous", ""); !v.empty()) {
+    out << "warning     vacuous problem: " << v << "; outputs are also held to a relative error of "
+        << options.vacuous_rel_tol << "\n";
+  }
+  for (const std::string& note : JsonGet<std::vector<std::string>>(ref, "notes", {})) {
+    out << "note        " << note << "\n";
+  }
+  for (const EvalResult& r : report.results) {
+    out << "\ncandidate   " << r.candidate << "\n";
+    out << "status      " << EvalStatusName(r.status) << "\n";
+    if (!r.message.empty()) {
+      std::istringstream lines(r.message);
+      std::string line;
+      bool first = true;
+      int shown = 0;
+      while (std::getline(lines, line) && shown++ < 30) {
+        out << (first ? "message     " : "            ") << line << "\n";
+        first = false;
+      }
+    }
+    for (const Finding& f : r.findings) {
+      if (f.severity == "warn") out << "warning     " << f.message << "\n";
+    }
+    if (!r.precision_warning.empty()) out << "warning     " << r.precision_warning << "\n";
+    if (!r.correctness.empty()) {
+      double max_abs = 0, max_fp64 = -1;
+      int passed = 0;
+      for (const Json& row : r.correctness) {
+        passed += JsonGet<bool>(row, "passed", false) ? 1 : 0;
+        max_abs = std::max(max_abs, JsonGet<double>(row, "max_abs_err", 0.0));
+        max_fp64 = std::max(max_fp64, JsonGet<double>(row, "fp64_relative_error", -1.0));
+      }
+      out << "checks      " << passed << "/" << r.correctness.size()
+          << " output sets within atol=" << options.atol << " rtol=" << options.rtol
+          << " (max abs error " << Num(max_abs) << ")";
+      if (max_fp64 >= 0) out << "; vs fp64: relative error " << Num(max_fp64);
+      out << "\n";
+    }
+    if (r.reference_time && r.candidate_time && r.speedup) {
+      auto line = [&](const char* label, const TimingSummary& t) {
+        out << label << Ms(t.summary.median) << "  median of " << t.summary.count
+            << " calls, IQR " << Num(100 * t.summary.relative_spread, "%.1f") << "%\n";
+      };
+      line("reference   ", *r.reference_time);
+      line("candidate   ", *r.candidate_time);
+      out << "speedup     " << Num(r.speedup->estimate, "%.3f") << "x  ["
+          << Num(r.speedup->low, "%.3f") << ", " << Num(r.speedup->high, "%.3f") << "] "
+          << Num(100 * r.speedup->confidence, "%.0f") << "% interval\n";
+    }
+    if (!r.shared_objects.empty()) {
+      out << "build       " << (r.build_cached ? "cached" : "compiled") << " in "
+          << Num(r.build_seconds, "%.1f") << " s: " << r.shared_objects.front() << "\n";
+    }
+  }
+}
+
+std::string DefaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kernelpro";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/kernelpro";
+  return ".kernelpro/cache";
+}
+
+int Run(EvalArgs args) {
+  if (args.options.cache_dir.empty()) args.options.cache_dir = DefaultCacheDir();
+  if (args.options.work_dir.empty()) {
+    args.options.work_dir = (std::filesystem::temp_directory_path() / "kernelpro-work").string();
+  }
+  WorkerOptions worker_options;
+  worker_options.python = args.python;
+  worker_options.scratch_dir = args.options.work_dir + "/requests";
+  auto worker = WorkerClient::Create(worker_options);
+  if (!worker.ok()) {
+    std::cerr << "kernelpro eval: " << worker.status().message() << "\n";
+    return 2;
+  }
+  Executor executor(std::move(*worker), args.options);
+  auto report = executor.Evaluate(args.problem, args.candidates);
+  if (!report.ok()) {
+    if (args.json) {
+      std::cout << Json{{"error", report.status().message()}, {"status", nullptr}}.dump() << "\n";
+    }
+    std::cerr << "kernelpro eval: " << report.status().message() << "\n";
+    return 2;
+  }
+  if (args.json) {
+    for (const EvalResult& r : report->results) {
+      Json j = ToJson(r);
+      j["problem"] = report->problem;
+      j["reference"] = {{"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
+                        {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
+                        {"fp32", JsonGet<bool>(report->reference, "fp32", false)},
+                        {"fp64_error", JsonGet<Json>(report->reference, "reference_fp64_error", nullptr)}};
+      std::cout << j.dump() << "\n";
+    }
+  } else {
+    PrintHuman(*report, args.options, std::cout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner RegisterEvalCommand(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  EvalOptions& o = args->options;
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Build, check and time candidate kernels against a problem's PyTorch reference");
+  cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--candidate", args->candidates, "Candidate file defining ModelNew (repeatable)")
+      ->required();
+  cmd->add_option("--device", o.device, "cuda, or cpu for C++ CPU extensions")
+      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
+  cmd->add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
+      ->check(CLI::Range(0, 100))->capture_default_str();
+  cmd->add_option("--timing-trials", o.timing_trials, "Timed calls per side (at least, unless the budget ends first)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--timing-rounds", o.timing_rounds, "Timing processes per side, alternating A B B A")
+      ->check(CLI::Range(1, 20))->capture_default_str();
+  cmd->add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")->capture_default_str();
+  cmd->add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
+  cmd->add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
+  cmd->add_option("--precision-check", o.precision_policy,
+                  "fp32 problems vs an fp64 reference: fail, warn or off")
+      ->check(CLI::IsMember({"fail", "warn", "off"}))->capture_default_str();
+  cmd->add_option("--torch-ops", o.torch_ops_policy,
+                  "Candidate calling the reference's own torch operators: forbid, warn or allow")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+  cmd->add_option("--allow-torch-op", o.allowed_ops, "An operator exempt from --torch-ops (repeatable)");
+  cmd->add_flag("!--no-static-checks", o.static_checks,
+                "Report static findings without failing on them (to exercise the runtime guards)");
+  cmd->add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
+  cmd->add_option("--jobs,-j", o.jobs, "Parallel builds")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Base seed of the trials' inputs")->capture_default_str();
+  cmd->add_option("--timeout", o.step_timeout_s, "Wall-clock limit of each check/time step, seconds")
+      ->check(CLI::Range(1, 86400))->capture_default_str();
+  cmd->add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
+      ->check(CLI::Range(1, 86400))->capture_default_str();
+  o.cache_dir.clear();
+  o.work_dir.clear();
+  cmd->add_option("--cache-dir", o.cache_dir,
+                  "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)")
+      ->envname("KERNELPRO_CACHE_DIR");
+  cmd->add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
+  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  cmd->add_flag("--json", args->json, "One JSON object per candidate");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace kernelpro::cli

@@ -1,0 +1,33 @@
+#include "core/json_io.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace kernelpro {
+
+Result<Json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot open " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  Json value = Json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return Status::InvalidArgument("malformed JSON in " + path);
+  return value;
+}
+
+Status WriteJsonFile(const std::string& path, const Json& value) {
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) return Status::IoError("cannot write " + tmp);
+    out << value.dump(1) << "\n";
+    if (!out) return Status::IoError("write failed: " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::IoError("cannot rename to " + path);
+  return Status::Ok();
+}
+
+}  // namespace kernelpro

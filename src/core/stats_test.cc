@@ -1,0 +1,119 @@
+#include "core/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace kernelpro {
+namespace {
+
+// Timing-like samples: `base` with a small multiplicative noise, reproducible.
+std::vector<double> NoisySamples(double base, double noise, int count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> jitter(-noise, noise);
+  std::vector<double> samples;
+  for (int i = 0; i < count; ++i) samples.push_back(base * (1 + jitter(rng)));
+  return samples;
+}
+
+// Expected values below are numpy.percentile(values, 100 * q) with the default "linear" method.
+TEST(PercentileTest, InterpolatesBetweenClosestRanksLikeNumpy) {
+  const std::vector<double> values = {4, 1, 3, 2};  // unsorted on purpose
+  EXPECT_DOUBLE_EQ(Percentile(values, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(Percentile(values, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(Percentile(values, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(Percentile(values, 0.9), 3.7);
+  EXPECT_DOUBLE_EQ(Percentile(values, 1.0), 4.0);
+  EXPECT_DOUBLE_EQ(Percentile({15, 20, 35, 40, 50}, 0.4), 29.0);
+  EXPECT_DOUBLE_EQ(Percentile({7}, 0.3), 7.0);
+}
+
+TEST(PercentileTest, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2, 10}), 2.5);
+}
+
+TEST(PercentileTest, EmptyInputGivesZero) {
+  EXPECT_EQ(Percentile({}, 0.5), 0.0);
+  EXPECT_EQ(Median({}), 0.0);
+}
+
+TEST(SummarizeTest, ReportsCentreAndSpread) {
+  const SampleSummary s = Summarize({10, 9, 8, 7, 6, 5, 4, 3, 2, 1});
+  EXPECT_EQ(s.count, 10u);
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 10.0);
+  EXPECT_DOUBLE_EQ(s.p10, 1.9);
+  EXPECT_DOUBLE_EQ(s.p90, 9.1);
+  EXPECT_DOUBLE_EQ(s.iqr, 7.75 - 3.25);
+  EXPECT_DOUBLE_EQ(s.relative_spread, 4.5 / 5.5);
+}
+
+TEST(SummarizeTest, EmptyAndZeroMedianInputs) {
+  const SampleSummary empty = Summarize({});
+  EXPECT_EQ(empty.count, 0u);
+  EXPECT_EQ(empty.median, 0.0);
+  EXPECT_EQ(empty.relative_spread, 0.0);
+  // A zero median must not turn the relative spread into inf or NaN.
+  EXPECT_EQ(Summarize({-1, 0, 0, 5}).relative_spread, 0.0);
+}
+
+TEST(BootstrapMedianRatioTest, ConstantSamplesGiveZeroWidthInterval) {
+  const RatioInterval r = BootstrapMedianRatio({6, 6, 6, 6, 6}, {3, 3, 3});
+  EXPECT_DOUBLE_EQ(r.estimate, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, 2.0);
+  EXPECT_DOUBLE_EQ(r.high, 2.0);
+  EXPECT_DOUBLE_EQ(r.confidence, 0.95);
+}
+
+TEST(BootstrapMedianRatioTest, TwiceSlowerNumeratorGivesNarrowIntervalAroundTwo) {
+  const std::vector<double> fast = NoisySamples(1.0, 0.01, 100, 1);
+  std::vector<double> slow;
+  for (double t : NoisySamples(1.0, 0.01, 100, 2)) slow.push_back(2 * t);
+  const RatioInterval r = BootstrapMedianRatio(slow, fast);
+  EXPECT_NEAR(r.estimate, 2.0, 0.02);
+  EXPECT_LE(r.low, r.estimate);
+  EXPECT_GE(r.high, r.estimate);
+  EXPECT_LT(r.low, 2.0);
+  EXPECT_GT(r.high, 2.0);
+  EXPECT_LT(r.high - r.low, 0.05);
+}
+
+TEST(BootstrapMedianRatioTest, NoisierSamplesGiveWiderInterval) {
+  const std::vector<double> quiet = NoisySamples(1.0, 0.01, 50, 3);
+  const std::vector<double> noisy = NoisySamples(1.0, 0.30, 50, 4);
+  const RatioInterval tight = BootstrapMedianRatio(quiet, NoisySamples(1.0, 0.01, 50, 5));
+  const RatioInterval wide = BootstrapMedianRatio(noisy, NoisySamples(1.0, 0.30, 50, 6));
+  EXPECT_GT(wide.high - wide.low, 5 * (tight.high - tight.low));
+}
+
+TEST(BootstrapMedianRatioTest, DeterministicForAFixedSeed) {
+  const std::vector<double> a = NoisySamples(1.5, 0.1, 30, 7);
+  const std::vector<double> b = NoisySamples(1.0, 0.1, 30, 8);
+  const RatioInterval first = BootstrapMedianRatio(a, b, 0.9, 500, 42);
+  const RatioInterval second = BootstrapMedianRatio(a, b, 0.9, 500, 42);
+  EXPECT_EQ(first.low, second.low);
+  EXPECT_EQ(first.high, second.high);
+  EXPECT_EQ(first.estimate, second.estimate);
+  EXPECT_DOUBLE_EQ(first.confidence, 0.9);
+  // The seed really drives the draws.
+  const RatioInterval reseeded = BootstrapMedianRatio(a, b, 0.9, 500, 43);
+  EXPECT_NE(std::make_pair(first.low, first.high), std::make_pair(reseeded.low, reseeded.high));
+}
+
+TEST(BootstrapMedianRatioTest, DegenerateInputsGiveZeros) {
+  for (const RatioInterval& r :
+       {BootstrapMedianRatio({}, {1, 2}), BootstrapMedianRatio({1, 2}, {}),
+        BootstrapMedianRatio({1, 2}, {0, 0, 0}), BootstrapMedianRatio({1, 2}, {-3, -2})}) {
+    EXPECT_EQ(r.estimate, 0.0);
+    EXPECT_EQ(r.low, 0.0);
+    EXPECT_EQ(r.high, 0.0);
+    EXPECT_EQ(r.confidence, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace kernelpro

@@ -1,0 +1,391 @@
+#include "eval/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <unistd.h>
+
+namespace kernelpro {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string Absolute(const std::string& path) { return fs::absolute(path).lexically_normal().string(); }
+
+ProcessLimits LimitsFor(int timeout_s) {
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(timeout_s);
+  // CPU time may exceed wall time (compiler threads, torch's intra-op pool), but not without bound.
+  limits.cpu_seconds = timeout_s * 8;
+  limits.max_file_bytes = 64ull << 30;
+  limits.max_open_files = 4096;
+  return limits;
+}
+
+std::vector<Finding> FindingsFrom(const Json& result) {
+  std::vector<Finding> findings;
+  for (const Json& f : JsonGet<Json>(result, "findings", Json::array())) {
+    findings.push_back({JsonGet<std::string>(f, "rule", ""), JsonGet<std::string>(f, "severity", "warn"),
+                        JsonGet<std::string>(f, "message", "")});
+  }
+  return findings;
+}
+
+// Appends findings not already present; returns the first 'fail' among the new ones.
+const Finding* MergeFindings(std::vector<Finding>& into, const std::vector<Finding>& from) {
+  const Finding* first_fail = nullptr;
+  for (const Finding& f : from) {
+    bool seen = std::any_of(into.begin(), into.end(), [&](const Finding& g) {
+      return g.rule == f.rule && g.message == f.message;
+    });
+    if (seen) continue;
+    into.push_back(f);
+    if (f.severity == "fail" && !first_fail) first_fail = &into.back();
+  }
+  return first_fail;
+}
+
+std::vector<int> Seeds(std::uint64_t base, int offset, int count) {
+  std::vector<int> seeds;
+  for (int i = 0; i < count; ++i) seeds.push_back(static_cast<int>(base + offset + i));
+  return seeds;
+}
+
+}  // namespace
+
+Json Executor::BaseRequest() const {
+  return Json{{"device", options_.device},
+              {"cache_dir", Absolute(options_.cache_dir)},
+              {"init_seed", options_.init_seed},
+              {"atol", options_.atol},
+              {"rtol", options_.rtol}};
+}
+
+Result<Json> Executor::PrepareReference(const std::string& problem) {
+  Json request = BaseRequest();
+  request["problem"] = problem;
+  request["check_seeds"] = Seeds(options_.seed, 0, options_.correctness_trials);
+  request["extra_seeds"] = Seeds(options_.seed, 1000, options_.extra_trials);
+  request["timing_seeds"] = Seeds(options_.seed, 2000, std::max(1, options_.timing_inputs));
+  request["fp64_trials"] = options_.fp64_trials;
+  auto outcome = worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s));
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->result) {
+    auto [status, message] = ClassifyProcessFailure("the reference step", outcome->process);
+    (void)status;
+    return Status::Internal("the reference could not be computed: " + message);
+  }
+  const Json& meta = *outcome->result;
+  std::string status = JsonGet<std::string>(meta, "status", "");
+  if (status != "ok") {
+    std::string message = JsonGet<std::string>(meta, "message", "unknown failure");
+    if (status == "device_error") return Status::Unavailable(message);
+    return Status::InvalidArgument("problem error: " + message);
+  }
+  return meta;
+}
+
+std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Json& request,
+                                               int timeout_s, EvalResult& result) {
+  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s));
+  if (!outcome.ok()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "could not run the " + step + " step: " + outcome.status().message();
+    return std::nullopt;
+  }
+  if (!outcome->result) {
+    auto [status, message] = ClassifyProcessFailure(step, outcome->process);
+    result.status = status;
+    result.message = message;
+    return std::nullopt;
+  }
+  Json& json = *outcome->result;
+  std::string status = JsonGet<std::string>(json, "status", "ok");
+  if (status != "ok" && status != "unavailable") {
+    result.status = StatusFromWorker(status);
+    result.message = JsonGet<std::string>(json, "message", status);
+    if (status == "worker_error") result.message = "worker error during " + step + ": " + result.message;
+    return std::nullopt;
+  }
+  return std::move(json);
+}
+
+void Executor::Build(const std::string& candidate, EvalResult& result) {
+  auto start = Clock::now();
+  Json request = BaseRequest();
+  request["candidate"] = candidate;
+  // A build that runs beside others gets a share of the cores for its own compiler jobs.
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));
+  auto outcome = worker_.Run("build", request, LimitsFor(options_.build_timeout_s),
+                             {{"MAX_JOBS", max_jobs}});
+  result.build_seconds = SecondsSince(start);
+  if (!outcome.ok()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "could not run the build step: " + outcome.status().message();
+    return;
+  }
+  if (!outcome->result) {
+    std::tie(result.status, result.message) = ClassifyProcessFailure("build", outcome->process);
+    return;
+  }
+  const Json& json = *outcome->result;
+  bool all_cached = true;
+  for (const Json& ext : JsonGet<Json>(json, "extensions", Json::array())) {
+    if (auto so = JsonGet<std::string>(ext, "so_path", ""); !so.empty()) result.shared_objects.push_back(so);
+    if (!JsonGet<bool>(ext, "cached", false)) all_cached = false;
+    if (auto diag = JsonGet<std::string>(ext, "diagnostics", ""); !diag.empty()) result.diagnostics = diag;
+  }
+  result.build_cached = all_cached && !result.shared_objects.empty();
+  std::string status = JsonGet<std::string>(json, "status", "ok");
+  if (status != "ok") {
+    result.status = StatusFromWorker(status);
+    result.message = JsonGet<std::string>(json, "message", status);
+    return;
+  }
+  result.status = EvalStatus::kCorrect;  // provisional: built and importable
+}
+
+void Executor::CheckAndTime(const std::string& problem, const Json& reference,
+                            const std::string& work, EvalResult& result) {
+  const std::string reference_dir = JsonGet<std::string>(reference, "dir", "");
+  const Json trials = JsonGet<Json>(reference, "trials", Json::object());
+  auto start = Clock::now();
+
+  Json check = BaseRequest();
+  check["candidate"] = result.candidate;
+  check["reference_dir"] = reference_dir;
+  check["out_dir"] = work + "/check";
+  Json names = Json::array();
+  for (const char* kind : {"check", "extra"}) {
+    for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
+  }
+  check["trials"] = names;
+  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, result);
+  if (!checked) return;
+  if (const Finding* fail = MergeFindings(result.findings, FindingsFrom(*checked))) {
+    result.status = EvalStatus::kIncorrect;
+    result.message = fail->message;
+    return;
+  }
+
+  Json compare = BaseRequest();
+  compare["reference_dir"] = reference_dir;
+  compare["vacuous_rel_tol"] = options_.vacuous_rel_tol;
+  compare["precision_policy"] = options_.precision_policy;
+  compare["precision_bound"] = options_.precision_bound;
+  compare["precision_factor"] = options_.precision_factor;
+  // Output names are relative to `work`: "check/check_0", "timed-1/timing_2".
+  auto run_compare = [&](const Json& pairs) -> std::optional<Json> {
+    Json request = compare;
+    request["actual_dir"] = work;
+    request["pairs"] = pairs;
+    auto compared = RunCandidateStep("compare", request, options_.step_timeout_s, result);
+    if (!compared) {
+      result.message = "the comparison failed: " + result.message;
+      return std::nullopt;
+    }
+    return compared;
+  };
+  Json check_pairs = Json::array();
+  for (const Json& pair : JsonGet<Json>(*checked, "outputs", Json::array())) {
+    check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});
+  }
+  auto compared = run_compare(check_pairs);
+  result.check_seconds = SecondsSince(start);
+  if (!compared) return;
+  result.correctness = JsonGet<Json>(*compared, "trials", Json::array());
+  result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
+  if (!JsonGet<bool>(*compared, "passed", false)) {
+    result.status = EvalStatus::kIncorrect;
+    result.message = JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
+    return;
+  }
+
+  // Timing: fresh processes, A B B A, so slow drift of clocks or temperature favours neither.
+  start = Clock::now();
+  Json time = BaseRequest();
+  time["problem"] = problem;
+  time["candidate"] = result.candidate;
+  time["reference_dir"] = reference_dir;
+  int rounds = std::max(1, options_.timing_rounds);
+  time["trials"] = std::max(1, (options_.timing_trials + rounds - 1) / rounds);
+  time["budget_s"] = options_.time_budget_s / rounds;
+  time["flush_bytes"] = options_.flush_bytes;
+  TimingSummary ref_time, cand_time;
+  Json timed_pairs = Json::array();
+  for (int round = 0; round < rounds; ++round) {
+    for (int slot = 0; slot < 2; ++slot) {
+      bool candidate_turn = (round % 2 == 0) == (slot == 1);
+      Json request = time;
+      request["which"] = candidate_turn ? "candidate" : "reference";
+      if (candidate_turn) request["out_dir"] = work + "/timed-" + std::to_string(round);
+      EvalResult scratch;
+      EvalResult& sink = candidate_turn ? result : scratch;
+      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, sink);
+      if (!timed) {
+        if (!candidate_turn) {
+          result.status = EvalStatus::kRuntimeError;
+          result.message = "timing the reference failed: " + scratch.message;
+        }
+        result.time_seconds = SecondsSince(start);
+        return;
+      }
+      if (const Finding* fail = MergeFindings(result.findings, FindingsFrom(*timed))) {
+        result.status = EvalStatus::kIncorrect;
+        result.message = fail->message;
+        return;
+      }
+      std::vector<double> samples = JsonGet<std::vector<double>>(*timed, "times_ms", {});
+      TimingSummary& into = candidate_turn ? cand_time : ref_time;
+      into.samples.insert(into.samples.end(), samples.begin(), samples.end());
+      into.process_medians.push_back(Median(samples));
+      if (candidate_turn) {
+        for (const Json& pair : JsonGet<Json>(*timed, "outputs", Json::array())) {
+          timed_pairs.push_back(
+              {"timed-" + std::to_string(round) + "/" + pair[0].get<std::string>(), pair[1]});
+        }
+        auto stream = JsonGet<std::vector<double>>(*timed, "stream_times_ms", {});
+        if (!stream.empty() && stream.size() == samples.size()) {
+          std::vector<double> gaps;
+          for (std::size_t i = 0; i < samples.size(); ++i) gaps.push_back(samples[i] - stream[i]);
+          double gap = Median(gaps), total = Median(samples);
+          if (gap > 0.05 && gap > 0.2 * total) {
+            MergeFindings(result.findings,
+                          {{"side_stream", "warn",
+                            "device work continued " + std::to_string(gap) +
+                                " ms (median) after the current stream finished: other streams are "
+                                "in use; they are included in the timing"}});
+          }
+        }
+      }
+    }
+  }
+  result.time_seconds = SecondsSince(start);
+
+  // The timed calls' own outputs must be right too (no caching, no shortcut while timed).
+  if (!timed_pairs.empty()) {
+    auto timed_compare = run_compare(timed_pairs);
+    if (!timed_compare) return;
+    for (const Json& row : JsonGet<Json>(*timed_compare, "trials", Json::array())) {
+      result.correctness.push_back(row);
+    }
+    if (!JsonGet<bool>(*timed_compare, "passed", false)) {
+      result.status = EvalStatus::kIncorrect;
+      result.message = "while being timed: " + JsonGet<std::string>(*timed_compare, "message", "mismatch");
+      return;
+    }
+  }
+  ref_time.summary = Summarize(ref_time.samples);
+  cand_time.summary = Summarize(cand_time.samples);
+  result.reference_time = ref_time;
+  result.candidate_time = cand_time;
+  result.speedup = BootstrapMedianRatio(ref_time.samples, cand_time.samples);
+  result.status = EvalStatus::kCorrect;
+  result.message = "";
+}
+
+Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
+                                      const std::vector<std::string>& candidate_paths) {
+  auto total_start = Clock::now();
+  EvalReport report;
+  report.problem = Absolute(problem_path);
+  if (!fs::exists(report.problem)) return Status::NotFound("problem file not found: " + problem_path);
+
+  std::vector<EvalResult> results(candidate_paths.size());
+  std::vector<bool> proceed(candidate_paths.size(), true);
+  // Static checks first: they cost no build and no device.
+  for (std::size_t i = 0; i < candidate_paths.size(); ++i) {
+    EvalResult& r = results[i];
+    r.candidate = Absolute(candidate_paths[i]);
+    Json request{{"problem", report.problem}, {"candidate", r.candidate},
+                 {"torch_ops_policy", options_.torch_ops_policy},
+                 {"allowed_ops", options_.allowed_ops}};
+    if (!fs::exists(r.candidate)) {
+      r.status = EvalStatus::kCompileError;
+      r.message = "candidate file not found: " + candidate_paths[i];
+      proceed[i] = false;
+      continue;
+    }
+    auto scanned = worker_.Run("scan", request, LimitsFor(60));
+    if (!scanned.ok()) return scanned.status();
+    if (!scanned->result) {
+      std::tie(r.status, r.message) = ClassifyProcessFailure("scan", scanned->process);
+      proceed[i] = false;
+      continue;
+    }
+    const Json& problem_scan = JsonGet<Json>(*scanned->result, "problem", Json::object());
+    if (!JsonGet<bool>(problem_scan, "ok", false)) {
+      return Status::InvalidArgument("problem error: " + JsonGet<std::string>(
+          problem_scan, "error", JsonGet<std::string>(*scanned->result, "message", "unreadable")));
+    }
+    const Json& cand = JsonGet<Json>(*scanned->result, "candidate", Json::object());
+    if (JsonGet<std::string>(cand, "status", "ok") != "ok") {
+      r.status = EvalStatus::kCompileError;
+      r.message = JsonGet<std::string>(cand, "message", "");
+      proceed[i] = false;
+      continue;
+    }
+    const Finding* fail = MergeFindings(r.findings, FindingsFrom(cand));
+    if (fail && options_.static_checks) {
+      r.status = EvalStatus::kIncorrect;
+      r.message = fail->message;
+      proceed[i] = false;
+    }
+    if (!options_.static_checks) {
+      for (Finding& f : r.findings) f.severity = "warn";
+    }
+  }
+
+  auto reference = PrepareReference(report.problem);
+  if (!reference.ok()) return reference.status();
+  report.reference = *reference;
+
+  // Builds in parallel: CPU-bound, one cache directory per source.
+  {
+    std::vector<std::thread> pool;
+    std::mutex mutex;
+    std::size_t next = 0;
+    int threads = std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (;;) {
+          std::size_t i;
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            while (next < results.size() && !proceed[next]) ++next;
+            if (next >= results.size()) return;
+            i = next++;
+          }
+          Build(results[i].candidate, results[i]);
+          if (results[i].status != EvalStatus::kCorrect) proceed[i] = false;
+        }
+      });
+    }
+    for (std::thread& t : pool) t.join();
+  }
+
+  // Device steps, one candidate at a time.
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!proceed[i]) continue;
+    std::string work = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
+                       std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
+    fs::remove_all(work);
+    fs::create_directories(work);
+    CheckAndTime(report.problem, report.reference, work, results[i]);
+    fs::remove_all(work);  // outputs can be large; the verdict and errors are kept in the result
+  }
+  for (EvalResult& r : results) r.total_seconds = SecondsSince(total_start);
+  report.results = std::move(results);
+  return report;
+}
+
+}  // namespace kernelpro

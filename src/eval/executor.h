@@ -1,0 +1,83 @@
+// The executor: evaluates candidates against a problem, end to end, the way kernelpro trusts.
+//
+//   scan (static checks) ─► reference (cached per problem) ─► build (parallel, cached)
+//        ─► check (candidate process) ─► compare (referee process)
+//        ─► time: reference and candidate in fresh processes, alternating A B B A
+//        ─► compare the timed calls' outputs ─► speedup with a bootstrap interval
+//
+// Reference outputs are computed, and outputs compared, only in processes that never import the
+// candidate, so nothing a candidate patches at import can change a verdict. Every step is its own
+// worker process (see worker_client.h); a candidate that crashes, hangs or floods is classified
+// and the next evaluation is unaffected. Builds run on `jobs` threads; GPU steps run one at a time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/status.h"
+#include "eval/verdict.h"
+#include "eval/worker_client.h"
+
+namespace kernelpro {
+
+struct EvalOptions {
+  std::string device = "cuda";        // "cuda" or "cpu" (C++ CPU extensions)
+  int correctness_trials = 5;         // K: fresh inputs from different seeds
+  int extra_trials = 2;               // signed, mixed-scale variants of the problem's inputs
+  int fp64_trials = 2;                // check trials also compared against an fp64 reference
+  int timing_inputs = 3;              // distinct input sets the timed calls rotate through
+  int timing_trials = 100;            // timed calls per side, pooled over the rounds
+  int timing_rounds = 2;              // processes per side; order A B B A so drift cancels
+  double time_budget_s = 10;          // per side: stop early (after >= 5 calls) past this
+  double atol = 1e-2;
+  double rtol = 1e-3;
+  double vacuous_rel_tol = 1e-2;      // relative L2 error bound on problems an all-zero output passes
+  std::string precision_policy = "fail";  // fp32 problems vs fp64 reference: fail | warn | off
+  double precision_bound = 5e-5;      // relative error floor of that check
+  double precision_factor = 16;       // ... or this many times the fp32 reference's own error
+  std::string torch_ops_policy = "forbid";  // candidate calling the reference's ops: forbid|warn|allow
+  std::vector<std::string> allowed_ops;     // ops exempt from that policy (e.g. "matmul")
+  bool static_checks = true;          // false: skip the scan's 'fail' findings (tests of the runtime guards)
+  bool compile_baseline = false;      // also time torch.compile(Model) (torch >= 2)
+  int jobs = 2;                       // parallel builds
+  std::uint64_t seed = 1;             // base seed of the trials' inputs
+  int init_seed = 42;                 // seed before constructing Model and ModelNew (same weights)
+  long long flush_bytes = -1;         // L2 flush buffer per timed call; -1: twice the device's L2
+  std::string cache_dir = ".kernelpro/cache";  // builds and reference outputs, shared across runs
+  std::string work_dir = ".kernelpro/work";    // per-evaluation outputs
+  int step_timeout_s = 300;           // check, time, compare, run
+  int build_timeout_s = 1200;
+  int reference_timeout_s = 3600;
+};
+
+struct EvalReport {
+  std::string problem;
+  Json reference;  // the reference step's metadata: trials, vacuity, fp64 error, notes
+  std::vector<EvalResult> results;  // one per candidate, in the order given
+};
+
+class Executor {
+ public:
+  Executor(WorkerClient worker, EvalOptions options)
+      : worker_(std::move(worker)), options_(std::move(options)) {}
+
+  // A non-OK status means the evaluation itself could not run: a broken or nondeterministic
+  // problem, a missing device. Candidate failures are results, not errors.
+  Result<EvalReport> Evaluate(const std::string& problem, const std::vector<std::string>& candidates);
+
+ private:
+  Result<Json> PrepareReference(const std::string& problem);
+  void Build(const std::string& candidate, EvalResult& result);
+  void CheckAndTime(const std::string& problem, const Json& reference, const std::string& work,
+                    EvalResult& result);
+  // Runs a step whose failure is the candidate's; returns the result JSON or records the failure.
+  std::optional<Json> RunCandidateStep(const std::string& step, const Json& request, int timeout_s,
+                                       EvalResult& result);
+  Json BaseRequest() const;
+
+  WorkerClient worker_;
+  EvalOptions options_;
+};
+
+}  // namespace kernelpro

@@ -1,0 +1,94 @@
+#include "eval/verdict.h"
+
+#include <cmath>
+
+namespace kernelpro {
+
+const char* EvalStatusName(EvalStatus status) {
+  switch (status) {
+    case EvalStatus::kCompileError: return "compile_error";
+    case EvalStatus::kRuntimeError: return "runtime_error";
+    case EvalStatus::kTimeout: return "timeout";
+    case EvalStatus::kIncorrect: return "incorrect";
+    case EvalStatus::kCorrect: return "correct";
+  }
+  return "runtime_error";
+}
+
+EvalStatus StatusFromWorker(const std::string& worker_status) {
+  if (worker_status == "compile_error") return EvalStatus::kCompileError;
+  if (worker_status == "timeout") return EvalStatus::kTimeout;
+  if (worker_status == "incorrect") return EvalStatus::kIncorrect;
+  return EvalStatus::kRuntimeError;
+}
+
+namespace {
+
+std::string LastLines(const std::string& text, std::size_t max_lines, std::size_t max_chars) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  std::size_t pos = trimmed.size();
+  for (std::size_t n = 0; n < max_lines && pos != std::string::npos && pos > 0; ++n) {
+    pos = trimmed.rfind('\n', pos - 1);
+  }
+  std::string tail = pos == std::string::npos ? trimmed : trimmed.substr(pos + 1);
+  if (tail.size() > max_chars) tail = tail.substr(tail.size() - max_chars);
+  return tail;
+}
+
+}  // namespace
+
+std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& step,
+                                                          const ProcessResult& process) {
+  std::string where = " during " + step;
+  if (process.timed_out) {
+    return {EvalStatus::kTimeout, process.Describe() + where + " (an endless loop or a hung kernel?)"};
+  }
+  if (process.output_limit_hit) {
+    return {EvalStatus::kRuntimeError, process.Describe() + where};
+  }
+  std::string tail = LastLines(process.stderr_text, 6, 1500);
+  std::string message = "worker " + process.Describe() + where;
+  if (!tail.empty()) message += ": " + tail;
+  return {EvalStatus::kRuntimeError, message};
+}
+
+Json ToJson(const EvalResult& r) {
+  auto number_or_null = [](const std::optional<double>& v) -> Json {
+    return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
+  };
+  auto timing = [](const std::optional<TimingSummary>& t) -> Json {
+    if (!t) return nullptr;
+    return Json{{"median_ms", t->summary.median}, {"mean_ms", t->summary.mean},
+                {"min_ms", t->summary.min}, {"max_ms", t->summary.max},
+                {"p10_ms", t->summary.p10}, {"p90_ms", t->summary.p90},
+                {"iqr_ms", t->summary.iqr}, {"relative_spread", t->summary.relative_spread},
+                {"count", t->summary.count}, {"process_medians_ms", t->process_medians}};
+  };
+  Json findings = Json::array();
+  for (const Finding& f : r.findings) {
+    findings.push_back({{"rule", f.rule}, {"severity", f.severity}, {"message", f.message}});
+  }
+  Json j{
+      {"candidate", r.candidate},
+      {"status", EvalStatusName(r.status)},
+      {"message", r.message},
+      {"findings", findings},
+      {"precision_warning", r.precision_warning},
+      {"reference_ms", number_or_null(r.reference_time ? std::optional<double>(r.reference_time->summary.median) : std::nullopt)},
+      {"candidate_ms", number_or_null(r.candidate_time ? std::optional<double>(r.candidate_time->summary.median) : std::nullopt)},
+      {"speedup", number_or_null(r.speedup ? std::optional<double>(r.speedup->estimate) : std::nullopt)},
+      {"speedup_interval", r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
+      {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
+      {"reference_timing", timing(r.reference_time)},
+      {"candidate_timing", timing(r.candidate_time)},
+      {"correctness", r.correctness},
+      {"build", {{"cached", r.build_cached}, {"shared_objects", r.shared_objects},
+                 {"diagnostics", r.diagnostics}}},
+      {"phase_seconds", {{"build", r.build_seconds}, {"check", r.check_seconds},
+                         {"time", r.time_seconds}, {"total", r.total_seconds}}},
+  };
+  return j;
+}
+
+}  // namespace kernelpro

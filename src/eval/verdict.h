@@ -1,0 +1,69 @@
+// The verdict on one candidate: a status class, a short message, and the evidence behind it.
+//
+// A failed candidate is data, never an error of kernelpro: every way a candidate can fail maps
+// onto exactly one of five statuses, and the search and the reports count them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/stats.h"
+#include "core/subprocess.h"
+
+namespace kernelpro {
+
+enum class EvalStatus { kCompileError, kRuntimeError, kTimeout, kIncorrect, kCorrect };
+
+// "compile_error", "runtime_error", "timeout", "incorrect", "correct".
+const char* EvalStatusName(EvalStatus status);
+
+// A finding of the static scan or of a worker: 'fail' findings make a candidate incorrect.
+struct Finding {
+  std::string rule;      // e.g. "reference_op", "patching", "input_mutation", "side_stream"
+  std::string severity;  // "fail" or "warn"
+  std::string message;
+};
+
+struct TimingSummary {
+  SampleSummary summary;          // over all samples, in milliseconds
+  std::vector<double> samples;    // every timed call, in milliseconds, in process order
+  std::vector<double> process_medians;  // one per timing process (drift between processes)
+};
+
+struct EvalResult {
+  std::string candidate;
+  EvalStatus status = EvalStatus::kRuntimeError;
+  std::string message;
+  std::vector<Finding> findings;
+  std::string precision_warning;  // fp64 check outcome when reported rather than failed
+
+  // Build.
+  bool build_cached = false;
+  std::vector<std::string> shared_objects;  // built extension(s), for SASS analysis
+  std::string diagnostics;                  // bounded compiler output on failure
+
+  // Correctness evidence: the compare step's per-trial rows.
+  Json correctness = Json::array();
+
+  // Timing (present only for correct candidates).
+  std::optional<TimingSummary> reference_time;
+  std::optional<TimingSummary> candidate_time;
+  std::optional<RatioInterval> speedup;
+
+  // Harness cost per phase, in seconds.
+  double build_seconds = 0, check_seconds = 0, time_seconds = 0, total_seconds = 0;
+};
+
+// Maps a worker process that ended without a usable result to a status and a message:
+// timeouts, signals (segfault, abort), output floods, non-zero exits with their stderr tail.
+std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& step,
+                                                          const ProcessResult& process);
+
+// Maps a worker's own status string ("compile_error", "runtime_error", "timeout", ...) to a status.
+EvalStatus StatusFromWorker(const std::string& worker_status);
+
+Json ToJson(const EvalResult& result);
+
+}  // namespace kernelpro
