@@ -108,8 +108,24 @@ def _module_attrs(cls, aliases):
     return found
 
 
-def _ops_used(cls, aliases):
-    """Operators a class's methods call: {'op name': first line}. Names are short ('sigmoid')."""
+def _extension_names(tree, aliases):
+    """Names bound to compiled extensions (x = load_inline(...)): calls on them are the
+    candidate's own code, whatever the functions are called."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = aliases.resolve(_dotted(node.value.func)) or ""
+            if func.rsplit(".", 1)[-1] in ("load_inline", "load") or "cpp_extension" in func:
+                for target in node.targets:
+                    dotted = _dotted(target)
+                    if dotted:
+                        names.add(dotted)
+    return names
+
+
+def _ops_used(cls, aliases, own_code=frozenset()):
+    """Operators a class's methods call: {'op name': first line}. Names are short ('sigmoid').
+    Calls on `own_code` objects (compiled extensions) are not counted."""
     ops = {}
     modules = _module_attrs(cls, aliases)
 
@@ -134,7 +150,7 @@ def _ops_used(cls, aliases):
             owner = _dotted(node.func.value)
             if owner == "self" and node.func.attr in modules:
                 add(f"nn.{modules[node.func.attr]}", node.lineno)
-            elif owner != "self" and not node.func.attr.startswith("__"):
+            elif owner != "self" and owner not in own_code and not node.func.attr.startswith("__"):
                 add(node.func.attr, node.lineno)
     # Calls through iteration over a ModuleList (for layer in self.layers: layer(x)).
     for node in nodes:
@@ -191,7 +207,7 @@ def scan_candidate(source, reference_ops, policy="forbid", allowed_ops=(), fp32_
 
     # 1. The reference's own operators in the candidate's forward path.
     if policy != "allow":
-        used = _ops_used(cls, aliases)
+        used = _ops_used(cls, aliases, _extension_names(tree, aliases))
         allowed = set(allowed_ops)
         for op, line in sorted(used.items(), key=lambda kv: kv[1]):
             if op in reference_ops and op not in allowed:
@@ -231,6 +247,9 @@ def scan_candidate(source, reference_ops, policy="forbid", allowed_ops=(), fp32_
             if parts in INTROSPECTION:
                 finding("introspection", "fail", f"calls {func} (line {node.lineno}); candidates "
                         "must not inspect the harness's objects or frames", node.lineno)
+        if isinstance(node, ast.Attribute) and node.attr == "Model":
+            finding("reference_access", "fail", f"reaches for the reference class Model "
+                    f"(line {node.lineno})", node.lineno)
         if isinstance(node, ast.Name) and node.id == "Model":
             finding("reference_access", "fail", f"refers to the reference class Model "
                     f"(line {node.lineno})", node.lineno)

@@ -466,11 +466,14 @@ def step_compare(request):
     precision_failure = ""
     for actual_name, expected_name in request["pairs"]:
         path = os.path.join(request["actual_dir"], actual_name + ".pt")
-        row = {"trial": actual_name, "expected": expected_name, "passed": False}
+        # "check/check_1" -> "check_1"; "timed-0/timing_2" -> "timing_2 (timed call)"
+        folder, _, trial = actual_name.rpartition("/")
+        label = f"{trial} (timed call)" if folder.startswith("timed") else trial
+        row = {"trial": label, "expected": expected_name, "passed": False}
         rows.append(row)
         if not os.path.exists(path):
             row["reason"] = "no output was recorded"
-            first_failure = first_failure or f"trial {actual_name}: no output was recorded"
+            first_failure = first_failure or f"trial {label}: no output was recorded"
             continue
         actual = torch.load(path)
         expected = torch.load(os.path.join(ref_dir, "expected", expected_name + ".pt"))
@@ -508,9 +511,10 @@ def step_compare(request):
                         f"itself: {ref['reference_fp64_error']:.3g}); TF32 or half-precision math in "
                         "an fp32 problem")
         if not row["passed"] and not first_failure:
-            first_failure = f"trial {actual_name}: {row.get('reason', 'mismatch')}"
-    passed = not first_failure and not (precision_failure and request["precision_policy"] == "fail")
-    message = first_failure or (precision_failure if request["precision_policy"] == "fail" else "")
+            first_failure = f"trial {label}: {row.get('reason', 'mismatch')}"
+    blocking_precision = precision_failure if request["precision_policy"] == "fail" else ""
+    passed = not first_failure and not blocking_precision
+    message = "; ".join(m for m in (blocking_precision, first_failure) if m)
     return {"passed": passed, "message": message, "precision_warning": precision_failure,
             "trials": rows}
 

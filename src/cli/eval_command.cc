@@ -45,7 +45,8 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostre
   }
   for (const EvalResult& r : report.results) {
     out << "\ncandidate   " << r.candidate << "\n";
-    out << "status      " << EvalStatusName(r.status) << "\n";
+    bool built = options.build_only && r.status == EvalStatus::kCorrect;
+    out << "status      " << (built ? "built" : EvalStatusName(r.status)) << "\n";
     if (!r.message.empty()) {
       std::istringstream lines(r.message);
       std::string line;
@@ -85,6 +86,14 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostre
           << Num(r.speedup->low, "%.3f") << ", " << Num(r.speedup->high, "%.3f") << "] "
           << Num(100 * r.speedup->confidence, "%.0f") << "% interval\n";
     }
+    if (r.compiled_time && r.speedup_vs_compiled) {
+      out << "compiled    " << Ms(r.compiled_time->summary.median) << "  torch.compile(Model); speedup "
+          << Num(r.speedup_vs_compiled->estimate, "%.3f") << "x  ["
+          << Num(r.speedup_vs_compiled->low, "%.3f") << ", "
+          << Num(r.speedup_vs_compiled->high, "%.3f") << "]\n";
+    } else if (!r.compiled_note.empty()) {
+      out << "compiled    " << r.compiled_note << "\n";
+    }
     if (!r.shared_objects.empty()) {
       out << "build       " << (r.build_cached ? "cached" : "compiled") << " in "
           << Num(r.build_seconds, "%.1f") << " s: " << r.shared_objects.front() << "\n";
@@ -123,6 +132,7 @@ int Run(EvalArgs args) {
   if (args.json) {
     for (const EvalResult& r : report->results) {
       Json j = ToJson(r);
+      if (args.options.build_only && r.status == EvalStatus::kCorrect) j["status"] = "built";
       j["problem"] = report->problem;
       j["reference"] = {{"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
                         {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
@@ -143,10 +153,12 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   EvalOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand(
       "eval", "Build, check and time candidate kernels against a problem's PyTorch reference");
+  // A repeated option takes its last value, as in most command-line tools.
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--candidate", args->candidates, "Candidate file defining ModelNew (repeatable)")
-      ->required();
+      ->required()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--device", o.device, "cuda, or cpu for C++ CPU extensions")
       ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
   cmd->add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
@@ -166,10 +178,13 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--torch-ops", o.torch_ops_policy,
                   "Candidate calling the reference's own torch operators: forbid, warn or allow")
       ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
-  cmd->add_option("--allow-torch-op", o.allowed_ops, "An operator exempt from --torch-ops (repeatable)");
+  cmd->add_option("--allow-torch-op", o.allowed_ops, "An operator exempt from --torch-ops (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("!--no-static-checks", o.static_checks,
                 "Report static findings without failing on them (to exercise the runtime guards)");
   cmd->add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
+  cmd->add_flag("--build-only", o.build_only,
+                "Only scan and build (fills the build cache; no device needed beyond the compiler)");
   cmd->add_option("--jobs,-j", o.jobs, "Parallel builds")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--seed", o.seed, "Base seed of the trials' inputs")->capture_default_str();
   cmd->add_option("--timeout", o.step_timeout_s, "Wall-clock limit of each check/time step, seconds")

@@ -39,18 +39,19 @@ std::vector<Finding> FindingsFrom(const Json& result) {
   return findings;
 }
 
-// Appends findings not already present; returns the first 'fail' among the new ones.
-const Finding* MergeFindings(std::vector<Finding>& into, const std::vector<Finding>& from) {
-  const Finding* first_fail = nullptr;
+// Appends findings not already present. Returns the messages of the new 'fail' findings joined
+// with "; " (empty when there are none): that is what a user reads as the reason.
+std::string MergeFindings(std::vector<Finding>& into, const std::vector<Finding>& from) {
+  std::string failures;
   for (const Finding& f : from) {
     bool seen = std::any_of(into.begin(), into.end(), [&](const Finding& g) {
       return g.rule == f.rule && g.message == f.message;
     });
     if (seen) continue;
     into.push_back(f);
-    if (f.severity == "fail" && !first_fail) first_fail = &into.back();
+    if (f.severity == "fail") failures += (failures.empty() ? "" : "; ") + f.message;
   }
-  return first_fail;
+  return failures;
 }
 
 std::vector<int> Seeds(std::uint64_t base, int offset, int count) {
@@ -171,9 +172,9 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
   check["trials"] = names;
   auto checked = RunCandidateStep("check", check, options_.step_timeout_s, result);
   if (!checked) return;
-  if (const Finding* fail = MergeFindings(result.findings, FindingsFrom(*checked))) {
+  if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
     result.status = EvalStatus::kIncorrect;
-    result.message = fail->message;
+    result.message = fail;
     return;
   }
 
@@ -239,9 +240,9 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
         result.time_seconds = SecondsSince(start);
         return;
       }
-      if (const Finding* fail = MergeFindings(result.findings, FindingsFrom(*timed))) {
+      if (std::string fail = MergeFindings(result.findings, FindingsFrom(*timed)); !fail.empty()) {
         result.status = EvalStatus::kIncorrect;
-        result.message = fail->message;
+        result.message = fail;
         return;
       }
       std::vector<double> samples = JsonGet<std::vector<double>>(*timed, "times_ms", {});
@@ -282,6 +283,26 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
       result.status = EvalStatus::kIncorrect;
       result.message = "while being timed: " + JsonGet<std::string>(*timed_compare, "message", "mismatch");
       return;
+    }
+  }
+  if (options_.compile_baseline) {
+    Json request = time;
+    request["which"] = "compiled";
+    request["trials"] = options_.timing_trials;
+    request["budget_s"] = options_.time_budget_s;
+    EvalResult scratch;
+    auto compiled = RunCandidateStep("time", request, options_.step_timeout_s, scratch);
+    if (!compiled) {
+      result.compiled_note = "torch.compile baseline failed: " + scratch.message;
+    } else if (JsonGet<std::string>(*compiled, "status", "ok") != "ok") {
+      result.compiled_note = JsonGet<std::string>(*compiled, "message", "unavailable");
+    } else {
+      TimingSummary t;
+      t.samples = JsonGet<std::vector<double>>(*compiled, "times_ms", {});
+      t.summary = Summarize(t.samples);
+      t.process_medians = {t.summary.median};
+      result.speedup_vs_compiled = BootstrapMedianRatio(t.samples, cand_time.samples);
+      result.compiled_time = std::move(t);
     }
   }
   ref_time.summary = Summarize(ref_time.samples);
@@ -334,10 +355,10 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       proceed[i] = false;
       continue;
     }
-    const Finding* fail = MergeFindings(r.findings, FindingsFrom(cand));
-    if (fail && options_.static_checks) {
+    std::string fail = MergeFindings(r.findings, FindingsFrom(cand));
+    if (!fail.empty() && options_.static_checks) {
       r.status = EvalStatus::kIncorrect;
-      r.message = fail->message;
+      r.message = fail;
       proceed[i] = false;
     }
     if (!options_.static_checks) {
@@ -345,9 +366,11 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     }
   }
 
-  auto reference = PrepareReference(report.problem);
-  if (!reference.ok()) return reference.status();
-  report.reference = *reference;
+  if (!options_.build_only) {
+    auto reference = PrepareReference(report.problem);
+    if (!reference.ok()) return reference.status();
+    report.reference = *reference;
+  }
 
   // Builds in parallel: CPU-bound, one cache directory per source.
   {
@@ -375,7 +398,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
 
   // Device steps, one candidate at a time.
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!proceed[i]) continue;
+    if (!proceed[i] || options_.build_only) continue;
     std::string work = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
                        std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
     fs::remove_all(work);

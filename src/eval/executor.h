@@ -49,6 +49,7 @@ struct EvalOptions {
   int step_timeout_s = 300;           // check, time, compare, run
   int build_timeout_s = 1200;
   int reference_timeout_s = 3600;
+  bool build_only = false;            // scan and build; no reference, no device steps
 };
 
 struct EvalReport {

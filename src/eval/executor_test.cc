@@ -1,0 +1,240 @@
+// End-to-end tests of `kernelpro eval --device cpu`: the whole harness (scan, reference, build,
+// check, compare, time) on C++ CPU extensions, with the candidates a user or an LLM could write —
+// good ones, cheating ones and crashing ones. They assert what a user sees: the status, the
+// message, and the presence of a speedup with its interval. Builds are cached in the build tree.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/subprocess.h"
+
+namespace kernelpro {
+namespace {
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+
+struct Eval {
+  int exit_code = -1;
+  std::vector<Json> results;  // one per candidate
+  std::string stdout_text, stderr_text;
+  const Json& operator[](std::size_t i) const { return results.at(i); }
+};
+
+Eval RunEval(std::vector<std::string> args, bool json = true) {
+  ProcessOptions p;
+  p.argv = {KERNELPRO_BINARY, "eval", "--device", "cpu", "--trials", "3", "--extra-trials", "1",
+            "--timing-trials", "6", "--time-budget", "2", "--timeout", "120",
+            "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+  if (json) p.argv.push_back("--json");
+  for (auto& a : args) p.argv.push_back(a.rfind("--", 0) == 0 || a.find('/') == std::string::npos ? a : kRoot + "/" + a);
+  p.limits.wall_timeout = std::chrono::minutes(20);
+  p.capture_bytes = 1 << 20;
+  Eval e;
+  auto r = RunProcess(p);
+  if (!r.ok()) return e;
+  e.exit_code = r->exit_code;
+  e.stdout_text = r->stdout_text;
+  e.stderr_text = r->stderr_text;
+  std::size_t start = 0;
+  while (json && start < e.stdout_text.size()) {
+    std::size_t end = e.stdout_text.find('\n', start);
+    std::string line = e.stdout_text.substr(start, end - start);
+    if (!line.empty()) e.results.push_back(Json::parse(line, nullptr, false));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return e;
+}
+
+std::string Status(const Json& j) { return JsonGet<std::string>(j, "status", "<none>"); }
+std::string Message(const Json& j) { return JsonGet<std::string>(j, "message", ""); }
+
+#define EXPECT_VERDICT(result, status, needle)                                   \
+  do {                                                                           \
+    EXPECT_EQ(Status(result), status) << (result).dump(1);                       \
+    EXPECT_NE(Message(result).find(needle), std::string::npos)                   \
+        << "message lacks '" << (needle) << "': " << Message(result);            \
+  } while (0)
+
+const char* kTinySwish = "tests/problems/tiny_swish.py";
+
+TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
+  const Json& r = e[0];
+  EXPECT_EQ(Status(r), "correct") << r.dump(1);
+  EXPECT_GT(r["reference_ms"].get<double>(), 0);
+  EXPECT_GT(r["candidate_ms"].get<double>(), 0);
+  double s = r["speedup"].get<double>();
+  EXPECT_LE(r["speedup_interval"][0].get<double>(), s);
+  EXPECT_GE(r["speedup_interval"][1].get<double>(), s);
+  // Check trials, the signed/mixed-scale trial, the refilled buffer and every timed input set.
+  EXPECT_GE(r["correctness"].size(), 3u + 1u + 1u + 3u);
+  ASSERT_FALSE(r["build"]["shared_objects"].empty());
+  // The reference timing came from two processes and so did the candidate's (A B B A).
+  EXPECT_EQ(r["reference_timing"]["process_medians_ms"].size(), 2u);
+  EXPECT_EQ(r["candidate_timing"]["process_medians_ms"].size(), 2u);
+}
+
+TEST(EvalCpuTest, SecondEvaluationOfTheSameSourceReusesTheBuild) {
+  Eval first = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval second = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  ASSERT_EQ(second.results.size(), 1u);
+  EXPECT_TRUE(second[0]["build"]["cached"].get<bool>()) << second[0].dump(1);
+  EXPECT_EQ(first[0]["build"]["shared_objects"], second[0]["build"]["shared_objects"]);
+}
+
+TEST(EvalCpuTest, HumanOutputShowsVerdictTimesAndSpeedup) {
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
+                   /*json=*/false);
+  ASSERT_EQ(e.exit_code, 0);
+  for (const char* needle : {"status      correct", "reference   ", "candidate   ", "speedup     ", "% interval"}) {
+    EXPECT_NE(e.stdout_text.find(needle), std::string::npos) << needle << "\n" << e.stdout_text;
+  }
+}
+
+TEST(EvalCpuTest, TupleOutputsAreComparedElementByElement) {
+  Eval e = RunEval({"--problem", "tests/problems/tuple_output.py", "--candidate", "tests/candidates/good/cpu_tuple_output.py"});
+  ASSERT_EQ(e.results.size(), 1u) << e.stderr_text;
+  EXPECT_EQ(Status(e[0]), "correct") << e[0].dump(1);
+}
+
+TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
+  Eval e = RunEval({"--problem", kTinySwish, "-j", "2",
+                    "--candidate", "tests/candidates/good/cpu_tiny_swish.py",
+                    "--candidate", "tests/candidates/faults/cpu/compile_error.py"});
+  ASSERT_EQ(e.results.size(), 2u) << e.stdout_text << e.stderr_text;
+  EXPECT_EQ(Status(e[0]), "correct");
+  EXPECT_EQ(Status(e[1]), "compile_error");
+}
+
+// ---- Adversarial candidates: each is caught and scored incorrect. ----
+
+struct Cheat {
+  const char* candidate;
+  const char* problem;
+  const char* needle;  // part of the message a user reads
+  bool static_checks;
+};
+
+class CheatTest : public ::testing::TestWithParam<Cheat> {};
+
+TEST_P(CheatTest, IsCaughtAndScoredIncorrect) {
+  const Cheat& c = GetParam();
+  std::vector<std::string> args = {"--problem", c.problem, "--candidate", c.candidate};
+  if (!c.static_checks) args.push_back("--no-static-checks");
+  Eval e = RunEval(args);
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
+  EXPECT_VERDICT(e[0], "incorrect", c.needle);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Adversarial, CheatTest,
+    ::testing::Values(
+        Cheat{"tests/candidates/adversarial/cpu/side_stream.py", kTinySwish, "", true},
+        Cheat{"tests/candidates/adversarial/common/cache_first_call.py", kTinySwish, "trial check_1", true},
+        Cheat{"tests/candidates/adversarial/common/cache_by_pointer.py", kTinySwish, "trial refill", true},
+        Cheat{"tests/candidates/adversarial/cpu/mutate_input.py", kTinySwish, "modified input 0", true},
+        Cheat{"tests/candidates/adversarial/cpu/alias_output.py", kTinySwish, "aliases input 0", true},
+        Cheat{"tests/candidates/adversarial/common/freed_memory.py", kTinySwish, "trial check_0", true},
+        Cheat{"tests/candidates/adversarial/common/calls_reference_op.py", kTinySwish, "calls sigmoid", true},
+        Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "rebinds", true},
+        Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "time.perf_counter", false},
+        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "torch.allclose", true},
+        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "rebound torch.allclose", false},
+        Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish, "Model", true},
+        Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish, "trial check_0", false},
+        Cheat{"tests/candidates/adversarial/common/identity_relu.py", "tests/problems/relu_rand.py", "trial extra_0", true},
+        Cheat{"tests/candidates/adversarial/cpu/low_precision.py", "tests/problems/small_matmul.py", "lowered precision", true},
+        Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py", "relative error", true}));
+
+TEST(EvalCpuTest, HonestCandidatesForTheCheatProblemsPass) {
+  for (auto [problem, candidate] : std::vector<std::pair<const char*, const char*>>{
+           {"tests/problems/relu_rand.py", "tests/candidates/good/cpu_relu_rand.py"},
+           {"tests/problems/small_matmul.py", "tests/candidates/good/cpu_small_matmul.py"},
+           {"tests/problems/vacuous.py", "tests/candidates/good/cpu_vacuous.py"}}) {
+    Eval e = RunEval({"--problem", problem, "--candidate", candidate});
+    ASSERT_EQ(e.results.size(), 1u) << problem << e.stderr_text;
+    EXPECT_EQ(Status(e[0]), "correct") << problem << "\n" << e[0].dump(1);
+  }
+}
+
+TEST(EvalCpuTest, VacuousProblemIsReported) {
+  Eval e = RunEval({"--problem", "tests/problems/vacuous.py", "--candidate", "tests/candidates/good/cpu_vacuous.py"});
+  ASSERT_EQ(e.results.size(), 1u);
+  EXPECT_NE(e[0]["reference"]["vacuous"].get<std::string>().find("all-zero"), std::string::npos);
+}
+
+// ---- Faults: classified, and the next evaluation is unaffected. ----
+
+struct Fault {
+  const char* candidate;
+  const char* status;
+  const char* needle;
+};
+
+class FaultTest : public ::testing::TestWithParam<Fault> {};
+
+TEST_P(FaultTest, IsClassifiedWithAShortMessage) {
+  const Fault& f = GetParam();
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", f.candidate, "--timeout", "20"});
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
+  EXPECT_VERDICT(e[0], f.status, f.needle);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, FaultTest,
+    ::testing::Values(
+        Fault{"tests/candidates/faults/cpu/segfault.py", "runtime_error", "SIGSEGV"},
+        Fault{"tests/candidates/faults/cpu/abort.py", "runtime_error", "SIGABRT"},
+        Fault{"tests/candidates/faults/cpu/endless_loop.py", "timeout", "timed out"},
+        Fault{"tests/candidates/faults/common/gpu_oom.py", "runtime_error", "out of memory"},
+        Fault{"tests/candidates/faults/common/flood_stdout.py", "runtime_error", "printed more than"},
+        Fault{"tests/candidates/faults/common/raises.py", "runtime_error", "boom"},
+        Fault{"tests/candidates/faults/common/syntax_error.py", "compile_error", "syntax error"},
+        Fault{"tests/candidates/faults/common/no_modelnew.py", "compile_error", "ModelNew"},
+        Fault{"tests/candidates/faults/cpu/compile_error.py", "compile_error", "error"},
+        Fault{"tests/candidates/faults/common/wrong_shape.py", "incorrect", "shape"},
+        Fault{"tests/candidates/faults/cpu/wrong_dtype.py", "incorrect", "dtype"}));
+
+TEST(EvalCpuTest, ACrashDoesNotAffectTheNextCandidate) {
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/faults/cpu/segfault.py",
+                    "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  ASSERT_EQ(e.results.size(), 2u);
+  EXPECT_EQ(Status(e[0]), "runtime_error");
+  EXPECT_EQ(Status(e[1]), "correct");
+}
+
+TEST(EvalCpuTest, MissingCandidateFileIsACompileErrorNotACrash) {
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/does_not_exist.py"});
+  ASSERT_EQ(e.exit_code, 0);
+  EXPECT_VERDICT(e[0], "compile_error", "not found");
+}
+
+// ---- Broken problems: the evaluation cannot run; a clear error, exit code 2. ----
+
+class ProblemErrorTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(ProblemErrorTest, IsAClearErrorWithExitCode2) {
+  auto [problem, needle] = GetParam();
+  Eval e = RunEval({"--problem", problem, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.stderr_text.find(needle), std::string::npos) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 1u);
+  EXPECT_TRUE(e[0]["status"].is_null());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Problems, ProblemErrorTest,
+    ::testing::Values(std::make_pair("tests/problems/no_model.py", "Model"),
+                      std::make_pair("tests/problems/no_get_inputs.py", "get_inputs"),
+                      std::make_pair("tests/problems/syntax_error.py", "syntax error"),
+                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic")));
+
+}  // namespace
+}  // namespace kernelpro

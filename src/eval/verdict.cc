@@ -27,11 +27,13 @@ namespace {
 std::string LastLines(const std::string& text, std::size_t max_lines, std::size_t max_chars) {
   std::string trimmed = text;
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
-  std::size_t pos = trimmed.size();
-  for (std::size_t n = 0; n < max_lines && pos != std::string::npos && pos > 0; ++n) {
-    pos = trimmed.rfind('\n', pos - 1);
+  std::size_t start = trimmed.size();
+  for (std::size_t n = 0; n < max_lines && start > 0; ++n) {
+    std::size_t newline = trimmed.rfind('\n', start - 1);
+    start = newline == std::string::npos ? 0 : newline;
   }
-  std::string tail = pos == std::string::npos ? trimmed : trimmed.substr(pos + 1);
+  std::string tail = trimmed.substr(start);
+  if (!tail.empty() && tail.front() == '\n') tail.erase(0, 1);
   if (tail.size() > max_chars) tail = tail.substr(tail.size() - max_chars);
   return tail;
 }
@@ -47,7 +49,15 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
   if (process.output_limit_hit) {
     return {EvalStatus::kRuntimeError, process.Describe() + where};
   }
-  std::string tail = LastLines(process.stderr_text, 6, 1500);
+  // torch prints this on every CPU-only import; it is never the reason a worker died.
+  std::string stderr_text = process.stderr_text;
+  for (std::string noise = "No CUDA runtime is found"; ;) {
+    std::size_t at = stderr_text.find(noise);
+    if (at == std::string::npos) break;
+    std::size_t end = stderr_text.find('\n', at);
+    stderr_text.erase(at, end == std::string::npos ? std::string::npos : end - at + 1);
+  }
+  std::string tail = LastLines(stderr_text, 6, 1500);
   std::string message = "worker " + process.Describe() + where;
   if (!tail.empty()) message += ": " + tail;
   return {EvalStatus::kRuntimeError, message};
@@ -82,6 +92,9 @@ Json ToJson(const EvalResult& r) {
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
+      {"compiled_timing", timing(r.compiled_time)},
+      {"speedup_vs_compiled", number_or_null(r.speedup_vs_compiled ? std::optional<double>(r.speedup_vs_compiled->estimate) : std::nullopt)},
+      {"compiled_note", r.compiled_note},
       {"correctness", r.correctness},
       {"build", {{"cached", r.build_cached}, {"shared_objects", r.shared_objects},
                  {"diagnostics", r.diagnostics}}},

@@ -51,6 +51,10 @@ struct EvalResult {
   std::optional<TimingSummary> reference_time;
   std::optional<TimingSummary> candidate_time;
   std::optional<RatioInterval> speedup;
+  // Optional torch.compile baseline (--compile-baseline).
+  std::optional<TimingSummary> compiled_time;
+  std::optional<RatioInterval> speedup_vs_compiled;
+  std::string compiled_note;  // why there is no compiled baseline, when asked for
 
   // Harness cost per phase, in seconds.
   double build_seconds = 0, check_seconds = 0, time_seconds = 0, total_seconds = 0;

@@ -37,6 +37,18 @@ TEST(VerdictTest, SegfaultNamesTheSignalAndKeepsTheStderrTail) {
   EXPECT_NE(message.find("Fatal Python error"), std::string::npos) << message;
 }
 
+TEST(VerdictTest, SignalWithEmptyOrNoiseOnlyStderrStillGivesAMessage) {
+  ProcessResult p;
+  p.started = true;
+  p.term_signal = SIGSEGV;
+  for (const char* err : {"", "\n", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n"}) {
+    p.stderr_text = err;
+    auto [status, message] = ClassifyProcessFailure("check", p);
+    EXPECT_EQ(status, EvalStatus::kRuntimeError);
+    EXPECT_EQ(message, "worker killed by SIGSEGV (segmentation fault) during check") << err;
+  }
+}
+
 TEST(VerdictTest, WorkerStatusesMapOntoVerdicts) {
   EXPECT_EQ(StatusFromWorker("compile_error"), EvalStatus::kCompileError);
   EXPECT_EQ(StatusFromWorker("timeout"), EvalStatus::kTimeout);
