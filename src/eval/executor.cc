@@ -336,7 +336,9 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       proceed[i] = false;
       continue;
     }
+    auto scan_start = Clock::now();
     auto scanned = worker_.Run("scan", request, LimitsFor(60));
+    r.scan_seconds = SecondsSince(scan_start);
     if (!scanned.ok()) return scanned.status();
     if (!scanned->result) {
       std::tie(r.status, r.message) = ClassifyProcessFailure("scan", scanned->process);
@@ -367,9 +369,11 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   }
 
   if (!options_.build_only) {
+    auto reference_start = Clock::now();
     auto reference = PrepareReference(report.problem);
     if (!reference.ok()) return reference.status();
     report.reference = *reference;
+    for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
   }
 
   // Builds in parallel: CPU-bound, one cache directory per source.

@@ -98,7 +98,8 @@ Json ToJson(const EvalResult& r) {
       {"correctness", r.correctness},
       {"build", {{"cached", r.build_cached}, {"shared_objects", r.shared_objects},
                  {"diagnostics", r.diagnostics}}},
-      {"phase_seconds", {{"build", r.build_seconds}, {"check", r.check_seconds},
+      {"phase_seconds", {{"scan", r.scan_seconds}, {"reference", r.reference_seconds},
+                         {"build", r.build_seconds}, {"check", r.check_seconds},
                          {"time", r.time_seconds}, {"total", r.total_seconds}}},
   };
   return j;

@@ -57,7 +57,9 @@ struct EvalResult {
   std::string compiled_note;  // why there is no compiled baseline, when asked for
 
   // Harness cost per phase, in seconds.
-  double build_seconds = 0, check_seconds = 0, time_seconds = 0, total_seconds = 0;
+  // `reference` is the problem's reference step (near zero when its outputs were cached).
+  double scan_seconds = 0, reference_seconds = 0, build_seconds = 0, check_seconds = 0,
+         time_seconds = 0, total_seconds = 0;
 };
 
 // Maps a worker process that ended without a usable result to a status and a message:
