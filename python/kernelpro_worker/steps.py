@@ -445,7 +445,7 @@ def _check_side_effects(torch, tensors, name, inputs, pristine, out, snapshot, r
                 fail("output_alias", f"output {j} aliases input {i} (trial {name}); the reference "
                      "returns new memory")
     for j, (o, s) in enumerate(zip(out, snapshot)):
-        if not equal(o.cpu(), s):
+        if not tensors.same_values(o.cpu(), s):
             fail("side_stream", f"output {j} changed after forward returned (trial {name}): work was "
                  "still running on another stream or thread")
 

@@ -103,6 +103,16 @@ def compare_output(actual, expected, atol, rtol):
     return result
 
 
+def same_values(a, b):
+    """Bitwise-equal values, with NaN equal to NaN (torch.equal treats NaN as unequal)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+        return torch.equal(nan_a, nan_b) and torch.equal(a.masked_fill(nan_a, 0), b.masked_fill(nan_b, 0))
+    return torch.equal(a, b)
+
+
 def relative_l2_error(actual, expected):
     e = expected.double()
     denom = float(e.norm())

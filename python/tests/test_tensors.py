@@ -48,3 +48,10 @@ def test_overlap_detects_views_and_not_separate_tensors():
     x = torch.randn(100)
     assert tensors.overlaps(x[10:20], x)
     assert not tensors.overlaps(x.clone(), x)
+
+
+def test_same_values_treats_nan_as_equal_to_itself():
+    a = torch.tensor([1.0, float("nan"), 3.0])
+    assert tensors.same_values(a, a.clone())
+    assert not torch.equal(a, a.clone())  # why same_values exists
+    assert not tensors.same_values(a, torch.tensor([1.0, 2.0, 3.0]))

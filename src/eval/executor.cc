@@ -171,6 +171,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
   }
   check["trials"] = names;
   auto checked = RunCandidateStep("check", check, options_.step_timeout_s, result);
+  result.check_seconds = SecondsSince(start);
   if (!checked) return;
   if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
     result.status = EvalStatus::kIncorrect;

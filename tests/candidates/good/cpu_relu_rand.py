@@ -1,0 +1,33 @@
+"""Good CPU candidate for tests/problems/relu_rand.py: a real ReLU in C++ (max(x, 0)).
+
+Correct on the problem's non-negative inputs and on signed extra trials. Verdict: correct.
+"""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_CPP = r"""
+#include <torch/extension.h>
+
+torch::Tensor relu(torch::Tensor x) {
+  TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == torch::kFloat, "float32 CPU tensor expected");
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const float* in = x.data_ptr<float>();
+  float* out = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+  return y;
+}
+"""
+
+_ext = load_inline(name="kp_good_cpu_relu_rand", cpp_sources=_CPP, functions=["relu"],
+                   extra_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return _ext.relu(x)

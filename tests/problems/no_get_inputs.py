@@ -1,0 +1,18 @@
+"""Broken test problem: defines Model (and get_init_inputs) but no get_inputs.
+
+The harness must report the problem as invalid (no get_inputs).
+"""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,19 @@
+"""Broken test problem: a Python syntax error (missing colon after the def).
+
+The harness must report the problem as invalid, with Python's SyntaxError message.
+"""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x)
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(1024)]
+
+
+def get_init_inputs():
+    return []
