@@ -4,6 +4,7 @@
 // message, and the presence of a speedup with its interval. Builds are cached in the build tree.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,19 @@ std::string Message(const Json& j) { return JsonGet<std::string>(j, "message", "
   } while (0)
 
 const char* kTinySwish = "tests/problems/tiny_swish.py";
+
+// "tests/candidates/faults/cpu/segfault.py" -> "cpu_segfault": readable parameterised test names.
+std::string TestName(const std::string& path) {
+  std::string stem = path.substr(path.rfind('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  std::string dir = path.substr(0, path.rfind('/'));
+  dir = dir.substr(dir.rfind('/') + 1);
+  std::string name = dir + "_" + stem;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
 
 TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
   Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
@@ -150,7 +164,11 @@ INSTANTIATE_TEST_SUITE_P(
         Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish, "trial check_0", false},
         Cheat{"tests/candidates/adversarial/common/identity_relu.py", "tests/problems/relu_rand.py", "trial extra_0", true},
         Cheat{"tests/candidates/adversarial/cpu/low_precision.py", "tests/problems/small_matmul.py", "lowered precision", true},
-        Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py", "relative error", true}));
+        Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py", "relative error", true}),
+    [](const ::testing::TestParamInfo<Cheat>& info) {
+      return TestName(info.param.candidate) + (info.param.static_checks ? "" : "_RuntimeOnly") +
+             "_" + std::to_string(info.index);
+    });
 
 TEST(EvalCpuTest, HonestCandidatesForTheCheatProblemsPass) {
   for (auto [problem, candidate] : std::vector<std::pair<const char*, const char*>>{
@@ -200,7 +218,8 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"tests/candidates/faults/common/no_modelnew.py", "compile_error", "ModelNew"},
         Fault{"tests/candidates/faults/cpu/compile_error.py", "compile_error", "error"},
         Fault{"tests/candidates/faults/common/wrong_shape.py", "incorrect", "shape"},
-        Fault{"tests/candidates/faults/cpu/wrong_dtype.py", "incorrect", "dtype"}));
+        Fault{"tests/candidates/faults/cpu/wrong_dtype.py", "incorrect", "dtype"}),
+    [](const ::testing::TestParamInfo<Fault>& info) { return TestName(info.param.candidate); });
 
 TEST(EvalCpuTest, ACrashDoesNotAffectTheNextCandidate) {
   Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/faults/cpu/segfault.py",
@@ -234,7 +253,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair("tests/problems/no_model.py", "Model"),
                       std::make_pair("tests/problems/no_get_inputs.py", "get_inputs"),
                       std::make_pair("tests/problems/syntax_error.py", "syntax error"),
-                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic")));
+                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic")),
+    [](const auto& info) { return TestName(info.param.first); });
 
 }  // namespace
 }  // namespace kernelpro
