@@ -633,34 +633,79 @@ def step_time(request):
 
 
 # ----------------------------------------------------------------------------------------------
-# run: the target process a profiler attaches to
+# run: the target process a profiler attaches to; trace: a PyTorch profiler timeline
 
 
-def step_run(request):
+NVTX_RANGE = "kernelpro"  # profilers select the candidate's forward by this range
+
+
+def _model_and_inputs(request, torch):
+    """The candidate's (or, without one, the reference's) model and the first check inputs."""
     device = request["device"]
-    torch = _import_torch(device)
     ref_dir = request["reference_dir"]
     ref = read_json(os.path.join(ref_dir, "meta.json"))
     init_inputs = torch.load(os.path.join(ref_dir, "init_inputs.pt"))
-    guard = []
-    try:
-        if request.get("candidate"):
-            module, _ = _load_candidate(request, torch, guard)
-            model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
-        else:
-            model = _construct(torch, load_problem(request["problem"]).Model, init_inputs,
-                               request["init_seed"], device)
-        inputs = to_device(torch.load(os.path.join(ref_dir, "inputs", ref["trials"]["check"][0] + ".pt")), device)
-        with torch.no_grad():
-            for _ in range(request.get("iterations", 3)):
-                model(*inputs)
+    if request.get("candidate"):
+        module, _ = _load_candidate(request, torch, [])
+        model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
+    else:
+        model = _construct(torch, load_problem(request["problem"]).Model, init_inputs,
+                           request["init_seed"], device)
+    inputs = to_device(torch.load(os.path.join(ref_dir, "inputs", ref["trials"]["check"][0] + ".pt")), device)
+    return model, inputs
+
+
+def _profiled_calls(request, torch, model, inputs):
+    """Warm-up calls outside the NVTX range, then `iterations` calls inside it: a profiler
+    filtering on the range sees the forward's own kernels, not input generation or warm-up."""
+    device = request["device"]
+    cuda = device == "cuda"
+    with torch.no_grad():
+        for _ in range(request.get("warmup", 2)):
+            model(*inputs)
         _sync(torch, device)
+        for _ in range(request.get("iterations", 1)):
+            if cuda:
+                torch.cuda.nvtx.range_push(NVTX_RANGE)
+            model(*inputs)
+            _sync(torch, device)
+            if cuda:
+                torch.cuda.nvtx.range_pop()
+
+
+def step_run(request):
+    torch = _import_torch(request["device"])
+    try:
+        model, inputs = _model_and_inputs(request, torch)
+        _profiled_calls(request, torch, model, inputs)
     except StepError as e:
         return {"status": e.status, "message": e.message}
     except Exception as e:  # noqa: BLE001
         status, message = _classify_runtime(e)
         return {"status": status, "message": message}
-    return {"status": "ok", "message": "", "iterations": request.get("iterations", 3)}
+    return {"status": "ok", "message": "", "iterations": request.get("iterations", 1)}
+
+
+def step_trace(request):
+    """Records one forward call with torch.profiler (CPU and CUDA activities) as a Chrome trace."""
+    device = request["device"]
+    torch = _import_torch(device)
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        model, inputs = _model_and_inputs(request, torch)
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+        _profiled_calls(dict(request, iterations=0), torch, model, inputs)  # warm-up only
+        with profile(activities=activities) as prof:
+            _profiled_calls(dict(request, warmup=0, iterations=request.get("iterations", 1)),
+                            torch, model, inputs)
+        prof.export_chrome_trace(request["trace_path"])
+    except StepError as e:
+        return {"status": e.status, "message": e.message}
+    except Exception as e:  # noqa: BLE001
+        status, message = _classify_runtime(e)
+        return {"status": status, "message": message}
+    return {"status": "ok", "message": "", "trace_path": request["trace_path"]}
 
 
 STEPS = {
@@ -672,4 +717,5 @@ STEPS = {
     "compare": step_compare,
     "time": step_time,
     "run": step_run,
+    "trace": step_trace,
 }

@@ -90,6 +90,10 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     ran = steps.step_run(dict(BASE, problem=TINY, candidate=GOOD, cache_dir=cache,
                               reference_dir=reference["dir"], iterations=2))
     assert ran["status"] == "ok"
+    trace = os.path.join(work, "trace.json")
+    traced = steps.step_trace(dict(BASE, problem=TINY, candidate=GOOD, cache_dir=cache,
+                                   reference_dir=reference["dir"], trace_path=trace))
+    assert traced["status"] == "ok" and os.path.getsize(trace) > 0
 
 
 def test_scan_step_reads_files_without_torch(tmp_path):

@@ -12,5 +12,7 @@ namespace kernelpro::cli {
 using CommandRunner = std::function<int()>;
 
 CommandRunner RegisterEvalCommand(CLI::App& app);
+CommandRunner RegisterProfileCommand(CLI::App& app);
+CommandRunner RegisterCollectCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "eval/executor.h"
 
 namespace kernelpro::cli {
@@ -101,27 +102,10 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostre
   }
 }
 
-std::string DefaultCacheDir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kernelpro";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/kernelpro";
-  return ".kernelpro/cache";
-}
-
 int Run(EvalArgs args) {
-  if (args.options.cache_dir.empty()) args.options.cache_dir = DefaultCacheDir();
-  if (args.options.work_dir.empty()) {
-    args.options.work_dir = (std::filesystem::temp_directory_path() / "kernelpro-work").string();
-  }
-  WorkerOptions worker_options;
-  worker_options.python = args.python;
-  worker_options.scratch_dir = args.options.work_dir + "/requests";
-  auto worker = WorkerClient::Create(worker_options);
-  if (!worker.ok()) {
-    std::cerr << "kernelpro eval: " << worker.status().message() << "\n";
-    return 2;
-  }
-  Executor executor(std::move(*worker), args.options);
-  auto report = executor.Evaluate(args.problem, args.candidates);
+  auto executor = MakeExecutor(args.options, args.python, "eval");
+  if (!executor) return 2;
+  auto report = executor->Evaluate(args.problem, args.candidates);
   if (!report.ok()) {
     if (args.json) {
       std::cout << Json{{"error", report.status().message()}, {"status", nullptr}}.dump() << "\n";

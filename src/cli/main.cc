@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, kernelpro::cli::CommandRunner> runners;
   auto add = [&](kernelpro::cli::CommandRunner runner) { runners[app.get_subcommands({}).back()] = runner; };
   add(kernelpro::cli::RegisterEvalCommand(app));
+  add(kernelpro::cli::RegisterProfileCommand(app));
+  add(kernelpro::cli::RegisterCollectCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -67,15 +67,20 @@ class Executor {
   // problem, a missing device. Candidate failures are results, not errors.
   Result<EvalReport> Evaluate(const std::string& problem, const std::vector<std::string>& candidates);
 
- private:
+  // The pieces a profiler needs: the problem's reference (inputs and outputs, cached) and a built
+  // candidate (`result.status` is kCorrect when it built and imports, `shared_objects` its .so).
   Result<Json> PrepareReference(const std::string& problem);
   void Build(const std::string& candidate, EvalResult& result);
+
+  const WorkerClient& worker() const { return worker_; }
+  Json BaseRequest() const;
+
+ private:
   void CheckAndTime(const std::string& problem, const Json& reference, const std::string& work,
                     EvalResult& result);
   // Runs a step whose failure is the candidate's; returns the result JSON or records the failure.
   std::optional<Json> RunCandidateStep(const std::string& step, const Json& request, int timeout_s,
                                        EvalResult& result);
-  Json BaseRequest() const;
 
   WorkerClient worker_;
   EvalOptions options_;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -56,7 +57,9 @@ Result<WorkerClient> WorkerClient::Create(WorkerOptions options) {
 
 Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& request,
                                         const ProcessLimits& limits,
-                                        const std::map<std::string, std::string>& extra_env) const {
+                                        const std::map<std::string, std::string>& extra_env,
+                                        const std::vector<std::string>& launcher,
+                                        std::size_t capture_bytes) const {
   static std::atomic<int> counter{0};
   std::string stem = options_.scratch_dir + "/" + step + "-" + std::to_string(::getpid()) + "-" +
                      std::to_string(counter++);
@@ -66,7 +69,11 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   if (Status s = WriteJsonFile(request_path, request); !s.ok()) return s;
 
   ProcessOptions process;
-  process.argv = {options_.python, "-m", "kernelpro_worker", step, request_path, result_path};
+  process.argv = launcher;
+  for (const std::string& arg : {options_.python, std::string("-m"), std::string("kernelpro_worker"),
+                                 step, request_path, result_path}) {
+    process.argv.push_back(arg);
+  }
   process.env = options_.env;
   for (const auto& [key, value] : extra_env) process.env[key] = value;
   std::string pythonpath = options_.worker_path;
@@ -77,8 +84,8 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   process.env["PYTHONUNBUFFERED"] = "1";
   process.env["PYTHONDONTWRITEBYTECODE"] = "1";
   process.limits = limits;
-  process.capture_bytes = 16 * 1024;
-  process.kill_after_output_bytes = 64ull << 20;
+  process.capture_bytes = capture_bytes;
+  process.kill_after_output_bytes = std::max<std::uint64_t>(64ull << 20, 4 * capture_bytes);
 
   auto ran = RunProcess(process);
   if (!ran.ok()) return ran.status();

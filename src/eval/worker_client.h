@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json_io.h"
 #include "core/status.h"
@@ -43,8 +44,11 @@ class WorkerClient {
   static Result<WorkerClient> Create(WorkerOptions options);
 
   // Runs `step` with `request`; `limits` bound the process, `extra_env` is added to it.
+  // `launcher` is put before the interpreter (e.g. ncu and its options).
   Result<WorkerOutcome> Run(const std::string& step, const Json& request, const ProcessLimits& limits,
-                            const std::map<std::string, std::string>& extra_env = {}) const;
+                            const std::map<std::string, std::string>& extra_env = {},
+                            const std::vector<std::string>& launcher = {},
+                            std::size_t capture_bytes = 16 * 1024) const;
 
   const std::string& python() const { return options_.python; }
   const std::string& worker_path() const { return options_.worker_path; }

@@ -1,0 +1,123 @@
+// `kernelpro profile` (collect on a GPU) and `kernelpro collect` (parse saved artifacts).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "eval/profile_runner.h"
+#include "profile/collect.h"
+
+namespace kernelpro::cli {
+namespace {
+
+int Print(const Metrics& metrics, bool json) {
+  if (json) {
+    std::cout << ToJson(metrics).dump() << "\n";
+  } else {
+    std::cout << RenderMetrics(metrics);
+  }
+  return 0;
+}
+
+struct ProfileArgs {
+  std::string problem, candidate, python, metrics;
+  bool json = false, no_ncu = false, no_sass = false, no_timeline = false;
+  EvalOptions eval;
+  ProfileOptions profile;
+};
+
+struct CollectArgs {
+  ArtifactPaths paths;
+  std::string from, name;
+  bool json = false;
+};
+
+}  // namespace
+
+CommandRunner RegisterProfileCommand(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile", "Profile a candidate on a GPU: ncu counters, SASS of the built .so, timeline");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--problem", args->problem, "Problem file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--candidate", args->candidate, "Candidate file (omit to profile the reference)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--device", args->eval.device, "cuda (cpu gives SASS-less, counter-less records)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
+  cmd->add_option("--metrics", args->metrics, "Comma-separated ncu metrics instead of the catalog");
+  cmd->add_flag("--no-ncu", args->no_ncu, "Skip Nsight Compute");
+  cmd->add_flag("--no-sass", args->no_sass, "Skip the SASS analysis");
+  cmd->add_flag("--no-timeline", args->no_timeline, "Skip the PyTorch profiler timeline");
+  cmd->add_flag("--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
+                "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
+  cmd->add_option("--ncu-timeout", args->profile.ncu_options.timeout_s, "Seconds for the ncu run")
+      ->capture_default_str();
+  cmd->add_option("--save", args->profile.artifacts_dir,
+                  "Save raw outputs to DIR/NAME.{ncu.csv,sass.txt,...} for `kernelpro collect --from`");
+  cmd->add_option("--name", args->profile.artifacts_name, "NAME for --save")->capture_default_str();
+  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
+      ->envname("KERNELPRO_CACHE_DIR");
+  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  cmd->add_flag("--json", args->json, "The Metrics record as JSON");
+  args->eval.cache_dir.clear();
+  return [args] {
+    auto executor = MakeExecutor(args->eval, args->python, "profile");
+    if (!executor) return 2;
+    args->profile.ncu = !args->no_ncu;
+    args->profile.sass = !args->no_sass;
+    args->profile.timeline = !args->no_timeline;
+    std::stringstream list(args->metrics);
+    for (std::string m; std::getline(list, m, ',');) {
+      if (!m.empty()) args->profile.ncu_options.metrics.push_back(m);
+    }
+    auto metrics = ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
+    if (!metrics.ok()) {
+      std::cerr << "kernelpro profile: " << metrics.status().message() << "\n";
+      return 2;
+    }
+    return Print(*metrics, args->json);
+  };
+}
+
+CommandRunner RegisterCollectCommand(CLI::App& app) {
+  auto args = std::make_shared<CollectArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "collect", "Build the Metrics record from saved profiler outputs (no GPU needed)");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--ncu-csv", args->paths.ncu_csv, "ncu --csv --page raw --print-units base output")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")->check(CLI::ExistingFile);
+  cmd->add_option("--res-usage", args->paths.res_usage, "cuobjdump -res-usage output")->check(CLI::ExistingFile);
+  cmd->add_option("--symbols", args->paths.symbols, "cuobjdump -symbols output")->check(CLI::ExistingFile);
+  cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")->check(CLI::ExistingFile);
+  cmd->add_option("--trace", args->paths.trace, "PyTorch profiler trace (.json) or nsys SQLite export")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--from", args->from, "Directory holding NAME.ncu.csv, NAME.sass.txt, ...")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--name", args->name, "NAME of the artifacts in --from");
+  cmd->add_flag("--json", args->json, "The Metrics record as JSON");
+  return [args] {
+    ArtifactPaths paths = args->paths;
+    if (!args->from.empty()) {
+      if (args->name.empty()) {
+        std::cerr << "kernelpro collect: --from needs --name\n";
+        return 2;
+      }
+      ArtifactPaths found = ArtifactsIn(args->from, args->name);
+      for (auto [mine, theirs] : {std::pair{&paths.ncu_csv, &found.ncu_csv}, {&paths.sass, &found.sass},
+                                  {&paths.res_usage, &found.res_usage}, {&paths.symbols, &found.symbols},
+                                  {&paths.nm, &found.nm}, {&paths.trace, &found.trace}}) {
+        if (mine->empty()) *mine = *theirs;
+      }
+    }
+    if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() &&
+        paths.symbols.empty() && paths.nm.empty() && paths.trace.empty()) {
+      std::cerr << "kernelpro collect: no artifacts given (or none found under --from with that --name)\n";
+      return 2;
+    }
+    return Print(CollectFromArtifacts(paths), args->json);
+  };
+}
+
+}  // namespace kernelpro::cli

@@ -1,0 +1,140 @@
+#include "eval/profile_runner.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/tool_paths.h"
+#include "profile/collect.h"
+#include "profile/ncu_csv.h"
+#include "profile/sass.h"
+#include "profile/timeline.h"
+
+namespace kernelpro {
+namespace {
+
+void Save(const ProfileOptions& options, const std::string& suffix, const std::string& text) {
+  if (options.artifacts_dir.empty() || text.empty()) return;
+  std::filesystem::create_directories(options.artifacts_dir);
+  std::ofstream(std::filesystem::path(options.artifacts_dir) / (options.artifacts_name + suffix)) << text;
+}
+
+std::string RunTool(const std::vector<std::string>& argv, std::vector<std::string>& notes) {
+  ProcessOptions p;
+  p.argv = argv;
+  p.limits.wall_timeout = std::chrono::seconds(300);
+  p.capture_bytes = 256ull << 20;
+  auto r = RunProcess(p);
+  if (!r.ok() || !r->started || !r->exited || r->exit_code != 0) {
+    notes.push_back(argv[0] + " failed: " + (r.ok() ? r->Describe() + " " + r->stderr_text.substr(0, 300)
+                                                    : r.status().message()));
+    return "";
+  }
+  return r->stdout_text;
+}
+
+}  // namespace
+
+Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
+                                 const std::string& candidate, const ProfileOptions& options) {
+  auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
+  if (!reference.ok()) return reference.status();
+  std::vector<std::string> shared_objects;
+  if (!candidate.empty()) {
+    EvalResult built;
+    built.candidate = std::filesystem::absolute(candidate).string();
+    executor.Build(built.candidate, built);
+    if (built.status != EvalStatus::kCorrect) {
+      return Status::InvalidArgument(std::string("candidate did not build: ") + EvalStatusName(built.status) +
+                                     ": " + built.message);
+    }
+    shared_objects = built.shared_objects;
+  }
+
+  Metrics metrics;
+  // SASS of every built extension, concatenated: the entry kernel names select what ncu profiles.
+  ArtifactTexts texts;
+  if (options.sass && !shared_objects.empty()) {
+    std::string cuobjdump = FindTool("cuobjdump");
+    if (cuobjdump.empty()) {
+      metrics.notes.push_back("sass: cuobjdump not found (install the CUDA toolkit, run scripts/setup, or set KERNELPRO_CUOBJDUMP)");
+    } else {
+      for (const std::string& so : shared_objects) {
+        texts.sass += RunTool({cuobjdump, "--dump-sass", so}, metrics.notes);
+        texts.res_usage += RunTool({cuobjdump, "-res-usage", so}, metrics.notes);
+        texts.symbols += RunTool({cuobjdump, "-symbols", so}, metrics.notes);
+        if (std::string nm = FindTool("nm"); !nm.empty()) texts.nm += RunTool({nm, "-D", so}, metrics.notes);
+      }
+    }
+  }
+  Json request = executor.BaseRequest();
+  request["problem"] = std::filesystem::absolute(problem).string();
+  if (!candidate.empty()) request["candidate"] = std::filesystem::absolute(candidate).string();
+  request["reference_dir"] = JsonGet<std::string>(*reference, "dir", "");
+
+  if (options.ncu) {
+    std::string ncu = FindTool("ncu");
+    if (ncu.empty()) {
+      metrics.notes.push_back("ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
+    } else {
+      std::vector<std::string> entries = texts.symbols.empty() ? std::vector<std::string>{}
+                                                               : ParseEntryPoints(texts.symbols);
+      ProcessLimits limits;
+      limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
+      auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
+        auto outcome = executor.worker().Run("run", request, limits, {},
+                                             NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
+        if (!outcome.ok()) {
+          metrics.notes.push_back("ncu: " + outcome.status().message());
+          return "";
+        }
+        if (outcome->process.timed_out) metrics.notes.push_back("ncu: " + outcome->process.Describe());
+        return TrimNcuOutput(outcome->process.stdout_text + "\n" + outcome->process.stderr_text);
+      };
+      texts.ncu_csv = run_ncu(entries);
+      if (!entries.empty() && ParseNcuCsv(texts.ncu_csv).status().code() == Status::Code::kNotFound) {
+        metrics.notes.push_back("ncu: the candidate's entry kernels did not run; profiling every kernel of the forward call");
+        texts.ncu_csv = run_ncu({});
+      }
+    }
+  }
+  Metrics parsed = CollectFromTexts(texts);
+  metrics.ncu = std::move(parsed.ncu);
+  metrics.sass = std::move(parsed.sass);
+  metrics.notes.insert(metrics.notes.end(), parsed.notes.begin(), parsed.notes.end());
+  Save(options, ".ncu.csv", texts.ncu_csv);
+  Save(options, ".sass.txt", texts.sass);
+  Save(options, ".resusage.txt", texts.res_usage);
+  Save(options, ".symbols.txt", texts.symbols);
+  Save(options, ".nm.txt", texts.nm);
+
+  if (options.timeline) {
+    std::string trace_path = (std::filesystem::temp_directory_path() /
+                              ("kernelpro-trace-" + std::to_string(::getpid()) + ".json")).string();
+    Json trace_request = request;
+    trace_request["trace_path"] = trace_path;
+    ProcessLimits limits;
+    limits.wall_timeout = std::chrono::seconds(600);
+    auto outcome = executor.worker().Run("trace", trace_request, limits);
+    if (!outcome.ok() || !outcome->result || JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
+      metrics.notes.push_back("timeline: the trace step failed" +
+                              (outcome.ok() && outcome->result ? ": " + JsonGet<std::string>(*outcome->result, "message", "")
+                                                               : std::string()));
+    } else {
+      std::ifstream in(trace_path);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      Save(options, ".trace.json", text);
+      auto timeline = ParseTorchProfilerTrace(text);
+      if (timeline.ok()) {
+        metrics.timeline = std::move(*timeline);
+      } else {
+        metrics.notes.push_back("timeline: " + timeline.status().message());
+      }
+    }
+    std::filesystem::remove(trace_path);
+  }
+  return metrics;
+}
+
+}  // namespace kernelpro

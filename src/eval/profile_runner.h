@@ -1,0 +1,33 @@
+// `kernelpro profile`: collects the three views of one candidate on a GPU.
+//
+//   build (cached) ─► cuobjdump/nm on the built .so ─► SASS view, entry kernel names
+//                 ─► ncu over the worker's `run` step (NVTX range, entry kernels) ─► ncu view
+//                 ─► torch.profiler over the worker's `trace` step ─► timeline view
+//
+// Every collector is optional: a missing ncu, missing counter permissions or a failed trace
+// leave that view empty with a note, and the others still come back.
+#pragma once
+
+#include <string>
+
+#include "eval/executor.h"
+#include "profile/metrics.h"
+#include "profile/ncu_runner.h"
+
+namespace kernelpro {
+
+struct ProfileOptions {
+  bool ncu = true;
+  bool sass = true;
+  bool timeline = true;
+  NcuOptions ncu_options;
+  std::string artifacts_dir;  // if set, raw outputs are saved there as NAME.ncu.csv, ... (kernelpro collect --from)
+  std::string artifacts_name = "candidate";
+};
+
+// Profiles `candidate` (or, when empty, the problem's reference Model). A non-OK status only when
+// nothing could run at all (problem error, build failure).
+Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
+                                 const std::string& candidate, const ProfileOptions& options);
+
+}  // namespace kernelpro

@@ -1,0 +1,143 @@
+#include "profile/collect.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "profile/ncu_csv.h"
+#include "profile/ncu_runner.h"
+#include "profile/sass.h"
+#include "profile/timeline.h"
+
+namespace kernelpro {
+namespace {
+
+std::string ReadFile(const std::string& path, std::vector<std::string>& notes) {
+  if (path.empty()) return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    notes.push_back("cannot read " + path);
+    return "";
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string Fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+}  // namespace
+
+ArtifactPaths ArtifactsIn(const std::string& dir, const std::string& name) {
+  namespace fs = std::filesystem;
+  auto pick = [&](const std::string& suffix) {
+    fs::path p = fs::path(dir) / (name + suffix);
+    return fs::exists(p) ? p.string() : std::string();
+  };
+  ArtifactPaths paths{pick(".ncu.csv"), pick(".sass.txt"), pick(".resusage.txt"),
+                      pick(".symbols.txt"), pick(".nm.txt"), pick(".trace.json")};
+  if (paths.trace.empty()) paths.trace = pick(".nsys.sqlite");
+  return paths;
+}
+
+Metrics CollectFromTexts(const ArtifactTexts& t) {
+  Metrics m;
+  if (!t.sass.empty() || !t.res_usage.empty() || !t.symbols.empty() || !t.nm.empty()) {
+    m.sass = CombineSass(t.sass, t.res_usage, t.symbols, t.nm);
+    if (!t.sass.empty() && m.sass->kernels.empty()) m.notes.push_back("sass: no kernels found in the SASS dump");
+  }
+  if (!t.ncu_csv.empty()) {
+    auto parsed = ParseNcuCsv(t.ncu_csv);
+    if (!parsed.ok()) {
+      m.notes.push_back("ncu: " + parsed.status().message());
+    } else {
+      m.ncu = std::move(*parsed);
+      if (m.sass && !m.sass->entry_points.empty()) {
+        SelectCandidateKernels(*m.ncu, m.sass->entry_points, m.notes);
+      }
+    }
+  }
+  return m;
+}
+
+Metrics CollectFromArtifacts(const ArtifactPaths& paths) {
+  std::vector<std::string> notes;
+  ArtifactTexts texts{ReadFile(paths.ncu_csv, notes), ReadFile(paths.sass, notes),
+                      ReadFile(paths.res_usage, notes), ReadFile(paths.symbols, notes),
+                      ReadFile(paths.nm, notes)};
+  Metrics m = CollectFromTexts(texts);
+  if (!paths.trace.empty()) {
+    Result<TimelineSummary> timeline = Status::NotFound("");
+    if (paths.trace.size() > 7 && paths.trace.substr(paths.trace.size() - 7) == ".sqlite") {
+      timeline = ParseNsysSqlite(paths.trace);
+    } else {
+      timeline = ParseTorchProfilerTrace(ReadFile(paths.trace, notes));
+    }
+    if (timeline.ok()) {
+      m.timeline = std::move(*timeline);
+    } else {
+      m.notes.push_back("timeline: " + timeline.status().message());
+    }
+  }
+  m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
+  return m;
+}
+
+std::string RenderMetrics(const Metrics& m) {
+  std::ostringstream out;
+  if (m.ncu) {
+    out << "ncu: " << m.ncu->kernels.size() << " kernel launch(es)\n";
+    auto show = [&](const NcuKernel& k) {
+      out << "  " << k.name << "\n    duration " << Fmt("%.2f us", k.duration_ns() / 1e3);
+      for (const char* key : {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+                              "dram__bytes.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+                              "launch__registers_per_thread"}) {
+        auto it = k.values.find(key);
+        if (it != k.values.end()) out << ", " << key << " " << Fmt("%.4g", it->second);
+      }
+      out << "\n";
+    };
+    for (const NcuKernel& k : m.ncu->kernels) show(k);
+    if (m.ncu->kernels.size() > 1) show(m.ncu->aggregate);
+  }
+  if (m.sass) {
+    out << "sass: " << (m.sass->arch.empty() ? "?" : m.sass->arch) << ", " << m.sass->kernels.size()
+        << " function(s)";
+    if (!m.sass->library_calls.empty()) {
+      out << ", library calls:";
+      for (const std::string& c : m.sass->library_calls) out << " " << c;
+    }
+    out << "\n";
+    for (const SassKernel& k : m.sass->kernels) {
+      out << "  " << k.name << ": " << k.total_instructions << " instructions, " << k.registers
+          << " registers, " << k.stack_bytes << " B stack (spills), " << k.local_bytes << " B local";
+      for (const auto& [category, count] : k.categories) {
+        if (count > 0) out << ", " << category << " " << count;
+      }
+      out << "\n";
+    }
+  }
+  if (m.timeline) {
+    const TimelineSummary& t = *m.timeline;
+    out << "timeline (" << t.source << "): " << Fmt("%.1f us", t.end_to_end_us) << " end to end, "
+        << t.kernel_count << " kernels, GPU busy " << Fmt("%.1f us", t.gpu_busy_us)
+        << ", launch overhead " << Fmt("%.1f%%", 100 * t.launch_overhead_share)
+        << ", launch latency " << Fmt("%.1f us", t.avg_launch_latency_us) << ", " << t.sync_calls
+        << " syncs (" << Fmt("%.1f us", t.sync_time_us) << "), " << t.gaps.size()
+        << " idle gaps > " << Fmt("%.1f us", t.gap_threshold_us) << "\n";
+    for (const MemcpySummary& c : t.memcpy) {
+      out << "  memcpy " << c.direction << ": " << c.count << " copies, " << c.bytes << " B, "
+          << Fmt("%.1f us", c.time_us) << "\n";
+    }
+  }
+  for (const std::string& note : m.notes) out << "note: " << note << "\n";
+  return out.str();
+}
+
+}  // namespace kernelpro

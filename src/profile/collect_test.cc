@@ -1,0 +1,113 @@
+// The Metrics record from saved artifacts (kernelpro collect) and how kernelpro drives ncu.
+#include "profile/collect.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "profile/ncu_csv.h"
+#include "profile/ncu_runner.h"
+
+namespace kernelpro {
+namespace {
+
+const std::string kFixtures = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
+
+TEST(CollectTest, FindsTheFixtureLayoutByName) {
+  ArtifactPaths p = ArtifactsIn(kFixtures, "k_swish_scalar");
+  EXPECT_NE(p.ncu_csv.find("k_swish_scalar.ncu.csv"), std::string::npos);
+  EXPECT_NE(p.sass.find("k_swish_scalar.sass.txt"), std::string::npos);
+  EXPECT_NE(p.res_usage.find("k_swish_scalar.resusage.txt"), std::string::npos);
+  EXPECT_NE(p.symbols.find("k_swish_scalar.symbols.txt"), std::string::npos);
+  EXPECT_TRUE(p.nm.empty());  // only k_naive_matmul has an nm recording
+  EXPECT_NE(p.trace.find("k_swish_scalar.trace.json"), std::string::npos);
+}
+
+TEST(CollectTest, AllThreeViewsFromTheSwishScalarRecording) {
+  Metrics m = CollectFromArtifacts(ArtifactsIn(kFixtures, "k_swish_scalar"));
+  ASSERT_TRUE(m.ncu.has_value());
+  ASSERT_TRUE(m.sass.has_value());
+  ASSERT_TRUE(m.timeline.has_value());
+  ASSERT_EQ(m.ncu->kernels.size(), 1u);
+  EXPECT_EQ(KernelBaseName(m.ncu->kernels[0].name), KernelBaseName(m.sass->entry_points.at(0)));
+  EXPECT_EQ(KernelBaseName(m.ncu->kernels[0].name), "swish_scalar");
+  EXPECT_GT(m.ncu->kernels[0].duration_ns(), 0);
+  Json j = ToJson(m);
+  EXPECT_EQ(j["schema_version"], kMetricsSchemaVersion);
+  EXPECT_TRUE(j["ncu"]["kernels"][0]["values"].contains("gpu__time_duration.sum"));
+  EXPECT_GT(j["sass"]["kernels"][0]["total_instructions"].get<int>(), 0);
+  EXPECT_GT(j["timeline"]["kernel_count"].get<int>(), 0);
+}
+
+TEST(CollectTest, MissingViewsAreNotesNotFailures) {
+  ArtifactPaths p;
+  p.sass = kFixtures + "/k_wmma.sass.txt";
+  p.ncu_csv = kFixtures + "/does_not_exist.csv";
+  Metrics m = CollectFromArtifacts(p);
+  EXPECT_TRUE(m.sass.has_value());
+  EXPECT_FALSE(m.ncu.has_value());
+  EXPECT_FALSE(m.timeline.has_value());
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes[0].find("does_not_exist.csv"), std::string::npos);
+}
+
+TEST(CollectTest, RenderedSummaryNamesKernelsAndViews) {
+  std::string text = RenderMetrics(CollectFromArtifacts(ArtifactsIn(kFixtures, "k_swish_vec")));
+  EXPECT_NE(text.find("ncu: 1 kernel launch(es)"), std::string::npos) << text;
+  EXPECT_NE(text.find("_Z10swish_vec4PK6float4PS_i"), std::string::npos) << text;
+  EXPECT_NE(text.find("sass: sm_90a"), std::string::npos) << text;
+}
+
+TEST(NcuRunnerTest, LeavesClocksAloneUnlessAskedAndFiltersByRangeAndName) {
+  NcuOptions options;
+  auto argv = NcuArgv("/usr/bin/ncu", options, {"_Z3addPfi", "_Z3mulPf"});
+  auto has = [&](const std::string& a, const std::string& b) {
+    auto it = std::find(argv.begin(), argv.end(), a);
+    return it != argv.end() && it + 1 != argv.end() && *(it + 1) == b;
+  };
+  EXPECT_TRUE(has("--clock-control", "none"));
+  EXPECT_TRUE(has("--nvtx-include", "kernelpro/"));
+  EXPECT_TRUE(has("--kernel-name", "regex:^(_Z3addPfi|_Z3mulPf)$"));
+  EXPECT_TRUE(has("--kernel-name-base", "mangled"));
+  EXPECT_TRUE(has("--print-units", "base"));
+  options.lock_clocks = true;
+  auto locked = NcuArgv("/usr/bin/ncu", options, {});
+  EXPECT_NE(std::find(locked.begin(), locked.end(), "base"), locked.end());
+  EXPECT_EQ(std::find(locked.begin(), locked.end(), "--kernel-name"), locked.end());
+}
+
+TEST(NcuRunnerTest, BaseNamesMatchMangledAndDemangledForms) {
+  EXPECT_EQ(KernelBaseName("_Z10swish_vec4PK6float4PS_i"), "swish_vec4");
+  EXPECT_EQ(KernelBaseName("swish_vec4(const float4 *, float4 *, int)"), "swish_vec4");
+  EXPECT_EQ(KernelBaseName("void at::native::vectorized_elementwise_kernel<4, F>(int, F)"),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(KernelBaseName("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"),
+            "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT");
+}
+
+TEST(NcuRunnerTest, TrimKeepsProfilerLinesAndCsvButNotTheProgramsOutput) {
+  std::string out = "hello from the candidate\n==PROF== Connected to process 1\n\"ID\",\"Kernel Name\"\n\"\",\"\"\nprinted later\n";
+  EXPECT_EQ(TrimNcuOutput(out), "==PROF== Connected to process 1\n\"ID\",\"Kernel Name\"\n\"\",\"\"\nprinted later\n");
+}
+
+TEST(NcuRunnerTest, LibraryKernelsFallBackToTheLongestOnes) {
+  std::ifstream in(kFixtures + "/p_cublas_bf16.ncu.csv");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto view = ParseNcuCsv(text);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  std::size_t profiled = view->kernels.size();
+  std::vector<std::string> notes;
+  SelectCandidateKernels(*view, {"_Z9my_kernelPf"}, notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("longest"), std::string::npos) << notes[0];
+  EXPECT_GE(view->kernels.size(), 1u);
+  EXPECT_LE(view->kernels.size(), profiled);
+  for (std::size_t i = 1; i < view->kernels.size(); ++i) {
+    EXPECT_GE(view->kernels[i - 1].duration_ns(), view->kernels[i].duration_ns());
+  }
+}
+
+}  // namespace
+}  // namespace kernelpro

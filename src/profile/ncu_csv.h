@@ -1,0 +1,66 @@
+// Reading Nsight Compute's CSV output into an NcuView (profile/metrics.h).
+//
+// Input is what `ncu --csv --page raw --print-units base` writes to stdout:
+//
+//   ==PROF== Connected to process 2688 (/usr/bin/python3.12)     <- profiler messages, any number
+//   "ID","Process ID",...,"Kernel Name",...,"Block Size","Grid Size",...,"dram__bytes_read.sum",...
+//   "","",...,"byte",...                                         <- units row
+//   "0","2688",...,"naive_matmul(const float *, ...)",...,"16,784,128",...   <- one row per launch
+//
+// Values may carry thousands separators inside quotes ("1,234,567"), be "n/a" or empty (then the
+// metric is absent from NcuKernel::values), and kernel names contain quoted commas. Units are
+// normalised to base units in case ncu ran without --print-units base ("usecond" -> "nsecond",
+// "Mbyte" -> "byte", "Ghz" -> "hz"). Lines the profiled program printed before the header are
+// ignored. Every metric column that parses as a number is kept (device__attribute_* included),
+// not only the catalog's.
+//
+// Failures are values. When no kernel row can be read: a counter-permission error
+// (ERR_NVGPUCTRPERM) is Unavailable, ncu's "No kernels were profiled" is NotFound, anything else
+// is InvalidArgument (quoting ncu's first ==ERROR== line, if any). Rows that are truncated or
+// malformed are skipped with a note in NcuView::warnings, which also keeps ncu's ==WARNING== and
+// ==ERROR== lines verbatim. The parser never throws and never reads out of bounds, whatever the
+// bytes. Stateless; safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "profile/metrics.h"
+
+namespace kernelpro {
+
+// Parses ncu's CSV (see above). The aggregate is AggregateKernels(kernels).
+Result<NcuView> ParseNcuCsv(std::string_view text);
+
+// Combines kernels into one: catalog "sum" metrics (and unknown counters) add up; "mean" metrics
+// (percentages, ratios, rates, launch properties) are averaged weighted by each kernel's
+// gpu__time_duration.sum, so a 2 ms kernel counts 1000 times as much as a 2 us one. Kernels
+// without a duration weigh nothing, unless none has one: then every kernel weighs the same.
+// A metric missing from some kernels is combined over the kernels that have it. The result is
+// named "aggregate (N kernels)", has id -1, and keeps block and grid sizes only when all agree.
+NcuKernel AggregateKernels(const std::vector<NcuKernel>& kernels);
+
+// ---- Lower-level pieces, public for tests and for other CSV readers ---------------------------
+
+struct CsvRecord {
+  std::vector<std::string> fields;
+  bool complete = true;  // false when the text ended inside a quoted field (truncated input)
+};
+
+// Reads one RFC 4180 record starting at `*pos` and moves `*pos` past it and its line break
+// ("\n" or "\r\n"). Quoted fields may hold commas, line breaks and doubled quotes (""); a quote
+// inside an unquoted field is kept as a character. Returns false only when `*pos` is at the end.
+bool NextCsvRecord(std::string_view text, std::size_t* pos, CsvRecord* record);
+
+// All records of `text`, skipping empty lines.
+std::vector<std::vector<std::string>> SplitCsv(std::string_view text);
+
+// A value cell as a double: "1,234,567.5" -> 1234567.5; "n/a", "", non-numbers and non-finite
+// values -> nullopt.
+std::optional<double> ParseNcuNumber(std::string_view cell);
+
+}  // namespace kernelpro

@@ -1,0 +1,44 @@
+// How kernelpro invokes Nsight Compute on the worker's `run` step.
+//
+// The worker runs warm-up calls, then the profiled forward call inside the NVTX range
+// "kernelpro"; ncu profiles only kernels inside that range (never input generation or
+// warm-up), and only the candidate's own entry kernels when their mangled names are known
+// (`cuobjdump -symbols` of the built .so). Clock control is off by default (`--clock-control
+// none`): kernelpro never changes a GPU's clocks unless asked to with `lock_clocks`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/metrics.h"
+
+namespace kernelpro {
+
+struct NcuOptions {
+  std::vector<std::string> metrics;  // empty: the catalog (ncu_catalog.h)
+  bool lock_clocks = false;          // opt-in: ncu's --clock-control base (changes GPU clocks)
+  std::string nvtx_range = "kernelpro";
+  int timeout_s = 1800;              // replay passes are expensive: minutes per kernel are normal
+};
+
+// ncu's argv up to (not including) the target program. `kernel_names` are mangled entry names;
+// empty profiles every kernel in the NVTX range.
+std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& options,
+                                 const std::vector<std::string>& kernel_names);
+
+// Keeps the parts of ncu's stdout the CSV parser needs (==PROF==/==WARNING==/==ERROR== lines and
+// the CSV from its header row on), dropping whatever the profiled program printed.
+std::string TrimNcuOutput(std::string_view stdout_text);
+
+// "swish_vec4" for "_Z10swish_vec4PK6float4PS_i", "swish_vec4(const float4 *, float4 *, int)" and
+// "void ns::k<4, F>(float *)" alike: how a demangled ncu report is matched to mangled entries.
+std::string KernelBaseName(const std::string& name);
+
+// Keeps only the candidate's own kernels in `view`: those named in `entry_points`. When none of
+// them was profiled (the candidate calls cuBLAS or another library), keeps the longest-running
+// kernels that together take 95 % of the time (at most 8). Says what it did in `notes`.
+void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry_points,
+                            std::vector<std::string>& notes);
+
+}  // namespace kernelpro
