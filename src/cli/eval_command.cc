@@ -108,7 +108,7 @@ int Run(EvalArgs args) {
   auto report = executor->Evaluate(args.problem, args.candidates);
   if (!report.ok()) {
     if (args.json) {
-      std::cout << Json{{"error", report.status().message()}, {"status", nullptr}}.dump() << "\n";
+      std::cout << DumpJson(Json{{"error", report.status().message()}, {"status", nullptr}}) << "\n";
     }
     std::cerr << "kernelpro eval: " << report.status().message() << "\n";
     return 2;
@@ -122,7 +122,7 @@ int Run(EvalArgs args) {
                         {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
                         {"fp32", JsonGet<bool>(report->reference, "fp32", false)},
                         {"fp64_error", JsonGet<Json>(report->reference, "reference_fp64_error", nullptr)}};
-      std::cout << j.dump() << "\n";
+      std::cout << DumpJson(j) << "\n";
     }
   } else {
     PrintHuman(*report, args.options, std::cout);

@@ -13,7 +13,7 @@ namespace {
 
 int Print(const Metrics& metrics, bool json) {
   if (json) {
-    std::cout << ToJson(metrics).dump() << "\n";
+    std::cout << DumpJson(ToJson(metrics)) << "\n";
   } else {
     std::cout << RenderMetrics(metrics);
   }

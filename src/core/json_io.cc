@@ -18,12 +18,16 @@ Result<Json> ReadJsonFile(const std::string& path) {
   return value;
 }
 
+std::string DumpJson(const Json& value, int indent) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 Status WriteJsonFile(const std::string& path, const Json& value) {
   std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp);
     if (!out) return Status::IoError("cannot write " + tmp);
-    out << value.dump(1) << "\n";
+    out << DumpJson(value, 1) << "\n";
     if (!out) return Status::IoError("write failed: " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::IoError("cannot rename to " + path);

@@ -24,3 +24,19 @@ TEST(StatusTest, ResultHoldsValueOrError) {
 
 }  // namespace
 }  // namespace kernelpro
+
+#include "core/json_io.h"
+
+namespace kernelpro {
+namespace {
+
+TEST(JsonIoTest, DumpNeverThrowsOnInvalidUtf8) {
+  Json j{{"name", std::string("kernel\xff\xfe")}};
+  EXPECT_NO_THROW({
+    std::string text = DumpJson(j);
+    EXPECT_NE(text.find("kernel"), std::string::npos);
+  });
+}
+
+}  // namespace
+}  // namespace kernelpro
