@@ -20,20 +20,6 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
   std::ofstream(std::filesystem::path(options.artifacts_dir) / (options.artifacts_name + suffix)) << text;
 }
 
-std::string RunTool(const std::vector<std::string>& argv, std::vector<std::string>& notes) {
-  ProcessOptions p;
-  p.argv = argv;
-  p.limits.wall_timeout = std::chrono::seconds(300);
-  p.capture_bytes = 256ull << 20;
-  auto r = RunProcess(p);
-  if (!r.ok() || !r->started || !r->exited || r->exit_code != 0) {
-    notes.push_back(argv[0] + " failed: " + (r.ok() ? r->Describe() + " " + r->stderr_text.substr(0, 300)
-                                                    : r.status().message()));
-    return "";
-  }
-  return r->stdout_text;
-}
-
 }  // namespace
 
 Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
@@ -55,17 +41,18 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   Metrics metrics;
   // SASS of every built extension, concatenated: the entry kernel names select what ncu profiles.
   ArtifactTexts texts;
-  if (options.sass && !shared_objects.empty()) {
-    std::string cuobjdump = FindTool("cuobjdump");
-    if (cuobjdump.empty()) {
-      metrics.notes.push_back("sass: cuobjdump not found (install the CUDA toolkit, run scripts/setup, or set KERNELPRO_CUOBJDUMP)");
-    } else {
-      for (const std::string& so : shared_objects) {
-        texts.sass += RunTool({cuobjdump, "--dump-sass", so}, metrics.notes);
-        texts.res_usage += RunTool({cuobjdump, "-res-usage", so}, metrics.notes);
-        texts.symbols += RunTool({cuobjdump, "-symbols", so}, metrics.notes);
-        if (std::string nm = FindTool("nm"); !nm.empty()) texts.nm += RunTool({nm, "-D", so}, metrics.notes);
+  if (options.sass) {
+    for (const std::string& so : shared_objects) {
+      auto dump = DumpSharedObject(so);
+      if (!dump.ok()) {
+        metrics.notes.push_back("sass: " + dump.status().message());
+        break;
       }
+      if (dump->no_device_code) metrics.notes.push_back("sass: " + so + " holds no device code (a CPU extension?)");
+      texts.sass += dump->sass;
+      texts.res_usage += dump->res_usage;
+      texts.symbols += dump->symbols;
+      texts.nm += dump->nm;
     }
   }
   Json request = executor.BaseRequest();

@@ -545,7 +545,7 @@ SassView CombineSass(std::string_view dump, std::string_view res_usage, std::str
   return view;
 }
 
-Result<SassView> AnalyzeSharedObject(const std::string& so_path, std::string_view arch) {
+Result<SharedObjectDump> DumpSharedObject(const std::string& so_path) {
   std::string cuobjdump = FindTool("cuobjdump");
   if (cuobjdump.empty()) {
     return Status::Unavailable(
@@ -558,27 +558,34 @@ Result<SassView> AnalyzeSharedObject(const std::string& so_path, std::string_vie
   }
   Result<ToolOutput> dump = RunTool({cuobjdump, "--dump-sass", so_path});
   if (!dump.ok()) return dump.status();
-  if (!arch.empty() && !dump->no_device_code) {
-    // CombineSass forgives a dump without that architecture; a caller who named one wants to know.
-    Result<SassView> check = ParseSassDump(dump->text, arch);
-    if (!check.ok()) return check.status();
-  }
-  std::string res_usage, symbols;
-  if (!dump->no_device_code) {
+  SharedObjectDump out;
+  out.no_device_code = dump->no_device_code;
+  out.sass = std::move(dump->text);
+  if (!out.no_device_code) {
     Result<ToolOutput> res = RunTool({cuobjdump, "-res-usage", so_path});
     if (!res.ok()) return res.status();
     Result<ToolOutput> sym = RunTool({cuobjdump, "-symbols", so_path});
     if (!sym.ok()) return sym.status();
-    res_usage = std::move(res->text);
-    symbols = std::move(sym->text);
+    out.res_usage = std::move(res->text);
+    out.symbols = std::move(sym->text);
   }
-  std::string nm_text;
   if (std::string nm = FindTool("nm"); !nm.empty()) {
     // A library call is extra information; a .so without a dynamic symbol table is not an error.
-    Result<ToolOutput> out = RunTool({nm, "-D", so_path});
-    if (out.ok()) nm_text = std::move(out->text);
+    Result<ToolOutput> nm_out = RunTool({nm, "-D", so_path});
+    if (nm_out.ok()) out.nm = std::move(nm_out->text);
   }
-  return CombineSass(dump->text, res_usage, symbols, nm_text, arch);
+  return out;
+}
+
+Result<SassView> AnalyzeSharedObject(const std::string& so_path, std::string_view arch) {
+  Result<SharedObjectDump> dump = DumpSharedObject(so_path);
+  if (!dump.ok()) return dump.status();
+  if (!arch.empty() && !dump->no_device_code) {
+    // CombineSass forgives a dump without that architecture; a caller who named one wants to know.
+    Result<SassView> check = ParseSassDump(dump->sass, arch);
+    if (!check.ok()) return check.status();
+  }
+  return CombineSass(dump->sass, dump->res_usage, dump->symbols, dump->nm, arch);
 }
 
 }  // namespace kernelpro

@@ -116,4 +116,12 @@ SassView CombineSass(std::string_view dump, std::string_view res_usage, std::str
 // reads (64 MiB). A missing or failing nm only leaves library_calls empty.
 Result<SassView> AnalyzeSharedObject(const std::string& so_path, std::string_view arch = {});
 
+// The raw tool outputs AnalyzeSharedObject combines, for callers that also keep them (kernelpro
+// profile --save). A .so without device code gives empty texts and no_device_code, not an error.
+struct SharedObjectDump {
+  std::string sass, res_usage, symbols, nm;
+  bool no_device_code = false;
+};
+Result<SharedObjectDump> DumpSharedObject(const std::string& so_path);
+
 }  // namespace kernelpro
