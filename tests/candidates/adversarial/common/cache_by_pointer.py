@@ -10,61 +10,13 @@ A correct harness must report: incorrect (when the same buffer is refilled with 
 """
 import torch
 import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
 
-_CPP = r"""
-#include <torch/extension.h>
-#include <cmath>
-#ifdef KP_WITH_CUDA
-torch::Tensor swish_cuda(torch::Tensor x);
-#endif
+import os
+import sys
 
-torch::Tensor swish(torch::Tensor x) {
-  TORCH_CHECK(x.scalar_type() == torch::kFloat, "float32 expected");
-  x = x.contiguous();
-#ifdef KP_WITH_CUDA
-  if (x.is_cuda()) return swish_cuda(x);
-#endif
-  TORCH_CHECK(x.device().is_cpu(), "CPU tensor expected (built without CUDA)");
-  auto y = torch::empty_like(x);
-  const float* in = x.data_ptr<float>();
-  float* out = y.data_ptr<float>();
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) out[i] = in[i] / (1.0f + std::exp(-in[i]));
-  return y;
-}
-"""
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from swish_ext import ext as _ext  # noqa: E402  (the shared compiled swish, see swish_ext.py)
 
-_CUDA = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-
-__global__ void swish_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const float v = x[i];
-    y[i] = v / (1.0f + expf(-v));
-  }
-}
-
-torch::Tensor swish_cuda(torch::Tensor x) {
-  auto y = torch::empty_like(x);
-  const int64_t n = x.numel();
-  if (n == 0) return y;
-  const int threads = 256;
-  const int blocks = (int)std::min<int64_t>((n + threads - 1) / threads, 65535);
-  swish_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      x.data_ptr<float>(), y.data_ptr<float>(), n);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return y;
-}
-"""
-
-_HAS_CUDA = torch.cuda.is_available()
-_ext = load_inline(name="kp_adv_cache_by_pointer" + ("_cuda" if _HAS_CUDA else ""),
-                   cpp_sources=_CPP, cuda_sources=_CUDA if _HAS_CUDA else None,
-                   functions=["swish"], extra_cuda_cflags=["-O3"],
-                   extra_cflags=["-O3"] + (["-DKP_WITH_CUDA"] if _HAS_CUDA else []))
 
 
 _CACHE = {}
