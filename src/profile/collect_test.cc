@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "profile/ncu_csv.h"
 #include "profile/ncu_runner.h"
+#include "profile/sass.h"
+#include "profile/timeline.h"
 
 namespace kernelpro {
 namespace {
@@ -107,6 +110,31 @@ TEST(NcuRunnerTest, LibraryKernelsFallBackToTheLongestOnes) {
   for (std::size_t i = 1; i < view->kernels.size(); ++i) {
     EXPECT_GE(view->kernels[i - 1].duration_ns(), view->kernels[i].duration_ns());
   }
+}
+
+}  // namespace
+}  // namespace kernelpro
+
+namespace kernelpro {
+namespace {
+
+// Inputs libFuzzer found interesting (fuzz/run; ASan/UBSan clean when kept): every parser gets
+// every one of them, whatever parser it was found for, and must return without crashing.
+TEST(FuzzCorpusTest, EveryParserSurvivesTheKeptCorpus) {
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(KERNELPRO_SOURCE_DIR) + "/fuzz/corpus")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    SassView view;
+    (void)ParseNcuCsv(text);
+    (void)ParseSassDump(text);
+    ApplyResourceUsage(text, view);
+    (void)ParseEntryPoints(text);
+    (void)ParseLibraryCalls(text);
+    (void)ParseTorchProfilerTrace(text);
+    ++files;
+  }
+  EXPECT_GT(files, 100u);
 }
 
 }  // namespace
