@@ -52,16 +52,13 @@ def _save(torch, tensors, path):
     torch.save([t.detach().cpu() if hasattr(t, "detach") else t for t in tensors], path)
 
 
-def _load(torch, path, device):
-    return to_device(torch.load(path), device)
-
-
-def _load_candidate(request, torch, guard_holder):
-    """Imports the candidate with the build cache installed. Returns (module, build cache)."""
+def _load_candidate(request, torch, guard_holder, cache=None):
+    """Imports the candidate with the build cache installed. Returns (module, build cache).
+    A caller that passes its own `cache` still sees what was built when the import fails."""
     from .buildcache import BuildCache
     from .guard import PatchGuard
 
-    cache = BuildCache(request["cache_dir"])
+    cache = cache or BuildCache(request["cache_dir"])
     cache.install()
     guard_holder.append(PatchGuard())
     path = request["candidate"]
@@ -342,13 +339,15 @@ def _extra_inputs(torch, tensors, run, inputs, seed):
 
 def step_build(request):
     torch = _import_torch(request["device"])
-    guard = []
+    from .buildcache import BuildCache
+
+    cache = BuildCache(request["cache_dir"])
     started = time.monotonic()
     try:
-        _, cache = _load_candidate(request, torch, guard)
+        _load_candidate(request, torch, [], cache)
     except StepError as e:
-        cache_ext = []
-        return {"status": e.status, "message": e.message, "extensions": cache_ext,
+        # The failed extension's record carries the compiler diagnostics for the debug prompt.
+        return {"status": e.status, "message": e.message, "extensions": cache.extensions,
                 "seconds": time.monotonic() - started}
     return {"status": "ok", "message": "", "extensions": cache.extensions,
             "seconds": time.monotonic() - started}

@@ -1,7 +1,5 @@
 // `kernelpro eval`: evaluates candidate kernels against a problem and prints the verdict.
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <memory>

@@ -123,6 +123,9 @@ TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text << e.stderr_text;
   EXPECT_EQ(Status(e[0]), "correct");
   EXPECT_EQ(Status(e[1]), "compile_error");
+  // The compiler's own words are kept for the debug prompt.
+  EXPECT_NE(e[1]["build"]["diagnostics"].get<std::string>().find("error"), std::string::npos)
+      << e[1].dump(1);
 }
 
 // ---- Adversarial candidates: each is caught and scored incorrect. ----

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "profile/ncu_catalog.h"
 #include "profile/ncu_csv.h"
 #include "profile/ncu_runner.h"
 #include "profile/sass.h"
@@ -94,11 +95,9 @@ std::string RenderMetrics(const Metrics& m) {
     out << "ncu: " << m.ncu->kernels.size() << " kernel launch(es)\n";
     auto show = [&](const NcuKernel& k) {
       out << "  " << k.name << "\n    duration " << Fmt("%.2f us", k.duration_ns() / 1e3);
-      for (const char* key : {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
-                              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-                              "dram__bytes.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
-                              "launch__registers_per_thread"}) {
-        auto it = k.values.find(key);
+      for (std::string_view key : {kNcuSmThroughputPct, kNcuMemoryThroughputPct, kNcuDramBytesRead,
+                                   kNcuAchievedOccupancyPct, kNcuRegistersPerThread}) {
+        auto it = k.values.find(std::string(key));
         if (it != k.values.end()) out << ", " << key << " " << Fmt("%.4g", it->second);
       }
       out << "\n";
