@@ -1,5 +1,6 @@
 """Worker steps on CPU: inspect, reference, build cache, check, compare, time, run."""
 
+import json
 import os
 
 import pytest
@@ -94,6 +95,15 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     traced = steps.step_trace(dict(BASE, problem=TINY, candidate=GOOD, cache_dir=cache,
                                    reference_dir=reference["dir"], trace_path=trace))
     assert traced["status"] == "ok" and os.path.getsize(trace) > 0
+    # Only the recorded call: the profiler's warm-up step is discarded.
+    with open(trace) as f:
+        steps_seen = {e["name"] for e in _events(json.load(f)) if e.get("name", "").startswith("ProfilerStep#")}
+    assert len(steps_seen) == 1, steps_seen
+
+
+def _events(trace):
+    """Chrome traces are either {"traceEvents": [...]} or a bare list (older torch)."""
+    return trace["traceEvents"] if isinstance(trace, dict) else trace
 
 
 def test_scan_step_reads_files_without_torch(tmp_path):

@@ -1,4 +1,5 @@
 // `kernelpro profile` (collect on a GPU) and `kernelpro collect` (parse saved artifacts).
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "cli/common.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
+#include "profile/ncu_catalog.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -20,9 +22,27 @@ int Print(const Metrics& metrics, bool json) {
   return 0;
 }
 
+// The catalog, one metric per line (category, name, description), or as a JSON array.
+int ListMetrics(bool json) {
+  if (json) {
+    Json list = Json::array();
+    for (const NcuMetric& m : NcuMetricCatalog()) {
+      list.push_back({{"name", m.name}, {"category", m.category}, {"description", m.description},
+                      {"aggregation", m.aggregation}});
+    }
+    std::cout << DumpJson(list) << "\n";
+    return 0;
+  }
+  for (const NcuMetric& m : NcuMetricCatalog()) {
+    std::cout << m.category << std::string(14 - std::min<std::size_t>(m.category.size(), 13), ' ') << m.name
+              << "\n    " << m.description << "\n";
+  }
+  return 0;
+}
+
 struct ProfileArgs {
   std::string problem, candidate, python, metrics;
-  bool json = false, no_ncu = false, no_sass = false, no_timeline = false;
+  bool json = false, no_ncu = false, no_sass = false, no_timeline = false, list_metrics = false;
   EvalOptions eval;
   ProfileOptions profile;
 };
@@ -40,7 +60,8 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "profile", "Profile a candidate on a GPU: ncu counters, SASS of the built .so, timeline");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--problem", args->problem, "Problem file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--problem", args->problem, "Problem file (required unless --list-metrics)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--candidate", args->candidate, "Candidate file (omit to profile the reference)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->eval.device, "cuda (cpu gives SASS-less, counter-less records)")
@@ -60,8 +81,14 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
       ->envname("KERNELPRO_CACHE_DIR");
   cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
   cmd->add_flag("--json", args->json, "The Metrics record as JSON");
+  cmd->add_flag("--list-metrics", args->list_metrics, "Print the ncu metric catalog and exit");
   args->eval.cache_dir.clear();
   return [args] {
+    if (args->list_metrics) return ListMetrics(args->json);
+    if (args->problem.empty()) {
+      std::cerr << "kernelpro profile: --problem is required\n";
+      return 2;
+    }
     auto executor = MakeExecutor(args->eval, args->python, "profile");
     if (!executor) return 2;
     args->profile.ncu = !args->no_ncu;

@@ -65,8 +65,12 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
     if (ncu.empty()) {
       metrics.notes.push_back("ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
     } else {
-      std::vector<std::string> entries = texts.symbols.empty() ? std::vector<std::string>{}
-                                                               : ParseEntryPoints(texts.symbols);
+      // A candidate calling cuBLAS & co. spends its time in kernels it did not compile: then every
+      // kernel of the forward call is profiled and the selection keeps the longest as well.
+      bool calls_libraries = !texts.nm.empty() && !ParseLibraryCalls(texts.nm).empty();
+      std::vector<std::string> entries = texts.symbols.empty() || calls_libraries
+                                             ? std::vector<std::string>{}
+                                             : ParseEntryPoints(texts.symbols);
       ProcessLimits limits;
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {

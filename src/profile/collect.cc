@@ -58,8 +58,8 @@ Metrics CollectFromTexts(const ArtifactTexts& t) {
       m.notes.push_back("ncu: " + parsed.status().message());
     } else {
       m.ncu = std::move(*parsed);
-      if (m.sass && !m.sass->entry_points.empty()) {
-        SelectCandidateKernels(*m.ncu, m.sass->entry_points, m.notes);
+      if (m.sass && (!m.sass->entry_points.empty() || !m.sass->library_calls.empty())) {
+        SelectCandidateKernels(*m.ncu, m.sass->entry_points, !m.sass->library_calls.empty(), m.notes);
       }
     }
   }

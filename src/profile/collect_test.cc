@@ -75,6 +75,8 @@ TEST(NcuRunnerTest, LeavesClocksAloneUnlessAskedAndFiltersByRangeAndName) {
   EXPECT_TRUE(has("--kernel-name", "regex:^(_Z3addPfi|_Z3mulPf)$"));
   EXPECT_TRUE(has("--kernel-name-base", "mangled"));
   EXPECT_TRUE(has("--print-units", "base"));
+  // Only the requested rollups: without this ncu adds .avg/.min/.max/.sum of every counter.
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--disable-extra-suffixes"), argv.end());
   options.lock_clocks = true;
   auto locked = NcuArgv("/usr/bin/ncu", options, {});
   EXPECT_NE(std::find(locked.begin(), locked.end(), "base"), locked.end());
@@ -102,14 +104,49 @@ TEST(NcuRunnerTest, LibraryKernelsFallBackToTheLongestOnes) {
   ASSERT_TRUE(view.ok()) << view.status().ToString();
   std::size_t profiled = view->kernels.size();
   std::vector<std::string> notes;
-  SelectCandidateKernels(*view, {"_Z9my_kernelPf"}, notes);
+  SelectCandidateKernels(*view, {"_Z9my_kernelPf"}, false, notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("longest"), std::string::npos) << notes[0];
   EXPECT_GE(view->kernels.size(), 1u);
   EXPECT_LE(view->kernels.size(), profiled);
-  for (std::size_t i = 1; i < view->kernels.size(); ++i) {
-    EXPECT_GE(view->kernels[i - 1].duration_ns(), view->kernels[i].duration_ns());
+  // The kept kernels are the longest: none dropped ran longer than the shortest kept.
+  double shortest_kept = 1e300;
+  for (const NcuKernel& k : view->kernels) shortest_kept = std::min(shortest_kept, k.duration_ns());
+  auto all = ParseNcuCsv(text);
+  for (const NcuKernel& k : all->kernels) {
+    bool kept = std::any_of(view->kernels.begin(), view->kernels.end(),
+                            [&](const NcuKernel& x) { return x.id == k.id; });
+    if (!kept) EXPECT_LE(k.duration_ns(), shortest_kept) << k.name;
   }
+}
+
+TEST(NcuRunnerTest, ACandidateCallingALibraryKeepsItsOwnKernelsAndTheLongestOthers) {
+  // cuBLAS GEMM then the candidate's own masking kernel, plus a tiny fill ATen launched.
+  auto kernel = [](int id, std::string name, double ns) {
+    NcuKernel k;
+    k.id = id;
+    k.name = std::move(name);
+    k.values["gpu__time_duration.sum"] = ns;
+    return k;
+  };
+  NcuView launches;
+  launches.kernels = {kernel(0, "fill_kernel", 1'000), kernel(1, "sm90_xmma_gemm_f32f32", 900'000),
+                      kernel(2, "_Z10zero_upperPfi", 20'000)};
+  NcuView view = launches;
+  std::vector<std::string> notes;
+  SelectCandidateKernels(view, {"_Z10zero_upperPfi"}, /*calls_libraries=*/true, notes);
+  ASSERT_EQ(view.kernels.size(), 2u);
+  EXPECT_EQ(view.kernels[0].name, "sm90_xmma_gemm_f32f32");  // launch order kept
+  EXPECT_EQ(view.kernels[1].name, "_Z10zero_upperPfi");
+  EXPECT_DOUBLE_EQ(view.aggregate.duration_ns(), 920'000);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("1 own kernel launch(es) and the 1 longest other(s) of 3"), std::string::npos) << notes[0];
+  // Without a library call the same entry keeps only the candidate's own launch.
+  view = launches;
+  notes.clear();
+  SelectCandidateKernels(view, {"_Z10zero_upperPfi"}, false, notes);
+  ASSERT_EQ(view.kernels.size(), 1u);
+  EXPECT_EQ(view.kernels[0].name, "_Z10zero_upperPfi");
 }
 
 }  // namespace

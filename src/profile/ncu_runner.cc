@@ -59,7 +59,7 @@ std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& 
   std::vector<std::string> argv = {ncu_path, "--csv", "--page", "raw", "--print-units", "base",
                                    "--clock-control", options.lock_clocks ? "base" : "none",
                                    "--nvtx", "--nvtx-include", options.nvtx_range + "/",
-                                   "--metrics", metrics};
+                                   "--disable-extra-suffixes", "--metrics", metrics};
   if (!kernel_names.empty()) {
     std::string regex = "regex:^(";
     for (std::size_t i = 0; i < kernel_names.size(); ++i) {
@@ -85,42 +85,55 @@ std::string TrimNcuOutput(std::string_view text) {
 }
 
 void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry_points,
-                            std::vector<std::string>& notes) {
+                            bool calls_libraries, std::vector<std::string>& notes) {
   if (view.kernels.empty()) return;
   // Exact (mangled) names first; reports printed with demangled names match by base name.
   std::vector<std::string> entry_bases;
   for (const std::string& e : entry_points) entry_bases.push_back(KernelBaseName(e));
-  std::vector<NcuKernel> own;
-  for (const NcuKernel& k : view.kernels) {
-    bool exact = std::find(entry_points.begin(), entry_points.end(), k.name) != entry_points.end();
-    std::string base = KernelBaseName(k.name);
-    if (exact || std::find(entry_bases.begin(), entry_bases.end(), base) != entry_bases.end()) {
-      own.push_back(k);
-    }
+  auto is_own = [&](const NcuKernel& k) {
+    return std::find(entry_points.begin(), entry_points.end(), k.name) != entry_points.end() ||
+           std::find(entry_bases.begin(), entry_bases.end(), KernelBaseName(k.name)) != entry_bases.end();
+  };
+  std::vector<bool> keep(view.kernels.size(), false);
+  std::size_t own = 0;
+  for (std::size_t i = 0; i < view.kernels.size(); ++i) {
+    keep[i] = is_own(view.kernels[i]);
+    own += keep[i];
   }
-  if (!own.empty()) {
-    if (own.size() != view.kernels.size()) {
-      notes.push_back("ncu: kept the candidate's " + std::to_string(own.size()) + " own kernel launch(es) of " +
-                      std::to_string(view.kernels.size()) + " profiled");
-    }
-    view.kernels = std::move(own);
-  } else {
-    std::vector<NcuKernel> sorted = view.kernels;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const NcuKernel& a, const NcuKernel& b) {
-      return a.duration_ns() > b.duration_ns();
+  std::size_t longest = 0;
+  if (own == 0 || calls_libraries) {
+    std::vector<std::size_t> order(view.kernels.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return view.kernels[a].duration_ns() > view.kernels[b].duration_ns();
     });
     double total = 0, kept_time = 0;
-    for (const NcuKernel& k : sorted) total += k.duration_ns();
-    std::vector<NcuKernel> kept;
-    for (const NcuKernel& k : sorted) {
-      if (kept.size() >= 8 || (total > 0 && kept_time >= 0.95 * total)) break;
-      kept.push_back(k);
-      kept_time += k.duration_ns();
+    for (const NcuKernel& k : view.kernels) total += k.duration_ns();
+    for (std::size_t i : order) {
+      if (longest >= 8 || (total > 0 && kept_time >= 0.95 * total)) break;
+      kept_time += view.kernels[i].duration_ns();
+      if (!keep[i]) {
+        keep[i] = true;
+        ++longest;
+      }
     }
+  }
+  std::size_t profiled = view.kernels.size();
+  std::vector<NcuKernel> kept;
+  for (std::size_t i = 0; i < profiled; ++i) {
+    if (keep[i]) kept.push_back(std::move(view.kernels[i]));
+  }
+  view.kernels = std::move(kept);  // launch order preserved
+  if (own == 0) {
     notes.push_back("ncu: none of the candidate's own entry kernels ran (a library call?); kept the " +
-                    std::to_string(kept.size()) + " longest of " + std::to_string(view.kernels.size()) +
-                    " kernels");
-    view.kernels = std::move(kept);
+                    std::to_string(longest) + " longest of " + std::to_string(profiled) + " kernels");
+  } else if (longest > 0) {
+    notes.push_back("ncu: kept the candidate's " + std::to_string(own) + " own kernel launch(es) and the " +
+                    std::to_string(longest) + " longest other(s) of " + std::to_string(profiled) +
+                    " profiled (it calls a library)");
+  } else if (own != profiled) {
+    notes.push_back("ncu: kept the candidate's " + std::to_string(own) + " own kernel launch(es) of " +
+                    std::to_string(profiled) + " profiled");
   }
   view.aggregate = AggregateKernels(view.kernels);
 }

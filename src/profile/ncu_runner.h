@@ -36,9 +36,11 @@ std::string TrimNcuOutput(std::string_view stdout_text);
 std::string KernelBaseName(const std::string& name);
 
 // Keeps only the candidate's own kernels in `view`: those named in `entry_points`. When none of
-// them was profiled (the candidate calls cuBLAS or another library), keeps the longest-running
-// kernels that together take 95 % of the time (at most 8). Says what it did in `notes`.
+// them was profiled, or the candidate calls a library (`calls_libraries`: cuBLAS, cuDNN... in
+// `nm -D`), the longest-running kernels that together take 95 % of the time (at most 8) are kept
+// as well, since the library's kernels are where such a candidate spends its time. Says what it
+// did in `notes`.
 void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry_points,
-                            std::vector<std::string>& notes);
+                            bool calls_libraries, std::vector<std::string>& notes);
 
 }  // namespace kernelpro
