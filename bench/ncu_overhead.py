@@ -4,7 +4,9 @@ as the number of collected metrics grows (ncu replays each kernel once per count
 
     bench/ncu_overhead.py [--problem P --candidate C] [--binary B] [--counts 8,16,32,0]
 
-A count of 0 means the whole catalog. Prints a table; asserts nothing.
+A count of 0 means the whole catalog; the first row (no ncu) is the fixed cost of a profile run
+(worker start, cached build and reference), so ncu's own cost is a row minus that one. Prints a
+table; asserts nothing.
 """
 
 import argparse
@@ -26,9 +28,9 @@ def catalog(binary):
 def profile(binary, problem, candidate, metrics):
     """Seconds and the record of one `kernelpro profile` with ncu only."""
     start = time.monotonic()
+    ncu = ["--metrics", ",".join(metrics)] if metrics else ["--no-ncu"]
     out = subprocess.run([binary, "profile", "--problem", problem, "--candidate", candidate,
-                          "--no-timeline", "--no-sass", "--json", "--metrics", ",".join(metrics)],
-                         capture_output=True, text=True)
+                          "--no-timeline", "--no-sass", "--json"] + ncu, capture_output=True, text=True)
     seconds = time.monotonic() - start
     lines = out.stdout.strip().splitlines()
     return seconds, (json.loads(lines[-1]) if lines else {"notes": [out.stderr.strip()[-300:]]})
@@ -48,6 +50,8 @@ def main():
           f"--no-timeline`, process start to record)")
     print(f"| {'metrics':>7} | {'seconds':>8} | {'kernels':>7} | {'replay passes':>13} |")
     print(f"|{'-' * 9}|{'-' * 10}|{'-' * 9}|{'-' * 15}|")
+    seconds, _ = profile(a.binary, a.problem, a.candidate, None)
+    print(f"| {'no ncu':>7} | {seconds:>8.1f} | {'-':>7} | {'-':>13} |")
     for count in [int(c) for c in a.counts.split(",")]:
         chosen = names if count == 0 else names[:count]
         seconds, record = profile(a.binary, a.problem, a.candidate, chosen)

@@ -254,6 +254,27 @@ std::string_view CuptiCopyKindFromName(std::string_view name) {
   return name.substr(0, name.find(' '));
 }
 
+// The API calls starting inside one of `ranges`, and the GPU activities they launched (matched
+// by correlation id; an activity without one counts when it starts inside a range).
+TimelineEvents RestrictToRanges(const TimelineEvents& events, const std::vector<Interval>& ranges) {
+  auto inside = [&](double t) {
+    return std::any_of(ranges.begin(), ranges.end(), [&](const Interval& r) { return t >= r.start && t <= r.end; });
+  };
+  TimelineEvents kept;
+  std::set<std::int64_t> correlations;
+  for (const HostApiCall& call : events.api_calls) {
+    if (!inside(call.start_us)) continue;
+    kept.api_calls.push_back(call);
+    if (call.correlation_id >= 0) correlations.insert(call.correlation_id);
+  }
+  for (const GpuActivity& activity : events.gpu) {
+    if (activity.correlation_id >= 0 ? correlations.count(activity.correlation_id) > 0 : inside(activity.start_us)) {
+      kept.gpu.push_back(activity);
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 Result<TimelineSummary> ParseTorchProfilerTrace(std::string_view json_text) {
@@ -276,11 +297,14 @@ Result<TimelineSummary> ParseTorchProfilerTrace(std::string_view json_text) {
   }
 
   TimelineEvents events;
+  std::vector<Interval> ranges;  // kTraceRangeName annotations, relative to `origin`
   std::optional<double> origin;
   for (const Json& event : *trace_events) {
     if (!event.is_object() || StringField(event, "ph") != "X") continue;
-    const TraceCategory category = CategoryOf(StringField(event, "cat"));
-    if (category == TraceCategory::kOther) continue;
+    const std::string_view cat = StringField(event, "cat");
+    const TraceCategory category = CategoryOf(cat);
+    const bool is_range = cat == "user_annotation" && StringField(event, "name") == kTraceRangeName;
+    if (category == TraceCategory::kOther && !is_range) continue;
     const std::optional<double> ts = NumberField(event, "ts");
     const std::optional<double> dur = NumberField(event, "dur");
     if (!ts || !dur || std::abs(*ts) > kMaxAbsTimeUs || *dur < 0 || *dur > kMaxAbsTimeUs) {
@@ -291,6 +315,10 @@ Result<TimelineSummary> ParseTorchProfilerTrace(std::string_view json_text) {
     const double start = *ts - *origin;
     const double end = start + *dur;
     if (!ValidInterval(start, end)) continue;
+    if (is_range) {
+      ranges.push_back({start, end});
+      continue;
+    }
 
     std::int64_t correlation = -1;
     std::int64_t bytes = 0;
@@ -322,6 +350,7 @@ Result<TimelineSummary> ParseTorchProfilerTrace(std::string_view json_text) {
     return Status::InvalidArgument(
         "the trace has no GPU activity: was it recorded with ProfilerActivity.CUDA?");
   }
+  if (!ranges.empty()) events = RestrictToRanges(events, ranges);
   return SummarizeTimeline("torch_profiler", events);
 }
 

@@ -111,7 +111,13 @@ Result<TimelineSummary> SummarizeTimeline(std::string source, const TimelineEven
 // kernel, gpu_memcpy, gpu_memset, cuda_runtime and cuda_driver (also the capitalised names older
 // PyTorch releases wrote: Kernel, Memcpy, Memset, Runtime, Driver); the copy direction comes from
 // the event name ("Memcpy HtoD (Pageable -> Device)"), bytes and correlation id from "args".
+// When the trace holds user_annotation ranges named kTraceRangeName (the worker wraps the recorded
+// forward calls in torch.profiler.record_function of that name), only the API calls that start
+// inside them and the GPU work those calls launched count: the profiler's own synchronisations
+// at the start and end of its recording stay out of the numbers. Without such a range the whole
+// trace counts.
 Result<TimelineSummary> ParseTorchProfilerTrace(std::string_view json_text);
+inline constexpr std::string_view kTraceRangeName = "kernelpro";
 
 // The same for a trace file; NotFound when it cannot be read.
 Result<TimelineSummary> ParseTorchProfilerTraceFile(const std::string& path);

@@ -204,6 +204,10 @@ class TraceBuilder {
                        {"args", {{"correlation", correlation}}}});
     return *this;
   }
+  TraceBuilder& Annotation(const std::string& name, double ts, double dur) {
+    events_.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"ts", ts}, {"dur", dur}});
+    return *this;
+  }
   std::string Text() const { return Json{{"traceEvents", events_}}.dump(); }
 
  private:
@@ -251,6 +255,38 @@ TEST(TorchProfilerTraceTest, WithoutApiCallsTheWindowStartsAtTheFirstGpuActivity
   EXPECT_DOUBLE_EQ(summary->avg_launch_latency_us, 0);
   ASSERT_EQ(summary->gaps.size(), 1u);
   EXPECT_DOUBLE_EQ(summary->gaps[0].start_us, 10);
+}
+
+TEST(TorchProfilerTraceTest, TheKernelproRangeKeepsTheProfilersOwnSyncsOut) {
+  // As the worker records it: the profiler synchronises when its step starts (0) and ends (300);
+  // the forward call runs inside the "kernelpro" range (100-200) and launches one kernel. A
+  // kernel launched outside the range (warm-up) does not count either.
+  const std::string trace = TraceBuilder()
+                                .Call("cudaDeviceSynchronize", 0, 5, 1)
+                                .Call("cudaLaunchKernel", 20, 5, 2)
+                                .Kernel(30, 10, 2)
+                                .Annotation("kernelpro", 100, 100)
+                                .Annotation("ProfilerStep#1", 0, 310)
+                                .Call("cudaLaunchKernel", 110, 5, 3)
+                                .Kernel(120, 40, 3)
+                                .Call("cudaDeviceSynchronize", 116, 45, 4)
+                                .Call("cudaDeviceSynchronize", 300, 5, 5)
+                                .Text();
+  Result<TimelineSummary> summary = ParseTorchProfilerTrace(trace);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->kernel_count, 1);
+  EXPECT_EQ(summary->sync_calls, 1);
+  EXPECT_DOUBLE_EQ(summary->sync_time_us, 45);
+  EXPECT_DOUBLE_EQ(summary->end_to_end_us, 50);  // launch call at 110 to kernel end at 160
+  EXPECT_DOUBLE_EQ(summary->gpu_busy_us, 40);
+  EXPECT_DOUBLE_EQ(summary->avg_launch_latency_us, 10);
+  // Without the range, the whole trace counts.
+  const std::string plain = TraceBuilder().Call("cudaDeviceSynchronize", 0, 5, 1).Call("cudaLaunchKernel", 110, 5, 3)
+                                .Kernel(120, 40, 3).Text();
+  Result<TimelineSummary> whole = ParseTorchProfilerTrace(plain);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->sync_calls, 1);
+  EXPECT_DOUBLE_EQ(whole->end_to_end_us, 160);
 }
 
 TEST(TorchProfilerTraceTest, OlderCategoryNamesAndUnknownCopyKinds) {
