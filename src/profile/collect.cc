@@ -94,7 +94,7 @@ std::string RenderMetrics(const Metrics& m) {
   if (m.ncu) {
     out << "ncu: " << m.ncu->kernels.size() << " kernel launch(es)\n";
     auto show = [&](const NcuKernel& k) {
-      out << "  " << k.name << "\n    duration " << Fmt("%.2f us", k.duration_ns() / 1e3);
+      out << "  " << DemangleKernelName(k.name) << "\n    duration " << Fmt("%.2f us", k.duration_ns() / 1e3);
       for (std::string_view key : {kNcuSmThroughputPct, kNcuMemoryThroughputPct, kNcuDramBytesRead,
                                    kNcuAchievedOccupancyPct, kNcuRegistersPerThread}) {
         auto it = k.values.find(std::string(key));
@@ -114,7 +114,7 @@ std::string RenderMetrics(const Metrics& m) {
     }
     out << "\n";
     for (const SassKernel& k : m.sass->kernels) {
-      out << "  " << k.name << ": " << k.total_instructions << " instructions, " << k.registers
+      out << "  " << DemangleKernelName(k.name) << ": " << k.total_instructions << " instructions, " << k.registers
           << " registers, " << k.stack_bytes << " B stack (spills), " << k.local_bytes << " B local";
       for (const auto& [category, count] : k.categories) {
         if (count > 0) out << ", " << category << " " << count;

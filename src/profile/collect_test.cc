@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/json_io.h"
 #include "profile/ncu_csv.h"
 #include "profile/ncu_runner.h"
 #include "profile/sass.h"
@@ -17,6 +18,125 @@ namespace kernelpro {
 namespace {
 
 const std::string kFixtures = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
+
+// `kernelpro profile` on the H200 (scripts/gpu_verify OUT record profile): the raw artifacts it
+// saved and the record it printed, for the example candidates and the profiling targets.
+const std::string kProfiled = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile";
+
+Metrics Profiled(const std::string& dir, const std::string& name) {
+  return CollectFromArtifacts(ArtifactsIn(kProfiled + "/" + dir, name));
+}
+
+const NcuKernel* FindKernel(const NcuView& view, const std::string& name) {
+  for (const NcuKernel& k : view.kernels) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+const SassKernel* FindSass(const SassView& view, const std::string& name) {
+  for (const SassKernel& k : view.kernels) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+TEST(H200ProfileTest, CollectFromTheSavedArtifactsGivesTheRecordProfilePrinted) {
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"profiles", "linear_gelu"}, {"profiles", "rms_norm"}, {"profiles", "scaled_softmax"},
+      {"profiles", "swish"}, {"profiles", "tiny_mlp"}, {"profiles", "tril_matmul"},
+      {"record", "wgmma_tile"}, {"record", "cp_async_copy"}, {"record", "cublas_tril"},
+      {"record", "tril_matmul_reference"}};
+  for (const auto& [dir, name] : runs) {
+    auto printed = ReadJsonFile(kProfiled + "/" + dir + "/" + name + ".metrics.json");
+    ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+    Json collected = ToJson(Profiled(dir, name));
+    EXPECT_EQ(collected, *printed) << name;
+    EXPECT_FALSE(collected["ncu"].is_null()) << name;
+    EXPECT_FALSE(collected["timeline"].is_null()) << name;
+  }
+}
+
+TEST(H200ProfileTest, SwishProfilesOnlyTheEntryKernelThatRan) {
+  Metrics m = Profiled("profiles", "swish");
+  ASSERT_TRUE(m.ncu && m.sass && m.timeline);
+  // The .so holds a scalar and a float4 kernel; the forward launched the float4 one.
+  EXPECT_EQ(m.sass->arch, "sm_90a");
+  EXPECT_EQ(m.sass->entry_points.size(), 2u);
+  ASSERT_EQ(m.ncu->kernels.size(), 1u);
+  const NcuKernel& k = m.ncu->kernels[0];
+  EXPECT_EQ(k.name, "_Z17swish_vec4_kernelPKfPfl");
+  EXPECT_DOUBLE_EQ(k.duration_ns(), 32768);
+  EXPECT_DOUBLE_EQ(k.values.at("dram__bytes_read.sum"), 67116800);  // 16 Mi floats read once
+  EXPECT_DOUBLE_EQ(k.values.at("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"), 16);
+  const SassKernel* vec4 = FindSass(*m.sass, "_Z17swish_vec4_kernelPKfPfl");
+  ASSERT_NE(vec4, nullptr);
+  EXPECT_EQ(vec4->categories.at("global_load_128"), 1);
+  EXPECT_EQ(vec4->categories.at("global_store_128"), 1);
+  EXPECT_EQ(vec4->registers, 31);
+  EXPECT_EQ(m.timeline->kernel_count, 1);
+  EXPECT_EQ(m.timeline->sync_calls, 1);  // the worker's own, not the profiler's
+}
+
+TEST(H200ProfileTest, WarpgroupMmaShowsInSassAndInTheTensorPipeCounters) {
+  Metrics m = Profiled("record", "wgmma_tile");
+  ASSERT_TRUE(m.ncu && m.sass);
+  const SassKernel* k = FindSass(*m.sass, "_Z15wgmma_m64n64k16PK6__halfS1_Pf");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->categories.at("tensor_wgmma"), 1);
+  EXPECT_EQ(k->categories.at("tensor_hmma"), 0);
+  EXPECT_EQ(k->shared_bytes, 5120);
+  EXPECT_EQ(k->registers, 58);
+  ASSERT_EQ(m.ncu->kernels.size(), 1u);
+  // One warpgroup MMA is one tensor-pipe instruction per warp of the warpgroup.
+  EXPECT_DOUBLE_EQ(m.ncu->kernels[0].values.at("sm__inst_executed_pipe_tensor_op_hmma.sum"), 4);
+}
+
+TEST(H200ProfileTest, CpAsyncShowsAsLdgstsInSassAndCounters) {
+  Metrics m = Profiled("record", "cp_async_copy");
+  ASSERT_TRUE(m.ncu && m.sass);
+  const SassKernel* k = FindSass(*m.sass, "_Z13cp_async_tilePK6float4PS_i");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->categories.at("ldgsts"), 1);
+  EXPECT_EQ(k->shared_bytes, 5120);
+  ASSERT_EQ(m.ncu->kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.ncu->kernels[0].values.at("sm__sass_inst_executed_op_ldgsts.sum"), 131072);
+}
+
+TEST(H200ProfileTest, ACandidateCallingCublasKeepsTheGemmAndItsOwnKernel) {
+  Metrics m = Profiled("record", "cublas_tril");
+  ASSERT_TRUE(m.ncu && m.sass);
+  EXPECT_EQ(m.sass->library_calls, (std::vector<std::string>{"cublasSetStream_v2", "cublasSgemm_v2"}));
+  EXPECT_EQ(m.sass->entry_points, std::vector<std::string>{"_Z10zero_upperPfi"});
+  ASSERT_EQ(m.ncu->kernels.size(), 2u);
+  EXPECT_EQ(m.ncu->kernels[0].name.rfind("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm", 0), 0u);
+  EXPECT_NE(FindKernel(*m.ncu, "_Z10zero_upperPfi"), nullptr);
+  EXPECT_DOUBLE_EQ(m.ncu->aggregate.duration_ns(), 346944);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("it calls a library"), std::string::npos);
+}
+
+TEST(H200ProfileTest, TheReferenceHasNoSassAndKeepsEveryKernelOfItsForward) {
+  Metrics m = Profiled("record", "tril_matmul_reference");
+  EXPECT_FALSE(m.sass.has_value());
+  ASSERT_TRUE(m.ncu && m.timeline);
+  ASSERT_EQ(m.ncu->kernels.size(), 2u);  // cuBLAS's GEMM and ATen's tril, nothing of input generation
+  EXPECT_EQ(KernelBaseName(m.ncu->kernels[1].name), "triu_tril_kernel");
+  EXPECT_EQ(m.timeline->kernel_count, 2);
+}
+
+TEST(H200ProfileTest, TrilMatmulKeyNumbers) {
+  Metrics m = Profiled("profiles", "tril_matmul");
+  ASSERT_TRUE(m.ncu && m.sass && m.timeline);
+  ASSERT_EQ(m.ncu->kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.ncu->kernels[0].duration_ns(), 185632);
+  EXPECT_DOUBLE_EQ(m.ncu->kernels[0].values.at("launch__registers_per_thread"), 125);
+  EXPECT_EQ(m.sass->kernels.at(0).registers, 125);  // cuobjdump -res-usage agrees with ncu
+  EXPECT_EQ(m.sass->kernels.at(0).total_instructions, 1773);
+  EXPECT_NEAR(m.timeline->end_to_end_us, 200.1489375, 1e-6);
+  EXPECT_NEAR(m.timeline->gpu_busy_us, 157.313, 1e-6);
+  EXPECT_EQ(m.timeline->sync_calls, 1);
+}
 
 TEST(CollectTest, FindsTheFixtureLayoutByName) {
   ArtifactPaths p = ArtifactsIn(kFixtures, "k_swish_scalar");
@@ -59,7 +179,9 @@ TEST(CollectTest, MissingViewsAreNotesNotFailures) {
 TEST(CollectTest, RenderedSummaryNamesKernelsAndViews) {
   std::string text = RenderMetrics(CollectFromArtifacts(ArtifactsIn(kFixtures, "k_swish_vec")));
   EXPECT_NE(text.find("ncu: 1 kernel launch(es)"), std::string::npos) << text;
-  EXPECT_NE(text.find("_Z10swish_vec4PK6float4PS_i"), std::string::npos) << text;
+  // Names are shown demangled (the record keeps them as ncu and cuobjdump printed them).
+  EXPECT_NE(text.find("swish_vec4(float4 const*, float4*, int)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("_Z10swish_vec4"), std::string::npos) << text;
   EXPECT_NE(text.find("sass: sm_90a"), std::string::npos) << text;
 }
 

@@ -24,14 +24,16 @@ std::string RegexEscape(const std::string& s) {
 
 }  // namespace
 
+std::string DemangleKernelName(const std::string& name) {
+  if (name.rfind("_Z", 0) != 0) return name;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && demangled ? std::string(demangled.get()) : name;
+}
+
 std::string KernelBaseName(const std::string& name) {
-  std::string text = name;
-  if (name.rfind("_Z", 0) == 0) {
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> demangled(
-        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-    if (status == 0 && demangled) text = demangled.get();
-  }
+  std::string text = DemangleKernelName(name);
   if (text.rfind("void ", 0) == 0) text = text.substr(5);
   // Cut the parameter list: the first '(' outside template brackets.
   int depth = 0;

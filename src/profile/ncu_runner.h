@@ -31,6 +31,10 @@ std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& 
 // the CSV from its header row on), dropping whatever the profiled program printed.
 std::string TrimNcuOutput(std::string_view stdout_text);
 
+// The C++ signature of a mangled name ("swish_vec4(float4 const*, float4*, int)"); other names
+// unchanged.
+std::string DemangleKernelName(const std::string& name);
+
 // "swish_vec4" for "_Z10swish_vec4PK6float4PS_i", "swish_vec4(const float4 *, float4 *, int)" and
 // "void ns::k<4, F>(float *)" alike: how a demangled ncu report is matched to mangled entries.
 std::string KernelBaseName(const std::string& name);
