@@ -1,0 +1,122 @@
+#include "tools/render.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace kernelpro {
+namespace {
+
+std::string Upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string RenderFinding(const ToolOutput& o, std::size_t index, bool code) {
+  std::ostringstream out;
+  out << "### " << index << ". [" << Upper(SeverityName(o.severity)) << "] " << o.title << " (" << o.tool
+      << ")\n";
+  if (!o.summary.empty()) out << o.summary << "\n";
+  if (!o.observed.empty()) {
+    out << "- Observed: ";
+    for (std::size_t i = 0; i < o.observed.size(); ++i) {
+      out << (i ? "; " : "") << o.observed[i].name << " = " << FormatQuantity(o.observed[i].value, o.observed[i].unit);
+    }
+    out << "\n";
+  }
+  if (!o.thresholds.empty()) {
+    out << "- Thresholds: ";
+    for (std::size_t i = 0; i < o.thresholds.size(); ++i) {
+      out << (i ? ", " : "") << o.thresholds[i].name << " " << FormatQuantity(o.thresholds[i].value, o.thresholds[i].unit);
+    }
+    out << "\n";
+  }
+  if (!o.root_cause.empty()) out << "- Root cause: " << o.root_cause << "\n";
+  if (!o.recommendations.empty()) {
+    out << "- Recommendations:\n";
+    for (std::size_t i = 0; i < o.recommendations.size(); ++i) {
+      out << "  " << i + 1 << ". " << o.recommendations[i].action;
+      if (!o.recommendations[i].expected_improvement.empty()) {
+        out << " (expected: " << o.recommendations[i].expected_improvement << ")";
+      }
+      out << "\n";
+    }
+  }
+  if (code && !o.code_example.empty()) {
+    out << "```cuda\n" << o.code_example << (o.code_example.back() == '\n' ? "" : "\n") << "```\n";
+  }
+  return out.str();
+}
+
+std::string Render(const Analysis& analysis, const RenderOptions& options, std::size_t shown, bool code) {
+  std::ostringstream out;
+  out << "## Automated Bottleneck Analysis\n\n";
+  if (analysis.bottleneck) {
+    out << "Stage-1 class: "
+        << (*analysis.bottleneck == Bottleneck::kMixed ? std::string("mixed (neither roof dominates)")
+                                                        : std::string(BottleneckName(*analysis.bottleneck)) + "-bound")
+        << ". ";
+  }
+  int counts[4] = {0, 0, 0, 0};
+  std::size_t speed = 0;
+  for (const ToolOutput& o : analysis.findings) {
+    if (o.source != ToolSource::kEnergy) {
+      ++counts[static_cast<int>(o.severity)];
+      ++speed;
+    }
+  }
+  if (speed == 0) {
+    out << "No speed bottleneck found by the " << (analysis.findings.size() + analysis.quiet.size())
+        << " tools that ran.\n";
+  } else {
+    out << speed << " finding(s):";
+    bool first = true;
+    for (Severity s : {Severity::kCritical, Severity::kHigh, Severity::kMedium, Severity::kLow}) {
+      if (counts[static_cast<int>(s)] == 0) continue;
+      out << (first ? " " : ", ") << counts[static_cast<int>(s)] << " " << SeverityName(s);
+      first = false;
+    }
+    out << ". Address them in this order.\n";
+  }
+  std::size_t index = 0;
+  bool energy_header = false;
+  for (std::size_t i = 0; i < analysis.findings.size() && i < shown; ++i) {
+    const ToolOutput& o = analysis.findings[i];
+    if (o.source == ToolSource::kEnergy && !energy_header) {
+      out << "\n## Energy Efficiency Notes\n\nWaste hidden under latency: it costs energy, not time. "
+             "Act on it only when it does not slow the kernel.\n";
+      energy_header = true;
+    }
+    out << "\n" << RenderFinding(o, ++index, code);
+  }
+  if (shown < analysis.findings.size()) {
+    out << "\n(" << analysis.findings.size() - shown << " lower-ranked finding(s) omitted for length.)\n";
+  }
+  if (options.list_skipped && !analysis.skipped.empty()) {
+    out << "\nNot analysed (metrics missing): ";
+    for (std::size_t i = 0; i < analysis.skipped.size(); ++i) out << (i ? ", " : "") << analysis.skipped[i].tool;
+    out << ".\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string RenderGuidance(const Analysis& analysis, const RenderOptions& options) {
+  std::size_t shown = std::min(options.max_findings, analysis.findings.size());
+  bool code = options.code_examples;
+  std::string text = Render(analysis, options, shown, code);
+  if (text.size() > options.max_chars && code) {
+    code = false;
+    text = Render(analysis, options, shown, code);
+  }
+  while (text.size() > options.max_chars && shown > 0) {
+    --shown;
+    text = Render(analysis, options, shown, code);
+  }
+  if (text.size() > options.max_chars) text = text.substr(0, options.max_chars);
+  return text;
+}
+
+}  // namespace kernelpro
