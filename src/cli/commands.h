@@ -14,5 +14,7 @@ using CommandRunner = std::function<int()>;
 CommandRunner RegisterEvalCommand(CLI::App& app);
 CommandRunner RegisterProfileCommand(CLI::App& app);
 CommandRunner RegisterCollectCommand(CLI::App& app);
+CommandRunner RegisterAdviseCommand(CLI::App& app);
+CommandRunner RegisterToolsCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterEvalCommand(app));
   add(kernelpro::cli::RegisterProfileCommand(app));
   add(kernelpro::cli::RegisterCollectCommand(app));
+  add(kernelpro::cli::RegisterAdviseCommand(app));
+  add(kernelpro::cli::RegisterToolsCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

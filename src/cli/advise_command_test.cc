@@ -1,0 +1,87 @@
+// `kernelpro advise` and `kernelpro tools list` as a user runs them (the binary, saved artifacts).
+#include <gtest/gtest.h>
+
+#include "core/json_io.h"
+#include "core/subprocess.h"
+
+#include <set>
+
+namespace kernelpro {
+namespace {
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliRun Kernelpro(std::vector<std::string> args) {
+  ProcessOptions p;
+  p.argv = {KERNELPRO_BINARY};
+  p.argv.insert(p.argv.end(), args.begin(), args.end());
+  p.limits.wall_timeout = std::chrono::minutes(2);
+  p.capture_bytes = 1 << 20;
+  auto r = RunProcess(p);
+  if (!r.ok()) return {};
+  return {r->exit_code, r->stdout_text, r->stderr_text};
+}
+
+TEST(ToolsListTest, JsonListsEveryToolWithItsSourceAndClasses) {
+  CliRun r = Kernelpro({"tools", "list", "--json", "--tool-rules", kRoot + "/examples/rules/memory_rules.toml",
+                     "--tool-plugin", KERNELPRO_EXAMPLE_PLUGIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json list = Json::parse(r.out);
+  ASSERT_TRUE(list.is_array());
+  std::set<std::string> names;
+  for (const Json& tool : list) {
+    ASSERT_TRUE(tool.contains("name") && tool.contains("source") && tool.contains("bottlenecks")) << tool.dump();
+    EXPECT_FALSE(tool["bottlenecks"].empty()) << tool["name"];
+    names.insert(tool["name"].get<std::string>());
+  }
+  EXPECT_EQ(names.size(), list.size()) << "tool names must be unique";
+  EXPECT_TRUE(names.contains("l2_reuse"));
+  EXPECT_TRUE(names.contains("atomic_contention"));
+}
+
+TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
+  CliRun r = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
+                     "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  ASSERT_TRUE(j["findings"].is_array());
+  for (const Json& f : j["findings"]) {
+    for (const char* key : {"tool", "severity", "title", "root_cause", "recommendations"}) {
+      EXPECT_TRUE(f.contains(key)) << key << " in " << f.dump();
+    }
+  }
+  EXPECT_EQ(j["guidance"].get<std::string>().rfind("## Automated Bottleneck Analysis", 0), 0u);
+  // The same artifacts give the same advice, byte for byte.
+  CliRun again = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
+                         "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
+  EXPECT_EQ(again.out, r.out);
+}
+
+TEST(AdviseTest, BadInputsAreClearErrors) {
+  CliRun none = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "no_such_kernel"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no artifacts named no_such_kernel"), std::string::npos) << none.err;
+  CliRun nothing = Kernelpro({"advise"});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_NE(nothing.err.find("--from DIR --name NAME"), std::string::npos) << nothing.err;
+  CliRun threshold = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec",
+                             "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--threshold",
+                             "l2_reuse.high_hit=3"});
+  EXPECT_EQ(threshold.exit_code, 2);
+  EXPECT_NE(threshold.err.find("has no threshold 'high_hit' (it has: low_hit, min_mb)"), std::string::npos)
+      << threshold.err;
+  CliRun plugin = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec",
+                          "--tool-plugin", "/no/such/plugin.so"});
+  EXPECT_EQ(plugin.exit_code, 2);
+  EXPECT_NE(plugin.err.find("does not exist"), std::string::npos) << plugin.err;
+  CliRun cls = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec", "--class", "io"});
+  EXPECT_NE(cls.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace kernelpro

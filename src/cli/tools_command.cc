@@ -1,0 +1,77 @@
+// `kernelpro tools list`: the micro-profiling tools a run would use, with their sources, Stage-1
+// affinity, priority and thresholds (built-in plus any --tool-plugin / --tool-rules).
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/tool_options.h"
+
+namespace kernelpro::cli {
+namespace {
+
+struct ToolsArgs {
+  bool json = false;
+  ToolOptions tools;
+};
+
+Json Describe(const ProfilingTool& tool) {
+  Json bottlenecks = Json::array(), thresholds = Json::array();
+  if (tool.source() == ToolSource::kEnergy) {
+    for (Bottleneck b : kAllBottlenecks) bottlenecks.push_back(BottleneckName(b));
+  } else {
+    for (Bottleneck b : tool.bottlenecks()) bottlenecks.push_back(BottleneckName(b));
+  }
+  for (const ThresholdSpec& t : tool.thresholds()) {
+    thresholds.push_back({{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"description", t.description}});
+  }
+  return {{"name", tool.name()},
+          {"source", ToolSourceName(tool.source())},
+          {"description", tool.description()},
+          {"bottlenecks", bottlenecks},
+          {"priority", tool.priority()},
+          {"required_metrics", tool.required_metrics()},
+          {"thresholds", thresholds}};
+}
+
+int List(const ToolsArgs& args) {
+  auto registry = BuildRegistry(args.tools);
+  if (!registry.ok()) {
+    std::cerr << "kernelpro tools list: " << registry.status().message() << "\n";
+    return 2;
+  }
+  if (args.json) {
+    Json list = Json::array();
+    for (const auto& tool : registry->tools()) list.push_back(Describe(*tool));
+    std::cout << DumpJson(list) << "\n";
+    return 0;
+  }
+  std::cout << registry->tools().size() << " tools (runs for: the Stage-1 classes that select the tool; "
+            << "energy tools run for every class)\n\n";
+  for (const auto& tool : registry->tools()) {
+    Json d = Describe(*tool);
+    std::string classes;
+    for (const auto& b : d["bottlenecks"]) classes += (classes.empty() ? "" : ",") + b.get<std::string>();
+    std::cout << tool->name() << "  [" << ToolSourceName(tool->source()) << "; runs for " << classes
+              << "; priority " << tool->priority() << "]\n    " << tool->description() << "\n";
+    std::string thresholds;
+    for (const ThresholdSpec& t : tool->thresholds()) {
+      thresholds += (thresholds.empty() ? "" : ", ") + t.name + " " + FormatQuantity(t.value, t.unit);
+    }
+    if (!thresholds.empty()) std::cout << "    thresholds: " << thresholds << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner RegisterToolsCommand(CLI::App& app) {
+  auto args = std::make_shared<ToolsArgs>();
+  CLI::App* tools = app.add_subcommand("tools", "The micro-profiling tools");
+  tools->require_subcommand(1);
+  CLI::App* list = tools->add_subcommand("list", "List the tools: source, Stage-1 classes, priority, thresholds");
+  list->add_flag("--json", args->json, "An array of objects: name, source, bottlenecks, priority, thresholds, ...");
+  AddToolOptions(*list, args->tools);
+  return [args] { return List(*args); };
+}
+
+}  // namespace kernelpro::cli
