@@ -14,5 +14,6 @@ using CommandRunner = std::function<int()>;
 CommandRunner RegisterEvalCommand(CLI::App& app);
 CommandRunner RegisterProfileCommand(CLI::App& app);
 CommandRunner RegisterCollectCommand(CLI::App& app);
+CommandRunner RegisterAnalyzeCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

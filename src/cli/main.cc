@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterEvalCommand(app));
   add(kernelpro::cli::RegisterProfileCommand(app));
   add(kernelpro::cli::RegisterCollectCommand(app));
+  add(kernelpro::cli::RegisterAnalyzeCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
