@@ -11,13 +11,14 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "eval/profile_runner.h"
+#include "profile/collect.h"
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
 namespace {
 
 struct AnalyzeArgs {
-  std::string problem, python, gpu;
+  std::string problem, python, gpu, profile_from, profile_name = "reference";
   bool json = false, no_ncu = false;
   double latency_us = 5;
   EvalOptions eval;
@@ -45,6 +46,11 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
   cmd->add_option("--gpu", args->gpu, "GPU of the hardware table to analyse for, instead of the detected one: " +
                                           KnownGpuList());
   cmd->add_flag("--no-ncu", args->no_ncu, "Skip the ncu profile of the reference (theoretical class only)");
+  cmd->add_option("--profile-from", args->profile_from,
+                  "Validate with a saved ncu profile of the reference (DIR/NAME.ncu.csv from `kernelpro "
+                  "profile --save DIR --name NAME`) instead of running ncu")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--profile-name", args->profile_name, "NAME for --profile-from")->capture_default_str();
   cmd->add_flag("--allow-tf32", args->roofline.allow_tf32, "fp32 GEMMs/convolutions may use TF32 tensor cores");
   cmd->add_option("--latency-us", args->latency_us, "Roofline time below which a problem is latency-bound")
       ->capture_default_str();
@@ -78,9 +84,10 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
                                   outcome->process.stderr_text);
     }
     const Json& result = *outcome->result;
-    if (JsonGet<std::string>(result, "status", "") != "ok") {
-      return Fail(args->json, JsonGet<std::string>(result, "status", "error") + ": " +
-                                  JsonGet<std::string>(result, "message", ""));
+    if (std::string status = JsonGet<std::string>(result, "status", ""); status != "ok") {
+      std::string message = status + ": " + JsonGet<std::string>(result, "message", "");
+      if (status == "device_error") message += " and name the GPU to analyse for with --gpu NAME";
+      return Fail(args->json, message);
     }
 
     const std::string detected = JsonGet<std::string>(result, "device_name", "");
@@ -105,7 +112,15 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
     analysis->notes.insert(analysis->notes.begin(), notes.begin(), notes.end());
 
-    if (args->eval.device != "cuda") {
+    if (!args->profile_from.empty()) {
+      ArtifactPaths paths;
+      paths.ncu_csv = ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
+      if (paths.ncu_csv.empty()) {
+        return Fail(args->json, "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
+      }
+      ValidateWithProfile(*analysis, CollectFromArtifacts(paths));
+      analysis->notes.push_back("measured side from the saved profile " + paths.ncu_csv);
+    } else if (args->eval.device != "cuda") {
       analysis->notes.push_back("reference run on " + args->eval.device + ": no ncu measurement, theoretical only");
     } else if (args->no_ncu) {
       analysis->notes.push_back("--no-ncu: no measured validation, theoretical only");

@@ -75,6 +75,24 @@ TEST(AnalyzeCommandTest, HumanSummaryAndAllowTf32) {
   EXPECT_NE(r.out.find("gemm: mm x1"), std::string::npos) << r.out;
 }
 
+TEST(AnalyzeCommandTest, SavedH200ProfileOfTheReferenceValidatesTheClass) {
+  AnalyzeRun r = Analyze({"--problem", kRoot + "/problems/tril_matmul/problem.py", "--device", "cpu", "--gpu", "h200",
+                          "--profile-from", kRoot + "/tests/fixtures/h200-profile/record", "--profile-name",
+                          "tril_matmul_reference", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json& j = r.json;
+  EXPECT_EQ(j["bottleneck"], "compute") << j.dump(1);
+  EXPECT_EQ(j["measured"]["class"], "compute");
+  EXPECT_EQ(j["measured"]["kernel_count"], 2);
+  EXPECT_EQ(j["confidence"], "high");
+  // 256.5 us of roofline time against the reference's 353.4 us of kernels.
+  EXPECT_NEAR(j["measured"]["fraction_of_bound"].get<double>(), 0.7257, 1e-3);
+  r = Analyze({"--problem", kRoot + "/problems/tril_matmul/problem.py", "--device", "cpu", "--gpu", "h200",
+               "--profile-from", kRoot + "/tests/fixtures/h200-profile/record", "--profile-name", "missing"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no missing.ncu.csv"), std::string::npos) << r.err;
+}
+
 TEST(AnalyzeCommandTest, CpuWithoutGpuAndUnknownGpuAreClearErrors) {
   AnalyzeRun r = Analyze({"--problem", kRoot + "/problems/swish/problem.py", "--device", "cpu"});
   EXPECT_EQ(r.exit_code, 2);

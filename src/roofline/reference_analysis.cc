@@ -191,7 +191,7 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
   a.roofline = ComputeRoofline(a.flops, a.min_bytes, a.peak_flops, a.dram_bytes_per_s, options);
   a.bottleneck = a.roofline.bottleneck;
   a.confidence = "theoretical";
-  a.rationale = "theoretical roofline only (no ncu measurement): " + a.roofline.reason;
+  a.rationale = "theoretical roofline only (no ncu measurement)";
   if (a.flops_estimated > 0 && a.flops > 0 && a.flops_estimated / a.flops > 0.5) {
     a.notes.push_back("most FLOPs are per-element estimates; the intensity is approximate");
   }
