@@ -188,6 +188,60 @@ def _reference_cost(torch, problem, device, init_seed, seed):
 
 
 # ----------------------------------------------------------------------------------------------
+# analyze (Stage 1)
+
+
+def step_analyze(request):
+    """Runs the reference Model once and reports its operations, FLOPs and minimum bytes
+    (analyze.py says how each is counted), with the device name torch reports on cuda."""
+    from . import analyze as analyze_mod
+    from .tensors import generate_inputs
+
+    device = request.get("device", "cpu")
+    torch = _import_torch(device)
+    problem = load_problem(request["problem"])
+    init_seed = request.get("init_seed", 42)
+    torch.manual_seed(init_seed)
+    try:
+        init_inputs = problem.get_init_inputs()
+        model = _construct(torch, problem.Model, init_inputs, init_seed, device)
+    except Exception as e:  # noqa: BLE001
+        raise StepError("problem_error", f"Model(*get_init_inputs()) failed: {type(e).__name__}: {e}")
+    try:
+        inputs = to_device(generate_inputs(problem, request.get("seed", 1)), device)
+    except Exception as e:  # noqa: BLE001
+        raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
+    # Shapes and dtypes are all the analysis needs: on cpu the call runs on meta tensors first
+    # (no arithmetic, instant even for large GEMMs) and falls back to a real call when the
+    # reference does something meta tensors cannot (data-dependent code, tensors made in forward).
+    result = None
+    fallback_note = None
+    if request.get("meta", device == "cpu"):
+        try:
+            result = analyze_mod.analyze(torch, problem, copy.deepcopy(model).to("meta"),
+                                         to_device(inputs, "meta"), "meta")
+            result["executed_on"] = "meta"
+        except Exception as e:  # noqa: BLE001
+            fallback_note = f"meta-tensor run failed ({type(e).__name__}); ran the reference for real"
+    if result is None:
+        try:
+            result = analyze_mod.analyze(torch, problem, model, inputs, device)
+        except StepError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise StepError("problem_error", f"the reference forward failed: {type(e).__name__}: {e}")
+        result["executed_on"] = device
+        if fallback_note:
+            result["flops_notes"].append(fallback_note)
+    result.update(status="ok", device=device, torch_version=torch.__version__, device_name=None)
+    if device == "cuda":
+        p = torch.cuda.get_device_properties(0)
+        result.update(device_name=p.name, compute_capability=[p.major, p.minor],
+                      sm_count=p.multi_processor_count)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
 # reference
 
 
@@ -721,6 +775,7 @@ def step_trace(request):
 STEPS = {
     "scan": step_scan,
     "inspect": step_inspect,
+    "analyze": step_analyze,
     "reference": step_reference,
     "build": step_build,
     "check": step_check,

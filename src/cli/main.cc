@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterCollectCommand(app));
   add(kernelpro::cli::RegisterAdviseCommand(app));
   add(kernelpro::cli::RegisterToolsCommand(app));
+  add(kernelpro::cli::RegisterAnalyzeCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,149 @@
+// `kernelpro analyze`: the Stage-1 reference analysis of a problem.
+//
+//   worker `analyze` step (operations, FLOPs, minimum bytes, device name)
+//        ─► hardware table (detected from torch's device name, or --gpu NAME)
+//        ─► theoretical roofline class ─► ncu profile of the reference (cuda, unless --no-ncu)
+//        ─► measured compute-vs-memory class ─► ReferenceAnalysis (summary or --json)
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "eval/profile_runner.h"
+#include "profile/collect.h"
+#include "roofline/reference_analysis.h"
+
+namespace kernelpro::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::string problem, python, gpu, profile_from, profile_name = "reference";
+  bool json = false, no_ncu = false;
+  double latency_us = 5;
+  EvalOptions eval;
+  RooflineOptions roofline;
+  NcuOptions ncu;
+};
+
+int Fail(bool json, const std::string& message) {
+  if (json) std::cout << DumpJson(Json{{"error", message}}) << "\n";
+  std::cerr << "kernelpro analyze: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze", "Stage 1: roofline class of a problem's reference (FLOPs, bytes, ridge point, ncu check)");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--problem", args->problem, "Problem file (KernelBench format)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--device", args->eval.device, "Where the reference runs: cuda, or cpu (needs --gpu)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "GPU of the hardware table to analyse for, instead of the detected one: " +
+                                          KnownGpuList());
+  cmd->add_flag("--no-ncu", args->no_ncu, "Skip the ncu profile of the reference (theoretical class only)");
+  cmd->add_option("--profile-from", args->profile_from,
+                  "Validate with a saved ncu profile of the reference (DIR/NAME.ncu.csv from `kernelpro "
+                  "profile --save DIR --name NAME`) instead of running ncu")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--profile-name", args->profile_name, "NAME for --profile-from")->capture_default_str();
+  cmd->add_flag("--allow-tf32", args->roofline.allow_tf32, "fp32 GEMMs/convolutions may use TF32 tensor cores");
+  cmd->add_option("--latency-us", args->latency_us, "Roofline time below which a problem is latency-bound")
+      ->capture_default_str();
+  cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")->capture_default_str();
+  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")->envname("KERNELPRO_CACHE_DIR");
+  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  cmd->add_flag("--json", args->json, "The ReferenceAnalysis as JSON");
+  args->eval.cache_dir.clear();
+  return [args] {
+    std::optional<GpuSpec> forced;
+    if (!args->gpu.empty()) {
+      auto gpu = FindGpu(args->gpu);
+      if (!gpu.ok()) return Fail(args->json, gpu.status().message());
+      forced = *gpu;
+    } else if (args->eval.device != "cuda") {
+      return Fail(args->json, "--device " + args->eval.device + " has no GPU to detect; name the GPU to analyse "
+                              "for with --gpu NAME (" + KnownGpuList() + ")");
+    }
+    auto executor = MakeExecutor(args->eval, args->python, "analyze");
+    if (!executor) return 2;
+    const std::string problem = std::filesystem::absolute(args->problem).lexically_normal().string();
+
+    Json request = executor->BaseRequest();
+    request["problem"] = problem;
+    ProcessLimits limits;
+    limits.wall_timeout = std::chrono::seconds(args->eval.step_timeout_s);
+    auto outcome = executor->worker().Run("analyze", request, limits);
+    if (!outcome.ok()) return Fail(args->json, "could not run the analyze step: " + outcome.status().message());
+    if (!outcome->result) {
+      return Fail(args->json, "the analyze step died: " + outcome->process.Describe() + "\n" +
+                                  outcome->process.stderr_text);
+    }
+    const Json& result = *outcome->result;
+    if (std::string status = JsonGet<std::string>(result, "status", ""); status != "ok") {
+      std::string message = status + ": " + JsonGet<std::string>(result, "message", "");
+      if (status == "device_error") message += " and name the GPU to analyse for with --gpu NAME";
+      return Fail(args->json, message);
+    }
+
+    const std::string detected = JsonGet<std::string>(result, "device_name", "");
+    GpuSpec gpu;
+    std::vector<std::string> notes;
+    if (forced) {
+      gpu = *forced;
+      if (!detected.empty()) {
+        auto found = FindGpu(detected);
+        if (!found.ok() || found->key != gpu.key) {
+          notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" + detected + "\"");
+        }
+      }
+    } else {
+      auto found = FindGpu(detected);
+      if (!found.ok()) return Fail(args->json, "detected GPU: " + found.status().message());
+      gpu = *found;
+    }
+
+    args->roofline.latency_threshold_s = args->latency_us * 1e-6;
+    auto analysis = AnalyzeReference(result, args->problem, gpu, args->roofline);
+    if (!analysis.ok()) return Fail(args->json, analysis.status().message());
+    analysis->notes.insert(analysis->notes.begin(), notes.begin(), notes.end());
+
+    if (!args->profile_from.empty()) {
+      ArtifactPaths paths;
+      paths.ncu_csv = ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
+      if (paths.ncu_csv.empty()) {
+        return Fail(args->json, "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
+      }
+      ValidateWithProfile(*analysis, CollectFromArtifacts(paths));
+      analysis->notes.push_back("measured side from the saved profile " + paths.ncu_csv);
+    } else if (args->eval.device != "cuda") {
+      analysis->notes.push_back("reference run on " + args->eval.device + ": no ncu measurement, theoretical only");
+    } else if (args->no_ncu) {
+      analysis->notes.push_back("--no-ncu: no measured validation, theoretical only");
+    } else {
+      ProfileOptions profile;
+      profile.sass = false;
+      profile.timeline = false;
+      profile.ncu_options = args->ncu;
+      auto metrics = ProfileCandidate(*executor, problem, "", profile);
+      if (!metrics.ok()) {
+        analysis->notes.push_back("ncu profile of the reference failed: " + metrics.status().message() +
+                                  "; theoretical only");
+      } else {
+        ValidateWithProfile(*analysis, *metrics);
+      }
+    }
+    if (args->json) {
+      std::cout << DumpJson(ToJson(*analysis)) << "\n";
+    } else {
+      std::cout << RenderReferenceAnalysis(*analysis);
+    }
+    return 0;
+  };
+}
+
+}  // namespace kernelpro::cli

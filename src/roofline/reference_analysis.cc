@@ -1,0 +1,437 @@
+#include "roofline/reference_analysis.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "profile/ncu_catalog.h"
+
+namespace kernelpro {
+namespace {
+
+std::string Fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
+// 17179869184 -> "17.18 G"; with unit "FLOP" -> "17.18 GFLOP".
+std::string Si(double value, const std::string& unit) {
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int i = 0;
+  double v = value;
+  while (std::fabs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return Fixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
+}
+
+std::string Time(double seconds) {
+  if (seconds >= 1e-3) return Fixed(seconds * 1e3, 3) + " ms";
+  if (seconds >= 1e-6) return Fixed(seconds * 1e6, 1) + " us";
+  return Fixed(seconds * 1e9, 1) + " ns";
+}
+
+std::string Pct(double fraction) { return Fixed(fraction * 100, 0) + " %"; }
+
+std::string Name(Bottleneck b) { return std::string(BottleneckName(b)); }
+
+Bottleneck ParseOr(const std::string& name, Bottleneck fallback) {
+  auto parsed = ParseBottleneck(name);
+  return parsed.ok() ? *parsed : fallback;
+}
+
+double NumberOr(const Json& j, const char* key, double fallback) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return fallback;
+  return j[key].get<double>();
+}
+
+}  // namespace
+
+RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, double bytes_per_s,
+                              const RooflineOptions& options) {
+  RooflineBound r;
+  r.ridge_point = bytes_per_s > 0 ? peak_flops / bytes_per_s : 0;
+  r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();
+  r.compute_time_s = peak_flops > 0 ? flops / peak_flops : 0;
+  r.memory_time_s = bytes_per_s > 0 ? bytes / bytes_per_s : 0;
+  r.attainable_time_s = std::max(r.compute_time_s, r.memory_time_s);
+  r.attainable_flops = r.attainable_time_s > 0 ? flops / r.attainable_time_s : 0;
+  const double f = options.mixed_factor;
+  const std::string ai = Fixed(r.arithmetic_intensity, 2) + " FLOP/B";
+  const std::string ridge = Fixed(r.ridge_point, 2) + " FLOP/B";
+  if (r.attainable_time_s < options.latency_threshold_s) {
+    r.bottleneck = Bottleneck::kLatency;
+    r.reason = "the roofline time " + Time(r.attainable_time_s) + " is below " +
+               Time(options.latency_threshold_s) +
+               ": launch and synchronisation overheads (a few us per kernel) dominate";
+  } else if (r.arithmetic_intensity >= r.ridge_point / f && r.arithmetic_intensity <= r.ridge_point * f) {
+    r.bottleneck = Bottleneck::kMixed;
+    r.reason = "intensity " + ai + " is within " + Fixed(f, 1) + "x of the ridge point " + ridge;
+  } else if (r.arithmetic_intensity < r.ridge_point) {
+    r.bottleneck = Bottleneck::kMemory;
+    r.reason = "intensity " + ai + " is " + Fixed(r.ridge_point / std::max(r.arithmetic_intensity, 1e-300), 1) +
+               "x below the ridge point " + ridge;
+  } else {
+    r.bottleneck = Bottleneck::kCompute;
+    r.reason = std::isinf(r.arithmetic_intensity)
+                   ? "no bytes to move: only arithmetic"
+                   : "intensity " + ai + " is " + Fixed(r.arithmetic_intensity / r.ridge_point, 1) +
+                         "x the ridge point " + ridge;
+  }
+  return r;
+}
+
+Precision ChoosePrecision(const std::string& dominant_category, const std::string& dtype,
+                          const GpuSpec& gpu, bool allow_tf32, std::string* reason) {
+  const bool matrix = dominant_category == "gemm" || dominant_category == "convolution";
+  std::string why;
+  Precision p = Precision::kFp32;
+  if (matrix) {
+    const std::string op = "the dominant operation is a " + dominant_category + " in " + dtype;
+    if (dtype == "float16" && gpu.fp16_tensor > 0) {
+      p = Precision::kFp16Tensor, why = op;
+    } else if (dtype == "bfloat16" && gpu.bf16_tensor > 0) {
+      p = Precision::kBf16Tensor, why = op;
+    } else if (dtype.rfind("float8", 0) == 0) {
+      if (gpu.fp8_tensor > 0) {
+        p = Precision::kFp8Tensor, why = op;
+      } else {
+        p = Precision::kFp16Tensor, why = op + "; " + gpu.key + " has no fp8 tensor cores: fp16 rate";
+      }
+    } else if ((dtype == "int8" || dtype == "uint8") && gpu.int8_tensor > 0) {
+      p = Precision::kInt8Tensor, why = op;
+    } else if (dtype == "float64") {
+      p = gpu.fp64_tensor > 0 ? Precision::kFp64Tensor : Precision::kFp64, why = op;
+    } else if (allow_tf32 && gpu.tf32_tensor > 0) {
+      p = Precision::kTf32Tensor, why = op + " and TF32 is allowed";
+    } else {
+      p = Precision::kFp32, why = op + " (TF32 not allowed: exact fp32 math on CUDA cores)";
+    }
+  } else {
+    if (dtype == "float16") p = Precision::kFp16;
+    else if (dtype == "bfloat16") p = Precision::kBf16;
+    else if (dtype == "float64") p = Precision::kFp64;
+    why = "the dominant operation (" + (dominant_category.empty() ? std::string("none") : dominant_category) +
+          ", " + (dtype.empty() ? std::string("no floating-point data") : dtype) + ") runs on CUDA cores";
+  }
+  if (reason) *reason = why;
+  return p;
+}
+
+std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu, const RooflineOptions& options) {
+  const auto& values = ncu.aggregate.values;
+  auto sm = values.find(std::string(kNcuSmThroughputPct));
+  auto mem = values.find(std::string(kNcuMemoryThroughputPct));
+  if (sm == values.end() || mem == values.end()) return std::nullopt;
+  MeasuredThroughput m;
+  m.sm_pct = sm->second;
+  m.memory_pct = mem->second;
+  m.duration_s = ncu.aggregate.duration_ns() * 1e-9;
+  m.kernel_count = static_cast<int>(ncu.kernels.size());
+  const std::string numbers = "SM " + Fixed(m.sm_pct, 1) + " %, memory " + Fixed(m.memory_pct, 1) + " %";
+  if (m.sm_pct < options.ncu_latency_pct && m.memory_pct < options.ncu_latency_pct) {
+    m.bottleneck = Bottleneck::kLatency;
+    m.reason = numbers + ": both below " + Fixed(options.ncu_latency_pct, 0) + " % of peak";
+  } else if (std::fabs(m.sm_pct - m.memory_pct) < options.ncu_mixed_margin_pct) {
+    m.bottleneck = Bottleneck::kMixed;
+    m.reason = numbers + ": within " + Fixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
+  } else if (m.sm_pct > m.memory_pct) {
+    m.bottleneck = Bottleneck::kCompute;
+    m.reason = numbers + ": SM throughput leads";
+  } else {
+    m.bottleneck = Bottleneck::kMemory;
+    m.reason = numbers + ": memory throughput leads";
+  }
+  return m;
+}
+
+Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std::string& problem,
+                                           const GpuSpec& gpu, const RooflineOptions& options) {
+  if (!worker_result.is_object()) return Status::InvalidArgument("the analyze step returned no object");
+  std::string status = JsonGet<std::string>(worker_result, "status", "ok");
+  if (status != "ok") {
+    return Status::InvalidArgument(status + ": " + JsonGet<std::string>(worker_result, "message", ""));
+  }
+  ReferenceAnalysis a;
+  a.options = options;
+  a.problem = problem;
+  a.device = JsonGet<std::string>(worker_result, "device", "");
+  a.device_name = JsonGet<std::string>(worker_result, "device_name", "");
+  a.gpu = gpu.key;
+  a.gpu_name = gpu.name;
+  for (const Json& op : JsonGet<Json>(worker_result, "operations", Json::array())) {
+    a.operations.push_back({JsonGet<std::string>(op, "category", "other"), JsonGet<std::string>(op, "op", ""),
+                            JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
+  }
+  a.dominant_category = JsonGet<std::string>(worker_result, "dominant_category", "");
+  a.dominant_dtype = JsonGet<std::string>(worker_result, "dominant_dtype", "");
+  a.flops = NumberOr(worker_result, "flops", 0);
+  a.flops_estimated = NumberOr(worker_result, "flops_estimated", 0);
+  a.flops_source = JsonGet<std::string>(worker_result, "flops_source", "");
+  a.input_bytes = NumberOr(worker_result, "input_bytes", 0);
+  a.parameter_bytes = NumberOr(worker_result, "parameter_bytes", 0);
+  a.output_bytes = NumberOr(worker_result, "output_bytes", 0);
+  a.min_bytes = NumberOr(worker_result, "min_bytes", a.input_bytes + a.parameter_bytes + a.output_bytes);
+  for (const Json& note : JsonGet<Json>(worker_result, "flops_notes", Json::array())) {
+    if (note.is_string()) a.notes.push_back(note.get<std::string>());
+  }
+  if (JsonGet<bool>(worker_result, "tf32_allowed", false) && !options.allow_tf32) {
+    a.notes.push_back("torch allows TF32 matmuls in this environment, but the roofline assumes exact fp32 "
+                      "(pass --allow-tf32 to use the TF32 tensor-core peak)");
+  }
+
+  Precision precision = ChoosePrecision(a.dominant_category, a.dominant_dtype, gpu, options.allow_tf32,
+                                        &a.precision_reason);
+  a.precision = std::string(PrecisionName(precision));
+  a.peak_flops = PeakFlops(gpu, precision);
+  a.dram_bytes_per_s = gpu.dram_bytes_per_s;
+  a.roofline = ComputeRoofline(a.flops, a.min_bytes, a.peak_flops, a.dram_bytes_per_s, options);
+  a.bottleneck = a.roofline.bottleneck;
+  a.confidence = "theoretical";
+  a.rationale = "theoretical roofline only (no ncu measurement)";
+  if (a.flops_estimated > 0 && a.flops > 0 && a.flops_estimated / a.flops > 0.5) {
+    a.notes.push_back("most FLOPs are per-element estimates; the intensity is approximate");
+  }
+  return a;
+}
+
+void ValidateWithProfile(ReferenceAnalysis& a, const Metrics& metrics) {
+  std::optional<MeasuredThroughput> m;
+  if (metrics.ncu) m = MeasureFromNcu(*metrics.ncu, a.options);
+  if (!m) {
+    std::string why = "no ncu throughput percentages for the reference";
+    for (const std::string& note : metrics.notes) {
+      if (note.rfind("ncu", 0) == 0) {
+        why = note;
+        break;
+      }
+    }
+    a.notes.push_back(why + "; the classification is theoretical only");
+    return;
+  }
+  a.measured = m;
+  const Bottleneck theory = a.roofline.bottleneck;
+  const Bottleneck seen = m->bottleneck;
+  a.bottleneck = theory;  // the theoretical bound always wins
+  if (seen == theory) {
+    a.confidence = "high";
+    a.rationale = "theoretical (" + a.roofline.reason + ") and measured (" + m->reason + ") both say " +
+                  Name(theory);
+    return;
+  }
+  const bool neighbours = seen == Bottleneck::kMixed || theory == Bottleneck::kMixed ||
+                          seen == Bottleneck::kLatency || theory == Bottleneck::kLatency;
+  a.confidence = neighbours ? "medium" : "low";
+  std::string why;
+  if (seen == Bottleneck::kLatency) {
+    why = "the reference's kernels saturate neither compute nor memory (launch overheads, little "
+          "parallelism or poor occupancy in the current implementation)";
+  } else if (theory == Bottleneck::kCompute && seen == Bottleneck::kMemory) {
+    why = "the reference's kernels move far more data than the minimum (no reuse or extra passes), so a "
+          "better kernel can become compute-bound";
+  } else if (theory == Bottleneck::kMemory && seen == Bottleneck::kCompute) {
+    why = "the reference's kernels do more arithmetic per byte than the problem needs (recomputation, "
+          "expensive instructions or an implementation that does not stream at bandwidth)";
+  } else if (theory == Bottleneck::kLatency) {
+    why = "the problem is too small for either roof to matter; the measured utilisation is of one short launch";
+  } else {
+    why = "the implementation leans on one unit more than the problem's intensity implies";
+  }
+  a.rationale = "theoretical says " + Name(theory) + " (" + a.roofline.reason + "), ncu says " + Name(seen) +
+                " (" + m->reason + "): " + why + ". Keeping the theoretical class: it reflects the "
+                "problem's inherent ceiling, not the current implementation";
+}
+
+RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& a, double measured_time_s) {
+  RooflinePosition p;
+  p.measured_time_s = measured_time_s;
+  p.attainable_time_s = a.roofline.attainable_time_s;
+  if (measured_time_s > 0) {
+    p.fraction_of_bound = p.attainable_time_s / measured_time_s;
+    p.achieved_flops = a.flops / measured_time_s;
+    p.achieved_bytes_per_s = a.min_bytes / measured_time_s;
+  }
+  p.summary = "reaches " + Pct(p.fraction_of_bound) + " of the attainable bound (" + Time(measured_time_s) +
+              " measured, " + Time(p.attainable_time_s) + " roofline; " + Si(p.achieved_flops, "FLOP/s") +
+              ", " + Si(p.achieved_bytes_per_s, "B/s") + ")";
+  return p;
+}
+
+namespace {
+
+Json BoundJson(const RooflineBound& r) {
+  return Json{{"arithmetic_intensity", std::isinf(r.arithmetic_intensity) ? Json(nullptr) : Json(r.arithmetic_intensity)},
+              {"ridge_point", r.ridge_point},
+              {"compute_time_s", r.compute_time_s},
+              {"memory_time_s", r.memory_time_s},
+              {"attainable_time_s", r.attainable_time_s},
+              {"attainable_flops", r.attainable_flops},
+              {"class", Name(r.bottleneck)},
+              {"reason", r.reason}};
+}
+
+}  // namespace
+
+Json ToJson(const ReferenceAnalysis& a) {
+  Json ops = Json::array();
+  for (const OperationCount& op : a.operations) {
+    ops.push_back({{"category", op.category}, {"op", op.op}, {"count", op.count}, {"flops", op.flops}});
+  }
+  Json measured = nullptr;
+  if (a.measured) {
+    measured = {{"sm_throughput_pct", a.measured->sm_pct},
+                {"memory_throughput_pct", a.measured->memory_pct},
+                {"duration_s", a.measured->duration_s},
+                {"kernel_count", a.measured->kernel_count},
+                {"class", Name(a.measured->bottleneck)},
+                {"reason", a.measured->reason}};
+    if (a.measured->duration_s > 0) {
+      measured["fraction_of_bound"] = PositionAgainstRoofline(a, a.measured->duration_s).fraction_of_bound;
+    }
+  }
+  return Json{{"schema_version", a.schema_version},
+              {"problem", a.problem},
+              {"device", a.device},
+              {"device_name", a.device_name},
+              {"gpu", a.gpu},
+              {"gpu_name", a.gpu_name},
+              {"precision", a.precision},
+              {"precision_description", a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision))},
+              {"precision_reason", a.precision_reason},
+              {"operations", ops},
+              {"dominant_category", a.dominant_category},
+              {"dominant_dtype", a.dominant_dtype},
+              {"flops", a.flops},
+              {"flops_estimated", a.flops_estimated},
+              {"flops_source", a.flops_source},
+              {"input_bytes", a.input_bytes},
+              {"parameter_bytes", a.parameter_bytes},
+              {"output_bytes", a.output_bytes},
+              {"min_bytes", a.min_bytes},
+              {"peak_flops", a.peak_flops},
+              {"dram_bytes_per_s", a.dram_bytes_per_s},
+              {"roofline", BoundJson(a.roofline)},
+              {"theoretical_class", Name(a.roofline.bottleneck)},
+              {"bottleneck", Name(a.bottleneck)},
+              {"measured", measured},
+              {"confidence", a.confidence},
+              {"rationale", a.rationale},
+              {"notes", a.notes},
+              {"thresholds", {{"allow_tf32", a.options.allow_tf32},
+                              {"latency_threshold_s", a.options.latency_threshold_s},
+                              {"mixed_factor", a.options.mixed_factor},
+                              {"ncu_latency_pct", a.options.ncu_latency_pct},
+                              {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
+}
+
+Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a reference analysis must be a JSON object");
+  int version = JsonGet<int>(j, "schema_version", 0);
+  if (version != kReferenceAnalysisSchemaVersion) {
+    return Status::InvalidArgument("reference analysis schema_version " + std::to_string(version) +
+                                   " (this kernelpro reads " + std::to_string(kReferenceAnalysisSchemaVersion) + ")");
+  }
+  ReferenceAnalysis a;
+  a.problem = JsonGet<std::string>(j, "problem", "");
+  a.device = JsonGet<std::string>(j, "device", "");
+  a.device_name = JsonGet<std::string>(j, "device_name", "");
+  a.gpu = JsonGet<std::string>(j, "gpu", "");
+  a.gpu_name = JsonGet<std::string>(j, "gpu_name", "");
+  a.precision = JsonGet<std::string>(j, "precision", "");
+  a.precision_reason = JsonGet<std::string>(j, "precision_reason", "");
+  for (const Json& op : JsonGet<Json>(j, "operations", Json::array())) {
+    a.operations.push_back({JsonGet<std::string>(op, "category", ""), JsonGet<std::string>(op, "op", ""),
+                            JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
+  }
+  a.dominant_category = JsonGet<std::string>(j, "dominant_category", "");
+  a.dominant_dtype = JsonGet<std::string>(j, "dominant_dtype", "");
+  a.flops = NumberOr(j, "flops", 0);
+  a.flops_estimated = NumberOr(j, "flops_estimated", 0);
+  a.flops_source = JsonGet<std::string>(j, "flops_source", "");
+  a.input_bytes = NumberOr(j, "input_bytes", 0);
+  a.parameter_bytes = NumberOr(j, "parameter_bytes", 0);
+  a.output_bytes = NumberOr(j, "output_bytes", 0);
+  a.min_bytes = NumberOr(j, "min_bytes", 0);
+  a.peak_flops = NumberOr(j, "peak_flops", 0);
+  a.dram_bytes_per_s = NumberOr(j, "dram_bytes_per_s", 0);
+  const Json r = JsonGet<Json>(j, "roofline", Json::object());
+  a.roofline.arithmetic_intensity = NumberOr(r, "arithmetic_intensity", std::numeric_limits<double>::infinity());
+  a.roofline.ridge_point = NumberOr(r, "ridge_point", 0);
+  a.roofline.compute_time_s = NumberOr(r, "compute_time_s", 0);
+  a.roofline.memory_time_s = NumberOr(r, "memory_time_s", 0);
+  a.roofline.attainable_time_s = NumberOr(r, "attainable_time_s", 0);
+  a.roofline.attainable_flops = NumberOr(r, "attainable_flops", 0);
+  a.roofline.bottleneck = ParseOr(JsonGet<std::string>(r, "class", ""), Bottleneck::kMemory);
+  a.roofline.reason = JsonGet<std::string>(r, "reason", "");
+  a.bottleneck = ParseOr(JsonGet<std::string>(j, "bottleneck", ""), a.roofline.bottleneck);
+  if (const Json m = JsonGet<Json>(j, "measured", Json()); m.is_object()) {
+    MeasuredThroughput t;
+    t.sm_pct = NumberOr(m, "sm_throughput_pct", 0);
+    t.memory_pct = NumberOr(m, "memory_throughput_pct", 0);
+    t.duration_s = NumberOr(m, "duration_s", 0);
+    t.kernel_count = JsonGet<int>(m, "kernel_count", 0);
+    t.bottleneck = ParseOr(JsonGet<std::string>(m, "class", ""), Bottleneck::kMemory);
+    t.reason = JsonGet<std::string>(m, "reason", "");
+    a.measured = t;
+  }
+  a.confidence = JsonGet<std::string>(j, "confidence", "theoretical");
+  a.rationale = JsonGet<std::string>(j, "rationale", "");
+  a.notes = JsonGet<std::vector<std::string>>(j, "notes", {});
+  const Json t = JsonGet<Json>(j, "thresholds", Json::object());
+  a.options.allow_tf32 = JsonGet<bool>(t, "allow_tf32", false);
+  a.options.latency_threshold_s = NumberOr(t, "latency_threshold_s", a.options.latency_threshold_s);
+  a.options.mixed_factor = NumberOr(t, "mixed_factor", a.options.mixed_factor);
+  a.options.ncu_latency_pct = NumberOr(t, "ncu_latency_pct", a.options.ncu_latency_pct);
+  a.options.ncu_mixed_margin_pct = NumberOr(t, "ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct);
+  return a;
+}
+
+std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
+  std::ostringstream out;
+  auto row = [&](const char* label, const std::string& text) {
+    std::string l = label;
+    out << l << std::string(l.size() < 12 ? 12 - l.size() : 1, ' ') << text << "\n";
+  };
+  row("problem", a.problem);
+  std::string gpu = a.gpu_name + " [" + a.gpu + "]";
+  if (a.device == "cuda" && !a.device_name.empty()) gpu += ", detected as \"" + a.device_name + "\"";
+  if (a.device != "cuda") gpu += ", reference run on " + a.device;
+  row("gpu", gpu);
+  std::string ops;
+  for (const OperationCount& op : a.operations) {
+    if (!ops.empty()) ops += "\n            ";
+    ops += op.category + ": " + op.op + " x" + std::to_string(op.count) +
+           (op.flops > 0 ? " (" + Si(op.flops, "FLOP") + ")" : std::string());
+  }
+  row("operations", ops.empty() ? "none detected" : ops);
+  std::string flops = Si(a.flops, "FLOP");
+  if (a.flops > 0) {
+    flops += " (" + a.flops_source + (a.flops_estimated > 0 ? "; " + Si(a.flops_estimated, "FLOP") + " estimated" : "") + ")";
+  }
+  row("flops", flops);
+  row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") + ", parameters " +
+                       Si(a.parameter_bytes, "B") + ", outputs " + Si(a.output_bytes, "B") + ")");
+  std::string precision = a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision));
+  row("precision", precision + ", peak " + Si(a.peak_flops, "FLOP/s") + ": " + a.precision_reason);
+  const RooflineBound& r = a.roofline;
+  row("intensity", (std::isinf(r.arithmetic_intensity) ? std::string("inf") : Fixed(r.arithmetic_intensity, 2)) +
+                       " FLOP/B; ridge point " + Fixed(r.ridge_point, 2) + " FLOP/B (" + Si(a.peak_flops, "FLOP/s") +
+                       " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
+  row("roofline", Time(r.attainable_time_s) + " attainable (compute " + Time(r.compute_time_s) + ", memory " +
+                      Time(r.memory_time_s) + "), " + Si(r.attainable_flops, "FLOP/s"));
+  row("class", Name(a.bottleneck) + "-bound: " + r.reason);
+  if (a.measured) {
+    std::string m = "ncu, " + std::to_string(a.measured->kernel_count) + " kernel(s): " + Name(a.measured->bottleneck) +
+                    " (" + a.measured->reason + ")";
+    if (a.measured->duration_s > 0) m += "; the reference " + PositionAgainstRoofline(a, a.measured->duration_s).summary;
+    row("measured", m);
+  }
+  row("confidence", a.confidence + ": " + a.rationale);
+  for (const std::string& note : a.notes) row("note", note);
+  return out.str();
+}
+
+}  // namespace kernelpro

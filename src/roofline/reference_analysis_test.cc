@@ -1,0 +1,217 @@
+#include "roofline/reference_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include "profile/collect.h"
+#include "profile/ncu_catalog.h"
+
+namespace kernelpro {
+namespace {
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+GpuSpec H200() { return *FindGpu("NVIDIA H200"); }
+
+// What the worker's analyze step returns, reduced to the fields the analysis reads.
+Json WorkerResult(const std::string& category, const std::string& dtype, double flops, double in_bytes,
+                  double out_bytes, double estimated = 0) {
+  return Json{{"status", "ok"}, {"device", "cpu"}, {"device_name", nullptr},
+              {"operations", Json::array({{{"category", category}, {"op", category == "gemm" ? "mm" : "mul"},
+                                           {"count", 1}, {"flops", flops}}})},
+              {"dominant_category", category}, {"dominant_dtype", dtype}, {"flops", flops},
+              {"flops_estimated", estimated}, {"flops_source", "shape formulas"},
+              {"input_bytes", in_bytes}, {"parameter_bytes", 0}, {"output_bytes", out_bytes},
+              {"min_bytes", in_bytes + out_bytes}, {"flops_notes", Json::array()}};
+}
+
+TEST(RooflineTest, ElementwiseFp32On4096SquaredIsMemoryBoundOnH200) {
+  const double n = 4096.0 * 4096.0;
+  auto a = AnalyzeReference(WorkerResult("elementwise", "float32", n, 4 * n, 4 * n, n), "p.py", H200());
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->precision, "fp32");
+  EXPECT_DOUBLE_EQ(a->peak_flops, 67e12);
+  EXPECT_DOUBLE_EQ(a->min_bytes, 134217728);
+  EXPECT_DOUBLE_EQ(a->roofline.arithmetic_intensity, 0.125);
+  EXPECT_NEAR(a->roofline.ridge_point, 67e12 / 4.8e12, 1e-12);  // 13.958 FLOP/B
+  EXPECT_NEAR(a->roofline.memory_time_s, 134217728 / 4.8e12, 1e-15);  // 27.96 us
+  EXPECT_NEAR(a->roofline.compute_time_s, n / 67e12, 1e-15);
+  EXPECT_DOUBLE_EQ(a->roofline.attainable_time_s, a->roofline.memory_time_s);
+  EXPECT_NEAR(a->roofline.attainable_flops, 0.125 * 4.8e12, 1);  // intensity x bandwidth
+  EXPECT_EQ(a->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(a->confidence, "theoretical");
+  EXPECT_NE(a->roofline.reason.find("111.7x below the ridge point 13.96"), std::string::npos) << a->roofline.reason;
+  // Most of its FLOPs are per-element estimates: said so.
+  EXPECT_NE(a->notes.back().find("estimates"), std::string::npos);
+}
+
+TEST(RooflineTest, Fp16Gemm4096CubedIsComputeBoundOnTensorCores) {
+  const double n = 4096;
+  auto a = AnalyzeReference(WorkerResult("gemm", "float16", 2 * n * n * n, 2 * n * n * 2, n * n * 2), "p.py", H200());
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->precision, "fp16_tensor");
+  EXPECT_DOUBLE_EQ(a->peak_flops, 989.5e12);
+  EXPECT_NEAR(a->roofline.arithmetic_intensity, 4096.0 / 3, 1e-9);   // 1365.33 FLOP/B
+  EXPECT_NEAR(a->roofline.ridge_point, 989.5 / 4.8, 1e-9);           // 206.15 FLOP/B
+  EXPECT_NEAR(a->roofline.attainable_time_s, 137438953472.0 / 989.5e12, 1e-15);  // 138.9 us
+  EXPECT_DOUBLE_EQ(a->roofline.attainable_flops, 989.5e12);
+  EXPECT_EQ(a->bottleneck, Bottleneck::kCompute);
+}
+
+TEST(RooflineTest, TinyOpIsLatencyBound) {
+  auto a = AnalyzeReference(WorkerResult("elementwise", "float32", 1024, 4096, 4096), "p.py", H200());
+  ASSERT_TRUE(a.ok());
+  EXPECT_NEAR(a->roofline.attainable_time_s, 8192 / 4.8e12, 1e-18);  // 1.7 ns
+  EXPECT_EQ(a->bottleneck, Bottleneck::kLatency);
+  EXPECT_NE(a->roofline.reason.find("below 5.0 us"), std::string::npos) << a->roofline.reason;
+}
+
+TEST(RooflineTest, IntensityNearTheRidgeIsMixedAndTheBandsAreConfigurable) {
+  const double ridge = 67e12 / 4.8e12;
+  const double bytes = 1e9;
+  EXPECT_EQ(ComputeRoofline(ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
+  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
+  EXPECT_EQ(ComputeRoofline(0.55 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
+  EXPECT_EQ(ComputeRoofline(2.1 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(ComputeRoofline(0.45 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMemory);
+  RooflineOptions narrow;
+  narrow.mixed_factor = 1.1;
+  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12, narrow).bottleneck, Bottleneck::kCompute);
+  RooflineOptions patient;
+  patient.latency_threshold_s = 1;  // everything under a second is "latency"
+  EXPECT_EQ(ComputeRoofline(ridge * bytes, bytes, 67e12, 4.8e12, patient).bottleneck, Bottleneck::kLatency);
+  // No bytes at all: pure arithmetic.
+  EXPECT_EQ(ComputeRoofline(1e12, 0, 67e12, 4.8e12).bottleneck, Bottleneck::kCompute);
+}
+
+TEST(RooflineTest, PrecisionFollowsTheDominantOperationAndTf32IsOptIn) {
+  GpuSpec h200 = H200(), a100 = *FindGpu("a100-80gb");
+  std::string why;
+  EXPECT_EQ(ChoosePrecision("gemm", "float32", h200, false, &why), Precision::kFp32);
+  EXPECT_NE(why.find("TF32 not allowed"), std::string::npos);
+  EXPECT_EQ(ChoosePrecision("gemm", "float32", h200, true), Precision::kTf32Tensor);
+  EXPECT_EQ(ChoosePrecision("convolution", "bfloat16", h200, false), Precision::kBf16Tensor);
+  EXPECT_EQ(ChoosePrecision("gemm", "float8_e4m3fn", h200, false), Precision::kFp8Tensor);
+  EXPECT_EQ(ChoosePrecision("gemm", "float8_e4m3fn", a100, false, &why), Precision::kFp16Tensor);
+  EXPECT_NE(why.find("no fp8"), std::string::npos);
+  EXPECT_EQ(ChoosePrecision("gemm", "int8", h200, false), Precision::kInt8Tensor);
+  EXPECT_EQ(ChoosePrecision("gemm", "float64", h200, false), Precision::kFp64Tensor);
+  EXPECT_EQ(ChoosePrecision("gemm", "float64", *FindGpu("l4"), false), Precision::kFp64);
+  EXPECT_EQ(ChoosePrecision("elementwise", "float16", h200, false), Precision::kFp16);
+  EXPECT_EQ(ChoosePrecision("softmax", "bfloat16", h200, false), Precision::kBf16);
+  EXPECT_EQ(ChoosePrecision("reduction", "float32", h200, true), Precision::kFp32);
+  EXPECT_EQ(ChoosePrecision("", "", h200, false), Precision::kFp32);
+}
+
+// The tril_matmul reference (2048^3 fp32 GEMM + tril) and its real ncu profile on the H200.
+ReferenceAnalysis TrilMatmul() {
+  Json w = WorkerResult("gemm", "float32", 17184063488.0, 33554432, 16777216, 4194304);
+  return *AnalyzeReference(w, "problems/tril_matmul/problem.py", H200());
+}
+
+Metrics TrilMatmulProfile() {
+  ArtifactPaths paths;
+  paths.ncu_csv = kRoot + "/tests/fixtures/h200-profile/record/tril_matmul_reference.ncu.csv";
+  return CollectFromArtifacts(paths);
+}
+
+TEST(ReferenceAnalysisTest, TrilMatmulOnH200IsComputeBoundAndNcuAgrees) {
+  ReferenceAnalysis a = TrilMatmul();
+  EXPECT_NEAR(a.roofline.arithmetic_intensity, 17184063488.0 / 50331648, 1e-9);  // 341.4 FLOP/B
+  EXPECT_EQ(a.roofline.bottleneck, Bottleneck::kCompute);
+  EXPECT_NEAR(a.roofline.attainable_time_s, 17184063488.0 / 67e12, 1e-15);       // 256.5 us
+  Metrics m = TrilMatmulProfile();
+  ASSERT_TRUE(m.ncu.has_value());
+  ValidateWithProfile(a, m);
+  ASSERT_TRUE(a.measured.has_value());
+  EXPECT_EQ(a.measured->kernel_count, 2);
+  EXPECT_NEAR(a.measured->sm_pct, 83.79, 0.01);
+  EXPECT_NEAR(a.measured->memory_pct, 46.79, 0.01);
+  EXPECT_NEAR(a.measured->duration_s, 353.44e-6, 1e-9);
+  EXPECT_EQ(a.measured->bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(a.confidence, "high");
+  RooflinePosition p = PositionAgainstRoofline(a, a.measured->duration_s);
+  EXPECT_NEAR(p.fraction_of_bound, (17184063488.0 / 67e12) / 353.44e-6, 1e-12);  // 0.726
+  EXPECT_NE(p.summary.find("reaches 73 % of the attainable bound"), std::string::npos) << p.summary;
+  std::string text = RenderReferenceAnalysis(a);
+  EXPECT_NE(text.find("compute-bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("confidence  high"), std::string::npos) << text;
+}
+
+NcuView Measured(double sm, double mem) {
+  NcuView v;
+  v.aggregate.values[std::string(kNcuSmThroughputPct)] = sm;
+  v.aggregate.values[std::string(kNcuMemoryThroughputPct)] = mem;
+  v.aggregate.values[std::string(kNcuDuration)] = 1000;
+  v.kernels.push_back(v.aggregate);
+  return v;
+}
+
+TEST(ReferenceAnalysisTest, MeasuredClassRules) {
+  EXPECT_EQ(MeasureFromNcu(Measured(84, 47))->bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(MeasureFromNcu(Measured(30, 90))->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(MeasureFromNcu(Measured(75, 70))->bottleneck, Bottleneck::kMixed);
+  EXPECT_EQ(MeasureFromNcu(Measured(20, 45))->bottleneck, Bottleneck::kLatency);
+  EXPECT_FALSE(MeasureFromNcu(NcuView{}).has_value());
+}
+
+TEST(ReferenceAnalysisTest, DisagreementKeepsTheTheoreticalClassAndSaysWhy) {
+  Metrics m;
+  m.ncu = Measured(25, 88);  // ncu says memory, theory says compute
+  ReferenceAnalysis a = TrilMatmul();
+  ValidateWithProfile(a, m);
+  EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(a.measured->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(a.confidence, "low");
+  EXPECT_NE(a.rationale.find("Keeping the theoretical class"), std::string::npos) << a.rationale;
+  EXPECT_NE(a.rationale.find("move far more data than the minimum"), std::string::npos) << a.rationale;
+
+  m.ncu = Measured(20, 35);  // neither unit busy: latency, a neighbour of every class
+  a = TrilMatmul();
+  ValidateWithProfile(a, m);
+  EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(a.confidence, "medium");
+}
+
+TEST(ReferenceAnalysisTest, WithoutNcuTheAnalysisIsTheoreticalWithTheCollectorsReason) {
+  Metrics m;
+  m.notes.push_back("ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
+  ReferenceAnalysis a = TrilMatmul();
+  ValidateWithProfile(a, m);
+  EXPECT_FALSE(a.measured.has_value());
+  EXPECT_EQ(a.confidence, "theoretical");
+  EXPECT_NE(a.notes.back().find("not found"), std::string::npos);
+  EXPECT_NE(a.notes.back().find("theoretical only"), std::string::npos);
+}
+
+TEST(ReferenceAnalysisTest, PositionOfATimedKernel) {
+  ReferenceAnalysis a = TrilMatmul();
+  RooflinePosition p = PositionAgainstRoofline(a, a.roofline.attainable_time_s / 0.71);
+  EXPECT_NEAR(p.fraction_of_bound, 0.71, 1e-12);
+  EXPECT_NE(p.summary.find("reaches 71 % of the attainable bound"), std::string::npos) << p.summary;
+  EXPECT_NEAR(p.achieved_flops, 0.71 * 67e12, 1e3);
+}
+
+TEST(ReferenceAnalysisTest, JsonRoundTripsAndChecksTheSchemaVersion) {
+  ReferenceAnalysis a = TrilMatmul();
+  ValidateWithProfile(a, TrilMatmulProfile());
+  Json j = ToJson(a);
+  EXPECT_EQ(j["schema_version"], kReferenceAnalysisSchemaVersion);
+  EXPECT_EQ(j["bottleneck"], "compute");
+  EXPECT_EQ(j["theoretical_class"], "compute");
+  EXPECT_EQ(j["measured"]["class"], "compute");
+  EXPECT_EQ(j["precision_description"], "fp32 on CUDA cores");
+  auto back = ReferenceAnalysisFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ToJson(*back), j);
+  j["schema_version"] = 99;
+  EXPECT_FALSE(ReferenceAnalysisFromJson(j).ok());
+}
+
+TEST(ReferenceAnalysisTest, WorkerFailureIsAnError) {
+  auto a = AnalyzeReference(Json{{"status", "problem_error"}, {"message", "boom"}}, "p.py", H200());
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernelpro
