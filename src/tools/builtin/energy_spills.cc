@@ -56,7 +56,7 @@ class EnergySpillsTool : public ProfilingTool {
                   " store sectors" +
                   (have_sass ? " (" + FormatNumber(stl) + " STL, " + FormatNumber(ldl) + " LDL in the SASS)" : "") +
                   " while long-scoreboard (" + FormatQuantity(lsb, "%") + ") and lg-throttle (" +
-                  FormatQuantity(lg, "%") + ") stalls stay low: about " + FormatQuantity(microjoules, "uJ") +
+                  FormatQuantity(lg, "%") + ") stalls stay low: about " + st::Energy(microjoules) +
                   " per launch by the energy proxy, with no time cost.";
     Observe(out, m, st::kLocalLdSectors, "sectors");
     Observe(out, m, st::kLocalStSectors, "sectors");
@@ -73,7 +73,7 @@ class EnergySpillsTool : public ProfilingTool {
     out.recommendations = {
         {"Keep the values in registers: index per-thread arrays with compile-time constants (full unroll), "
          "shrink per-thread tiles, or relax __launch_bounds__ if it forced the spills",
-         "removes about " + FormatQuantity(microjoules, "uJ") + " per launch at the same speed"}};
+         "removes about " + st::Energy(microjoules) + " per launch at the same speed"}};
     return out;
   }
 };

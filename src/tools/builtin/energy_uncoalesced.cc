@@ -3,9 +3,10 @@
 // throttle), so the extra sectors cost energy but no time.
 //
 // The ideal sectors per request follow the access width: a warp of 4-byte loads needs 4 sectors,
-// 8-byte 8, 16-byte (float4) 16, 1-2 byte 1-2. The width mix is read from the SASS (static
-// global_load_* / global_store_* counts) when present, else 4-byte accesses are assumed. Sectors
-// and requests come from the .sum counters (the .ratio metrics may be absent).
+// 8-byte 8, 16-byte (float4) 16, 1-2 byte 1-2. Static counts cannot say which width dominates at
+// run time, so the ideal is the widest width the SASS shows (global_load_* / global_store_*), and
+// 16 (float4) without SASS: a kernel is never flagged for vectorised access. Sectors and requests
+// come from the .sum counters (the .ratio metrics may be absent).
 #include <algorithm>
 
 #include "tools/builtin/system_tools.h"
@@ -20,13 +21,14 @@ using st::ObserveValue;
 
 constexpr double kPicojoulesPerExcessSector = 100;  // DESIGN.md §6, energy proxy term B2
 
-// Ideal sectors per request from the SASS width mix of `prefix` ("global_load"), 4 without SASS.
+// Ideal sectors per request for the widest access of `prefix` ("global_load") in the SASS; 16
+// when the SASS is absent or shows none.
 double IdealSectors(const MetricSet& m, const std::string& prefix) {
-  const double w128 = m.Get("sass." + prefix + "_128"), w64 = m.Get("sass." + prefix + "_64");
-  const double w32 = m.Get("sass." + prefix + "_32"), narrow = m.Get("sass." + prefix + "_narrow");
-  const double n = w128 + w64 + w32 + narrow;
-  if (n <= 0) return 4;
-  return (16 * w128 + 8 * w64 + 4 * w32 + 1.5 * narrow) / n;
+  if (m.Get("sass." + prefix + "_128") > 0) return 16;
+  if (m.Get("sass." + prefix + "_64") > 0) return 8;
+  if (m.Get("sass." + prefix + "_32") > 0) return 4;
+  if (m.Get("sass." + prefix + "_narrow") > 0) return 2;
+  return 16;
 }
 
 struct Side {
@@ -91,7 +93,7 @@ class EnergyUncoalescedTool : public ProfilingTool {
     ObserveValue(out, "excess sectors", excess, "sectors");
     out.title = "Hidden uncoalesced global access: " + FormatNumber(excess) + " excess sectors";
     out.summary = "Global " + parts + ". The stalls are low, so the " + FormatNumber(excess) +
-                  " extra sectors (about " + FormatQuantity(microjoules, "uJ") +
+                  " extra sectors (about " + st::Energy(microjoules) +
                   " per launch by the energy proxy) cost energy, not time.";
     out.root_cause = "Neighbouring threads of a warp touch addresses far apart (strided or indirect indexing), "
                      "so each request is split over many 32-byte sectors that are fetched only partly used; "
@@ -100,7 +102,7 @@ class EnergyUncoalescedTool : public ProfilingTool {
     out.recommendations = {
         {"Make consecutive threads access consecutive addresses: swap the index roles, stage a transposed "
          "tile through shared memory, or use a structure-of-arrays layout",
-         "up to " + FormatNumber(excess) + " fewer sectors per launch (about " + FormatQuantity(microjoules, "uJ") +
+         "up to " + FormatNumber(excess) + " fewer sectors per launch (about " + st::Energy(microjoules) +
              "), same speed"}};
     out.code_example =
         "// thread x walks the contiguous dimension\n"

@@ -7,8 +7,12 @@ namespace kernelpro {
 namespace {
 
 using testing::MakeMetrics;
-using testing::Run;
 using testing::Without;
+
+// testing::Run under a name gtest's Test::Run does not hide.
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+  return testing::Run(tool, metrics, context);
+}
 
 MetricSet Timeline(double kernels, double avg_us) {
   return MakeMetrics({{"timeline.kernel_count", kernels},
@@ -19,7 +23,7 @@ MetricSet Timeline(double kernels, double avg_us) {
 TEST(KernelFusionToolTest, ManyShortKernelsFire) {
   auto tool = MakeKernelFusionTool();
   EXPECT_EQ(tool->source(), ToolSource::kTimeline);
-  ToolOutput out = Run(*tool, Timeline(200, 1));
+  ToolOutput out = Check(*tool, Timeline(200, 1));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kHigh);
   EXPECT_NE(out.summary.find("200 kernels"), std::string::npos) << out.summary;
@@ -29,32 +33,32 @@ TEST(KernelFusionToolTest, ManyShortKernelsFire) {
 
 TEST(KernelFusionToolTest, FewOrLongKernelsStayQuiet) {
   auto tool = MakeKernelFusionTool();
-  EXPECT_FALSE(Run(*tool, Timeline(7, 1)).triggered);
-  EXPECT_FALSE(Run(*tool, Timeline(100, 50)).triggered);
-  EXPECT_FALSE(Run(*tool, Timeline(1, 0.5)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(7, 1)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(100, 50)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(1, 0.5)).triggered);
 }
 
 TEST(KernelFusionToolTest, Boundaries) {
   auto tool = MakeKernelFusionTool();
-  EXPECT_TRUE(Run(*tool, Timeline(8, 1)).triggered);     // min_kernels inclusive
-  EXPECT_FALSE(Run(*tool, Timeline(20, 5)).triggered);   // average must be below 5 us
-  EXPECT_TRUE(Run(*tool, Timeline(20, 4.99)).triggered);
-  EXPECT_EQ(Run(*tool, Timeline(49, 1)).severity, Severity::kMedium);
-  EXPECT_EQ(Run(*tool, Timeline(50, 1)).severity, Severity::kHigh);
+  EXPECT_TRUE(Check(*tool, Timeline(8, 1)).triggered);     // min_kernels inclusive
+  EXPECT_FALSE(Check(*tool, Timeline(20, 5)).triggered);   // average must be below 5 us
+  EXPECT_TRUE(Check(*tool, Timeline(20, 4.99)).triggered);
+  EXPECT_EQ(Check(*tool, Timeline(49, 1)).severity, Severity::kMedium);
+  EXPECT_EQ(Check(*tool, Timeline(50, 1)).severity, Severity::kHigh);
 }
 
 TEST(KernelFusionToolTest, MissingMetricSkips) {
   auto tool = MakeKernelFusionTool();
-  EXPECT_TRUE(Run(*tool, Without(Timeline(200, 1), "timeline.gpu_busy_us")).skipped);
+  EXPECT_TRUE(Check(*tool, Without(Timeline(200, 1), "timeline.gpu_busy_us")).skipped);
 }
 
 TEST(KernelFusionToolTest, ThresholdOverride) {
   auto tool = MakeKernelFusionTool();
   ToolContext context;
   context.overrides["kernel_fusion"]["max_avg_kernel_us"] = 100;
-  EXPECT_TRUE(Run(*tool, Timeline(100, 50), context).triggered);
+  EXPECT_TRUE(Check(*tool, Timeline(100, 50), context).triggered);
   context.overrides["kernel_fusion"]["min_kernels"] = 500;
-  EXPECT_FALSE(Run(*tool, Timeline(100, 1), context).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(100, 1), context).triggered);
 }
 
 TEST(KernelFusionToolTest, RecordedManyLaunchesFires) {

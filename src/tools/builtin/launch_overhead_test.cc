@@ -7,9 +7,13 @@ namespace kernelpro {
 namespace {
 
 using testing::MakeMetrics;
-using testing::Run;
 using testing::With;
 using testing::Without;
+
+// testing::Run under a name gtest's Test::Run does not hide.
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+  return testing::Run(tool, metrics, context);
+}
 
 MetricSet Timeline(double share, double kernels = 50) {
   const double e2e = 1000;
@@ -24,7 +28,7 @@ TEST(LaunchOverheadToolTest, FiresAboveHighWithSpeedupBound) {
   auto tool = MakeLaunchOverheadTool();
   EXPECT_EQ(tool->name(), "launch_overhead");
   EXPECT_EQ(tool->source(), ToolSource::kTimeline);
-  ToolOutput out = Run(*tool, Timeline(0.3));
+  ToolOutput out = Check(*tool, Timeline(0.3));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kHigh);
   EXPECT_NE(out.summary.find("1.43x"), std::string::npos) << out.summary;
@@ -36,26 +40,26 @@ TEST(LaunchOverheadToolTest, FiresAboveHighWithSpeedupBound) {
 
 TEST(LaunchOverheadToolTest, QuietBelowAndAtHigh) {
   auto tool = MakeLaunchOverheadTool();
-  EXPECT_FALSE(Run(*tool, Timeline(0.1)).triggered);
-  EXPECT_FALSE(Run(*tool, Timeline(0.2)).triggered);  // strictly above the threshold
-  EXPECT_TRUE(Run(*tool, Timeline(0.2001)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(0.1)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(0.2)).triggered);  // strictly above the threshold
+  EXPECT_TRUE(Check(*tool, Timeline(0.2001)).triggered);
 }
 
 TEST(LaunchOverheadToolTest, SeverityCriticalAboveForty) {
   auto tool = MakeLaunchOverheadTool();
-  EXPECT_EQ(Run(*tool, Timeline(0.4)).severity, Severity::kHigh);
-  EXPECT_EQ(Run(*tool, Timeline(0.41)).severity, Severity::kCritical);
+  EXPECT_EQ(Check(*tool, Timeline(0.4)).severity, Severity::kHigh);
+  EXPECT_EQ(Check(*tool, Timeline(0.41)).severity, Severity::kCritical);
 }
 
 TEST(LaunchOverheadToolTest, OneLaunchIsNotOverheadToRemove) {
   auto tool = MakeLaunchOverheadTool();
-  EXPECT_FALSE(Run(*tool, Timeline(0.74, 1)).triggered);
-  EXPECT_TRUE(Run(*tool, Timeline(0.74, 2)).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(0.74, 1)).triggered);
+  EXPECT_TRUE(Check(*tool, Timeline(0.74, 2)).triggered);
 }
 
 TEST(LaunchOverheadToolTest, MissingMetricSkips) {
   auto tool = MakeLaunchOverheadTool();
-  ToolOutput out = Run(*tool, Without(Timeline(0.5), "timeline.launch_overhead_share"));
+  ToolOutput out = Check(*tool, Without(Timeline(0.5), "timeline.launch_overhead_share"));
   EXPECT_TRUE(out.skipped);
   EXPECT_FALSE(out.triggered);
 }
@@ -64,17 +68,17 @@ TEST(LaunchOverheadToolTest, ThresholdOverride) {
   auto tool = MakeLaunchOverheadTool();
   ToolContext context;
   context.overrides["launch_overhead"]["high"] = 50;
-  EXPECT_FALSE(Run(*tool, Timeline(0.45), context).triggered);
+  EXPECT_FALSE(Check(*tool, Timeline(0.45), context).triggered);
   context.overrides["launch_overhead"]["min_kernels"] = 1;
   context.overrides["launch_overhead"]["high"] = 10;
-  ToolOutput out = Run(*tool, Timeline(0.15, 1), context);
+  ToolOutput out = Check(*tool, Timeline(0.15, 1), context);
   EXPECT_TRUE(out.triggered);
   EXPECT_DOUBLE_EQ(out.thresholds.at(0).value, 10);
 }
 
 TEST(LaunchOverheadToolTest, DeterministicOutput) {
   auto tool = MakeLaunchOverheadTool();
-  EXPECT_EQ(ToJson(Run(*tool, Timeline(0.55))).dump(), ToJson(Run(*tool, Timeline(0.55))).dump());
+  EXPECT_EQ(ToJson(Check(*tool, Timeline(0.55))).dump(), ToJson(Check(*tool, Timeline(0.55))).dump());
 }
 
 TEST(LaunchOverheadToolTest, RecordedManyLaunchesFires) {

@@ -40,6 +40,11 @@ inline void ObserveValue(ToolOutput& out, std::string name, double value, std::s
 // "42.1 %" from a share in 0..1.
 inline std::string Percent(double share) { return FormatQuantity(share * 100.0, "%"); }
 
+// "0.115 uJ", "252 uJ", "5.88 mJ" from microjoules.
+inline std::string Energy(double microjoules) {
+  return microjoules >= 1000 ? FormatQuantity(microjoules / 1000, "mJ") : FormatQuantity(microjoules, "uJ");
+}
+
 // "1.25x".
 inline std::string Times(double factor) { return FormatNumber(factor) + "x"; }
 
