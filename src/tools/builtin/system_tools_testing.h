@@ -1,0 +1,75 @@
+// Test helpers for the system tools: run a tool on a recorded H200 fixture the way the registry
+// would (MetricSet from the record, context from MakeToolContext).
+#ifndef KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_
+#define KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/collect.h"
+#include "tools/metric_set.h"
+#include "tools/registry.h"
+#include "tools/tool_testing.h"
+
+namespace kernelpro::testing {
+
+inline std::string FixtureDir(const std::string& sub) {
+  return std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + sub;
+}
+
+// A recorded case, by directory under tests/fixtures and name.
+struct FixtureCase {
+  std::string dir, name;
+};
+
+// Every recording the tools are swept over.
+inline std::vector<FixtureCase> AllFixtureCases() {
+  std::vector<FixtureCase> cases;
+  for (const char* name : {"k_naive_matmul", "k_strided_copy", "k_swish_scalar", "k_swish_vec", "k_wmma",
+                           "p_cublas_bf16", "p_many_launches"}) {
+    cases.push_back({"h200", name});
+  }
+  for (const char* name : {"linear_gelu", "rms_norm", "scaled_softmax", "swish", "tiny_mlp", "tril_matmul"}) {
+    cases.push_back({"h200-profile/profiles", name});
+  }
+  for (const char* name : {"wgmma_tile", "cp_async_copy", "cublas_tril", "tril_matmul_reference"}) {
+    cases.push_back({"h200-profile/record", name});
+  }
+  return cases;
+}
+
+// The tool's output on a recorded case (the record stays alive for the context's pointer).
+struct FixtureRun {
+  std::shared_ptr<Metrics> record;
+  MetricSet set;
+  ToolContext context;
+  ToolOutput output;
+};
+
+// The recordings under tests/fixtures/h200 come from the case programs there (cases/common.py),
+// not from the worker: their traces cover the whole program and hold two syncs of the program's
+// own (before and after its runs), where the worker makes one. CaseOverrides tells sync_calls so.
+inline ThresholdOverrides CaseOverrides(const FixtureCase& fixture) {
+  ThresholdOverrides overrides;
+  if (fixture.dir == "h200") overrides["sync_calls"]["harness_syncs"] = 2;
+  return overrides;
+}
+
+inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fixture,
+                               std::optional<Bottleneck> bottleneck = std::nullopt) {
+  FixtureRun run;
+  run.record = std::make_shared<Metrics>(CollectFromArtifacts(ArtifactsIn(FixtureDir(fixture.dir), fixture.name)));
+  run.set = BuildMetricSet(*run.record);
+  AnalysisOptions options;
+  options.bottleneck = bottleneck;
+  options.overrides = CaseOverrides(fixture);
+  run.context = MakeToolContext(*run.record, run.set, options);
+  run.output = RunTool(tool, run.set, run.context);
+  return run;
+}
+
+}  // namespace kernelpro::testing
+
+#endif  // KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_
