@@ -8,11 +8,11 @@
 //   occupancy_limiter             low achieved occupancy and the limit that binds it
 //   global_coalescing             global loads/stores touching more sectors than needed
 //   vectorization                 memory-bound kernel moving data 32 bits at a time
-//   shared_bank_conflicts         shared-memory accesses replayed by bank conflicts
 //   branch_divergence             warps executing with few active threads
 //   dram_bandwidth                memory-bound kernel far below DRAM peak
-//   cache_hit_rates               re-read data missing the caches
 //   wave_quantization             a partial last wave (or a grid too small for the GPU)
+//
+// Not yet written: shared_bank_conflicts, cache_hit_rates.
 #ifndef KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 #define KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 
@@ -29,10 +29,8 @@ std::unique_ptr<ProfilingTool> MakeRegisterPressureTool();
 std::unique_ptr<ProfilingTool> MakeOccupancyLimiterTool();
 std::unique_ptr<ProfilingTool> MakeGlobalCoalescingTool();
 std::unique_ptr<ProfilingTool> MakeVectorizationTool();
-std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool();
 std::unique_ptr<ProfilingTool> MakeBranchDivergenceTool();
 std::unique_ptr<ProfilingTool> MakeDramBandwidthTool();
-std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool();
 std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool();
 
 }  // namespace kernelpro
