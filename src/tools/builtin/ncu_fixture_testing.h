@@ -1,0 +1,38 @@
+// Test helper: the MetricSet and tool context of a recorded H200 fixture
+// (tests/fixtures/h200/k_NAME.*, tests/fixtures/h200-profile/{profiles,record}/NAME.*).
+#ifndef KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_
+#define KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "profile/collect.h"
+#include "tools/metric_set.h"
+#include "tools/registry.h"
+#include "tools/tool.h"
+
+namespace kernelpro::testing {
+
+struct Fixture {
+  std::shared_ptr<Metrics> record;
+  MetricSet set;
+  ToolContext Context(std::optional<Bottleneck> bottleneck = std::nullopt) const {
+    AnalysisOptions options;
+    options.bottleneck = bottleneck;
+    return MakeToolContext(*record, set, options);
+  }
+};
+
+// dir: "h200", "h200-profile/profiles" or "h200-profile/record"; name without extension.
+inline Fixture LoadFixture(const std::string& dir, const std::string& name) {
+  Fixture f;
+  f.record = std::make_shared<Metrics>(
+      CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + dir, name)));
+  f.set = BuildMetricSet(*f.record);
+  return f;
+}
+
+}  // namespace kernelpro::testing
+
+#endif  // KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_
