@@ -9,13 +9,14 @@
 #include "cli/tool_options.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
+#include "roofline/reference_analysis.h"
 #include "tools/render.h"
 
 namespace kernelpro::cli {
 namespace {
 
 struct AdviseArgs {
-  std::string problem, candidate, from, name, bottleneck, python;
+  std::string problem, candidate, from, name, bottleneck, python, analysis_file, gpu;
   bool json = false;
   std::size_t max_chars = RenderOptions{}.max_chars;
   EvalOptions eval;
@@ -38,6 +39,19 @@ int Advise(AdviseArgs& args) {
   options.energy = !args.tools.no_energy;
   options.overrides = *overrides;
   if (!args.bottleneck.empty()) options.bottleneck = ParseBottleneck(args.bottleneck).value();
+  // Stage 1: a saved ReferenceAnalysis, or (when profiling a problem without --class) a fresh
+  // theoretical one. It gives the class that filters the tools and the roofline to place the
+  // candidate against.
+  std::optional<ReferenceAnalysis> stage1;
+  if (!args.analysis_file.empty()) {
+    auto json = ReadJsonFile(args.analysis_file);
+    auto parsed = json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
+    if (!parsed.ok()) {
+      std::cerr << "kernelpro advise: --analysis " << args.analysis_file << ": " << parsed.status().message() << "\n";
+      return 2;
+    }
+    stage1 = std::move(*parsed);
+  }
 
   Metrics metrics;
   std::string subject;
@@ -57,6 +71,23 @@ int Advise(AdviseArgs& args) {
   } else if (!args.problem.empty()) {
     auto executor = MakeExecutor(args.eval, args.python, "advise");
     if (!executor) return 2;
+    if (!stage1 && !options.bottleneck) {
+      std::optional<GpuSpec> forced;
+      if (!args.gpu.empty()) {
+        auto gpu = FindGpu(args.gpu);
+        if (!gpu.ok()) {
+          std::cerr << "kernelpro advise: " << gpu.status().message() << "\n";
+          return 2;
+        }
+        forced = *gpu;
+      }
+      auto analysis = RunStageOne(*executor, args.problem, forced, RooflineOptions{});
+      if (analysis.ok()) {
+        stage1 = std::move(*analysis);
+      } else {
+        metrics.notes.push_back("stage 1: " + analysis.status().message() + "; every speed tool runs");
+      }
+    }
     auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
     if (!profiled.ok()) {
       std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
@@ -69,6 +100,22 @@ int Advise(AdviseArgs& args) {
     return 2;
   }
 
+  if (stage1 && !options.bottleneck) options.bottleneck = stage1->bottleneck;
+  // Where the candidate stands against the reference's roofline: its GPU time in the recorded
+  // forward call (timeline), else the ncu kernel durations (replayed with caches flushed).
+  std::optional<RooflinePosition> position;
+  std::string measured_from;
+  if (stage1) {
+    double seconds = 0;
+    if (metrics.timeline && metrics.timeline->gpu_busy_us > 0) {
+      seconds = metrics.timeline->gpu_busy_us * 1e-6;
+      measured_from = "GPU busy time of one forward call (timeline)";
+    } else if (metrics.ncu && !metrics.ncu->kernels.empty()) {
+      for (const NcuKernel& k : metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
+      measured_from = "summed ncu kernel durations";
+    }
+    if (seconds > 0) position = PositionAgainstRoofline(*stage1, seconds);
+  }
   Analysis analysis = registry->Analyze(metrics, options);
   RenderOptions render;
   render.max_chars = args.max_chars;
@@ -76,15 +123,32 @@ int Advise(AdviseArgs& args) {
   if (args.json) {
     Json j = ToJson(analysis);
     j["subject"] = subject;
+    if (stage1) {
+      j["stage1"] = {{"bottleneck", BottleneckName(stage1->bottleneck)}, {"confidence", stage1->confidence},
+                     {"gpu", stage1->gpu}, {"precision", stage1->precision},
+                     {"attainable_time_s", stage1->roofline.attainable_time_s}};
+    }
+    if (position) {
+      j["roofline_position"] = {{"measured_time_s", position->measured_time_s},
+                                {"attainable_time_s", position->attainable_time_s},
+                                {"fraction_of_bound", position->fraction_of_bound},
+                                {"measured_from", measured_from},
+                                {"summary", position->summary}};
+    }
     j["notes"] = metrics.notes;
     j["guidance"] = guidance;
     std::cout << DumpJson(j) << "\n";
     return 0;
   }
   std::cout << "kernelpro advise: " << subject << "\n";
-  if (!options.bottleneck) {
+  if (stage1) {
+    std::cout << "stage 1: " << BottleneckName(stage1->bottleneck) << "-bound on " << stage1->gpu_name << " ("
+              << stage1->precision << ", confidence " << stage1->confidence << "): " << stage1->roofline.reason
+              << "\n";
+  } else if (!options.bottleneck) {
     std::cout << "(no Stage-1 class given: every speed tool ran; --class memory|compute|latency|mixed filters them)\n";
   }
+  if (position) std::cout << "roofline: " << position->summary << " [" << measured_from << "]\n";
   for (const std::string& note : metrics.notes) std::cout << "note: " << note << "\n";
   std::cout << "\n" << guidance;
   return 0;
@@ -104,6 +168,10 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
   cmd->add_option("--name", args->name, "NAME of the artifacts in --from");
   cmd->add_option("--class", args->bottleneck, "Stage-1 bottleneck class: filters the tools that run")
       ->check(CLI::IsMember({"compute", "memory", "latency", "mixed"}));
+  cmd->add_option("--analysis", args->analysis_file,
+                  "Stage-1 ReferenceAnalysis JSON (`kernelpro analyze --json`): class and roofline")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--gpu", args->gpu, "With --problem: the GPU of the hardware table for Stage 1 (default: detected)");
   cmd->add_option("--max-chars", args->max_chars, "Bound on the rendered analysis")->capture_default_str();
   cmd->add_option("--save", args->profile.artifacts_dir, "With --problem: keep the raw profiler outputs in DIR");
   cmd->add_option("--save-name", args->profile.artifacts_name, "NAME of the saved artifacts")->capture_default_str();

@@ -34,6 +34,47 @@ int Fail(bool json, const std::string& message) {
 
 }  // namespace
 
+Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem_path,
+                                      const std::optional<GpuSpec>& forced, const RooflineOptions& roofline) {
+  const std::string problem = std::filesystem::absolute(problem_path).lexically_normal().string();
+  Json request = executor.BaseRequest();
+  request["problem"] = problem;
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(executor.options().step_timeout_s);
+  auto outcome = executor.worker().Run("analyze", request, limits);
+  if (!outcome.ok()) return Status::Internal("could not run the analyze step: " + outcome.status().message());
+  if (!outcome->result) {
+    return Status::Internal("the analyze step died: " + outcome->process.Describe() + "\n" +
+                            outcome->process.stderr_text);
+  }
+  const Json& result = *outcome->result;
+  if (std::string status = JsonGet<std::string>(result, "status", ""); status != "ok") {
+    std::string message = status + ": " + JsonGet<std::string>(result, "message", "");
+    if (status == "device_error") message += " and name the GPU to analyse for with --gpu NAME";
+    return Status::InvalidArgument(message);
+  }
+  const std::string detected = JsonGet<std::string>(result, "device_name", "");
+  GpuSpec gpu;
+  std::vector<std::string> notes;
+  if (forced) {
+    gpu = *forced;
+    if (!detected.empty()) {
+      auto found = FindGpu(detected);
+      if (!found.ok() || found->key != gpu.key) {
+        notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" + detected + "\"");
+      }
+    }
+  } else {
+    auto found = FindGpu(detected);
+    if (!found.ok()) return Status::NotFound("detected GPU: " + found.status().message());
+    gpu = *found;
+  }
+  auto analysis = AnalyzeReference(result, problem_path, gpu, roofline);
+  if (!analysis.ok()) return analysis.status();
+  analysis->notes.insert(analysis->notes.begin(), notes.begin(), notes.end());
+  return analysis;
+}
+
 CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -72,45 +113,9 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
     auto executor = MakeExecutor(args->eval, args->python, "analyze");
     if (!executor) return 2;
     const std::string problem = std::filesystem::absolute(args->problem).lexically_normal().string();
-
-    Json request = executor->BaseRequest();
-    request["problem"] = problem;
-    ProcessLimits limits;
-    limits.wall_timeout = std::chrono::seconds(args->eval.step_timeout_s);
-    auto outcome = executor->worker().Run("analyze", request, limits);
-    if (!outcome.ok()) return Fail(args->json, "could not run the analyze step: " + outcome.status().message());
-    if (!outcome->result) {
-      return Fail(args->json, "the analyze step died: " + outcome->process.Describe() + "\n" +
-                                  outcome->process.stderr_text);
-    }
-    const Json& result = *outcome->result;
-    if (std::string status = JsonGet<std::string>(result, "status", ""); status != "ok") {
-      std::string message = status + ": " + JsonGet<std::string>(result, "message", "");
-      if (status == "device_error") message += " and name the GPU to analyse for with --gpu NAME";
-      return Fail(args->json, message);
-    }
-
-    const std::string detected = JsonGet<std::string>(result, "device_name", "");
-    GpuSpec gpu;
-    std::vector<std::string> notes;
-    if (forced) {
-      gpu = *forced;
-      if (!detected.empty()) {
-        auto found = FindGpu(detected);
-        if (!found.ok() || found->key != gpu.key) {
-          notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" + detected + "\"");
-        }
-      }
-    } else {
-      auto found = FindGpu(detected);
-      if (!found.ok()) return Fail(args->json, "detected GPU: " + found.status().message());
-      gpu = *found;
-    }
-
     args->roofline.latency_threshold_s = args->latency_us * 1e-6;
-    auto analysis = AnalyzeReference(result, args->problem, gpu, args->roofline);
+    auto analysis = RunStageOne(*executor, args->problem, forced, args->roofline);
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
-    analysis->notes.insert(analysis->notes.begin(), notes.begin(), notes.end());
 
     if (!args->profile_from.empty()) {
       ArtifactPaths paths;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "eval/executor.h"
+#include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
 
@@ -14,5 +15,10 @@ std::string DefaultCacheDir();
 // prints the reason to stderr and returns nullopt (the caller exits with 2).
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name);
+
+// Stage 1, theoretical side: the worker's analyze step on the problem's reference, on the GPU it
+// detects (or `forced`), classified on the roofline. The measured side (ncu) is the caller's.
+Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
+                                      const std::optional<GpuSpec>& forced, const RooflineOptions& roofline);
 
 }  // namespace kernelpro::cli

@@ -73,6 +73,7 @@ class Executor {
   void Build(const std::string& candidate, EvalResult& result);
 
   const WorkerClient& worker() const { return worker_; }
+  const EvalOptions& options() const { return options_; }
   Json BaseRequest() const;
 
  private:

@@ -189,6 +189,12 @@ TEST(ReferenceAnalysisTest, PositionOfATimedKernel) {
   EXPECT_NEAR(p.fraction_of_bound, 0.71, 1e-12);
   EXPECT_NE(p.summary.find("reaches 71 % of the attainable bound"), std::string::npos) << p.summary;
   EXPECT_NEAR(p.achieved_flops, 0.71 * 67e12, 1e3);
+  EXPECT_EQ(p.summary.find("less work"), std::string::npos);
+  // The example tril_matmul candidate skips the zero half of the triangles: faster than the
+  // reference's dense bound, which the summary must explain rather than present as magic.
+  RooflinePosition beyond = PositionAgainstRoofline(a, a.roofline.attainable_time_s / 1.63);
+  EXPECT_NE(beyond.summary.find("reaches 163 % of the attainable bound"), std::string::npos) << beyond.summary;
+  EXPECT_NE(beyond.summary.find("the kernel does less work than the reference's operations"), std::string::npos);
 }
 
 TEST(ReferenceAnalysisTest, JsonRoundTripsAndChecksTheSchemaVersion) {
