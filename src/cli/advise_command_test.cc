@@ -4,7 +4,9 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace kernelpro {
 namespace {
@@ -42,6 +44,17 @@ TEST(ToolsListTest, JsonListsEveryToolWithItsSourceAndClasses) {
   EXPECT_EQ(names.size(), list.size()) << "tool names must be unique";
   EXPECT_TRUE(names.contains("l2_reuse"));
   EXPECT_TRUE(names.contains("atomic_contention"));
+}
+
+TEST(ToolsListTest, DocsToolsMdIsWhatTheBinaryPrints) {
+  CliRun r = Kernelpro({"tools", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(kRoot + "/docs/tools.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  EXPECT_NE(doc.str().find("```\n" + r.out + "```\n"), std::string::npos)
+      << "docs/tools.md is out of date: regenerate it from `kernelpro tools list`";
+  EXPECT_NE(r.out.find("22 tools"), std::string::npos) << r.out;
 }
 
 TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
