@@ -7,6 +7,8 @@ import sys
 
 
 def main(path):
+    if not os.path.exists(path):
+        return  # phases that evaluate nothing (binary, profile, analyze, advise) write no results
     rows = [json.loads(line) for line in open(path) if line.strip()]
     print(f"{'label':<32} {'candidate':<28} {'status':<14} {'ref ms':>9} {'cand ms':>9} {'speedup':>8}  interval / message")
     for r in rows:
