@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json_io.h"
+#include "cli/cli_testing.h"
 #include "core/subprocess.h"
 
 #include <fstream>
@@ -13,21 +14,9 @@ namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::CliRun;
 
-CliRun Kernelpro(std::vector<std::string> args) {
-  ProcessOptions p;
-  p.argv = {KERNELPRO_BINARY};
-  p.argv.insert(p.argv.end(), args.begin(), args.end());
-  p.limits.wall_timeout = std::chrono::minutes(2);
-  p.capture_bytes = 1 << 20;
-  auto r = RunProcess(p);
-  if (!r.ok()) return {};
-  return {r->exit_code, r->stdout_text, r->stderr_text};
-}
+CliRun Kernelpro(std::vector<std::string> args) { return testing::RunKernelpro(args, 2); }
 
 TEST(ToolsListTest, JsonListsEveryToolWithItsSourceAndClasses) {
   CliRun r = Kernelpro({"tools", "list", "--json", "--tool-rules", kRoot + "/examples/rules/memory_rules.toml",

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "cli/cli_testing.h"
 #include "core/subprocess.h"
 
 namespace kernelpro {
@@ -13,26 +14,11 @@ namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
-struct AnalyzeRun {
-  int exit_code = -1;
-  std::string out, err;
-  Json json;
-};
+using AnalyzeRun = testing::CliRun;
 
 AnalyzeRun Analyze(std::vector<std::string> args) {
-  ProcessOptions p;
-  p.argv = {KERNELPRO_BINARY, "analyze", "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
-  p.argv.insert(p.argv.end(), args.begin(), args.end());
-  p.limits.wall_timeout = std::chrono::minutes(5);
-  p.capture_bytes = 1 << 20;
-  AnalyzeRun run;
-  auto r = RunProcess(p);
-  if (!r.ok()) return run;
-  run.exit_code = r->exit_code;
-  run.out = r->stdout_text;
-  run.err = r->stderr_text;
-  run.json = Json::parse(run.out, nullptr, false);
-  return run;
+  args.insert(args.begin(), {"analyze", "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"});
+  return testing::RunKernelpro(args);
 }
 
 TEST(AnalyzeCommandTest, SwishIsMemoryBoundOnH200) {

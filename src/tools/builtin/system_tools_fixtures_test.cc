@@ -6,25 +6,18 @@
 #include <gtest/gtest.h>
 
 #include "tools/builtin/system_tools.h"
+#include "tools/registry.h"
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro {
 namespace {
 
+// The timeline, SASS and energy tools, in the registry's order.
 std::vector<std::unique_ptr<ProfilingTool>> SystemTools() {
   std::vector<std::unique_ptr<ProfilingTool>> tools;
-  tools.push_back(MakeLaunchOverheadTool());
-  tools.push_back(MakeKernelFusionTool());
-  tools.push_back(MakeSyncCallsTool());
-  tools.push_back(MakeMemcpyHotPathTool());
-  tools.push_back(MakeIdleGapsTool());
-  tools.push_back(MakeTensorCoreGenerationTool());
-  tools.push_back(MakeRegisterSpillsTool());
-  tools.push_back(MakeFastMathIntrinsicsTool());
-  tools.push_back(MakeEnergyBankConflictsTool());
-  tools.push_back(MakeEnergySpillsTool());
-  tools.push_back(MakeEnergyUncoalescedTool());
-  tools.push_back(MakeEnergyRedundantBarriersTool());
+  for (auto& tool : BuiltinTools()) {
+    if (tool->source() != ToolSource::kNcu) tools.push_back(std::move(tool));
+  }
   return tools;
 }
 
