@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "profile/collect.h"
+#include "tools/metric_set.h"
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
@@ -71,7 +73,40 @@ TEST(TensorCoreGenerationToolTest, LibraryCallIsTheLibraryPath) {
 
 TEST(TensorCoreGenerationToolTest, MissingMetricSkips) {
   auto tool = MakeTensorCoreGenerationTool();
-  EXPECT_TRUE(Check(*tool, Without(Sass(0, 16), "sass.tensor_wgmma")).skipped);
+  ToolOutput out = Check(*tool, Without(Sass(0, 16), "sass.tensor_wgmma"));
+  EXPECT_TRUE(out.skipped);
+  EXPECT_NE(out.skip_reason.find("no SASS"), std::string::npos) << out.skip_reason;
+}
+
+TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellThePath) {
+  // torch's bf16 matmul on the H200: only ncu saw it (cuBLAS's nvjet warpgroup-MMA kernels).
+  Metrics metrics = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200",
+                                                     "p_cublas_bf16"));
+  MetricSet set = BuildMetricSet(metrics);
+  ToolContext context = ContextFor(Bottleneck::kCompute, 9);
+  context.metrics = &metrics;
+  auto tool = MakeTensorCoreGenerationTool();
+  ToolOutput out = Check(*tool, set, context);
+  ASSERT_TRUE(out.triggered) << out.skip_reason;
+  EXPECT_EQ(out.severity, Severity::kLow);
+  EXPECT_NE(out.title.find("library kernels"), std::string::npos) << out.title;
+  EXPECT_NE(out.title.find("nvjet_sm90"), std::string::npos) << out.title;
+  EXPECT_NE(out.root_cause.find("warpgroup MMA"), std::string::npos) << out.root_cause;
+  // cuBLAS's fp32 SGEMM (the tril_matmul reference) is a SIMT kernel: CUDA cores, not tensor cores.
+  Metrics sgemm = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
+                                                   "tril_matmul_reference"));
+  context.metrics = &sgemm;
+  ToolOutput simt = Check(*tool, BuildMetricSet(sgemm), context);
+  ASSERT_TRUE(simt.triggered);
+  EXPECT_EQ(simt.severity, Severity::kMedium);
+  EXPECT_NE(simt.title.find("Library GEMM on CUDA cores"), std::string::npos) << simt.title;
+  EXPECT_NE(simt.recommendations.at(0).action.find("TF32"), std::string::npos);
+  // A profile with no library kernel and no SASS says nothing rather than guessing.
+  Metrics plain = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200",
+                                                   "k_swish_vec"));
+  plain.sass.reset();
+  context.metrics = &plain;
+  EXPECT_TRUE(Check(*tool, BuildMetricSet(plain), context).skipped);
 }
 
 TEST(TensorCoreGenerationToolTest, ThresholdOverride) {
