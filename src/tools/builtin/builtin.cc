@@ -2,6 +2,35 @@
 // file beside its test; the order here is the order tools run and, at equal severity and
 // priority, the order their findings appear. `kernelpro tools list` prints this list with each
 // tool's Stage-1 classes (docs/tools.md keeps a copy that a test compares).
+//
+// The Stage-1 filter: which tools run for a kernel of each class (x). A memory-bound kernel is not
+// told about tensor cores, a compute-bound one not about coalescing or DRAM bandwidth; energy
+// tools run for every class. Each tool declares its classes (bottlenecks()); this table is
+// printed by scripts/filter_table and builtin_test.cc keeps it equal to the declarations.
+//
+//   tool                           source    compute memory latency mixed
+//   tensor_core_underutilization   ncu          x      .       .      x
+//   warp_stall                     ncu          x      x       x      x
+//   global_coalescing              ncu          .      x       x      x
+//   barrier_stall                  ncu          x      x       x      x
+//   vectorization                  ncu          .      x       .      x
+//   register_pressure              ncu          x      x       x      x
+//   dram_bandwidth                 ncu          .      x       .      .
+//   occupancy_limiter              ncu          x      x       x      x
+//   branch_divergence              ncu          x      .       x      x
+//   wave_quantization              ncu          x      x       x      x
+//   launch_overhead                timeline     x      x       x      x
+//   kernel_fusion                  timeline     x      x       x      x
+//   sync_calls                     timeline     x      x       x      x
+//   memcpy_hot_path                timeline     x      x       x      x
+//   idle_gaps                      timeline     x      x       x      x
+//   tensor_core_generation         sass         x      .       .      x
+//   register_spills                sass         x      x       x      x
+//   fast_math_intrinsics           sass         .      x       .      .
+//   energy_bank_conflicts          energy       x      x       x      x
+//   energy_spills                  energy       x      x       x      x
+//   energy_uncoalesced             energy       x      x       x      x
+//   energy_redundant_barriers      energy       x      x       x      x
 #include "tools/builtin/ncu_tools.h"
 #include "tools/builtin/system_tools.h"
 #include "tools/registry.h"
