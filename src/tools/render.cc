@@ -13,19 +13,25 @@ std::string Upper(std::string_view text) {
   return out;
 }
 
-std::string RenderFinding(const ToolOutput& o, std::size_t index, bool code) {
+// How much of each finding to show: everything; without code; compact (no observed/threshold
+// lines, top two recommendations), which keeps the advice when the budget is tight.
+enum class Detail { kFull, kNoCode, kCompact };
+
+std::string RenderFinding(const ToolOutput& o, std::size_t index, Detail detail) {
+  const bool code = detail == Detail::kFull;
+  const bool compact = detail == Detail::kCompact;
   std::ostringstream out;
   out << "### " << index << ". [" << Upper(SeverityName(o.severity)) << "] " << o.title << " (" << o.tool
       << ")\n";
   if (!o.summary.empty()) out << o.summary << "\n";
-  if (!o.observed.empty()) {
+  if (!compact && !o.observed.empty()) {
     out << "- Observed: ";
     for (std::size_t i = 0; i < o.observed.size(); ++i) {
       out << (i ? "; " : "") << o.observed[i].name << " = " << FormatQuantity(o.observed[i].value, o.observed[i].unit);
     }
     out << "\n";
   }
-  if (!o.thresholds.empty()) {
+  if (!compact && !o.thresholds.empty()) {
     out << "- Thresholds: ";
     for (std::size_t i = 0; i < o.thresholds.size(); ++i) {
       out << (i ? ", " : "") << o.thresholds[i].name << " " << FormatQuantity(o.thresholds[i].value, o.thresholds[i].unit);
@@ -35,7 +41,8 @@ std::string RenderFinding(const ToolOutput& o, std::size_t index, bool code) {
   if (!o.root_cause.empty()) out << "- Root cause: " << o.root_cause << "\n";
   if (!o.recommendations.empty()) {
     out << "- Recommendations:\n";
-    for (std::size_t i = 0; i < o.recommendations.size(); ++i) {
+    const std::size_t shown = compact ? std::min<std::size_t>(2, o.recommendations.size()) : o.recommendations.size();
+    for (std::size_t i = 0; i < shown; ++i) {
       out << "  " << i + 1 << ". " << o.recommendations[i].action;
       if (!o.recommendations[i].expected_improvement.empty()) {
         out << " (expected: " << o.recommendations[i].expected_improvement << ")";
@@ -49,7 +56,7 @@ std::string RenderFinding(const ToolOutput& o, std::size_t index, bool code) {
   return out.str();
 }
 
-std::string Render(const Analysis& analysis, const RenderOptions& options, std::size_t shown, bool code) {
+std::string Render(const Analysis& analysis, const RenderOptions& options, std::size_t shown, Detail detail) {
   std::ostringstream out;
   out << "## Automated Bottleneck Analysis\n\n";
   if (analysis.bottleneck) {
@@ -88,7 +95,7 @@ std::string Render(const Analysis& analysis, const RenderOptions& options, std::
              "Act on it only when it does not slow the kernel.\n";
       energy_header = true;
     }
-    out << "\n" << RenderFinding(o, ++index, code);
+    out << "\n" << RenderFinding(o, ++index, detail);
   }
   if (shown < analysis.findings.size()) {
     out << "\n(" << analysis.findings.size() - shown << " lower-ranked finding(s) omitted for length.)\n";
@@ -105,15 +112,17 @@ std::string Render(const Analysis& analysis, const RenderOptions& options, std::
 
 std::string RenderGuidance(const Analysis& analysis, const RenderOptions& options) {
   std::size_t shown = std::min(options.max_findings, analysis.findings.size());
-  bool code = options.code_examples;
-  std::string text = Render(analysis, options, shown, code);
-  if (text.size() > options.max_chars && code) {
-    code = false;
-    text = Render(analysis, options, shown, code);
+  // Shrink in steps until the text fits: code examples first, then detail, then the
+  // lowest-ranked findings; a hard cut only if even the headers do not fit.
+  std::string text;
+  for (Detail detail : {Detail::kFull, Detail::kNoCode, Detail::kCompact}) {
+    if (detail == Detail::kFull && !options.code_examples) continue;
+    text = Render(analysis, options, shown, detail);
+    if (text.size() <= options.max_chars) return text;
   }
   while (text.size() > options.max_chars && shown > 0) {
     --shown;
-    text = Render(analysis, options, shown, code);
+    text = Render(analysis, options, shown, Detail::kCompact);
   }
   if (text.size() > options.max_chars) text = text.substr(0, options.max_chars);
   return text;
