@@ -106,6 +106,25 @@ TEST(WarpStallToolTest, NaiveMatmulFixtureShowsMemoryStalls) {
   EXPECT_NE(out.recommendations[0].action.find("shared memory"), std::string::npos);
 }
 
+TEST(WarpStallToolTest, StreamingKernelsGetBytesInFlightNotTiling) {
+  auto tool = MakeWarpStallTool();
+  // L1 handled as many global load sectors as DRAM delivered: nothing is reused.
+  MetricSet streaming = With(With(Stalls(70), "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e6),
+                             "dram__bytes_read.sum", 32e6);
+  ToolOutput s = testing::Run(*tool, streaming);
+  ASSERT_TRUE(s.triggered);
+  EXPECT_NE(s.title.find("streamed global loads"), std::string::npos) << s.title;
+  for (const Recommendation& r : s.recommendations) EXPECT_EQ(r.action.find("tiling"), std::string::npos) << r.action;
+  // Four times as many sectors requested as read from DRAM: reuse exists, tiling is the fix.
+  ToolOutput reuse = testing::Run(*tool, With(streaming, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 4e6));
+  EXPECT_NE(reuse.recommendations.at(0).action.find("shared memory (tiling)"), std::string::npos);
+  // The example swish candidate on the H200 (70.5 % of memory peak) streams its input.
+  auto swish = testing::LoadFixture("h200-profile/profiles", "swish");
+  ToolOutput real = RunTool(*tool, swish.set, swish.Context(Bottleneck::kMemory));
+  ASSERT_TRUE(real.triggered);
+  EXPECT_NE(real.title.find("streamed global loads"), std::string::npos) << real.title;
+}
+
 TEST(WarpStallToolTest, OtherFixtures) {
   auto tool = MakeWarpStallTool();
   // Streaming kernels at 84 % of DRAM peak: warps wait on memory because bandwidth is spent.
