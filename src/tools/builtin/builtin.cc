@@ -18,6 +18,8 @@
 //   dram_bandwidth                 ncu          .      x       .      .
 //   occupancy_limiter              ncu          x      x       x      x
 //   branch_divergence              ncu          x      .       x      x
+//   shared_bank_conflicts          ncu          x      x       x      x
+//   cache_hit_rates                ncu          .      x       .      x
 //   wave_quantization              ncu          x      x       x      x
 //   launch_overhead                timeline     x      x       x      x
 //   kernel_fusion                  timeline     x      x       x      x
@@ -49,6 +51,8 @@ std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools() {
   tools.push_back(MakeDramBandwidthTool());
   tools.push_back(MakeOccupancyLimiterTool());
   tools.push_back(MakeBranchDivergenceTool());
+  tools.push_back(MakeSharedBankConflictsTool());
+  tools.push_back(MakeCacheHitRatesTool());
   tools.push_back(MakeWaveQuantizationTool());
   // System level: the timeline of one forward call.
   tools.push_back(MakeLaunchOverheadTool());

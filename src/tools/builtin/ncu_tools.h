@@ -11,8 +11,8 @@
 //   branch_divergence             warps executing with few active threads
 //   dram_bandwidth                memory-bound kernel far below DRAM peak
 //   wave_quantization             a partial last wave (or a grid too small for the GPU)
-//
-// Not yet written: shared_bank_conflicts, cache_hit_rates.
+//   shared_bank_conflicts         shared-memory bank conflicts that stall warps (not latency-hidden)
+//   cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy kernel
 #ifndef KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 #define KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 
@@ -32,6 +32,8 @@ std::unique_ptr<ProfilingTool> MakeVectorizationTool();
 std::unique_ptr<ProfilingTool> MakeBranchDivergenceTool();
 std::unique_ptr<ProfilingTool> MakeDramBandwidthTool();
 std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool();
+std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool();
+std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool();
 
 }  // namespace kernelpro
 
