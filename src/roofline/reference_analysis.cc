@@ -148,6 +148,29 @@ std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu, const Roofl
   return m;
 }
 
+namespace {
+
+// The workload fields the worker's analyze result and a saved ReferenceAnalysis share (same names).
+void ReadWorkload(const Json& j, ReferenceAnalysis& a) {
+  a.device = JsonGet<std::string>(j, "device", "");
+  a.device_name = JsonGet<std::string>(j, "device_name", "");
+  for (const Json& op : JsonGet<Json>(j, "operations", Json::array())) {
+    a.operations.push_back({JsonGet<std::string>(op, "category", "other"), JsonGet<std::string>(op, "op", ""),
+                            JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
+  }
+  a.dominant_category = JsonGet<std::string>(j, "dominant_category", "");
+  a.dominant_dtype = JsonGet<std::string>(j, "dominant_dtype", "");
+  a.flops = NumberOr(j, "flops", 0);
+  a.flops_estimated = NumberOr(j, "flops_estimated", 0);
+  a.flops_source = JsonGet<std::string>(j, "flops_source", "");
+  a.input_bytes = NumberOr(j, "input_bytes", 0);
+  a.parameter_bytes = NumberOr(j, "parameter_bytes", 0);
+  a.output_bytes = NumberOr(j, "output_bytes", 0);
+  a.min_bytes = NumberOr(j, "min_bytes", a.input_bytes + a.parameter_bytes + a.output_bytes);
+}
+
+}  // namespace
+
 Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std::string& problem,
                                            const GpuSpec& gpu, const RooflineOptions& options) {
   if (!worker_result.is_object()) return Status::InvalidArgument("the analyze step returned no object");
@@ -158,23 +181,9 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
   ReferenceAnalysis a;
   a.options = options;
   a.problem = problem;
-  a.device = JsonGet<std::string>(worker_result, "device", "");
-  a.device_name = JsonGet<std::string>(worker_result, "device_name", "");
+  ReadWorkload(worker_result, a);
   a.gpu = gpu.key;
   a.gpu_name = gpu.name;
-  for (const Json& op : JsonGet<Json>(worker_result, "operations", Json::array())) {
-    a.operations.push_back({JsonGet<std::string>(op, "category", "other"), JsonGet<std::string>(op, "op", ""),
-                            JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
-  }
-  a.dominant_category = JsonGet<std::string>(worker_result, "dominant_category", "");
-  a.dominant_dtype = JsonGet<std::string>(worker_result, "dominant_dtype", "");
-  a.flops = NumberOr(worker_result, "flops", 0);
-  a.flops_estimated = NumberOr(worker_result, "flops_estimated", 0);
-  a.flops_source = JsonGet<std::string>(worker_result, "flops_source", "");
-  a.input_bytes = NumberOr(worker_result, "input_bytes", 0);
-  a.parameter_bytes = NumberOr(worker_result, "parameter_bytes", 0);
-  a.output_bytes = NumberOr(worker_result, "output_bytes", 0);
-  a.min_bytes = NumberOr(worker_result, "min_bytes", a.input_bytes + a.parameter_bytes + a.output_bytes);
   for (const Json& note : JsonGet<Json>(worker_result, "flops_notes", Json::array())) {
     if (note.is_string()) a.notes.push_back(note.get<std::string>());
   }
@@ -342,25 +351,11 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   }
   ReferenceAnalysis a;
   a.problem = JsonGet<std::string>(j, "problem", "");
-  a.device = JsonGet<std::string>(j, "device", "");
-  a.device_name = JsonGet<std::string>(j, "device_name", "");
+  ReadWorkload(j, a);
   a.gpu = JsonGet<std::string>(j, "gpu", "");
   a.gpu_name = JsonGet<std::string>(j, "gpu_name", "");
   a.precision = JsonGet<std::string>(j, "precision", "");
   a.precision_reason = JsonGet<std::string>(j, "precision_reason", "");
-  for (const Json& op : JsonGet<Json>(j, "operations", Json::array())) {
-    a.operations.push_back({JsonGet<std::string>(op, "category", ""), JsonGet<std::string>(op, "op", ""),
-                            JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
-  }
-  a.dominant_category = JsonGet<std::string>(j, "dominant_category", "");
-  a.dominant_dtype = JsonGet<std::string>(j, "dominant_dtype", "");
-  a.flops = NumberOr(j, "flops", 0);
-  a.flops_estimated = NumberOr(j, "flops_estimated", 0);
-  a.flops_source = JsonGet<std::string>(j, "flops_source", "");
-  a.input_bytes = NumberOr(j, "input_bytes", 0);
-  a.parameter_bytes = NumberOr(j, "parameter_bytes", 0);
-  a.output_bytes = NumberOr(j, "output_bytes", 0);
-  a.min_bytes = NumberOr(j, "min_bytes", 0);
   a.peak_flops = NumberOr(j, "peak_flops", 0);
   a.dram_bytes_per_s = NumberOr(j, "dram_bytes_per_s", 0);
   const Json r = JsonGet<Json>(j, "roofline", Json::object());
