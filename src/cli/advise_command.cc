@@ -45,9 +45,11 @@ int Advise(AdviseArgs& args) {
   std::optional<ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
     auto json = ReadJsonFile(args.analysis_file);
-    auto parsed = json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
+    auto parsed =
+        json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
     if (!parsed.ok()) {
-      std::cerr << "kernelpro advise: --analysis " << args.analysis_file << ": " << parsed.status().message() << "\n";
+      std::cerr << "kernelpro advise: --analysis " << args.analysis_file << ": "
+                << parsed.status().message() << "\n";
       return 2;
     }
     stage1 = std::move(*parsed);
@@ -61,9 +63,10 @@ int Advise(AdviseArgs& args) {
       return 2;
     }
     ArtifactPaths paths = ArtifactsIn(args.from, args.name);
-    if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() && paths.symbols.empty() &&
-        paths.nm.empty() && paths.trace.empty()) {
-      std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from << "\n";
+    if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() &&
+        paths.symbols.empty() && paths.nm.empty() && paths.trace.empty()) {
+      std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from
+                << "\n";
       return 2;
     }
     metrics = CollectFromArtifacts(paths);
@@ -85,7 +88,8 @@ int Advise(AdviseArgs& args) {
       if (analysis.ok()) {
         stage1 = std::move(*analysis);
       } else {
-        metrics.notes.push_back("stage 1: " + analysis.status().message() + "; every speed tool runs");
+        metrics.notes.push_back("stage 1: " + analysis.status().message() +
+                                "; every speed tool runs");
       }
     }
     auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
@@ -96,7 +100,8 @@ int Advise(AdviseArgs& args) {
     metrics = std::move(*profiled);
     subject = args.candidate.empty() ? args.problem + " (reference)" : args.candidate;
   } else {
-    std::cerr << "kernelpro advise: give --problem P [--candidate C] (profile on the GPU) or --from DIR --name NAME\n";
+    std::cerr << "kernelpro advise: give --problem P [--candidate C] (profile on the GPU) or "
+                 "--from DIR --name NAME\n";
     return 2;
   }
 
@@ -124,8 +129,10 @@ int Advise(AdviseArgs& args) {
     Json j = ToJson(analysis);
     j["subject"] = subject;
     if (stage1) {
-      j["stage1"] = {{"bottleneck", BottleneckName(stage1->bottleneck)}, {"confidence", stage1->confidence},
-                     {"gpu", stage1->gpu}, {"precision", stage1->precision},
+      j["stage1"] = {{"bottleneck", BottleneckName(stage1->bottleneck)},
+                     {"confidence", stage1->confidence},
+                     {"gpu", stage1->gpu},
+                     {"precision", stage1->precision},
                      {"attainable_time_s", stage1->roofline.attainable_time_s}};
     }
     if (position) {
@@ -142,11 +149,12 @@ int Advise(AdviseArgs& args) {
   }
   std::cout << "kernelpro advise: " << subject << "\n";
   if (stage1) {
-    std::cout << "stage 1: " << BottleneckName(stage1->bottleneck) << "-bound on " << stage1->gpu_name << " ("
-              << stage1->precision << ", confidence " << stage1->confidence << "): " << stage1->roofline.reason
-              << "\n";
+    std::cout << "stage 1: " << BottleneckName(stage1->bottleneck) << "-bound on "
+              << stage1->gpu_name << " (" << stage1->precision << ", confidence "
+              << stage1->confidence << "): " << stage1->roofline.reason << "\n";
   } else if (!options.bottleneck) {
-    std::cout << "(no Stage-1 class given: every speed tool ran; --class memory|compute|latency|mixed filters them)\n";
+    std::cout << "(no Stage-1 class given: every speed tool ran; --class "
+                 "memory|compute|latency|mixed filters them)\n";
   }
   if (position) std::cout << "roofline: " << position->summary << " [" << measured_from << "]\n";
   for (const std::string& note : metrics.notes) std::cout << "note: " << note << "\n";
@@ -159,27 +167,39 @@ int Advise(AdviseArgs& args) {
 CommandRunner RegisterAdviseCommand(CLI::App& app) {
   auto args = std::make_shared<AdviseArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "advise", "Run the micro-profiling tools on a profiled candidate (GPU) or on saved artifacts");
-  cmd->add_option("--problem", args->problem, "Problem file (profile on the GPU)")->check(CLI::ExistingFile);
-  cmd->add_option("--candidate", args->candidate, "Candidate file (omit to advise on the reference)")
+      "advise",
+      "Run the micro-profiling tools on a profiled candidate (GPU) or on saved artifacts");
+  cmd->add_option("--problem", args->problem, "Problem file (profile on the GPU)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--from", args->from, "Directory of saved artifacts (the layout of `kernelpro collect --from`)")
+  cmd->add_option("--candidate", args->candidate,
+                  "Candidate file (omit to advise on the reference)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--from", args->from,
+                  "Directory of saved artifacts (the layout of `kernelpro collect --from`)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--name", args->name, "NAME of the artifacts in --from");
-  cmd->add_option("--class", args->bottleneck, "Stage-1 bottleneck class: filters the tools that run")
+  cmd->add_option("--class", args->bottleneck,
+                  "Stage-1 bottleneck class: filters the tools that run")
       ->check(CLI::IsMember({"compute", "memory", "latency", "mixed"}));
   cmd->add_option("--analysis", args->analysis_file,
                   "Stage-1 ReferenceAnalysis JSON (`kernelpro analyze --json`): class and roofline")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--gpu", args->gpu, "With --problem: the GPU of the hardware table for Stage 1 (default: detected)");
-  cmd->add_option("--max-chars", args->max_chars, "Bound on the rendered analysis")->capture_default_str();
-  cmd->add_option("--save", args->profile.artifacts_dir, "With --problem: keep the raw profiler outputs in DIR");
-  cmd->add_option("--save-name", args->profile.artifacts_name, "NAME of the saved artifacts")->capture_default_str();
+  cmd->add_option("--gpu", args->gpu,
+                  "With --problem: the GPU of the hardware table for Stage 1 (default: detected)");
+  cmd->add_option("--max-chars", args->max_chars, "Bound on the rendered analysis")
+      ->capture_default_str();
+  cmd->add_option("--save", args->profile.artifacts_dir,
+                  "With --problem: keep the raw profiler outputs in DIR");
+  cmd->add_option("--save-name", args->profile.artifacts_name, "NAME of the saved artifacts")
+      ->capture_default_str();
   cmd->add_option("--device", args->eval.device, "cuda (profiling needs a GPU)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
-  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")->envname("KERNELPRO_CACHE_DIR");
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
+      ->envname("KERNELPRO_CACHE_DIR");
   cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
-  cmd->add_flag("--json", args->json, "An object with findings, skipped, quiet and filtered tools, and the guidance");
+  cmd->add_flag("--json", args->json,
+                "An object with findings, skipped, quiet and filtered tools, and the guidance");
   AddToolOptions(*cmd, args->tools);
   args->eval.cache_dir.clear();
   return [args] { return Advise(*args); };

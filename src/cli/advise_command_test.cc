@@ -1,13 +1,13 @@
 // `kernelpro advise` and `kernelpro tools list` as a user runs them (the binary, saved artifacts).
 #include <gtest/gtest.h>
 
-#include "core/json_io.h"
-#include "cli/cli_testing.h"
-#include "core/subprocess.h"
-
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "cli/cli_testing.h"
+#include "core/json_io.h"
+#include "core/subprocess.h"
 
 namespace kernelpro {
 namespace {
@@ -19,14 +19,16 @@ using testing::CliRun;
 CliRun Kernelpro(std::vector<std::string> args) { return testing::RunKernelpro(args, 2); }
 
 TEST(ToolsListTest, JsonListsEveryToolWithItsSourceAndClasses) {
-  CliRun r = Kernelpro({"tools", "list", "--json", "--tool-rules", kRoot + "/examples/rules/memory_rules.toml",
-                     "--tool-plugin", KERNELPRO_EXAMPLE_PLUGIN});
+  CliRun r = Kernelpro({"tools", "list", "--json", "--tool-rules",
+                        kRoot + "/examples/rules/memory_rules.toml", "--tool-plugin",
+                        KERNELPRO_EXAMPLE_PLUGIN});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json list = Json::parse(r.out);
   ASSERT_TRUE(list.is_array());
   std::set<std::string> names;
   for (const Json& tool : list) {
-    ASSERT_TRUE(tool.contains("name") && tool.contains("source") && tool.contains("bottlenecks")) << tool.dump();
+    ASSERT_TRUE(tool.contains("name") && tool.contains("source") && tool.contains("bottlenecks"))
+        << tool.dump();
     EXPECT_FALSE(tool["bottlenecks"].empty()) << tool["name"];
     names.insert(tool["name"].get<std::string>());
   }
@@ -47,8 +49,9 @@ TEST(ToolsListTest, DocsToolsMdIsWhatTheBinaryPrints) {
 }
 
 TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
-  CliRun r = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
-                     "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
+  CliRun r =
+      Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
+                 "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json j = Json::parse(r.out);
   ASSERT_TRUE(j["findings"].is_array());
@@ -59,29 +62,33 @@ TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
   }
   EXPECT_EQ(j["guidance"].get<std::string>().rfind("## Automated Bottleneck Analysis", 0), 0u);
   // The same artifacts give the same advice, byte for byte.
-  CliRun again = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
-                         "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
+  CliRun again =
+      Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
+                 "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
   EXPECT_EQ(again.out, r.out);
 }
 
 TEST(AdviseTest, BadInputsAreClearErrors) {
-  CliRun none = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "no_such_kernel"});
+  CliRun none =
+      Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "no_such_kernel"});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("no artifacts named no_such_kernel"), std::string::npos) << none.err;
   CliRun nothing = Kernelpro({"advise"});
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_NE(nothing.err.find("--from DIR --name NAME"), std::string::npos) << nothing.err;
-  CliRun threshold = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec",
-                             "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--threshold",
-                             "l2_reuse.high_hit=3"});
+  CliRun threshold = Kernelpro(
+      {"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec", "--tool-rules",
+       kRoot + "/examples/rules/memory_rules.toml", "--threshold", "l2_reuse.high_hit=3"});
   EXPECT_EQ(threshold.exit_code, 2);
-  EXPECT_NE(threshold.err.find("has no threshold 'high_hit' (it has: low_hit, min_mb)"), std::string::npos)
+  EXPECT_NE(threshold.err.find("has no threshold 'high_hit' (it has: low_hit, min_mb)"),
+            std::string::npos)
       << threshold.err;
-  CliRun plugin = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec",
-                          "--tool-plugin", "/no/such/plugin.so"});
+  CliRun plugin = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name",
+                             "k_swish_vec", "--tool-plugin", "/no/such/plugin.so"});
   EXPECT_EQ(plugin.exit_code, 2);
   EXPECT_NE(plugin.err.find("does not exist"), std::string::npos) << plugin.err;
-  CliRun cls = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_swish_vec", "--class", "io"});
+  CliRun cls = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name",
+                          "k_swish_vec", "--class", "io"});
   EXPECT_NE(cls.exit_code, 0);
 }
 

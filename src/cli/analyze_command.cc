@@ -35,14 +35,16 @@ int Fail(bool json, const std::string& message) {
 }  // namespace
 
 Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem_path,
-                                      const std::optional<GpuSpec>& forced, const RooflineOptions& roofline) {
+                                      const std::optional<GpuSpec>& forced,
+                                      const RooflineOptions& roofline) {
   const std::string problem = std::filesystem::absolute(problem_path).lexically_normal().string();
   Json request = executor.BaseRequest();
   request["problem"] = problem;
   ProcessLimits limits;
   limits.wall_timeout = std::chrono::seconds(executor.options().step_timeout_s);
   auto outcome = executor.worker().Run("analyze", request, limits);
-  if (!outcome.ok()) return Status::Internal("could not run the analyze step: " + outcome.status().message());
+  if (!outcome.ok())
+    return Status::Internal("could not run the analyze step: " + outcome.status().message());
   if (!outcome->result) {
     return Status::Internal("the analyze step died: " + outcome->process.Describe() + "\n" +
                             outcome->process.stderr_text);
@@ -61,7 +63,8 @@ Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& pro
     if (!detected.empty()) {
       auto found = FindGpu(detected);
       if (!found.ok() || found->key != gpu.key) {
-        notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" + detected + "\"");
+        notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" +
+                        detected + "\"");
       }
     }
   } else {
@@ -78,25 +81,37 @@ Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& pro
 CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "analyze", "Stage 1: roofline class of a problem's reference (FLOPs, bytes, ridge point, ncu check)");
+      "analyze",
+      "Stage 1: roofline class of a problem's reference (FLOPs, bytes, ridge point, ncu check)");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--problem", args->problem, "Problem file (KernelBench format)")
-      ->required()->check(CLI::ExistingFile);
-  cmd->add_option("--device", args->eval.device, "Where the reference runs: cuda, or cpu (needs --gpu)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
-  cmd->add_option("--gpu", args->gpu, "GPU of the hardware table to analyse for, instead of the detected one: " +
-                                          KnownGpuList());
-  cmd->add_flag("--no-ncu", args->no_ncu, "Skip the ncu profile of the reference (theoretical class only)");
-  cmd->add_option("--profile-from", args->profile_from,
-                  "Validate with a saved ncu profile of the reference (DIR/NAME.ncu.csv from `kernelpro "
-                  "profile --save DIR --name NAME`) instead of running ncu")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--profile-name", args->profile_name, "NAME for --profile-from")->capture_default_str();
-  cmd->add_flag("--allow-tf32", args->roofline.allow_tf32, "fp32 GEMMs/convolutions may use TF32 tensor cores");
-  cmd->add_option("--latency-us", args->latency_us, "Roofline time below which a problem is latency-bound")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--device", args->eval.device,
+                  "Where the reference runs: cuda, or cpu (needs --gpu)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")->capture_default_str();
-  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")->envname("KERNELPRO_CACHE_DIR");
+  cmd->add_option(
+      "--gpu", args->gpu,
+      "GPU of the hardware table to analyse for, instead of the detected one: " + KnownGpuList());
+  cmd->add_flag("--no-ncu", args->no_ncu,
+                "Skip the ncu profile of the reference (theoretical class only)");
+  cmd->add_option(
+         "--profile-from", args->profile_from,
+         "Validate with a saved ncu profile of the reference (DIR/NAME.ncu.csv from `kernelpro "
+         "profile --save DIR --name NAME`) instead of running ncu")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--profile-name", args->profile_name, "NAME for --profile-from")
+      ->capture_default_str();
+  cmd->add_flag("--allow-tf32", args->roofline.allow_tf32,
+                "fp32 GEMMs/convolutions may use TF32 tensor cores");
+  cmd->add_option("--latency-us", args->latency_us,
+                  "Roofline time below which a problem is latency-bound")
+      ->capture_default_str();
+  cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
+      ->envname("KERNELPRO_CACHE_DIR");
   cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
   cmd->add_flag("--json", args->json, "The ReferenceAnalysis as JSON");
   args->eval.cache_dir.clear();
@@ -107,12 +122,15 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       if (!gpu.ok()) return Fail(args->json, gpu.status().message());
       forced = *gpu;
     } else if (args->eval.device != "cuda") {
-      return Fail(args->json, "--device " + args->eval.device + " has no GPU to detect; name the GPU to analyse "
-                              "for with --gpu NAME (" + KnownGpuList() + ")");
+      return Fail(args->json, "--device " + args->eval.device +
+                                  " has no GPU to detect; name the GPU to analyse "
+                                  "for with --gpu NAME (" +
+                                  KnownGpuList() + ")");
     }
     auto executor = MakeExecutor(args->eval, args->python, "analyze");
     if (!executor) return 2;
-    const std::string problem = std::filesystem::absolute(args->problem).lexically_normal().string();
+    const std::string problem =
+        std::filesystem::absolute(args->problem).lexically_normal().string();
     args->roofline.latency_threshold_s = args->latency_us * 1e-6;
     auto analysis = RunStageOne(*executor, args->problem, forced, args->roofline);
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
@@ -121,12 +139,14 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       ArtifactPaths paths;
       paths.ncu_csv = ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
       if (paths.ncu_csv.empty()) {
-        return Fail(args->json, "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
+        return Fail(args->json,
+                    "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
       }
       ValidateWithProfile(*analysis, CollectFromArtifacts(paths));
       analysis->notes.push_back("measured side from the saved profile " + paths.ncu_csv);
     } else if (args->eval.device != "cuda") {
-      analysis->notes.push_back("reference run on " + args->eval.device + ": no ncu measurement, theoretical only");
+      analysis->notes.push_back("reference run on " + args->eval.device +
+                                ": no ncu measurement, theoretical only");
     } else if (args->no_ncu) {
       analysis->notes.push_back("--no-ncu: no measured validation, theoretical only");
     } else {
@@ -136,8 +156,8 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       profile.ncu_options = args->ncu;
       auto metrics = ProfileCandidate(*executor, problem, "", profile);
       if (!metrics.ok()) {
-        analysis->notes.push_back("ncu profile of the reference failed: " + metrics.status().message() +
-                                  "; theoretical only");
+        analysis->notes.push_back("ncu profile of the reference failed: " +
+                                  metrics.status().message() + "; theoretical only");
       } else {
         ValidateWithProfile(*analysis, *metrics);
       }

@@ -2,9 +2,8 @@
 // selected; main() only parses and dispatches.
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace kernelpro::cli {
 

@@ -19,6 +19,7 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
 // Stage 1, theoretical side: the worker's analyze step on the problem's reference, on the GPU it
 // detects (or `forced`), classified on the roofline. The measured side (ncu) is the caller's.
 Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
-                                      const std::optional<GpuSpec>& forced, const RooflineOptions& roofline);
+                                      const std::optional<GpuSpec>& forced,
+                                      const RooflineOptions& roofline);
 
 }  // namespace kernelpro::cli

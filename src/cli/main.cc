@@ -1,17 +1,19 @@
 // kernelpro: makes GPU kernels faster the way a human expert does. main() parses and dispatches.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
+  CLI::App app{
+      "kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kernelpro 0.1.0");
   std::map<CLI::App*, kernelpro::cli::CommandRunner> runners;
-  auto add = [&](kernelpro::cli::CommandRunner runner) { runners[app.get_subcommands({}).back()] = runner; };
+  auto add = [&](kernelpro::cli::CommandRunner runner) {
+    runners[app.get_subcommands({}).back()] = runner;
+  };
   add(kernelpro::cli::RegisterEvalCommand(app));
   add(kernelpro::cli::RegisterProfileCommand(app));
   add(kernelpro::cli::RegisterCollectCommand(app));

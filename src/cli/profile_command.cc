@@ -27,15 +27,17 @@ int ListMetrics(bool json) {
   if (json) {
     Json list = Json::array();
     for (const NcuMetric& m : NcuMetricCatalog()) {
-      list.push_back({{"name", m.name}, {"category", m.category}, {"description", m.description},
+      list.push_back({{"name", m.name},
+                      {"category", m.category},
+                      {"description", m.description},
                       {"aggregation", m.aggregation}});
     }
     std::cout << DumpJson(list) << "\n";
     return 0;
   }
   for (const NcuMetric& m : NcuMetricCatalog()) {
-    std::cout << m.category << std::string(14 - std::min<std::size_t>(m.category.size(), 13), ' ') << m.name
-              << "\n    " << m.description << "\n";
+    std::cout << m.category << std::string(14 - std::min<std::size_t>(m.category.size(), 13), ' ')
+              << m.name << "\n    " << m.description << "\n";
   }
   return 0;
 }
@@ -65,17 +67,20 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   cmd->add_option("--candidate", args->candidate, "Candidate file (omit to profile the reference)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->eval.device, "cuda (cpu gives SASS-less, counter-less records)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
   cmd->add_option("--metrics", args->metrics, "Comma-separated ncu metrics instead of the catalog");
   cmd->add_flag("--no-ncu", args->no_ncu, "Skip Nsight Compute");
   cmd->add_flag("--no-sass", args->no_sass, "Skip the SASS analysis");
   cmd->add_flag("--no-timeline", args->no_timeline, "Skip the PyTorch profiler timeline");
-  cmd->add_flag("--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
-                "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
+  cmd->add_flag(
+      "--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
+      "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
   cmd->add_option("--ncu-timeout", args->profile.ncu_options.timeout_s, "Seconds for the ncu run")
       ->capture_default_str();
-  cmd->add_option("--save", args->profile.artifacts_dir,
-                  "Save raw outputs to DIR/NAME.{ncu.csv,sass.txt,...} for `kernelpro collect --from`");
+  cmd->add_option(
+      "--save", args->profile.artifacts_dir,
+      "Save raw outputs to DIR/NAME.{ncu.csv,sass.txt,...} for `kernelpro collect --from`");
   cmd->add_option("--name", args->profile.artifacts_name, "NAME for --save")->capture_default_str();
   cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
       ->envname("KERNELPRO_CACHE_DIR");
@@ -112,13 +117,19 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "collect", "Build the Metrics record from saved profiler outputs (no GPU needed)");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--ncu-csv", args->paths.ncu_csv, "ncu --csv --page raw --print-units base output")
+  cmd->add_option("--ncu-csv", args->paths.ncu_csv,
+                  "ncu --csv --page raw --print-units base output")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")->check(CLI::ExistingFile);
-  cmd->add_option("--res-usage", args->paths.res_usage, "cuobjdump -res-usage output")->check(CLI::ExistingFile);
-  cmd->add_option("--symbols", args->paths.symbols, "cuobjdump -symbols output")->check(CLI::ExistingFile);
-  cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")->check(CLI::ExistingFile);
-  cmd->add_option("--trace", args->paths.trace, "PyTorch profiler trace (.json) or nsys SQLite export")
+  cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--res-usage", args->paths.res_usage, "cuobjdump -res-usage output")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--symbols", args->paths.symbols, "cuobjdump -symbols output")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", args->paths.trace,
+                  "PyTorch profiler trace (.json) or nsys SQLite export")
       ->check(CLI::ExistingFile);
   cmd->add_option("--from", args->from, "Directory holding NAME.ncu.csv, NAME.sass.txt, ...")
       ->check(CLI::ExistingDirectory);
@@ -132,15 +143,19 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
         return 2;
       }
       ArtifactPaths found = ArtifactsIn(args->from, args->name);
-      for (auto [mine, theirs] : {std::pair{&paths.ncu_csv, &found.ncu_csv}, {&paths.sass, &found.sass},
-                                  {&paths.res_usage, &found.res_usage}, {&paths.symbols, &found.symbols},
-                                  {&paths.nm, &found.nm}, {&paths.trace, &found.trace}}) {
+      for (auto [mine, theirs] : {std::pair{&paths.ncu_csv, &found.ncu_csv},
+                                  {&paths.sass, &found.sass},
+                                  {&paths.res_usage, &found.res_usage},
+                                  {&paths.symbols, &found.symbols},
+                                  {&paths.nm, &found.nm},
+                                  {&paths.trace, &found.trace}}) {
         if (mine->empty()) *mine = *theirs;
       }
     }
     if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() &&
         paths.symbols.empty() && paths.nm.empty() && paths.trace.empty()) {
-      std::cerr << "kernelpro collect: no artifacts given (or none found under --from with that --name)\n";
+      std::cerr << "kernelpro collect: no artifacts given (or none found under --from with that "
+                   "--name)\n";
       return 2;
     }
     return Print(CollectFromArtifacts(paths), args->json);

@@ -8,11 +8,16 @@
 namespace kernelpro::cli {
 
 void AddToolOptions(CLI::App& command, ToolOptions& options) {
-  command.add_option("--tool-plugin", options.plugins, "Shared library adding tools (C ABI, repeatable)")
+  command
+      .add_option("--tool-plugin", options.plugins,
+                  "Shared library adding tools (C ABI, repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command.add_option("--tool-rules", options.rule_files, "TOML file of declarative tools (repeatable)")
+  command
+      .add_option("--tool-rules", options.rule_files, "TOML file of declarative tools (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command.add_option("--threshold", options.thresholds, "Override a tool threshold: TOOL.NAME=VALUE (repeatable)")
+  command
+      .add_option("--threshold", options.thresholds,
+                  "Override a tool threshold: TOOL.NAME=VALUE (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command.add_flag("--no-energy", options.no_energy, "Leave out the energy-only tools");
 }
@@ -35,17 +40,21 @@ Result<ToolRegistry> BuildRegistry(const ToolOptions& options) {
   return registry;
 }
 
-Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options, const ToolRegistry& registry) {
+Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options,
+                                           const ToolRegistry& registry) {
   ThresholdOverrides overrides;
   for (const std::string& item : options.thresholds) {
     std::size_t dot = item.find('.'), eq = item.find('=');
     if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
-      return Status::InvalidArgument("--threshold " + item + ": expected TOOL.NAME=VALUE, e.g. warp_stall.high=35");
+      return Status::InvalidArgument("--threshold " + item +
+                                     ": expected TOOL.NAME=VALUE, e.g. warp_stall.high=35");
     }
     std::string tool_name = item.substr(0, dot), name = item.substr(dot + 1, eq - dot - 1);
     std::string value_text = item.substr(eq + 1);
     const ProfilingTool* tool = registry.Find(tool_name);
-    if (!tool) return Status::InvalidArgument("--threshold " + item + ": no tool named '" + tool_name + "' (see `kernelpro tools list`)");
+    if (!tool)
+      return Status::InvalidArgument("--threshold " + item + ": no tool named '" + tool_name +
+                                     "' (see `kernelpro tools list`)");
     std::string known;
     bool found = false;
     for (const ThresholdSpec& spec : tool->thresholds()) {
@@ -53,13 +62,15 @@ Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options, const Too
       known += (known.empty() ? "" : ", ") + spec.name;
     }
     if (!found) {
-      return Status::InvalidArgument("--threshold " + item + ": tool '" + tool_name + "' has no threshold '" + name +
+      return Status::InvalidArgument("--threshold " + item + ": tool '" + tool_name +
+                                     "' has no threshold '" + name +
                                      "' (it has: " + (known.empty() ? "none" : known) + ")");
     }
     char* end = nullptr;
     double value = std::strtod(value_text.c_str(), &end);
     if (value_text.empty() || *end != '\0') {
-      return Status::InvalidArgument("--threshold " + item + ": '" + value_text + "' is not a number");
+      return Status::InvalidArgument("--threshold " + item + ": '" + value_text +
+                                     "' is not a number");
     }
     overrides[tool_name][name] = value;
   }

@@ -3,11 +3,10 @@
 // and `tools list`.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "tools/registry.h"
 
@@ -27,6 +26,7 @@ Result<ToolRegistry> BuildRegistry(const ToolOptions& options);
 
 // Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
 // thresholds are errors listing what exists.
-Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options, const ToolRegistry& registry);
+Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options,
+                                           const ToolRegistry& registry);
 
 }  // namespace kernelpro::cli

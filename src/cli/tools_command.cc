@@ -22,7 +22,8 @@ Json Describe(const ProfilingTool& tool) {
     for (Bottleneck b : tool.bottlenecks()) bottlenecks.push_back(BottleneckName(b));
   }
   for (const ThresholdSpec& t : tool.thresholds()) {
-    thresholds.push_back({{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"description", t.description}});
+    thresholds.push_back(
+        {{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"description", t.description}});
   }
   return {{"name", tool.name()},
           {"source", ToolSourceName(tool.source())},
@@ -45,17 +46,20 @@ int List(const ToolsArgs& args) {
     std::cout << DumpJson(list) << "\n";
     return 0;
   }
-  std::cout << registry->tools().size() << " tools (runs for: the Stage-1 classes that select the tool; "
+  std::cout << registry->tools().size()
+            << " tools (runs for: the Stage-1 classes that select the tool; "
             << "energy tools run for every class)\n\n";
   for (const auto& tool : registry->tools()) {
     Json d = Describe(*tool);
     std::string classes;
-    for (const auto& b : d["bottlenecks"]) classes += (classes.empty() ? "" : ",") + b.get<std::string>();
+    for (const auto& b : d["bottlenecks"])
+      classes += (classes.empty() ? "" : ",") + b.get<std::string>();
     std::cout << tool->name() << "  [" << ToolSourceName(tool->source()) << "; runs for " << classes
               << "; priority " << tool->priority() << "]\n    " << tool->description() << "\n";
     std::string thresholds;
     for (const ThresholdSpec& t : tool->thresholds()) {
-      thresholds += (thresholds.empty() ? "" : ", ") + t.name + " " + FormatQuantity(t.value, t.unit);
+      thresholds +=
+          (thresholds.empty() ? "" : ", ") + t.name + " " + FormatQuantity(t.value, t.unit);
     }
     if (!thresholds.empty()) std::cout << "    thresholds: " << thresholds << "\n";
   }
@@ -68,8 +72,10 @@ CommandRunner RegisterToolsCommand(CLI::App& app) {
   auto args = std::make_shared<ToolsArgs>();
   CLI::App* tools = app.add_subcommand("tools", "The micro-profiling tools");
   tools->require_subcommand(1);
-  CLI::App* list = tools->add_subcommand("list", "List the tools: source, Stage-1 classes, priority, thresholds");
-  list->add_flag("--json", args->json, "An array of objects: name, source, bottlenecks, priority, thresholds, ...");
+  CLI::App* list = tools->add_subcommand(
+      "list", "List the tools: source, Stage-1 classes, priority, thresholds");
+  list->add_flag("--json", args->json,
+                 "An array of objects: name, source, bottlenecks, priority, thresholds, ...");
   AddToolOptions(*list, args->tools);
   return [args] { return List(*args); };
 }

@@ -22,34 +22,36 @@
 namespace kernelpro {
 
 struct EvalOptions {
-  std::string device = "cuda";        // "cuda" or "cpu" (C++ CPU extensions)
-  int correctness_trials = 5;         // K: fresh inputs from different seeds
-  int extra_trials = 2;               // signed, mixed-scale variants of the problem's inputs
-  int fp64_trials = 2;                // check trials also compared against an fp64 reference
-  int timing_inputs = 3;              // distinct input sets the timed calls rotate through
-  int timing_trials = 100;            // timed calls per side, pooled over the rounds
-  int timing_rounds = 2;              // processes per side; order A B B A so drift cancels
-  double time_budget_s = 10;          // per side: stop early (after >= 5 calls) past this
+  std::string device = "cuda";  // "cuda" or "cpu" (C++ CPU extensions)
+  int correctness_trials = 5;   // K: fresh inputs from different seeds
+  int extra_trials = 2;         // signed, mixed-scale variants of the problem's inputs
+  int fp64_trials = 2;          // check trials also compared against an fp64 reference
+  int timing_inputs = 3;        // distinct input sets the timed calls rotate through
+  int timing_trials = 100;      // timed calls per side, pooled over the rounds
+  int timing_rounds = 2;        // processes per side; order A B B A so drift cancels
+  double time_budget_s = 10;    // per side: stop early (after >= 5 calls) past this
   double atol = 1e-2;
   double rtol = 1e-3;
-  double vacuous_rel_tol = 1e-2;      // relative L2 error bound on problems an all-zero output passes
+  double vacuous_rel_tol = 1e-2;  // relative L2 error bound on problems an all-zero output passes
   std::string precision_policy = "fail";  // fp32 problems vs fp64 reference: fail | warn | off
-  double precision_bound = 1e-5;      // relative error floor of that check (TF32 lands near 1e-4)
-  double precision_factor = 16;       // ... or this many times the fp32 reference's own error
-  std::string torch_ops_policy = "forbid";  // candidate calling the reference's ops: forbid|warn|allow
-  std::vector<std::string> allowed_ops;     // ops exempt from that policy (e.g. "matmul")
-  bool static_checks = true;          // false: skip the scan's 'fail' findings (tests of the runtime guards)
-  bool compile_baseline = false;      // also time torch.compile(Model) (torch >= 2)
-  int jobs = 2;                       // parallel builds
-  std::uint64_t seed = 1;             // base seed of the trials' inputs
-  int init_seed = 42;                 // seed before constructing Model and ModelNew (same weights)
-  long long flush_bytes = -1;         // L2 flush buffer per timed call; -1: twice the device's L2
+  double precision_bound = 1e-5;  // relative error floor of that check (TF32 lands near 1e-4)
+  double precision_factor = 16;   // ... or this many times the fp32 reference's own error
+  std::string torch_ops_policy =
+      "forbid";                          // candidate calling the reference's ops: forbid|warn|allow
+  std::vector<std::string> allowed_ops;  // ops exempt from that policy (e.g. "matmul")
+  bool static_checks =
+      true;  // false: skip the scan's 'fail' findings (tests of the runtime guards)
+  bool compile_baseline = false;  // also time torch.compile(Model) (torch >= 2)
+  int jobs = 2;                   // parallel builds
+  std::uint64_t seed = 1;         // base seed of the trials' inputs
+  int init_seed = 42;             // seed before constructing Model and ModelNew (same weights)
+  long long flush_bytes = -1;     // L2 flush buffer per timed call; -1: twice the device's L2
   std::string cache_dir = ".kernelpro/cache";  // builds and reference outputs, shared across runs
   std::string work_dir = ".kernelpro/work";    // per-evaluation outputs
-  int step_timeout_s = 300;           // check, time, compare, run
+  int step_timeout_s = 300;                    // check, time, compare, run
   int build_timeout_s = 1200;
   int reference_timeout_s = 3600;
-  bool build_only = false;            // scan and build; no reference, no device steps
+  bool build_only = false;  // scan and build; no reference, no device steps
 };
 
 struct EvalReport {
@@ -65,7 +67,8 @@ class Executor {
 
   // A non-OK status means the evaluation itself could not run: a broken or nondeterministic
   // problem, a missing device. Candidate failures are results, not errors.
-  Result<EvalReport> Evaluate(const std::string& problem, const std::vector<std::string>& candidates);
+  Result<EvalReport> Evaluate(const std::string& problem,
+                              const std::vector<std::string>& candidates);
 
   // The pieces a profiler needs: the problem's reference (inputs and outputs, cached) and a built
   // candidate (`result.status` is kCorrect when it built and imports, `shared_objects` its .so).

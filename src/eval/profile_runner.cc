@@ -17,7 +17,8 @@ namespace {
 void Save(const ProfileOptions& options, const std::string& suffix, const std::string& text) {
   if (options.artifacts_dir.empty() || text.empty()) return;
   std::filesystem::create_directories(options.artifacts_dir);
-  std::ofstream(std::filesystem::path(options.artifacts_dir) / (options.artifacts_name + suffix)) << text;
+  std::ofstream(std::filesystem::path(options.artifacts_dir) / (options.artifacts_name + suffix))
+      << text;
 }
 
 }  // namespace
@@ -32,8 +33,8 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
     built.candidate = std::filesystem::absolute(candidate).string();
     executor.Build(built.candidate, built);
     if (built.status != EvalStatus::kCorrect) {
-      return Status::InvalidArgument(std::string("candidate did not build: ") + EvalStatusName(built.status) +
-                                     ": " + built.message);
+      return Status::InvalidArgument(std::string("candidate did not build: ") +
+                                     EvalStatusName(built.status) + ": " + built.message);
     }
     shared_objects = built.shared_objects;
   }
@@ -48,7 +49,8 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
         metrics.notes.push_back("sass: " + dump.status().message());
         break;
       }
-      if (dump->no_device_code) metrics.notes.push_back("sass: " + so + " holds no device code (a CPU extension?)");
+      if (dump->no_device_code)
+        metrics.notes.push_back("sass: " + so + " holds no device code (a CPU extension?)");
       texts.sass += dump->sass;
       texts.res_usage += dump->res_usage;
       texts.symbols += dump->symbols;
@@ -63,7 +65,8 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   if (options.ncu) {
     std::string ncu = FindTool("ncu");
     if (ncu.empty()) {
-      metrics.notes.push_back("ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
+      metrics.notes.push_back(
+          "ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
     } else {
       // A candidate calling cuBLAS & co. spends its time in kernels it did not compile: then every
       // kernel of the forward call is profiled and the selection keeps the longest as well.
@@ -74,18 +77,22 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       ProcessLimits limits;
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
-        auto outcome = executor.worker().Run("run", request, limits, {},
-                                             NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
+        auto outcome = executor.worker().Run(
+            "run", request, limits, {}, NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
         if (!outcome.ok()) {
           metrics.notes.push_back("ncu: " + outcome.status().message());
           return "";
         }
-        if (outcome->process.timed_out) metrics.notes.push_back("ncu: " + outcome->process.Describe());
+        if (outcome->process.timed_out)
+          metrics.notes.push_back("ncu: " + outcome->process.Describe());
         return TrimNcuOutput(outcome->process.stdout_text + "\n" + outcome->process.stderr_text);
       };
       texts.ncu_csv = run_ncu(entries);
-      if (!entries.empty() && ParseNcuCsv(texts.ncu_csv).status().code() == Status::Code::kNotFound) {
-        metrics.notes.push_back("ncu: the candidate's entry kernels did not run; profiling every kernel of the forward call");
+      if (!entries.empty() &&
+          ParseNcuCsv(texts.ncu_csv).status().code() == Status::Code::kNotFound) {
+        metrics.notes.push_back(
+            "ncu: the candidate's entry kernels did not run; profiling every kernel of the forward "
+            "call");
         texts.ncu_csv = run_ncu({});
       }
     }
@@ -102,16 +109,19 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
 
   if (options.timeline) {
     std::string trace_path = (std::filesystem::temp_directory_path() /
-                              ("kernelpro-trace-" + std::to_string(::getpid()) + ".json")).string();
+                              ("kernelpro-trace-" + std::to_string(::getpid()) + ".json"))
+                                 .string();
     Json trace_request = request;
     trace_request["trace_path"] = trace_path;
     ProcessLimits limits;
     limits.wall_timeout = std::chrono::seconds(600);
     auto outcome = executor.worker().Run("trace", trace_request, limits);
-    if (!outcome.ok() || !outcome->result || JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
+    if (!outcome.ok() || !outcome->result ||
+        JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
       metrics.notes.push_back("timeline: the trace step failed" +
-                              (outcome.ok() && outcome->result ? ": " + JsonGet<std::string>(*outcome->result, "message", "")
-                                                               : std::string()));
+                              (outcome.ok() && outcome->result
+                                   ? ": " + JsonGet<std::string>(*outcome->result, "message", "")
+                                   : std::string()));
     } else {
       std::ifstream in(trace_path);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -40,8 +40,8 @@ ArtifactPaths ArtifactsIn(const std::string& dir, const std::string& name) {
     fs::path p = fs::path(dir) / (name + suffix);
     return fs::exists(p) ? p.string() : std::string();
   };
-  ArtifactPaths paths{pick(".ncu.csv"), pick(".sass.txt"), pick(".resusage.txt"),
-                      pick(".symbols.txt"), pick(".nm.txt"), pick(".trace.json")};
+  ArtifactPaths paths{pick(".ncu.csv"),     pick(".sass.txt"), pick(".resusage.txt"),
+                      pick(".symbols.txt"), pick(".nm.txt"),   pick(".trace.json")};
   if (paths.trace.empty()) paths.trace = pick(".nsys.sqlite");
   return paths;
 }
@@ -50,7 +50,8 @@ Metrics CollectFromTexts(const ArtifactTexts& t) {
   Metrics m;
   if (!t.sass.empty() || !t.res_usage.empty() || !t.symbols.empty() || !t.nm.empty()) {
     m.sass = CombineSass(t.sass, t.res_usage, t.symbols, t.nm);
-    if (!t.sass.empty() && m.sass->kernels.empty()) m.notes.push_back("sass: no kernels found in the SASS dump");
+    if (!t.sass.empty() && m.sass->kernels.empty())
+      m.notes.push_back("sass: no kernels found in the SASS dump");
   }
   if (!t.ncu_csv.empty()) {
     auto parsed = ParseNcuCsv(t.ncu_csv);
@@ -59,7 +60,8 @@ Metrics CollectFromTexts(const ArtifactTexts& t) {
     } else {
       m.ncu = std::move(*parsed);
       if (m.sass && (!m.sass->entry_points.empty() || !m.sass->library_calls.empty())) {
-        SelectCandidateKernels(*m.ncu, m.sass->entry_points, !m.sass->library_calls.empty(), m.notes);
+        SelectCandidateKernels(*m.ncu, m.sass->entry_points, !m.sass->library_calls.empty(),
+                               m.notes);
       }
     }
   }
@@ -94,7 +96,8 @@ std::string RenderMetrics(const Metrics& m) {
   if (m.ncu) {
     out << "ncu: " << m.ncu->kernels.size() << " kernel launch(es)\n";
     auto show = [&](const NcuKernel& k) {
-      out << "  " << DemangleKernelName(k.name) << "\n    duration " << Fmt("%.2f us", k.duration_ns() / 1e3);
+      out << "  " << DemangleKernelName(k.name) << "\n    duration "
+          << Fmt("%.2f us", k.duration_ns() / 1e3);
       for (std::string_view key : {kNcuSmThroughputPct, kNcuMemoryThroughputPct, kNcuDramBytesRead,
                                    kNcuAchievedOccupancyPct, kNcuRegistersPerThread}) {
         auto it = k.values.find(std::string(key));
@@ -114,8 +117,9 @@ std::string RenderMetrics(const Metrics& m) {
     }
     out << "\n";
     for (const SassKernel& k : m.sass->kernels) {
-      out << "  " << DemangleKernelName(k.name) << ": " << k.total_instructions << " instructions, " << k.registers
-          << " registers, " << k.stack_bytes << " B stack (spills), " << k.local_bytes << " B local";
+      out << "  " << DemangleKernelName(k.name) << ": " << k.total_instructions << " instructions, "
+          << k.registers << " registers, " << k.stack_bytes << " B stack (spills), "
+          << k.local_bytes << " B local";
       for (const auto& [category, count] : k.categories) {
         if (count > 0) out << ", " << category << " " << count;
       }
@@ -128,8 +132,8 @@ std::string RenderMetrics(const Metrics& m) {
         << t.kernel_count << " kernels, GPU busy " << Fmt("%.1f us", t.gpu_busy_us)
         << ", launch overhead " << Fmt("%.1f%%", 100 * t.launch_overhead_share)
         << ", launch latency " << Fmt("%.1f us", t.avg_launch_latency_us) << ", " << t.sync_calls
-        << " syncs (" << Fmt("%.1f us", t.sync_time_us) << "), " << t.gaps.size()
-        << " idle gaps > " << Fmt("%.1f us", t.gap_threshold_us) << "\n";
+        << " syncs (" << Fmt("%.1f us", t.sync_time_us) << "), " << t.gaps.size() << " idle gaps > "
+        << Fmt("%.1f us", t.gap_threshold_us) << "\n";
     for (const MemcpySummary& c : t.memcpy) {
       out << "  memcpy " << c.direction << ": " << c.count << " copies, " << c.bytes << " B, "
           << Fmt("%.1f us", c.time_us) << "\n";

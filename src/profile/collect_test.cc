@@ -43,10 +43,11 @@ const SassKernel* FindSass(const SassView& view, const std::string& name) {
 
 TEST(H200ProfileTest, CollectFromTheSavedArtifactsGivesTheRecordProfilePrinted) {
   const std::vector<std::pair<std::string, std::string>> runs = {
-      {"profiles", "linear_gelu"}, {"profiles", "rms_norm"}, {"profiles", "scaled_softmax"},
-      {"profiles", "swish"}, {"profiles", "tiny_mlp"}, {"profiles", "tril_matmul"},
-      {"record", "wgmma_tile"}, {"record", "cp_async_copy"}, {"record", "cublas_tril"},
-      {"record", "tril_matmul_reference"}};
+      {"profiles", "linear_gelu"},    {"profiles", "rms_norm"},
+      {"profiles", "scaled_softmax"}, {"profiles", "swish"},
+      {"profiles", "tiny_mlp"},       {"profiles", "tril_matmul"},
+      {"record", "wgmma_tile"},       {"record", "cp_async_copy"},
+      {"record", "cublas_tril"},      {"record", "tril_matmul_reference"}};
   for (const auto& [dir, name] : runs) {
     auto printed = ReadJsonFile(kProfiled + "/" + dir + "/" + name + ".metrics.json");
     ASSERT_TRUE(printed.ok()) << printed.status().ToString();
@@ -68,7 +69,8 @@ TEST(H200ProfileTest, SwishProfilesOnlyTheEntryKernelThatRan) {
   EXPECT_EQ(k.name, "_Z17swish_vec4_kernelPKfPfl");
   EXPECT_DOUBLE_EQ(k.duration_ns(), 32768);
   EXPECT_DOUBLE_EQ(k.values.at("dram__bytes_read.sum"), 67116800);  // 16 Mi floats read once
-  EXPECT_DOUBLE_EQ(k.values.at("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"), 16);
+  EXPECT_DOUBLE_EQ(
+      k.values.at("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"), 16);
   const SassKernel* vec4 = FindSass(*m.sass, "_Z17swish_vec4_kernelPKfPfl");
   ASSERT_NE(vec4, nullptr);
   EXPECT_EQ(vec4->categories.at("global_load_128"), 1);
@@ -106,7 +108,8 @@ TEST(H200ProfileTest, CpAsyncShowsAsLdgstsInSassAndCounters) {
 TEST(H200ProfileTest, ACandidateCallingCublasKeepsTheGemmAndItsOwnKernel) {
   Metrics m = Profiled("record", "cublas_tril");
   ASSERT_TRUE(m.ncu && m.sass);
-  EXPECT_EQ(m.sass->library_calls, (std::vector<std::string>{"cublasSetStream_v2", "cublasSgemm_v2"}));
+  EXPECT_EQ(m.sass->library_calls,
+            (std::vector<std::string>{"cublasSetStream_v2", "cublasSgemm_v2"}));
   EXPECT_EQ(m.sass->entry_points, std::vector<std::string>{"_Z10zero_upperPfi"});
   ASSERT_EQ(m.ncu->kernels.size(), 2u);
   EXPECT_EQ(m.ncu->kernels[0].name.rfind("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm", 0), 0u);
@@ -120,7 +123,8 @@ TEST(H200ProfileTest, TheReferenceHasNoSassAndKeepsEveryKernelOfItsForward) {
   Metrics m = Profiled("record", "tril_matmul_reference");
   EXPECT_FALSE(m.sass.has_value());
   ASSERT_TRUE(m.ncu && m.timeline);
-  ASSERT_EQ(m.ncu->kernels.size(), 2u);  // cuBLAS's GEMM and ATen's tril, nothing of input generation
+  ASSERT_EQ(m.ncu->kernels.size(),
+            2u);  // cuBLAS's GEMM and ATen's tril, nothing of input generation
   EXPECT_EQ(KernelBaseName(m.ncu->kernels[1].name), "triu_tril_kernel");
   EXPECT_EQ(m.timeline->kernel_count, 2);
 }
@@ -215,8 +219,11 @@ TEST(NcuRunnerTest, BaseNamesMatchMangledAndDemangledForms) {
 }
 
 TEST(NcuRunnerTest, TrimKeepsProfilerLinesAndCsvButNotTheProgramsOutput) {
-  std::string out = "hello from the candidate\n==PROF== Connected to process 1\n\"ID\",\"Kernel Name\"\n\"\",\"\"\nprinted later\n";
-  EXPECT_EQ(TrimNcuOutput(out), "==PROF== Connected to process 1\n\"ID\",\"Kernel Name\"\n\"\",\"\"\nprinted later\n");
+  std::string out =
+      "hello from the candidate\n==PROF== Connected to process 1\n\"ID\",\"Kernel "
+      "Name\"\n\"\",\"\"\nprinted later\n";
+  EXPECT_EQ(TrimNcuOutput(out),
+            "==PROF== Connected to process 1\n\"ID\",\"Kernel Name\"\n\"\",\"\"\nprinted later\n");
 }
 
 TEST(NcuRunnerTest, LibraryKernelsFallBackToTheLongestOnes) {
@@ -262,7 +269,9 @@ TEST(NcuRunnerTest, ACandidateCallingALibraryKeepsItsOwnKernelsAndTheLongestOthe
   EXPECT_EQ(view.kernels[1].name, "_Z10zero_upperPfi");
   EXPECT_DOUBLE_EQ(view.aggregate.duration_ns(), 920'000);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("1 own kernel launch(es) and the 1 longest other(s) of 3"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("1 own kernel launch(es) and the 1 longest other(s) of 3"),
+            std::string::npos)
+      << notes[0];
   // Without a library call the same entry keeps only the candidate's own launch.
   view = launches;
   notes.clear();
@@ -281,7 +290,8 @@ namespace {
 // every one of them, whatever parser it was found for, and must return without crashing.
 TEST(FuzzCorpusTest, EveryParserSurvivesTheKeptCorpus) {
   std::size_t files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(KERNELPRO_SOURCE_DIR) + "/fuzz/corpus")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(KERNELPRO_SOURCE_DIR) + "/fuzz/corpus")) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     SassView view;

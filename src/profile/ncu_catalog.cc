@@ -175,7 +175,8 @@ std::vector<NcuMetric> BuildCatalog() {
       {"sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active", "tensor",
        "HMMA instruction issue rate, % of peak.", "mean"},
       {"sm__inst_executed_pipe_tensor_op_hmma.sum", "tensor",
-       "Tensor-pipe warp instructions (HMMA; on Hopper also HGMMA: one warpgroup MMA counts once per "
+       "Tensor-pipe warp instructions (HMMA; on Hopper also HGMMA: one warpgroup MMA counts once "
+       "per "
        "warp, 4); 0 means the kernel never reached the FP16/BF16/TF32 tensor cores.",
        "sum"},
   };

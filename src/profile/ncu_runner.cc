@@ -46,7 +46,8 @@ std::string KernelBaseName(const std::string& name) {
     }
   }
   if (std::size_t lt = text.find('<'); lt != std::string::npos) text = text.substr(0, lt);
-  if (std::size_t colon = text.rfind("::"); colon != std::string::npos) text = text.substr(colon + 2);
+  if (std::size_t colon = text.rfind("::"); colon != std::string::npos)
+    text = text.substr(colon + 2);
   return text;
 }
 
@@ -58,10 +59,20 @@ std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& 
   } else {
     for (const std::string& m : options.metrics) metrics += (metrics.empty() ? "" : ",") + m;
   }
-  std::vector<std::string> argv = {ncu_path, "--csv", "--page", "raw", "--print-units", "base",
-                                   "--clock-control", options.lock_clocks ? "base" : "none",
-                                   "--nvtx", "--nvtx-include", options.nvtx_range + "/",
-                                   "--disable-extra-suffixes", "--metrics", metrics};
+  std::vector<std::string> argv = {ncu_path,
+                                   "--csv",
+                                   "--page",
+                                   "raw",
+                                   "--print-units",
+                                   "base",
+                                   "--clock-control",
+                                   options.lock_clocks ? "base" : "none",
+                                   "--nvtx",
+                                   "--nvtx-include",
+                                   options.nvtx_range + "/",
+                                   "--disable-extra-suffixes",
+                                   "--metrics",
+                                   metrics};
   if (!kernel_names.empty()) {
     std::string regex = "regex:^(";
     for (std::size_t i = 0; i < kernel_names.size(); ++i) {
@@ -94,7 +105,8 @@ void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry
   for (const std::string& e : entry_points) entry_bases.push_back(KernelBaseName(e));
   auto is_own = [&](const NcuKernel& k) {
     return std::find(entry_points.begin(), entry_points.end(), k.name) != entry_points.end() ||
-           std::find(entry_bases.begin(), entry_bases.end(), KernelBaseName(k.name)) != entry_bases.end();
+           std::find(entry_bases.begin(), entry_bases.end(), KernelBaseName(k.name)) !=
+               entry_bases.end();
   };
   std::vector<bool> keep(view.kernels.size(), false);
   std::size_t own = 0;
@@ -127,15 +139,17 @@ void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry
   }
   view.kernels = std::move(kept);  // launch order preserved
   if (own == 0) {
-    notes.push_back("ncu: none of the candidate's own entry kernels ran (a library call?); kept the " +
-                    std::to_string(longest) + " longest of " + std::to_string(profiled) + " kernels");
+    notes.push_back(
+        "ncu: none of the candidate's own entry kernels ran (a library call?); kept the " +
+        std::to_string(longest) + " longest of " + std::to_string(profiled) + " kernels");
   } else if (longest > 0) {
-    notes.push_back("ncu: kept the candidate's " + std::to_string(own) + " own kernel launch(es) and the " +
-                    std::to_string(longest) + " longest other(s) of " + std::to_string(profiled) +
+    notes.push_back("ncu: kept the candidate's " + std::to_string(own) +
+                    " own kernel launch(es) and the " + std::to_string(longest) +
+                    " longest other(s) of " + std::to_string(profiled) +
                     " profiled (it calls a library)");
   } else if (own != profiled) {
-    notes.push_back("ncu: kept the candidate's " + std::to_string(own) + " own kernel launch(es) of " +
-                    std::to_string(profiled) + " profiled");
+    notes.push_back("ncu: kept the candidate's " + std::to_string(own) +
+                    " own kernel launch(es) of " + std::to_string(profiled) + " profiled");
   }
   view.aggregate = AggregateKernels(view.kernels);
 }

@@ -19,7 +19,7 @@ struct NcuOptions {
   std::vector<std::string> metrics;  // empty: the catalog (ncu_catalog.h)
   bool lock_clocks = false;          // opt-in: ncu's --clock-control base (changes GPU clocks)
   std::string nvtx_range = "kernelpro";
-  int timeout_s = 1800;              // replay passes are expensive: minutes per kernel are normal
+  int timeout_s = 1800;  // replay passes are expensive: minutes per kernel are normal
 };
 
 // ncu's argv up to (not including) the target program. `kernel_names` are mangled entry names;

@@ -258,7 +258,8 @@ std::string_view CuptiCopyKindFromName(std::string_view name) {
 // by correlation id; an activity without one counts when it starts inside a range).
 TimelineEvents RestrictToRanges(const TimelineEvents& events, const std::vector<Interval>& ranges) {
   auto inside = [&](double t) {
-    return std::any_of(ranges.begin(), ranges.end(), [&](const Interval& r) { return t >= r.start && t <= r.end; });
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const Interval& r) { return t >= r.start && t <= r.end; });
   };
   TimelineEvents kept;
   std::set<std::int64_t> correlations;
@@ -268,7 +269,8 @@ TimelineEvents RestrictToRanges(const TimelineEvents& events, const std::vector<
     if (call.correlation_id >= 0) correlations.insert(call.correlation_id);
   }
   for (const GpuActivity& activity : events.gpu) {
-    if (activity.correlation_id >= 0 ? correlations.count(activity.correlation_id) > 0 : inside(activity.start_us)) {
+    if (activity.correlation_id >= 0 ? correlations.count(activity.correlation_id) > 0
+                                     : inside(activity.start_us)) {
       kept.gpu.push_back(activity);
     }
   }

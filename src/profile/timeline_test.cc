@@ -205,7 +205,8 @@ class TraceBuilder {
     return *this;
   }
   TraceBuilder& Annotation(const std::string& name, double ts, double dur) {
-    events_.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"ts", ts}, {"dur", dur}});
+    events_.push_back(
+        {{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"ts", ts}, {"dur", dur}});
     return *this;
   }
   std::string Text() const { return Json{{"traceEvents", events_}}.dump(); }
@@ -281,8 +282,11 @@ TEST(TorchProfilerTraceTest, TheKernelproRangeKeepsTheProfilersOwnSyncsOut) {
   EXPECT_DOUBLE_EQ(summary->gpu_busy_us, 40);
   EXPECT_DOUBLE_EQ(summary->avg_launch_latency_us, 10);
   // Without the range, the whole trace counts.
-  const std::string plain = TraceBuilder().Call("cudaDeviceSynchronize", 0, 5, 1).Call("cudaLaunchKernel", 110, 5, 3)
-                                .Kernel(120, 40, 3).Text();
+  const std::string plain = TraceBuilder()
+                                .Call("cudaDeviceSynchronize", 0, 5, 1)
+                                .Call("cudaLaunchKernel", 110, 5, 3)
+                                .Kernel(120, 40, 3)
+                                .Text();
   Result<TimelineSummary> whole = ParseTorchProfilerTrace(plain);
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(whole->sync_calls, 1);

@@ -5,8 +5,8 @@
 namespace kernelpro {
 namespace {
 
-constexpr double T = 1e12;    // TFLOP/s
-constexpr double GBs = 1e9;   // GB/s (decimal, as datasheets give bandwidth)
+constexpr double T = 1e12;   // TFLOP/s
+constexpr double GBs = 1e9;  // GB/s (decimal, as datasheets give bandwidth)
 constexpr double MiB = 1024.0 * 1024.0;
 constexpr double GB = 1e9;
 
@@ -15,7 +15,8 @@ constexpr double GB = 1e9;
 std::string Normalise(std::string_view name) {
   std::string out;
   for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (out.rfind("nvidia", 0) == 0) out.erase(0, 6);
   return out;
@@ -32,11 +33,19 @@ std::vector<GpuSpec> BuildTable() {
   GpuSpec a100;
   a100.sm_count = 108;
   a100.arch = "sm_80";
-  a100.fp64 = 9.7 * T; a100.fp32 = 19.5 * T; a100.fp16 = 78 * T; a100.bf16 = 39 * T;
-  a100.fp64_tensor = 19.5 * T; a100.tf32_tensor = 156 * T; a100.fp16_tensor = 312 * T;
-  a100.bf16_tensor = 312 * T; a100.fp8_tensor = 0; a100.int8_tensor = 624 * T;
+  a100.fp64 = 9.7 * T;
+  a100.fp32 = 19.5 * T;
+  a100.fp16 = 78 * T;
+  a100.bf16 = 39 * T;
+  a100.fp64_tensor = 19.5 * T;
+  a100.tf32_tensor = 156 * T;
+  a100.fp16_tensor = 312 * T;
+  a100.bf16_tensor = 312 * T;
+  a100.fp8_tensor = 0;
+  a100.int8_tensor = 624 * T;
   a100.l2_bytes = 40 * MiB;
-  a100.source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4) + A100 architecture whitepaper table 1";
+  a100.source =
+      "NVIDIA A100 Tensor Core GPU datasheet (SXM4) + A100 architecture whitepaper table 1";
 
   GpuSpec a100_40 = a100;
   a100_40.key = "a100-40gb";
@@ -60,12 +69,20 @@ std::vector<GpuSpec> BuildTable() {
   GpuSpec h100;
   h100.key = "h100-sxm";
   h100.name = "NVIDIA H100 SXM5 80GB";
-  h100.source = "NVIDIA H100 Tensor Core GPU datasheet (SXM) + H100 architecture whitepaper table 3";
+  h100.source =
+      "NVIDIA H100 Tensor Core GPU datasheet (SXM) + H100 architecture whitepaper table 3";
   h100.sm_count = 132;
   h100.arch = "sm_90";
-  h100.fp64 = 34 * T; h100.fp32 = 67 * T; h100.fp16 = 134 * T; h100.bf16 = 134 * T;
-  h100.fp64_tensor = 67 * T; h100.tf32_tensor = 494.5 * T; h100.fp16_tensor = 989.5 * T;
-  h100.bf16_tensor = 989.5 * T; h100.fp8_tensor = 1979 * T; h100.int8_tensor = 1979 * T;
+  h100.fp64 = 34 * T;
+  h100.fp32 = 67 * T;
+  h100.fp16 = 134 * T;
+  h100.bf16 = 134 * T;
+  h100.fp64_tensor = 67 * T;
+  h100.tf32_tensor = 494.5 * T;
+  h100.fp16_tensor = 989.5 * T;
+  h100.bf16_tensor = 989.5 * T;
+  h100.fp8_tensor = 1979 * T;
+  h100.int8_tensor = 1979 * T;
   h100.dram_bytes_per_s = 3350 * GBs;  // HBM3
   h100.l2_bytes = 50 * MiB;
   h100.memory_bytes = 80 * GB;
@@ -76,12 +93,20 @@ std::vector<GpuSpec> BuildTable() {
   GpuSpec h100p;
   h100p.key = "h100-pcie";
   h100p.name = "NVIDIA H100 PCIe 80GB";
-  h100p.source = "NVIDIA H100 Tensor Core GPU datasheet (PCIe) + H100 architecture whitepaper table 3";
+  h100p.source =
+      "NVIDIA H100 Tensor Core GPU datasheet (PCIe) + H100 architecture whitepaper table 3";
   h100p.sm_count = 114;
   h100p.arch = "sm_90";
-  h100p.fp64 = 26 * T; h100p.fp32 = 51 * T; h100p.fp16 = 102 * T; h100p.bf16 = 102 * T;
-  h100p.fp64_tensor = 51 * T; h100p.tf32_tensor = 378 * T; h100p.fp16_tensor = 756.5 * T;
-  h100p.bf16_tensor = 756.5 * T; h100p.fp8_tensor = 1513 * T; h100p.int8_tensor = 1513 * T;
+  h100p.fp64 = 26 * T;
+  h100p.fp32 = 51 * T;
+  h100p.fp16 = 102 * T;
+  h100p.bf16 = 102 * T;
+  h100p.fp64_tensor = 51 * T;
+  h100p.tf32_tensor = 378 * T;
+  h100p.fp16_tensor = 756.5 * T;
+  h100p.bf16_tensor = 756.5 * T;
+  h100p.fp8_tensor = 1513 * T;
+  h100p.int8_tensor = 1513 * T;
   h100p.dram_bytes_per_s = 2000 * GBs;  // HBM2e
   h100p.l2_bytes = 50 * MiB;
   h100p.memory_bytes = 80 * GB;
@@ -104,12 +129,21 @@ std::vector<GpuSpec> BuildTable() {
   GpuSpec l40s;
   l40s.key = "l40s";
   l40s.name = "NVIDIA L40S 48GB";
-  l40s.source = "NVIDIA L40S datasheet + Ada Lovelace architecture whitepaper (FP64 and CUDA-core FP16 ratios)";
+  l40s.source =
+      "NVIDIA L40S datasheet + Ada Lovelace architecture whitepaper (FP64 and CUDA-core FP16 "
+      "ratios)";
   l40s.sm_count = 142;
   l40s.arch = "sm_89";
-  l40s.fp64 = 91.6 / 64 * T; l40s.fp32 = 91.6 * T; l40s.fp16 = 91.6 * T; l40s.bf16 = 91.6 * T;
-  l40s.fp64_tensor = 0; l40s.tf32_tensor = 183 * T; l40s.fp16_tensor = 362.05 * T;
-  l40s.bf16_tensor = 362.05 * T; l40s.fp8_tensor = 733 * T; l40s.int8_tensor = 733 * T;
+  l40s.fp64 = 91.6 / 64 * T;
+  l40s.fp32 = 91.6 * T;
+  l40s.fp16 = 91.6 * T;
+  l40s.bf16 = 91.6 * T;
+  l40s.fp64_tensor = 0;
+  l40s.tf32_tensor = 183 * T;
+  l40s.fp16_tensor = 362.05 * T;
+  l40s.bf16_tensor = 362.05 * T;
+  l40s.fp8_tensor = 733 * T;
+  l40s.int8_tensor = 733 * T;
   l40s.dram_bytes_per_s = 864 * GBs;  // GDDR6
   l40s.l2_bytes = 96 * MiB;
   l40s.memory_bytes = 48 * GB;
@@ -124,9 +158,16 @@ std::vector<GpuSpec> BuildTable() {
   l4.source = "NVIDIA L4 Tensor Core GPU datasheet + Ada Lovelace architecture whitepaper (ratios)";
   l4.sm_count = 58;
   l4.arch = "sm_89";
-  l4.fp64 = 30.3 / 64 * T; l4.fp32 = 30.3 * T; l4.fp16 = 30.3 * T; l4.bf16 = 30.3 * T;
-  l4.fp64_tensor = 0; l4.tf32_tensor = 60 * T; l4.fp16_tensor = 121 * T; l4.bf16_tensor = 121 * T;
-  l4.fp8_tensor = 242.5 * T; l4.int8_tensor = 242.5 * T;
+  l4.fp64 = 30.3 / 64 * T;
+  l4.fp32 = 30.3 * T;
+  l4.fp16 = 30.3 * T;
+  l4.bf16 = 30.3 * T;
+  l4.fp64_tensor = 0;
+  l4.tf32_tensor = 60 * T;
+  l4.fp16_tensor = 121 * T;
+  l4.bf16_tensor = 121 * T;
+  l4.fp8_tensor = 242.5 * T;
+  l4.int8_tensor = 242.5 * T;
   l4.dram_bytes_per_s = 300 * GBs;  // GDDR6
   l4.l2_bytes = 48 * MiB;
   l4.memory_bytes = 24 * GB;
@@ -142,9 +183,16 @@ std::vector<GpuSpec> BuildTable() {
   rtx4090.source = "NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A (RTX 4090)";
   rtx4090.sm_count = 128;
   rtx4090.arch = "sm_89";
-  rtx4090.fp64 = 1.3 * T; rtx4090.fp32 = 82.6 * T; rtx4090.fp16 = 82.6 * T; rtx4090.bf16 = 82.6 * T;
-  rtx4090.fp64_tensor = 0; rtx4090.tf32_tensor = 82.6 * T; rtx4090.fp16_tensor = 165.2 * T;
-  rtx4090.bf16_tensor = 165.2 * T; rtx4090.fp8_tensor = 330.3 * T; rtx4090.int8_tensor = 660.6 * T;
+  rtx4090.fp64 = 1.3 * T;
+  rtx4090.fp32 = 82.6 * T;
+  rtx4090.fp16 = 82.6 * T;
+  rtx4090.bf16 = 82.6 * T;
+  rtx4090.fp64_tensor = 0;
+  rtx4090.tf32_tensor = 82.6 * T;
+  rtx4090.fp16_tensor = 165.2 * T;
+  rtx4090.bf16_tensor = 165.2 * T;
+  rtx4090.fp8_tensor = 330.3 * T;
+  rtx4090.int8_tensor = 660.6 * T;
   rtx4090.dram_bytes_per_s = 1008 * GBs;  // GDDR6X
   rtx4090.l2_bytes = 72 * MiB;
   rtx4090.memory_bytes = 24 * GB;
@@ -161,9 +209,16 @@ std::vector<GpuSpec> BuildTable() {
   b200.source = "NVIDIA HGX B200 datasheet (per GPU); SM count and L2 from the CUDA runtime";
   b200.sm_count = 148;
   b200.arch = "sm_100";
-  b200.fp64 = 37 * T; b200.fp32 = 75 * T; b200.fp16 = 150 * T; b200.bf16 = 150 * T;
-  b200.fp64_tensor = 37 * T; b200.tf32_tensor = 1125 * T; b200.fp16_tensor = 2250 * T;
-  b200.bf16_tensor = 2250 * T; b200.fp8_tensor = 4500 * T; b200.int8_tensor = 4500 * T;
+  b200.fp64 = 37 * T;
+  b200.fp32 = 75 * T;
+  b200.fp16 = 150 * T;
+  b200.bf16 = 150 * T;
+  b200.fp64_tensor = 37 * T;
+  b200.tf32_tensor = 1125 * T;
+  b200.fp16_tensor = 2250 * T;
+  b200.bf16_tensor = 2250 * T;
+  b200.fp8_tensor = 4500 * T;
+  b200.int8_tensor = 4500 * T;
   b200.dram_bytes_per_s = 8000 * GBs;  // HBM3e
   b200.l2_bytes = 126 * MiB;
   b200.memory_bytes = 180 * GB;
@@ -176,16 +231,26 @@ std::vector<GpuSpec> BuildTable() {
 
 std::string_view PrecisionName(Precision precision) {
   switch (precision) {
-    case Precision::kFp64: return "fp64";
-    case Precision::kFp32: return "fp32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp64Tensor: return "fp64_tensor";
-    case Precision::kTf32Tensor: return "tf32_tensor";
-    case Precision::kFp16Tensor: return "fp16_tensor";
-    case Precision::kBf16Tensor: return "bf16_tensor";
-    case Precision::kFp8Tensor: return "fp8_tensor";
-    case Precision::kInt8Tensor: return "int8_tensor";
+    case Precision::kFp64:
+      return "fp64";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp64Tensor:
+      return "fp64_tensor";
+    case Precision::kTf32Tensor:
+      return "tf32_tensor";
+    case Precision::kFp16Tensor:
+      return "fp16_tensor";
+    case Precision::kBf16Tensor:
+      return "bf16_tensor";
+    case Precision::kFp8Tensor:
+      return "fp8_tensor";
+    case Precision::kInt8Tensor:
+      return "int8_tensor";
   }
   return "fp32";
 }
@@ -214,16 +279,26 @@ const std::vector<GpuSpec>& KnownGpus() {
 
 double PeakFlops(const GpuSpec& gpu, Precision precision) {
   switch (precision) {
-    case Precision::kFp64: return gpu.fp64;
-    case Precision::kFp32: return gpu.fp32;
-    case Precision::kFp16: return gpu.fp16;
-    case Precision::kBf16: return gpu.bf16;
-    case Precision::kFp64Tensor: return gpu.fp64_tensor;
-    case Precision::kTf32Tensor: return gpu.tf32_tensor;
-    case Precision::kFp16Tensor: return gpu.fp16_tensor;
-    case Precision::kBf16Tensor: return gpu.bf16_tensor;
-    case Precision::kFp8Tensor: return gpu.fp8_tensor;
-    case Precision::kInt8Tensor: return gpu.int8_tensor;
+    case Precision::kFp64:
+      return gpu.fp64;
+    case Precision::kFp32:
+      return gpu.fp32;
+    case Precision::kFp16:
+      return gpu.fp16;
+    case Precision::kBf16:
+      return gpu.bf16;
+    case Precision::kFp64Tensor:
+      return gpu.fp64_tensor;
+    case Precision::kTf32Tensor:
+      return gpu.tf32_tensor;
+    case Precision::kFp16Tensor:
+      return gpu.fp16_tensor;
+    case Precision::kBf16Tensor:
+      return gpu.bf16_tensor;
+    case Precision::kFp8Tensor:
+      return gpu.fp8_tensor;
+    case Precision::kInt8Tensor:
+      return gpu.int8_tensor;
   }
   return 0;
 }
@@ -247,8 +322,9 @@ Result<GpuSpec> FindGpu(std::string_view name) {
       }
     }
   }
-  return Status::NotFound("unknown GPU '" + std::string(name) + "'; kernelpro's hardware table knows " +
-                          KnownGpuList() + " (pick one with --gpu NAME)");
+  return Status::NotFound("unknown GPU '" + std::string(name) +
+                          "'; kernelpro's hardware table knows " + KnownGpuList() +
+                          " (pick one with --gpu NAME)");
 }
 
 }  // namespace kernelpro

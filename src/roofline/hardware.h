@@ -21,8 +21,16 @@ namespace kernelpro {
 
 // Where the arithmetic runs. CUDA-core precisions first, then tensor-core ones.
 enum class Precision {
-  kFp64, kFp32, kFp16, kBf16,                                         // CUDA cores
-  kFp64Tensor, kTf32Tensor, kFp16Tensor, kBf16Tensor, kFp8Tensor, kInt8Tensor,  // tensor cores
+  kFp64,
+  kFp32,
+  kFp16,
+  kBf16,  // CUDA cores
+  kFp64Tensor,
+  kTf32Tensor,
+  kFp16Tensor,
+  kBf16Tensor,
+  kFp8Tensor,
+  kInt8Tensor,  // tensor cores
 };
 // "fp64", "fp32", "fp16", "bf16", "fp64_tensor", "tf32_tensor", "fp16_tensor", "bf16_tensor",
 // "fp8_tensor", "int8_tensor".
@@ -33,16 +41,16 @@ std::string DescribePrecision(Precision precision);
 bool IsTensorCore(Precision precision);
 
 struct GpuSpec {
-  std::string key;          // short name for --gpu: "h200", "h100-sxm"
-  std::string name;         // human name: "NVIDIA H200 SXM 141GB"
-  std::string source;       // the datasheet / whitepaper the numbers come from
+  std::string key;     // short name for --gpu: "h200", "h100-sxm"
+  std::string name;    // human name: "NVIDIA H200 SXM 141GB"
+  std::string source;  // the datasheet / whitepaper the numbers come from
   int sm_count = 0;
-  std::string arch;         // "sm_90"
+  std::string arch;  // "sm_90"
   // Peak FLOP/s (int8: OP/s), dense. 0: not supported.
   double fp64 = 0, fp32 = 0, fp16 = 0, bf16 = 0;
   double fp64_tensor = 0, tf32_tensor = 0, fp16_tensor = 0, bf16_tensor = 0, fp8_tensor = 0,
          int8_tensor = 0;
-  double dram_bytes_per_s = 0;   // peak DRAM (HBM/GDDR) bandwidth
+  double dram_bytes_per_s = 0;  // peak DRAM (HBM/GDDR) bandwidth
   double l2_bytes = 0;
   double memory_bytes = 0;
   std::vector<std::string> aliases;  // device names (as torch reports them) and keys that select it

@@ -40,7 +40,8 @@ TEST(HardwareTest, UnknownDeviceIsAnErrorListingTheKnownOnes) {
     const std::string& message = gpu.status().message();
     EXPECT_NE(message.find("unknown GPU"), std::string::npos);
     EXPECT_NE(message.find("--gpu"), std::string::npos);
-    for (const GpuSpec& known : KnownGpus()) EXPECT_NE(message.find(known.key), std::string::npos) << known.key;
+    for (const GpuSpec& known : KnownGpus())
+      EXPECT_NE(message.find(known.key), std::string::npos) << known.key;
   }
 }
 
@@ -90,9 +91,9 @@ TEST(HardwareTest, PrecisionNamesRoundTripAndPeaksIndexTheTable) {
   EXPECT_DOUBLE_EQ(PeakFlops(a100, Precision::kBf16Tensor), 312e12);
   EXPECT_DOUBLE_EQ(PeakFlops(a100, Precision::kFp64Tensor), 19.5e12);
   EXPECT_DOUBLE_EQ(PeakFlops(a100, Precision::kInt8Tensor), 624e12);
-  for (Precision p : {Precision::kFp64, Precision::kFp32, Precision::kFp16, Precision::kBf16, Precision::kFp64Tensor,
-                      Precision::kTf32Tensor, Precision::kFp16Tensor, Precision::kBf16Tensor, Precision::kFp8Tensor,
-                      Precision::kInt8Tensor}) {
+  for (Precision p : {Precision::kFp64, Precision::kFp32, Precision::kFp16, Precision::kBf16,
+                      Precision::kFp64Tensor, Precision::kTf32Tensor, Precision::kFp16Tensor,
+                      Precision::kBf16Tensor, Precision::kFp8Tensor, Precision::kInt8Tensor}) {
     EXPECT_EQ(*ParsePrecision(PrecisionName(p)), p);
   }
   EXPECT_EQ(DescribePrecision(Precision::kFp32), "fp32 on CUDA cores");

@@ -67,12 +67,14 @@ RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, dou
     r.reason = "the roofline time " + Time(r.attainable_time_s) + " is below " +
                Time(options.latency_threshold_s) +
                ": launch and synchronisation overheads (a few us per kernel) dominate";
-  } else if (r.arithmetic_intensity >= r.ridge_point / f && r.arithmetic_intensity <= r.ridge_point * f) {
+  } else if (r.arithmetic_intensity >= r.ridge_point / f &&
+             r.arithmetic_intensity <= r.ridge_point * f) {
     r.bottleneck = Bottleneck::kMixed;
     r.reason = "intensity " + ai + " is within " + Fixed(f, 1) + "x of the ridge point " + ridge;
   } else if (r.arithmetic_intensity < r.ridge_point) {
     r.bottleneck = Bottleneck::kMemory;
-    r.reason = "intensity " + ai + " is " + Fixed(r.ridge_point / std::max(r.arithmetic_intensity, 1e-300), 1) +
+    r.reason = "intensity " + ai + " is " +
+               Fixed(r.ridge_point / std::max(r.arithmetic_intensity, 1e-300), 1) +
                "x below the ridge point " + ridge;
   } else {
     r.bottleneck = Bottleneck::kCompute;
@@ -99,7 +101,8 @@ Precision ChoosePrecision(const std::string& dominant_category, const std::strin
       if (gpu.fp8_tensor > 0) {
         p = Precision::kFp8Tensor, why = op;
       } else {
-        p = Precision::kFp16Tensor, why = op + "; " + gpu.key + " has no fp8 tensor cores: fp16 rate";
+        p = Precision::kFp16Tensor,
+        why = op + "; " + gpu.key + " has no fp8 tensor cores: fp16 rate";
       }
     } else if ((dtype == "int8" || dtype == "uint8") && gpu.int8_tensor > 0) {
       p = Precision::kInt8Tensor, why = op;
@@ -111,17 +114,22 @@ Precision ChoosePrecision(const std::string& dominant_category, const std::strin
       p = Precision::kFp32, why = op + " (TF32 not allowed: exact fp32 math on CUDA cores)";
     }
   } else {
-    if (dtype == "float16") p = Precision::kFp16;
-    else if (dtype == "bfloat16") p = Precision::kBf16;
-    else if (dtype == "float64") p = Precision::kFp64;
-    why = "the dominant operation (" + (dominant_category.empty() ? std::string("none") : dominant_category) +
-          ", " + (dtype.empty() ? std::string("no floating-point data") : dtype) + ") runs on CUDA cores";
+    if (dtype == "float16")
+      p = Precision::kFp16;
+    else if (dtype == "bfloat16")
+      p = Precision::kBf16;
+    else if (dtype == "float64")
+      p = Precision::kFp64;
+    why = "the dominant operation (" +
+          (dominant_category.empty() ? std::string("none") : dominant_category) + ", " +
+          (dtype.empty() ? std::string("no floating-point data") : dtype) + ") runs on CUDA cores";
   }
   if (reason) *reason = why;
   return p;
 }
 
-std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu, const RooflineOptions& options) {
+std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
+                                                 const RooflineOptions& options) {
   const auto& values = ncu.aggregate.values;
   auto sm = values.find(std::string(kNcuSmThroughputPct));
   auto mem = values.find(std::string(kNcuMemoryThroughputPct));
@@ -131,13 +139,15 @@ std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu, const Roofl
   m.memory_pct = mem->second;
   m.duration_s = ncu.aggregate.duration_ns() * 1e-9;
   m.kernel_count = static_cast<int>(ncu.kernels.size());
-  const std::string numbers = "SM " + Fixed(m.sm_pct, 1) + " %, memory " + Fixed(m.memory_pct, 1) + " %";
+  const std::string numbers =
+      "SM " + Fixed(m.sm_pct, 1) + " %, memory " + Fixed(m.memory_pct, 1) + " %";
   if (m.sm_pct < options.ncu_latency_pct && m.memory_pct < options.ncu_latency_pct) {
     m.bottleneck = Bottleneck::kLatency;
     m.reason = numbers + ": both below " + Fixed(options.ncu_latency_pct, 0) + " % of peak";
   } else if (std::fabs(m.sm_pct - m.memory_pct) < options.ncu_mixed_margin_pct) {
     m.bottleneck = Bottleneck::kMixed;
-    m.reason = numbers + ": within " + Fixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
+    m.reason =
+        numbers + ": within " + Fixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
   } else if (m.sm_pct > m.memory_pct) {
     m.bottleneck = Bottleneck::kCompute;
     m.reason = numbers + ": SM throughput leads";
@@ -155,7 +165,8 @@ void ReadWorkload(const Json& j, ReferenceAnalysis& a) {
   a.device = JsonGet<std::string>(j, "device", "");
   a.device_name = JsonGet<std::string>(j, "device_name", "");
   for (const Json& op : JsonGet<Json>(j, "operations", Json::array())) {
-    a.operations.push_back({JsonGet<std::string>(op, "category", "other"), JsonGet<std::string>(op, "op", ""),
+    a.operations.push_back({JsonGet<std::string>(op, "category", "other"),
+                            JsonGet<std::string>(op, "op", ""),
                             JsonGet<std::int64_t>(op, "count", 0), NumberOr(op, "flops", 0)});
   }
   a.dominant_category = JsonGet<std::string>(j, "dominant_category", "");
@@ -173,10 +184,12 @@ void ReadWorkload(const Json& j, ReferenceAnalysis& a) {
 
 Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std::string& problem,
                                            const GpuSpec& gpu, const RooflineOptions& options) {
-  if (!worker_result.is_object()) return Status::InvalidArgument("the analyze step returned no object");
+  if (!worker_result.is_object())
+    return Status::InvalidArgument("the analyze step returned no object");
   std::string status = JsonGet<std::string>(worker_result, "status", "ok");
   if (status != "ok") {
-    return Status::InvalidArgument(status + ": " + JsonGet<std::string>(worker_result, "message", ""));
+    return Status::InvalidArgument(status + ": " +
+                                   JsonGet<std::string>(worker_result, "message", ""));
   }
   ReferenceAnalysis a;
   a.options = options;
@@ -188,12 +201,13 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
     if (note.is_string()) a.notes.push_back(note.get<std::string>());
   }
   if (JsonGet<bool>(worker_result, "tf32_allowed", false) && !options.allow_tf32) {
-    a.notes.push_back("torch allows TF32 matmuls in this environment, but the roofline assumes exact fp32 "
-                      "(pass --allow-tf32 to use the TF32 tensor-core peak)");
+    a.notes.push_back(
+        "torch allows TF32 matmuls in this environment, but the roofline assumes exact fp32 "
+        "(pass --allow-tf32 to use the TF32 tensor-core peak)");
   }
 
-  Precision precision = ChoosePrecision(a.dominant_category, a.dominant_dtype, gpu, options.allow_tf32,
-                                        &a.precision_reason);
+  Precision precision = ChoosePrecision(a.dominant_category, a.dominant_dtype, gpu,
+                                        options.allow_tf32, &a.precision_reason);
   a.precision = std::string(PrecisionName(precision));
   a.peak_flops = PeakFlops(gpu, precision);
   a.dram_bytes_per_s = gpu.dram_bytes_per_s;
@@ -227,8 +241,8 @@ void ValidateWithProfile(ReferenceAnalysis& a, const Metrics& metrics) {
   a.bottleneck = theory;  // the theoretical bound always wins
   if (seen == theory) {
     a.confidence = "high";
-    a.rationale = "theoretical (" + a.roofline.reason + ") and measured (" + m->reason + ") both say " +
-                  Name(theory);
+    a.rationale = "theoretical (" + a.roofline.reason + ") and measured (" + m->reason +
+                  ") both say " + Name(theory);
     return;
   }
   const bool neighbours = seen == Bottleneck::kMixed || theory == Bottleneck::kMixed ||
@@ -236,21 +250,29 @@ void ValidateWithProfile(ReferenceAnalysis& a, const Metrics& metrics) {
   a.confidence = neighbours ? "medium" : "low";
   std::string why;
   if (seen == Bottleneck::kLatency) {
-    why = "the reference's kernels saturate neither compute nor memory (launch overheads, little "
-          "parallelism or poor occupancy in the current implementation)";
+    why =
+        "the reference's kernels saturate neither compute nor memory (launch overheads, little "
+        "parallelism or poor occupancy in the current implementation)";
   } else if (theory == Bottleneck::kCompute && seen == Bottleneck::kMemory) {
-    why = "the reference's kernels move far more data than the minimum (no reuse or extra passes), so a "
-          "better kernel can become compute-bound";
+    why =
+        "the reference's kernels move far more data than the minimum (no reuse or extra passes), "
+        "so a "
+        "better kernel can become compute-bound";
   } else if (theory == Bottleneck::kMemory && seen == Bottleneck::kCompute) {
-    why = "the reference's kernels do more arithmetic per byte than the problem needs (recomputation, "
-          "expensive instructions or an implementation that does not stream at bandwidth)";
+    why =
+        "the reference's kernels do more arithmetic per byte than the problem needs "
+        "(recomputation, "
+        "expensive instructions or an implementation that does not stream at bandwidth)";
   } else if (theory == Bottleneck::kLatency) {
-    why = "the problem is too small for either roof to matter; the measured utilisation is of one short launch";
+    why =
+        "the problem is too small for either roof to matter; the measured utilisation is of one "
+        "short launch";
   } else {
     why = "the implementation leans on one unit more than the problem's intensity implies";
   }
-  a.rationale = "theoretical says " + Name(theory) + " (" + a.roofline.reason + "), ncu says " + Name(seen) +
-                " (" + m->reason + "): " + why + ". Keeping the theoretical class: it reflects the "
+  a.rationale = "theoretical says " + Name(theory) + " (" + a.roofline.reason + "), ncu says " +
+                Name(seen) + " (" + m->reason + "): " + why +
+                ". Keeping the theoretical class: it reflects the "
                 "problem's inherent ceiling, not the current implementation";
 }
 
@@ -263,9 +285,9 @@ RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& a, double meas
     p.achieved_flops = a.flops / measured_time_s;
     p.achieved_bytes_per_s = a.min_bytes / measured_time_s;
   }
-  p.summary = "reaches " + Pct(p.fraction_of_bound) + " of the attainable bound (" + Time(measured_time_s) +
-              " measured, " + Time(p.attainable_time_s) + " roofline; " + Si(p.achieved_flops, "FLOP/s") +
-              ", " + Si(p.achieved_bytes_per_s, "B/s") + ")";
+  p.summary = "reaches " + Pct(p.fraction_of_bound) + " of the attainable bound (" +
+              Time(measured_time_s) + " measured, " + Time(p.attainable_time_s) + " roofline; " +
+              Si(p.achieved_flops, "FLOP/s") + ", " + Si(p.achieved_bytes_per_s, "B/s") + ")";
   if (p.fraction_of_bound > 1.0) {
     // Faster than the bound of the reference's own operations: the kernel does less work than
     // the reference (skips zeros, fuses away traffic, reuses results), so the FLOP/s and B/s
@@ -278,7 +300,8 @@ RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& a, double meas
 namespace {
 
 Json BoundJson(const RooflineBound& r) {
-  return Json{{"arithmetic_intensity", std::isinf(r.arithmetic_intensity) ? Json(nullptr) : Json(r.arithmetic_intensity)},
+  return Json{{"arithmetic_intensity",
+               std::isinf(r.arithmetic_intensity) ? Json(nullptr) : Json(r.arithmetic_intensity)},
               {"ridge_point", r.ridge_point},
               {"compute_time_s", r.compute_time_s},
               {"memory_time_s", r.memory_time_s},
@@ -293,7 +316,8 @@ Json BoundJson(const RooflineBound& r) {
 Json ToJson(const ReferenceAnalysis& a) {
   Json ops = Json::array();
   for (const OperationCount& op : a.operations) {
-    ops.push_back({{"category", op.category}, {"op", op.op}, {"count", op.count}, {"flops", op.flops}});
+    ops.push_back(
+        {{"category", op.category}, {"op", op.op}, {"count", op.count}, {"flops", op.flops}});
   }
   Json measured = nullptr;
   if (a.measured) {
@@ -304,7 +328,8 @@ Json ToJson(const ReferenceAnalysis& a) {
                 {"class", Name(a.measured->bottleneck)},
                 {"reason", a.measured->reason}};
     if (a.measured->duration_s > 0) {
-      measured["fraction_of_bound"] = PositionAgainstRoofline(a, a.measured->duration_s).fraction_of_bound;
+      measured["fraction_of_bound"] =
+          PositionAgainstRoofline(a, a.measured->duration_s).fraction_of_bound;
     }
   }
   return Json{{"schema_version", a.schema_version},
@@ -314,7 +339,8 @@ Json ToJson(const ReferenceAnalysis& a) {
               {"gpu", a.gpu},
               {"gpu_name", a.gpu_name},
               {"precision", a.precision},
-              {"precision_description", a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision))},
+              {"precision_description",
+               a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision))},
               {"precision_reason", a.precision_reason},
               {"operations", ops},
               {"dominant_category", a.dominant_category},
@@ -335,11 +361,12 @@ Json ToJson(const ReferenceAnalysis& a) {
               {"confidence", a.confidence},
               {"rationale", a.rationale},
               {"notes", a.notes},
-              {"thresholds", {{"allow_tf32", a.options.allow_tf32},
-                              {"latency_threshold_s", a.options.latency_threshold_s},
-                              {"mixed_factor", a.options.mixed_factor},
-                              {"ncu_latency_pct", a.options.ncu_latency_pct},
-                              {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
+              {"thresholds",
+               {{"allow_tf32", a.options.allow_tf32},
+                {"latency_threshold_s", a.options.latency_threshold_s},
+                {"mixed_factor", a.options.mixed_factor},
+                {"ncu_latency_pct", a.options.ncu_latency_pct},
+                {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
 }
 
 Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
@@ -347,7 +374,8 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   int version = JsonGet<int>(j, "schema_version", 0);
   if (version != kReferenceAnalysisSchemaVersion) {
     return Status::InvalidArgument("reference analysis schema_version " + std::to_string(version) +
-                                   " (this kernelpro reads " + std::to_string(kReferenceAnalysisSchemaVersion) + ")");
+                                   " (this kernelpro reads " +
+                                   std::to_string(kReferenceAnalysisSchemaVersion) + ")");
   }
   ReferenceAnalysis a;
   a.problem = JsonGet<std::string>(j, "problem", "");
@@ -359,7 +387,8 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   a.peak_flops = NumberOr(j, "peak_flops", 0);
   a.dram_bytes_per_s = NumberOr(j, "dram_bytes_per_s", 0);
   const Json r = JsonGet<Json>(j, "roofline", Json::object());
-  a.roofline.arithmetic_intensity = NumberOr(r, "arithmetic_intensity", std::numeric_limits<double>::infinity());
+  a.roofline.arithmetic_intensity =
+      NumberOr(r, "arithmetic_intensity", std::numeric_limits<double>::infinity());
   a.roofline.ridge_point = NumberOr(r, "ridge_point", 0);
   a.roofline.compute_time_s = NumberOr(r, "compute_time_s", 0);
   a.roofline.memory_time_s = NumberOr(r, "memory_time_s", 0);
@@ -386,7 +415,8 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   a.options.latency_threshold_s = NumberOr(t, "latency_threshold_s", a.options.latency_threshold_s);
   a.options.mixed_factor = NumberOr(t, "mixed_factor", a.options.mixed_factor);
   a.options.ncu_latency_pct = NumberOr(t, "ncu_latency_pct", a.options.ncu_latency_pct);
-  a.options.ncu_mixed_margin_pct = NumberOr(t, "ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct);
+  a.options.ncu_mixed_margin_pct =
+      NumberOr(t, "ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct);
   return a;
 }
 
@@ -398,7 +428,8 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   };
   row("problem", a.problem);
   std::string gpu = a.gpu_name + " [" + a.gpu + "]";
-  if (a.device == "cuda" && !a.device_name.empty()) gpu += ", detected as \"" + a.device_name + "\"";
+  if (a.device == "cuda" && !a.device_name.empty())
+    gpu += ", detected as \"" + a.device_name + "\"";
   if (a.device != "cuda") gpu += ", reference run on " + a.device;
   row("gpu", gpu);
   std::string ops;
@@ -410,24 +441,30 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   row("operations", ops.empty() ? "none detected" : ops);
   std::string flops = Si(a.flops, "FLOP");
   if (a.flops > 0) {
-    flops += " (" + a.flops_source + (a.flops_estimated > 0 ? "; " + Si(a.flops_estimated, "FLOP") + " estimated" : "") + ")";
+    flops += " (" + a.flops_source +
+             (a.flops_estimated > 0 ? "; " + Si(a.flops_estimated, "FLOP") + " estimated" : "") +
+             ")";
   }
   row("flops", flops);
   row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") + ", parameters " +
                        Si(a.parameter_bytes, "B") + ", outputs " + Si(a.output_bytes, "B") + ")");
-  std::string precision = a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision));
+  std::string precision =
+      a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision));
   row("precision", precision + ", peak " + Si(a.peak_flops, "FLOP/s") + ": " + a.precision_reason);
   const RooflineBound& r = a.roofline;
-  row("intensity", (std::isinf(r.arithmetic_intensity) ? std::string("inf") : Fixed(r.arithmetic_intensity, 2)) +
-                       " FLOP/B; ridge point " + Fixed(r.ridge_point, 2) + " FLOP/B (" + Si(a.peak_flops, "FLOP/s") +
-                       " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
-  row("roofline", Time(r.attainable_time_s) + " attainable (compute " + Time(r.compute_time_s) + ", memory " +
-                      Time(r.memory_time_s) + "), " + Si(r.attainable_flops, "FLOP/s"));
+  row("intensity",
+      (std::isinf(r.arithmetic_intensity) ? std::string("inf") : Fixed(r.arithmetic_intensity, 2)) +
+          " FLOP/B; ridge point " + Fixed(r.ridge_point, 2) + " FLOP/B (" +
+          Si(a.peak_flops, "FLOP/s") + " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
+  row("roofline", Time(r.attainable_time_s) + " attainable (compute " + Time(r.compute_time_s) +
+                      ", memory " + Time(r.memory_time_s) + "), " +
+                      Si(r.attainable_flops, "FLOP/s"));
   row("class", Name(a.bottleneck) + "-bound: " + r.reason);
   if (a.measured) {
-    std::string m = "ncu, " + std::to_string(a.measured->kernel_count) + " kernel(s): " + Name(a.measured->bottleneck) +
-                    " (" + a.measured->reason + ")";
-    if (a.measured->duration_s > 0) m += "; the reference " + PositionAgainstRoofline(a, a.measured->duration_s).summary;
+    std::string m = "ncu, " + std::to_string(a.measured->kernel_count) +
+                    " kernel(s): " + Name(a.measured->bottleneck) + " (" + a.measured->reason + ")";
+    if (a.measured->duration_s > 0)
+      m += "; the reference " + PositionAgainstRoofline(a, a.measured->duration_s).summary;
     row("measured", m);
   }
   row("confidence", a.confidence + ": " + a.rationale);

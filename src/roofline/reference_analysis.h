@@ -69,7 +69,7 @@ struct RooflineBound {
   double attainable_time_s = 0;     // max of the two
   double attainable_flops = 0;      // flops / attainable time (FLOP/s)
   Bottleneck bottleneck = Bottleneck::kMemory;
-  std::string reason;               // which rule fired, with the numbers
+  std::string reason;  // which rule fired, with the numbers
 };
 
 RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, double bytes_per_s,
@@ -81,37 +81,38 @@ Precision ChoosePrecision(const std::string& dominant_category, const std::strin
                           const GpuSpec& gpu, bool allow_tf32, std::string* reason = nullptr);
 
 struct MeasuredThroughput {
-  double sm_pct = 0;        // sm__throughput.avg.pct_of_peak_sustained_elapsed
-  double memory_pct = 0;    // gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
-  double duration_s = 0;    // summed kernel time of the profiled forward call (0 if unknown)
+  double sm_pct = 0;      // sm__throughput.avg.pct_of_peak_sustained_elapsed
+  double memory_pct = 0;  // gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
+  double duration_s = 0;  // summed kernel time of the profiled forward call (0 if unknown)
   int kernel_count = 0;
   Bottleneck bottleneck = Bottleneck::kMemory;
   std::string reason;
 };
 
 // The measured class from an ncu view's aggregate; nullopt when it lacks either percentage.
-std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu, const RooflineOptions& options = {});
+std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
+                                                 const RooflineOptions& options = {});
 
 struct ReferenceAnalysis {
   int schema_version = kReferenceAnalysisSchemaVersion;
   std::string problem;
-  std::string device;               // where the worker ran the reference: "cuda" or "cpu"
-  std::string device_name;          // torch's name of the GPU the worker saw ("" on cpu)
-  std::string gpu;                  // hardware-table key the roofline uses ("h200")
-  std::string gpu_name;             // its human name
-  std::string precision;            // PrecisionName ("fp32", "fp16_tensor")
+  std::string device;       // where the worker ran the reference: "cuda" or "cpu"
+  std::string device_name;  // torch's name of the GPU the worker saw ("" on cpu)
+  std::string gpu;          // hardware-table key the roofline uses ("h200")
+  std::string gpu_name;     // its human name
+  std::string precision;    // PrecisionName ("fp32", "fp16_tensor")
   std::string precision_reason;
   std::vector<OperationCount> operations;
-  std::string dominant_category;    // of the operation with the most FLOPs
-  std::string dominant_dtype;       // "float32"
-  double flops = 0;                 // counted + estimated
-  double flops_estimated = 0;       // elementwise/reduction/softmax/normalisation estimates
-  std::string flops_source;         // "torch.utils.flop_counter.FlopCounterMode" or "shape formulas"
+  std::string dominant_category;  // of the operation with the most FLOPs
+  std::string dominant_dtype;     // "float32"
+  double flops = 0;               // counted + estimated
+  double flops_estimated = 0;     // elementwise/reduction/softmax/normalisation estimates
+  std::string flops_source;       // "torch.utils.flop_counter.FlopCounterMode" or "shape formulas"
   double input_bytes = 0, parameter_bytes = 0, output_bytes = 0;
-  double min_bytes = 0;             // inputs + parameters read once, outputs written once
-  double peak_flops = 0;            // of `precision` on `gpu`
+  double min_bytes = 0;   // inputs + parameters read once, outputs written once
+  double peak_flops = 0;  // of `precision` on `gpu`
   double dram_bytes_per_s = 0;
-  RooflineBound roofline;           // intensity, ridge, times, theoretical class
+  RooflineBound roofline;                       // intensity, ridge, times, theoretical class
   Bottleneck bottleneck = Bottleneck::kMemory;  // the class downstream stages use (= theoretical)
   std::optional<MeasuredThroughput> measured;
   std::string confidence = "theoretical";  // high | medium | low | theoretical
@@ -132,9 +133,9 @@ void ValidateWithProfile(ReferenceAnalysis& analysis, const Metrics& metrics);
 struct RooflinePosition {
   double measured_time_s = 0;
   double attainable_time_s = 0;
-  double fraction_of_bound = 0;       // 0.71: "reaches 71 % of the attainable bound"
-  double achieved_flops = 0;          // FLOP/s
-  double achieved_bytes_per_s = 0;    // minimum bytes / measured time
+  double fraction_of_bound = 0;     // 0.71: "reaches 71 % of the attainable bound"
+  double achieved_flops = 0;        // FLOP/s
+  double achieved_bytes_per_s = 0;  // minimum bytes / measured time
   std::string summary;
 };
 RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& analysis, double measured_time_s);

@@ -12,52 +12,66 @@ const std::string kRoot = KERNELPRO_SOURCE_DIR;
 GpuSpec H200() { return *FindGpu("NVIDIA H200"); }
 
 // What the worker's analyze step returns, reduced to the fields the analysis reads.
-Json WorkerResult(const std::string& category, const std::string& dtype, double flops, double in_bytes,
-                  double out_bytes, double estimated = 0) {
-  return Json{{"status", "ok"}, {"device", "cpu"}, {"device_name", nullptr},
-              {"operations", Json::array({{{"category", category}, {"op", category == "gemm" ? "mm" : "mul"},
-                                           {"count", 1}, {"flops", flops}}})},
-              {"dominant_category", category}, {"dominant_dtype", dtype}, {"flops", flops},
-              {"flops_estimated", estimated}, {"flops_source", "shape formulas"},
-              {"input_bytes", in_bytes}, {"parameter_bytes", 0}, {"output_bytes", out_bytes},
-              {"min_bytes", in_bytes + out_bytes}, {"flops_notes", Json::array()}};
+Json WorkerResult(const std::string& category, const std::string& dtype, double flops,
+                  double in_bytes, double out_bytes, double estimated = 0) {
+  return Json{{"status", "ok"},
+              {"device", "cpu"},
+              {"device_name", nullptr},
+              {"operations", Json::array({{{"category", category},
+                                           {"op", category == "gemm" ? "mm" : "mul"},
+                                           {"count", 1},
+                                           {"flops", flops}}})},
+              {"dominant_category", category},
+              {"dominant_dtype", dtype},
+              {"flops", flops},
+              {"flops_estimated", estimated},
+              {"flops_source", "shape formulas"},
+              {"input_bytes", in_bytes},
+              {"parameter_bytes", 0},
+              {"output_bytes", out_bytes},
+              {"min_bytes", in_bytes + out_bytes},
+              {"flops_notes", Json::array()}};
 }
 
 TEST(RooflineTest, ElementwiseFp32On4096SquaredIsMemoryBoundOnH200) {
   const double n = 4096.0 * 4096.0;
-  auto a = AnalyzeReference(WorkerResult("elementwise", "float32", n, 4 * n, 4 * n, n), "p.py", H200());
+  auto a =
+      AnalyzeReference(WorkerResult("elementwise", "float32", n, 4 * n, 4 * n, n), "p.py", H200());
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->precision, "fp32");
   EXPECT_DOUBLE_EQ(a->peak_flops, 67e12);
   EXPECT_DOUBLE_EQ(a->min_bytes, 134217728);
   EXPECT_DOUBLE_EQ(a->roofline.arithmetic_intensity, 0.125);
-  EXPECT_NEAR(a->roofline.ridge_point, 67e12 / 4.8e12, 1e-12);  // 13.958 FLOP/B
+  EXPECT_NEAR(a->roofline.ridge_point, 67e12 / 4.8e12, 1e-12);        // 13.958 FLOP/B
   EXPECT_NEAR(a->roofline.memory_time_s, 134217728 / 4.8e12, 1e-15);  // 27.96 us
   EXPECT_NEAR(a->roofline.compute_time_s, n / 67e12, 1e-15);
   EXPECT_DOUBLE_EQ(a->roofline.attainable_time_s, a->roofline.memory_time_s);
   EXPECT_NEAR(a->roofline.attainable_flops, 0.125 * 4.8e12, 1);  // intensity x bandwidth
   EXPECT_EQ(a->bottleneck, Bottleneck::kMemory);
   EXPECT_EQ(a->confidence, "theoretical");
-  EXPECT_NE(a->roofline.reason.find("111.7x below the ridge point 13.96"), std::string::npos) << a->roofline.reason;
+  EXPECT_NE(a->roofline.reason.find("111.7x below the ridge point 13.96"), std::string::npos)
+      << a->roofline.reason;
   // Most of its FLOPs are per-element estimates: said so.
   EXPECT_NE(a->notes.back().find("estimates"), std::string::npos);
 }
 
 TEST(RooflineTest, Fp16Gemm4096CubedIsComputeBoundOnTensorCores) {
   const double n = 4096;
-  auto a = AnalyzeReference(WorkerResult("gemm", "float16", 2 * n * n * n, 2 * n * n * 2, n * n * 2), "p.py", H200());
+  auto a = AnalyzeReference(
+      WorkerResult("gemm", "float16", 2 * n * n * n, 2 * n * n * 2, n * n * 2), "p.py", H200());
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->precision, "fp16_tensor");
   EXPECT_DOUBLE_EQ(a->peak_flops, 989.5e12);
-  EXPECT_NEAR(a->roofline.arithmetic_intensity, 4096.0 / 3, 1e-9);   // 1365.33 FLOP/B
-  EXPECT_NEAR(a->roofline.ridge_point, 989.5 / 4.8, 1e-9);           // 206.15 FLOP/B
+  EXPECT_NEAR(a->roofline.arithmetic_intensity, 4096.0 / 3, 1e-9);               // 1365.33 FLOP/B
+  EXPECT_NEAR(a->roofline.ridge_point, 989.5 / 4.8, 1e-9);                       // 206.15 FLOP/B
   EXPECT_NEAR(a->roofline.attainable_time_s, 137438953472.0 / 989.5e12, 1e-15);  // 138.9 us
   EXPECT_DOUBLE_EQ(a->roofline.attainable_flops, 989.5e12);
   EXPECT_EQ(a->bottleneck, Bottleneck::kCompute);
 }
 
 TEST(RooflineTest, TinyOpIsLatencyBound) {
-  auto a = AnalyzeReference(WorkerResult("elementwise", "float32", 1024, 4096, 4096), "p.py", H200());
+  auto a =
+      AnalyzeReference(WorkerResult("elementwise", "float32", 1024, 4096, 4096), "p.py", H200());
   ASSERT_TRUE(a.ok());
   EXPECT_NEAR(a->roofline.attainable_time_s, 8192 / 4.8e12, 1e-18);  // 1.7 ns
   EXPECT_EQ(a->bottleneck, Bottleneck::kLatency);
@@ -68,16 +82,22 @@ TEST(RooflineTest, IntensityNearTheRidgeIsMixedAndTheBandsAreConfigurable) {
   const double ridge = 67e12 / 4.8e12;
   const double bytes = 1e9;
   EXPECT_EQ(ComputeRoofline(ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
-  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
-  EXPECT_EQ(ComputeRoofline(0.55 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMixed);
-  EXPECT_EQ(ComputeRoofline(2.1 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kCompute);
-  EXPECT_EQ(ComputeRoofline(0.45 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck,
+            Bottleneck::kMixed);
+  EXPECT_EQ(ComputeRoofline(0.55 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck,
+            Bottleneck::kMixed);
+  EXPECT_EQ(ComputeRoofline(2.1 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck,
+            Bottleneck::kCompute);
+  EXPECT_EQ(ComputeRoofline(0.45 * ridge * bytes, bytes, 67e12, 4.8e12).bottleneck,
+            Bottleneck::kMemory);
   RooflineOptions narrow;
   narrow.mixed_factor = 1.1;
-  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12, narrow).bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(ComputeRoofline(1.9 * ridge * bytes, bytes, 67e12, 4.8e12, narrow).bottleneck,
+            Bottleneck::kCompute);
   RooflineOptions patient;
   patient.latency_threshold_s = 1;  // everything under a second is "latency"
-  EXPECT_EQ(ComputeRoofline(ridge * bytes, bytes, 67e12, 4.8e12, patient).bottleneck, Bottleneck::kLatency);
+  EXPECT_EQ(ComputeRoofline(ridge * bytes, bytes, 67e12, 4.8e12, patient).bottleneck,
+            Bottleneck::kLatency);
   // No bytes at all: pure arithmetic.
   EXPECT_EQ(ComputeRoofline(1e12, 0, 67e12, 4.8e12).bottleneck, Bottleneck::kCompute);
 }
@@ -117,7 +137,7 @@ TEST(ReferenceAnalysisTest, TrilMatmulOnH200IsComputeBoundAndNcuAgrees) {
   ReferenceAnalysis a = TrilMatmul();
   EXPECT_NEAR(a.roofline.arithmetic_intensity, 17184063488.0 / 50331648, 1e-9);  // 341.4 FLOP/B
   EXPECT_EQ(a.roofline.bottleneck, Bottleneck::kCompute);
-  EXPECT_NEAR(a.roofline.attainable_time_s, 17184063488.0 / 67e12, 1e-15);       // 256.5 us
+  EXPECT_NEAR(a.roofline.attainable_time_s, 17184063488.0 / 67e12, 1e-15);  // 256.5 us
   Metrics m = TrilMatmulProfile();
   ASSERT_TRUE(m.ncu.has_value());
   ValidateWithProfile(a, m);
@@ -163,7 +183,8 @@ TEST(ReferenceAnalysisTest, DisagreementKeepsTheTheoreticalClassAndSaysWhy) {
   EXPECT_EQ(a.measured->bottleneck, Bottleneck::kMemory);
   EXPECT_EQ(a.confidence, "low");
   EXPECT_NE(a.rationale.find("Keeping the theoretical class"), std::string::npos) << a.rationale;
-  EXPECT_NE(a.rationale.find("move far more data than the minimum"), std::string::npos) << a.rationale;
+  EXPECT_NE(a.rationale.find("move far more data than the minimum"), std::string::npos)
+      << a.rationale;
 
   m.ncu = Measured(20, 35);  // neither unit busy: latency, a neighbour of every class
   a = TrilMatmul();
@@ -174,7 +195,8 @@ TEST(ReferenceAnalysisTest, DisagreementKeepsTheTheoreticalClassAndSaysWhy) {
 
 TEST(ReferenceAnalysisTest, WithoutNcuTheAnalysisIsTheoreticalWithTheCollectorsReason) {
   Metrics m;
-  m.notes.push_back("ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
+  m.notes.push_back(
+      "ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
   ReferenceAnalysis a = TrilMatmul();
   ValidateWithProfile(a, m);
   EXPECT_FALSE(a.measured.has_value());
@@ -193,8 +215,10 @@ TEST(ReferenceAnalysisTest, PositionOfATimedKernel) {
   // The example tril_matmul candidate skips the zero half of the triangles: faster than the
   // reference's dense bound, which the summary must explain rather than present as magic.
   RooflinePosition beyond = PositionAgainstRoofline(a, a.roofline.attainable_time_s / 1.63);
-  EXPECT_NE(beyond.summary.find("reaches 163 % of the attainable bound"), std::string::npos) << beyond.summary;
-  EXPECT_NE(beyond.summary.find("the kernel does less work than the reference's operations"), std::string::npos);
+  EXPECT_NE(beyond.summary.find("reaches 163 % of the attainable bound"), std::string::npos)
+      << beyond.summary;
+  EXPECT_NE(beyond.summary.find("the kernel does less work than the reference's operations"),
+            std::string::npos);
 }
 
 TEST(ReferenceAnalysisTest, JsonRoundTripsAndChecksTheSchemaVersion) {

@@ -38,8 +38,8 @@ class Parser {
 
  private:
   Status Error(const std::string& what) const {
-    return Status::InvalidArgument("expression \"" + std::string(text_) + "\": " + what + " at position " +
-                                   std::to_string(pos_ + 1));
+    return Status::InvalidArgument("expression \"" + std::string(text_) + "\": " + what +
+                                   " at position " + std::to_string(pos_ + 1));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;

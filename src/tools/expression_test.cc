@@ -8,7 +8,8 @@
 namespace kernelpro {
 namespace {
 
-Result<double> Eval(const std::string& text, const std::map<std::string, double, std::less<>>& values = {}) {
+Result<double> Eval(const std::string& text,
+                    const std::map<std::string, double, std::less<>>& values = {}) {
   auto e = Expression::Parse(text);
   if (!e.ok()) return e.status();
   return e->Evaluate([&](std::string_view name) -> std::optional<double> {
@@ -31,7 +32,8 @@ TEST(ExpressionTest, ArithmeticPrecedenceAndLogic) {
 }
 
 TEST(ExpressionTest, MetricNamesWithDotsAndHas) {
-  std::map<std::string, double, std::less<>> m = {{"dram__bytes_read.sum", 2e9}, {"sass.local_store", 4}};
+  std::map<std::string, double, std::less<>> m = {{"dram__bytes_read.sum", 2e9},
+                                                  {"sass.local_store", 4}};
   EXPECT_DOUBLE_EQ(*Eval("dram__bytes_read.sum / 1e9", m), 2);
   EXPECT_DOUBLE_EQ(*Eval("has(sass.local_store) && sass.local_store > 3", m), 1);
   // has() of a missing name is 0 and short-circuits, so the missing name is never read.

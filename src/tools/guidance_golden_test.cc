@@ -64,8 +64,10 @@ TEST(GuidanceGoldenTest, EveryRecordingRendersAsReviewed) {
       std::ofstream(golden) << text;
       continue;
     }
-    ASSERT_TRUE(std::filesystem::exists(golden)) << golden << " missing: run with KERNELPRO_UPDATE_GOLDEN=1";
-    EXPECT_EQ(text, ReadFile(golden)) << "rendered guidance for " << r.name << " changed; review, then regenerate";
+    ASSERT_TRUE(std::filesystem::exists(golden))
+        << golden << " missing: run with KERNELPRO_UPDATE_GOLDEN=1";
+    EXPECT_EQ(text, ReadFile(golden))
+        << "rendered guidance for " << r.name << " changed; review, then regenerate";
   }
 }
 

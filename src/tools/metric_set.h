@@ -9,8 +9,8 @@
 //              ncu.max_kernel_share (the longest launch's share of the total duration, 0..1).
 //   sass       over the candidate's entry kernels (all functions when the .so lists none):
 //              sass.<category> for every SASS category (sass.tensor_wgmma, sass.ldgsts,
-//              sass.local_store, sass.mufu_rcp, ...; see profile/sass.h), sass.op.<OPCODE> for every
-//              base opcode (sass.op.FCHK), sass.instructions (static total), sass.kernels,
+//              sass.local_store, sass.mufu_rcp, ...; see profile/sass.h), sass.op.<OPCODE> for
+//              every base opcode (sass.op.FCHK), sass.instructions (static total), sass.kernels,
 //              sass.registers_max, sass.stack_bytes_max, sass.local_bytes_max,
 //              sass.shared_bytes_max (each -1 when cuobjdump did not report it),
 //              sass.library_calls, sass.calls_cublas, sass.calls_cudnn (counts of nm -D symbols).

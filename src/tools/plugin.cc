@@ -14,12 +14,18 @@ std::string Text(const char* s) { return s ? std::string(s) : std::string(); }
 
 class PluginTool : public ProfilingTool {
  public:
-  PluginTool(const kp_tool& tool, ToolSource source, std::vector<Bottleneck> bottlenecks, std::string library)
-      : tool_(tool), source_(source), bottlenecks_(std::move(bottlenecks)), library_(std::move(library)) {}
+  PluginTool(const kp_tool& tool, ToolSource source, std::vector<Bottleneck> bottlenecks,
+             std::string library)
+      : tool_(tool),
+        source_(source),
+        bottlenecks_(std::move(bottlenecks)),
+        library_(std::move(library)) {}
 
   std::string name() const override { return Text(tool_.name); }
   ToolSource source() const override { return source_; }
-  std::string description() const override { return Text(tool_.description) + " (plugin " + library_ + ")"; }
+  std::string description() const override {
+    return Text(tool_.description) + " (plugin " + library_ + ")";
+  }
   std::vector<std::string> required_metrics() const override {
     std::vector<std::string> names;
     for (int i = 0; i < tool_.required_count; ++i) names.push_back(Text(tool_.required_metrics[i]));
@@ -40,7 +46,8 @@ class PluginTool : public ProfilingTool {
     ToolOutput out = NewOutput(context);
     std::vector<double> thresholds;
     for (const AppliedThreshold& t : out.thresholds) thresholds.push_back(t.value);
-    std::string bottleneck = context.bottleneck ? std::string(BottleneckName(*context.bottleneck)) : "";
+    std::string bottleneck =
+        context.bottleneck ? std::string(BottleneckName(*context.bottleneck)) : "";
     kp_metrics api{&metrics,
                    [](const void* state, const char* name) -> int {
                      return name && static_cast<const MetricSet*>(state)->Has(name) ? 1 : 0;
@@ -50,7 +57,9 @@ class PluginTool : public ProfilingTool {
                      auto v = static_cast<const MetricSet*>(state)->Find(name);
                      return v ? *v : std::nan("");
                    },
-                   bottleneck.c_str(), context.sm_major, thresholds.data()};
+                   bottleneck.c_str(),
+                   context.sm_major,
+                   thresholds.data()};
     kp_tool_output result{};
     if (tool_.analyze(&api, &result) != 0) {
       out.skipped = true;
@@ -70,7 +79,8 @@ class PluginTool : public ProfilingTool {
                                      Text(result.recommendations[i].expected_improvement)});
     }
     for (int i = 0; i < result.observed_count && result.observed; ++i) {
-      out.observed.push_back({Text(result.observed[i].name), result.observed[i].value, Text(result.observed[i].unit)});
+      out.observed.push_back(
+          {Text(result.observed[i].name), result.observed[i].value, Text(result.observed[i].unit)});
     }
     return out;
   }
@@ -87,13 +97,16 @@ class PluginTool : public ProfilingTool {
 Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::string& path) {
   // dlopen searches the library path for a bare name; a plugin is always a file the user names.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  if (!std::filesystem::exists(file)) return Status::NotFound("tool plugin " + path + " does not exist");
+  if (!std::filesystem::exists(file))
+    return Status::NotFound("tool plugin " + path + " does not exist");
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return Status::InvalidArgument("cannot load tool plugin " + path + ": " + Text(dlerror()));
+  if (!handle)
+    return Status::InvalidArgument("cannot load tool plugin " + path + ": " + Text(dlerror()));
   auto entry = reinterpret_cast<kernelpro_tool_plugin_fn>(dlsym(handle, "kernelpro_tool_plugin"));
   if (!entry) {
     dlclose(handle);
-    return Status::InvalidArgument("tool plugin " + path + " does not export kernelpro_tool_plugin()");
+    return Status::InvalidArgument("tool plugin " + path +
+                                   " does not export kernelpro_tool_plugin()");
   }
   int count = 0;
   const kp_tool* tools = entry(KERNELPRO_TOOL_PLUGIN_ABI_VERSION, &count);
@@ -125,7 +138,8 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::st
       }
       bottlenecks.push_back(*parsed);
     }
-    if (t.bottleneck_count == 0) bottlenecks.assign(std::begin(kAllBottlenecks), std::end(kAllBottlenecks));
+    if (t.bottleneck_count == 0)
+      bottlenecks.assign(std::begin(kAllBottlenecks), std::end(kAllBottlenecks));
     out.push_back(std::make_unique<PluginTool>(t, *source, std::move(bottlenecks), name));
   }
   return out;  // the handle stays open: the tools point into the library

@@ -41,7 +41,8 @@ TEST(PluginTest, LibrariesThatAreNotPluginsAreClearErrors) {
   EXPECT_NE(missing.status().message().find("does not exist"), std::string::npos);
   auto not_plugin = LoadToolPlugin("/lib/x86_64-linux-gnu/libm.so.6");
   ASSERT_FALSE(not_plugin.ok());
-  EXPECT_NE(not_plugin.status().message().find("does not export kernelpro_tool_plugin"), std::string::npos);
+  EXPECT_NE(not_plugin.status().message().find("does not export kernelpro_tool_plugin"),
+            std::string::npos);
   auto not_library = LoadToolPlugin(std::string(KERNELPRO_SOURCE_DIR) + "/README.md");
   ASSERT_FALSE(not_library.ok());
   EXPECT_NE(not_library.status().message().find("cannot load tool plugin"), std::string::npos);

@@ -29,12 +29,14 @@ bool ToolRegistry::Runs(const ProfilingTool& tool, const std::optional<Bottlenec
   return std::find(affinity.begin(), affinity.end(), *bottleneck) != affinity.end();
 }
 
-ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context) {
+ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics,
+                   const ToolContext& context) {
   ToolOutput out;
   if (std::vector<std::string> missing = MissingMetrics(tool, metrics); !missing.empty()) {
     out.skipped = true;
     out.skip_reason = "missing " + std::to_string(missing.size()) + " required metric(s): ";
-    for (std::size_t i = 0; i < missing.size() && i < 3; ++i) out.skip_reason += (i ? ", " : "") + missing[i];
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
+      out.skip_reason += (i ? ", " : "") + missing[i];
     if (missing.size() > 3) out.skip_reason += ", ...";
   } else {
     out = tool.Analyze(metrics, context);
@@ -45,7 +47,8 @@ ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics, const To
   return out;
 }
 
-ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set, const AnalysisOptions& options) {
+ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
+                            const AnalysisOptions& options) {
   ToolContext context;
   context.bottleneck = options.bottleneck;
   context.metrics = &metrics;
@@ -109,7 +112,8 @@ Json ToJson(const Analysis& analysis) {
   Json findings = Json::array(), skipped = Json::array();
   for (const ToolOutput& o : analysis.findings) findings.push_back(ToJson(o));
   for (const ToolOutput& o : analysis.skipped) {
-    skipped.push_back({{"tool", o.tool}, {"source", ToolSourceName(o.source)}, {"reason", o.skip_reason}});
+    skipped.push_back(
+        {{"tool", o.tool}, {"source", ToolSourceName(o.source)}, {"reason", o.skip_reason}});
   }
   return {{"bottleneck", analysis.bottleneck ? Json(BottleneckName(*analysis.bottleneck)) : Json()},
           {"findings", findings},

@@ -30,10 +30,10 @@ struct AnalysisOptions {
 // Everything one analysis produced, in the registry's order.
 struct Analysis {
   std::optional<Bottleneck> bottleneck;
-  std::vector<ToolOutput> findings;      // triggered, sorted: severity, then priority, then name
-  std::vector<ToolOutput> skipped;       // required metrics missing (skip_reason says which)
-  std::vector<std::string> quiet;        // ran and did not trigger
-  std::vector<std::string> filtered;     // not relevant to the class (did not run)
+  std::vector<ToolOutput> findings;   // triggered, sorted: severity, then priority, then name
+  std::vector<ToolOutput> skipped;    // required metrics missing (skip_reason says which)
+  std::vector<std::string> quiet;     // ran and did not trigger
+  std::vector<std::string> filtered;  // not relevant to the class (did not run)
 };
 
 Json ToJson(const Analysis& analysis);
@@ -60,7 +60,8 @@ ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics, const To
 
 // The context Analyze gives tools: arch and sm_major from the SASS view (else from ncu's device
 // attributes), the metrics record, the class and the overrides.
-ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set, const AnalysisOptions& options);
+ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
+                            const AnalysisOptions& options);
 
 // The built-in tools, in a fixed order (builtin/builtin.cc).
 std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools();

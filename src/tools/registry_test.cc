@@ -13,13 +13,18 @@ class FakeTool : public ProfilingTool {
  public:
   FakeTool(std::string name, ToolSource source, std::vector<Bottleneck> affinity, int priority,
            Severity severity)
-      : name_(std::move(name)), source_(source), affinity_(std::move(affinity)), priority_(priority),
+      : name_(std::move(name)),
+        source_(source),
+        affinity_(std::move(affinity)),
+        priority_(priority),
         severity_(severity) {}
   std::string name() const override { return name_; }
   ToolSource source() const override { return source_; }
   std::string description() const override { return "fires when x is large"; }
   std::vector<std::string> required_metrics() const override { return {"timeline.end_to_end_us"}; }
-  std::vector<ThresholdSpec> thresholds() const override { return {{"limit", 10, "us", "too slow"}}; }
+  std::vector<ThresholdSpec> thresholds() const override {
+    return {{"limit", 10, "us", "too slow"}};
+  }
   std::vector<Bottleneck> bottlenecks() const override { return affinity_; }
   int priority() const override { return priority_; }
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -48,13 +53,16 @@ Metrics Timeline(double end_to_end_us) {
 
 ToolRegistry FakeRegistry() {
   ToolRegistry r;
-  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector{Bottleneck::kMemory}, 10, Severity::kLow));
-  r.Add(std::make_unique<FakeTool>("compute_high", ToolSource::kNcu, std::vector{Bottleneck::kCompute}, 10, Severity::kHigh));
-  r.Add(std::make_unique<FakeTool>("any_high_p90", ToolSource::kTimeline,
-                                   std::vector<Bottleneck>(std::begin(kAllBottlenecks), std::end(kAllBottlenecks)), 90,
-                                   Severity::kHigh));
-  r.Add(std::make_unique<FakeTool>("energy_critical", ToolSource::kEnergy, std::vector<Bottleneck>{}, 99,
-                                   Severity::kCritical));
+  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector{Bottleneck::kMemory},
+                                   10, Severity::kLow));
+  r.Add(std::make_unique<FakeTool>("compute_high", ToolSource::kNcu,
+                                   std::vector{Bottleneck::kCompute}, 10, Severity::kHigh));
+  r.Add(std::make_unique<FakeTool>(
+      "any_high_p90", ToolSource::kTimeline,
+      std::vector<Bottleneck>(std::begin(kAllBottlenecks), std::end(kAllBottlenecks)), 90,
+      Severity::kHigh));
+  r.Add(std::make_unique<FakeTool>("energy_critical", ToolSource::kEnergy,
+                                   std::vector<Bottleneck>{}, 99, Severity::kCritical));
   return r;
 }
 
@@ -66,7 +74,8 @@ std::vector<std::string> Names(const std::vector<ToolOutput>& outs) {
 
 TEST(RegistryTest, DuplicateNamesAreRefused) {
   ToolRegistry r = FakeRegistry();
-  Status s = r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector<Bottleneck>{}, 1, Severity::kLow));
+  Status s = r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu,
+                                              std::vector<Bottleneck>{}, 1, Severity::kLow));
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(r.tools().size(), 4u);
 }
@@ -76,14 +85,15 @@ TEST(RegistryTest, TheClassFiltersSpeedToolsButNotEnergyTools) {
   AnalysisOptions memory;
   memory.bottleneck = Bottleneck::kMemory;
   Analysis a = r.Analyze(Timeline(50), memory);
-  EXPECT_EQ(Names(a.findings), (std::vector<std::string>{"any_high_p90", "memory_low", "energy_critical"}));
+  EXPECT_EQ(Names(a.findings),
+            (std::vector<std::string>{"any_high_p90", "memory_low", "energy_critical"}));
   EXPECT_EQ(a.filtered, std::vector<std::string>{"compute_high"});
   // Energy findings are capped below speed findings, whatever the tool said.
   EXPECT_EQ(a.findings.back().severity, Severity::kLow);
   // Without a class every speed tool runs; high before low, higher priority first.
   Analysis all = r.Analyze(Timeline(50), {});
-  EXPECT_EQ(Names(all.findings),
-            (std::vector<std::string>{"any_high_p90", "compute_high", "memory_low", "energy_critical"}));
+  EXPECT_EQ(Names(all.findings), (std::vector<std::string>{"any_high_p90", "compute_high",
+                                                           "memory_low", "energy_critical"}));
   AnalysisOptions no_energy;
   no_energy.energy = false;
   EXPECT_EQ(r.Analyze(Timeline(50), no_energy).findings.size(), 3u);
@@ -134,7 +144,9 @@ TEST(RenderTest, BoundedAndDeterministic) {
   std::string text = RenderGuidance(a);
   EXPECT_EQ(text, RenderGuidance(r.Analyze(Timeline(50), options)));
   EXPECT_EQ(text.rfind("## Automated Bottleneck Analysis\n", 0), 0u);
-  EXPECT_NE(text.find("Stage-1 class: memory-bound. 2 finding(s): 1 high, 1 low."), std::string::npos) << text;
+  EXPECT_NE(text.find("Stage-1 class: memory-bound. 2 finding(s): 1 high, 1 low."),
+            std::string::npos)
+      << text;
   EXPECT_LT(text.find("any_high_p90"), text.find("memory_low"));
   EXPECT_NE(text.find("## Energy Efficiency Notes"), std::string::npos);
   EXPECT_LT(text.find("memory_low"), text.find("## Energy Efficiency Notes"));

@@ -21,27 +21,30 @@ std::string RenderFinding(const ToolOutput& o, std::size_t index, Detail detail)
   const bool code = detail == Detail::kFull;
   const bool compact = detail == Detail::kCompact;
   std::ostringstream out;
-  out << "### " << index << ". [" << Upper(SeverityName(o.severity)) << "] " << o.title << " (" << o.tool
-      << ")\n";
+  out << "### " << index << ". [" << Upper(SeverityName(o.severity)) << "] " << o.title << " ("
+      << o.tool << ")\n";
   if (!o.summary.empty()) out << o.summary << "\n";
   if (!compact && !o.observed.empty()) {
     out << "- Observed: ";
     for (std::size_t i = 0; i < o.observed.size(); ++i) {
-      out << (i ? "; " : "") << o.observed[i].name << " = " << FormatQuantity(o.observed[i].value, o.observed[i].unit);
+      out << (i ? "; " : "") << o.observed[i].name << " = "
+          << FormatQuantity(o.observed[i].value, o.observed[i].unit);
     }
     out << "\n";
   }
   if (!compact && !o.thresholds.empty()) {
     out << "- Thresholds: ";
     for (std::size_t i = 0; i < o.thresholds.size(); ++i) {
-      out << (i ? ", " : "") << o.thresholds[i].name << " " << FormatQuantity(o.thresholds[i].value, o.thresholds[i].unit);
+      out << (i ? ", " : "") << o.thresholds[i].name << " "
+          << FormatQuantity(o.thresholds[i].value, o.thresholds[i].unit);
     }
     out << "\n";
   }
   if (!o.root_cause.empty()) out << "- Root cause: " << o.root_cause << "\n";
   if (!o.recommendations.empty()) {
     out << "- Recommendations:\n";
-    const std::size_t shown = compact ? std::min<std::size_t>(2, o.recommendations.size()) : o.recommendations.size();
+    const std::size_t shown =
+        compact ? std::min<std::size_t>(2, o.recommendations.size()) : o.recommendations.size();
     for (std::size_t i = 0; i < shown; ++i) {
       out << "  " << i + 1 << ". " << o.recommendations[i].action;
       if (!o.recommendations[i].expected_improvement.empty()) {
@@ -56,13 +59,15 @@ std::string RenderFinding(const ToolOutput& o, std::size_t index, Detail detail)
   return out.str();
 }
 
-std::string Render(const Analysis& analysis, const RenderOptions& options, std::size_t shown, Detail detail) {
+std::string Render(const Analysis& analysis, const RenderOptions& options, std::size_t shown,
+                   Detail detail) {
   std::ostringstream out;
   out << "## Automated Bottleneck Analysis\n\n";
   if (analysis.bottleneck) {
     out << "Stage-1 class: "
-        << (*analysis.bottleneck == Bottleneck::kMixed ? std::string("mixed (neither roof dominates)")
-                                                        : std::string(BottleneckName(*analysis.bottleneck)) + "-bound")
+        << (*analysis.bottleneck == Bottleneck::kMixed
+                ? std::string("mixed (neither roof dominates)")
+                : std::string(BottleneckName(*analysis.bottleneck)) + "-bound")
         << ". ";
   }
   int counts[4] = {0, 0, 0, 0};
@@ -91,18 +96,21 @@ std::string Render(const Analysis& analysis, const RenderOptions& options, std::
   for (std::size_t i = 0; i < analysis.findings.size() && i < shown; ++i) {
     const ToolOutput& o = analysis.findings[i];
     if (o.source == ToolSource::kEnergy && !energy_header) {
-      out << "\n## Energy Efficiency Notes\n\nWaste hidden under latency: it costs energy, not time. "
+      out << "\n## Energy Efficiency Notes\n\nWaste hidden under latency: it costs energy, not "
+             "time. "
              "Act on it only when it does not slow the kernel.\n";
       energy_header = true;
     }
     out << "\n" << RenderFinding(o, ++index, detail);
   }
   if (shown < analysis.findings.size()) {
-    out << "\n(" << analysis.findings.size() - shown << " lower-ranked finding(s) omitted for length.)\n";
+    out << "\n(" << analysis.findings.size() - shown
+        << " lower-ranked finding(s) omitted for length.)\n";
   }
   if (options.list_skipped && !analysis.skipped.empty()) {
     out << "\nNot analysed (metrics missing): ";
-    for (std::size_t i = 0; i < analysis.skipped.size(); ++i) out << (i ? ", " : "") << analysis.skipped[i].tool;
+    for (std::size_t i = 0; i < analysis.skipped.size(); ++i)
+      out << (i ? ", " : "") << analysis.skipped[i].tool;
     out << ".\n";
   }
   return out.str();

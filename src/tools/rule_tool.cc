@@ -1,12 +1,12 @@
 #include "tools/rule_tool.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <toml++/toml.h>
 
 #include "tools/expression.h"
 
@@ -44,9 +44,11 @@ struct RuleSpec {
 
 Result<Template> ParseTemplate(const std::string& text) {
   Template t{text, {}};
-  for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+  for (std::size_t open = text.find('{'); open != std::string::npos;
+       open = text.find('{', open + 1)) {
     std::size_t close = text.find('}', open);
-    if (close == std::string::npos) return Status::InvalidArgument("unclosed '{' in \"" + text + "\"");
+    if (close == std::string::npos)
+      return Status::InvalidArgument("unclosed '{' in \"" + text + "\"");
     t.names.push_back(text.substr(open + 1, close - open - 1));
   }
   return t;
@@ -130,31 +132,37 @@ class RuleTool : public ProfilingTool {
   RuleSpec spec_;
 };
 
-Status KeysKnown(const toml::table& table, std::initializer_list<std::string_view> known, const std::string& where) {
+Status KeysKnown(const toml::table& table, std::initializer_list<std::string_view> known,
+                 const std::string& where) {
   for (const auto& [key, value] : table) {
     bool ok = false;
     for (std::string_view k : known) ok = ok || key.str() == k;
-    if (!ok) return Status::InvalidArgument(where + ": unknown key '" + std::string(key.str()) + "'");
+    if (!ok)
+      return Status::InvalidArgument(where + ": unknown key '" + std::string(key.str()) + "'");
   }
   return Status::Ok();
 }
 
-Result<std::string> String(const toml::table& t, std::string_view key, const std::string& where, bool required) {
+Result<std::string> String(const toml::table& t, std::string_view key, const std::string& where,
+                           bool required) {
   const toml::node* node = t.get(key);
   if (!node) {
-    if (required) return Status::InvalidArgument(where + ": '" + std::string(key) + "' is required");
+    if (required)
+      return Status::InvalidArgument(where + ": '" + std::string(key) + "' is required");
     return std::string();
   }
-  if (!node->is_string()) return Status::InvalidArgument(where + ": '" + std::string(key) + "' must be a string");
+  if (!node->is_string())
+    return Status::InvalidArgument(where + ": '" + std::string(key) + "' must be a string");
   return std::string(node->as_string()->get());
 }
 
 Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std::size_t index) {
   std::string where = origin + ": [[tool]] #" + std::to_string(index + 1);
   RuleSpec spec;
-  if (Status s = KeysKnown(t, {"name", "source", "description", "bottlenecks", "priority", "required", "trigger",
-                               "title", "summary", "root_cause", "observed", "code_example", "thresholds", "let",
-                               "severity", "recommendation"},
+  if (Status s = KeysKnown(t,
+                           {"name", "source", "description", "bottlenecks", "priority", "required",
+                            "trigger", "title", "summary", "root_cause", "observed", "code_example",
+                            "thresholds", "let", "severity", "recommendation"},
                            where);
       !s.ok()) {
     return s;
@@ -176,7 +184,8 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
   spec.description = *description;
   if (const toml::array* classes = t.get_as<toml::array>("bottlenecks")) {
     for (const toml::node& c : *classes) {
-      auto b = c.is_string() ? ParseBottleneck(c.as_string()->get()) : Status::InvalidArgument("not a string");
+      auto b = c.is_string() ? ParseBottleneck(c.as_string()->get())
+                             : Status::InvalidArgument("not a string");
       if (!b.ok()) return Status::InvalidArgument(where + ": bottlenecks: " + b.status().message());
       spec.bottlenecks.push_back(*b);
     }
@@ -196,19 +205,24 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
         spec_t.value = value.value<double>().value_or(0);
       } else if (const toml::table* detail = value.as_table()) {
         auto v = detail->get("value");
-        if (!v || !v->is_number()) return Status::InvalidArgument(where + ": threshold '" + spec_t.name + "' needs a numeric value");
+        if (!v || !v->is_number())
+          return Status::InvalidArgument(where + ": threshold '" + spec_t.name +
+                                         "' needs a numeric value");
         spec_t.value = v->value<double>().value_or(0);
         spec_t.unit = detail->get("unit") ? detail->get("unit")->value_or(std::string()) : "";
-        spec_t.description = detail->get("description") ? detail->get("description")->value_or(std::string()) : "";
+        spec_t.description =
+            detail->get("description") ? detail->get("description")->value_or(std::string()) : "";
       } else {
-        return Status::InvalidArgument(where + ": threshold '" + spec_t.name + "' must be a number or a table");
+        return Status::InvalidArgument(where + ": threshold '" + spec_t.name +
+                                       "' must be a number or a table");
       }
       defined.insert(spec_t.name);
       spec.thresholds.push_back(spec_t);
     }
   }
   std::set<std::string> metrics;
-  auto expression = [&](const std::string& source_text, const std::string& what) -> Result<Expression> {
+  auto expression = [&](const std::string& source_text,
+                        const std::string& what) -> Result<Expression> {
     auto e = Expression::Parse(source_text);
     if (!e.ok()) return Status::InvalidArgument(where + ": " + what + ": " + e.status().message());
     for (const std::string& n : e->names()) {
@@ -221,9 +235,12 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
     std::map<std::string, Expression> pending;
     for (const auto& [key, value] : *lets) {
       std::string let_name(key.str());
-      if (!value.is_string()) return Status::InvalidArgument(where + ": let '" + let_name + "' must be a string expression");
+      if (!value.is_string())
+        return Status::InvalidArgument(where + ": let '" + let_name +
+                                       "' must be a string expression");
       auto e = Expression::Parse(value.as_string()->get());
-      if (!e.ok()) return Status::InvalidArgument(where + ": let " + let_name + ": " + e.status().message());
+      if (!e.ok())
+        return Status::InvalidArgument(where + ": let " + let_name + ": " + e.status().message());
       pending.emplace(let_name, *e);
     }
     for (const auto& [name, e] : pending) defined.insert(name);
@@ -235,7 +252,8 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
         return true;
       });
       if (ready == pending.end()) {
-        return Status::InvalidArgument(where + ": the lets " + pending.begin()->first + ", ... depend on each other in a cycle");
+        return Status::InvalidArgument(where + ": the lets " + pending.begin()->first +
+                                       ", ... depend on each other in a cycle");
       }
       for (const std::string& n : ready->second.names()) {
         if (!defined.contains(n)) metrics.insert(n);
@@ -252,7 +270,8 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
   if (const toml::array* rules = t.get_as<toml::array>("severity")) {
     for (const toml::node& r : *rules) {
       const toml::table* rule = r.as_table();
-      if (!rule) return Status::InvalidArgument(where + ": [[tool.severity]] entries must be tables");
+      if (!rule)
+        return Status::InvalidArgument(where + ": [[tool.severity]] entries must be tables");
       if (Status s = KeysKnown(*rule, {"when", "level"}, where + ": severity"); !s.ok()) return s;
       SeverityRule parsed;
       auto level = String(*rule, "level", where + ": severity", true);
@@ -271,7 +290,9 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
     }
   }
   std::vector<Template*> templates = {&spec.title, &spec.summary, &spec.root_cause};
-  for (auto [key, target] : {std::pair{"title", &spec.title}, {"summary", &spec.summary}, {"root_cause", &spec.root_cause},
+  for (auto [key, target] : {std::pair{"title", &spec.title},
+                             {"summary", &spec.summary},
+                             {"root_cause", &spec.root_cause},
                              {"code_example", &spec.code_example}}) {
     auto value = text(key, std::string_view(key) == "title");
     if (!value.ok()) return value.status();
@@ -280,21 +301,26 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
       continue;
     }
     auto parsed = ParseTemplate(*value);
-    if (!parsed.ok()) return Status::InvalidArgument(where + ": " + key + ": " + parsed.status().message());
+    if (!parsed.ok())
+      return Status::InvalidArgument(where + ": " + key + ": " + parsed.status().message());
     *target = *parsed;
   }
   if (const toml::array* recs = t.get_as<toml::array>("recommendation")) {
     for (const toml::node& r : *recs) {
       const toml::table* rec = r.as_table();
-      if (!rec) return Status::InvalidArgument(where + ": [[tool.recommendation]] entries must be tables");
-      if (Status s = KeysKnown(*rec, {"action", "expected"}, where + ": recommendation"); !s.ok()) return s;
+      if (!rec)
+        return Status::InvalidArgument(where + ": [[tool.recommendation]] entries must be tables");
+      if (Status s = KeysKnown(*rec, {"action", "expected"}, where + ": recommendation"); !s.ok())
+        return s;
       auto action = String(*rec, "action", where + ": recommendation", true);
       auto expected = String(*rec, "expected", where + ": recommendation", false);
       if (!action.ok()) return action.status();
       if (!expected.ok()) return expected.status();
       auto a = ParseTemplate(*action), e = ParseTemplate(*expected);
-      if (!a.ok()) return Status::InvalidArgument(where + ": recommendation: " + a.status().message());
-      if (!e.ok()) return Status::InvalidArgument(where + ": recommendation: " + e.status().message());
+      if (!a.ok())
+        return Status::InvalidArgument(where + ": recommendation: " + a.status().message());
+      if (!e.ok())
+        return Status::InvalidArgument(where + ": recommendation: " + e.status().message());
       spec.recommendations.push_back({*a, *e});
     }
   }
@@ -312,20 +338,23 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
   }
   if (const toml::array* observed = t.get_as<toml::array>("observed")) {
     for (const toml::node& o : *observed) {
-      if (!o.is_string()) return Status::InvalidArgument(where + ": observed entries must be names");
+      if (!o.is_string())
+        return Status::InvalidArgument(where + ": observed entries must be names");
       spec.observed.push_back(std::string(o.as_string()->get()));
       if (!defined.contains(spec.observed.back())) metrics.insert(spec.observed.back());
     }
   }
   if (const toml::array* required = t.get_as<toml::array>("required")) {
     for (const toml::node& r : *required) {
-      if (!r.is_string()) return Status::InvalidArgument(where + ": required entries must be metric names");
+      if (!r.is_string())
+        return Status::InvalidArgument(where + ": required entries must be metric names");
       spec.required.push_back(std::string(r.as_string()->get()));
     }
     // Whatever the expressions and templates read is required too: a rule never runs on a
     // metric that is absent.
     for (const std::string& m : metrics) {
-      if (std::find(spec.required.begin(), spec.required.end(), m) == spec.required.end()) spec.required.push_back(m);
+      if (std::find(spec.required.begin(), spec.required.end(), m) == spec.required.end())
+        spec.required.push_back(m);
     }
   } else {
     spec.required.assign(metrics.begin(), metrics.end());
@@ -335,13 +364,15 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
 
 }  // namespace
 
-Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_view toml_text, const std::string& origin) {
+Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_view toml_text,
+                                                                   const std::string& origin) {
   toml::table root;
   try {
     root = toml::parse(toml_text, origin);
   } catch (const toml::parse_error& e) {
     std::ostringstream message;
-    message << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
+    message << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+            << e.description();
     return Status::InvalidArgument(message.str());
   }
   if (Status s = KeysKnown(root, {"tool"}, origin); !s.ok()) return s;
@@ -351,7 +382,9 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_v
   std::set<std::string> names;
   for (std::size_t i = 0; i < tools->size(); ++i) {
     const toml::table* t = (*tools)[i].as_table();
-    if (!t) return Status::InvalidArgument(origin + ": [[tool]] #" + std::to_string(i + 1) + " is not a table");
+    if (!t)
+      return Status::InvalidArgument(origin + ": [[tool]] #" + std::to_string(i + 1) +
+                                     " is not a table");
     auto spec = ParseTool(*t, origin, i);
     if (!spec.ok()) return spec.status();
     if (!names.insert(spec->name).second) {

@@ -20,14 +20,20 @@ Result<Enum> ParseName(std::string_view name, const std::pair<Enum, std::string_
 }
 
 constexpr std::pair<Severity, std::string_view> kSeverityNames[] = {
-    {Severity::kCritical, "critical"}, {Severity::kHigh, "high"},
-    {Severity::kMedium, "medium"},     {Severity::kLow, "low"}};
+    {Severity::kCritical, "critical"},
+    {Severity::kHigh, "high"},
+    {Severity::kMedium, "medium"},
+    {Severity::kLow, "low"}};
 constexpr std::pair<ToolSource, std::string_view> kSourceNames[] = {
-    {ToolSource::kNcu, "ncu"}, {ToolSource::kTimeline, "timeline"},
-    {ToolSource::kSass, "sass"}, {ToolSource::kEnergy, "energy"}};
+    {ToolSource::kNcu, "ncu"},
+    {ToolSource::kTimeline, "timeline"},
+    {ToolSource::kSass, "sass"},
+    {ToolSource::kEnergy, "energy"}};
 constexpr std::pair<Bottleneck, std::string_view> kBottleneckNames[] = {
-    {Bottleneck::kCompute, "compute"}, {Bottleneck::kMemory, "memory"},
-    {Bottleneck::kLatency, "latency"}, {Bottleneck::kMixed, "mixed"}};
+    {Bottleneck::kCompute, "compute"},
+    {Bottleneck::kMemory, "memory"},
+    {Bottleneck::kLatency, "latency"},
+    {Bottleneck::kMixed, "mixed"}};
 
 template <typename Enum, std::size_t N>
 std::string_view NameOf(Enum value, const std::pair<Enum, std::string_view> (&names)[N]) {
@@ -40,10 +46,16 @@ std::string_view NameOf(Enum value, const std::pair<Enum, std::string_view> (&na
 }  // namespace
 
 std::string_view SeverityName(Severity severity) { return NameOf(severity, kSeverityNames); }
-Result<Severity> ParseSeverity(std::string_view name) { return ParseName(name, kSeverityNames, "severity"); }
+Result<Severity> ParseSeverity(std::string_view name) {
+  return ParseName(name, kSeverityNames, "severity");
+}
 std::string_view ToolSourceName(ToolSource source) { return NameOf(source, kSourceNames); }
-Result<ToolSource> ParseToolSource(std::string_view name) { return ParseName(name, kSourceNames, "tool source"); }
-std::string_view BottleneckName(Bottleneck bottleneck) { return NameOf(bottleneck, kBottleneckNames); }
+Result<ToolSource> ParseToolSource(std::string_view name) {
+  return ParseName(name, kSourceNames, "tool source");
+}
+std::string_view BottleneckName(Bottleneck bottleneck) {
+  return NameOf(bottleneck, kBottleneckNames);
+}
 Result<Bottleneck> ParseBottleneck(std::string_view name) {
   return ParseName(name, kBottleneckNames, "bottleneck class");
 }
@@ -79,7 +91,8 @@ Json ToJson(const ToolOutput& o) {
   }
   Json recommendations = Json::array();
   for (const Recommendation& r : o.recommendations) {
-    recommendations.push_back({{"action", r.action}, {"expected_improvement", r.expected_improvement}});
+    recommendations.push_back(
+        {{"action", r.action}, {"expected_improvement", r.expected_improvement}});
   }
   Json j = {{"tool", o.tool},
             {"source", ToolSourceName(o.source)},

@@ -80,14 +80,14 @@ struct ThresholdSpec {
 };
 
 struct ObservedMetric {
-  std::string name;   // the metric's name in the MetricSet, or a derived quantity's
+  std::string name;  // the metric's name in the MetricSet, or a derived quantity's
   double value = 0;
   std::string unit;
 };
 
 struct AppliedThreshold {
   std::string name;
-  double value = 0;   // after config overrides
+  double value = 0;  // after config overrides
   std::string unit;
 };
 
@@ -100,17 +100,17 @@ struct ToolOutput {
   std::string tool;
   ToolSource source = ToolSource::kNcu;
   bool triggered = false;
-  bool skipped = false;        // required metrics missing: never analysed
+  bool skipped = false;  // required metrics missing: never analysed
   std::string skip_reason;
   Severity severity = Severity::kLow;
-  int priority = 0;            // the tool's priority, copied for ordering
-  std::string title;           // one line: "Register spills slow this latency-bound kernel"
-  std::string summary;         // one or two sentences with the key numbers
+  int priority = 0;     // the tool's priority, copied for ordering
+  std::string title;    // one line: "Register spills slow this latency-bound kernel"
+  std::string summary;  // one or two sentences with the key numbers
   std::vector<ObservedMetric> observed;
   std::vector<AppliedThreshold> thresholds;
   std::string root_cause;
   std::vector<Recommendation> recommendations;  // ranked, best first
-  std::string code_example;    // optional: a short CUDA snippet showing the fix
+  std::string code_example;                     // optional: a short CUDA snippet showing the fix
 };
 
 Json ToJson(const ToolOutput& output);
@@ -131,7 +131,7 @@ class ProfilingTool {
  public:
   virtual ~ProfilingTool() = default;
 
-  virtual std::string name() const = 0;         // snake_case, unique in a registry
+  virtual std::string name() const = 0;  // snake_case, unique in a registry
   virtual ToolSource source() const = 0;
   virtual std::string description() const = 0;  // one line: the bottleneck it looks for
   virtual std::vector<std::string> required_metrics() const = 0;

@@ -40,7 +40,8 @@ inline ToolContext ContextFor(std::optional<Bottleneck> bottleneck, int sm_major
   return context;
 }
 
-inline ToolOutput Run(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+inline ToolOutput Run(const ProfilingTool& tool, const MetricSet& metrics,
+                      const ToolContext& context = {}) {
   return RunTool(tool, metrics, context);
 }
 

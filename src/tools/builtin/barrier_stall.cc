@@ -15,10 +15,13 @@ class BarrierStallTool : public ProfilingTool {
   std::string description() const override {
     return "Warps spend a large share of cycles waiting at __syncthreads() barriers";
   }
-  std::vector<std::string> required_metrics() const override { return {std::string(kNcuBarrierStall)}; }
+  std::vector<std::string> required_metrics() const override {
+    return {std::string(kNcuBarrierStall)};
+  }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"high", 30, "%", "barrier stall above this share of active-warp cycles triggers (high)"},
-            {"critical", 50, "%", "barrier stall at or above this is critical"}};
+    return {
+        {"high", 30, "%", "barrier stall above this share of active-warp cycles triggers (high)"},
+        {"critical", 50, "%", "barrier stall at or above this is critical"}};
   }
   std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 75; }
@@ -31,29 +34,35 @@ class BarrierStallTool : public ProfilingTool {
     if (!out.triggered) return out;
     out.severity = stall >= Threshold(c, "critical") ? Severity::kCritical : Severity::kHigh;
     out.title = "Warps idle at __syncthreads() barriers";
-    out.summary = "Warps are stalled at block barriers for " + Pct(stall) + " of active cycles (trigger above " +
-                  Pct(Threshold(c, "high")) + ").";
+    out.summary = "Warps are stalled at block barriers for " + Pct(stall) +
+                  " of active cycles (trigger above " + Pct(Threshold(c, "high")) + ").";
     if (auto block = m.Find("launch__block_size")) {
       out.observed.push_back({"launch__block_size", *block, "threads"});
       out.summary += " Each barrier waits for all " + FormatNumber(*block) + " threads of a block.";
     }
     out.root_cause =
-        "A barrier releases only when the slowest warp of the block arrives, so the other warps idle. "
-        "Frequent barriers (one per loop step, or per reduction level) or uneven work between warps make "
+        "A barrier releases only when the slowest warp of the block arrives, so the other warps "
+        "idle. "
+        "Frequent barriers (one per loop step, or per reduction level) or uneven work between "
+        "warps make "
         "this waiting dominate.";
     out.recommendations = {
-        {"Do reductions and data exchange inside a warp with __shfl_*_sync / __reduce_*_sync and keep "
+        {"Do reductions and data exchange inside a warp with __shfl_*_sync / __reduce_*_sync and "
+         "keep "
          "only one barrier per block-level step",
          "1.2-2x on reduction-heavy kernels"},
-        {"Double-buffer shared-memory tiles so loading tile k+1 and computing tile k need one barrier "
+        {"Double-buffer shared-memory tiles so loading tile k+1 and computing tile k need one "
+         "barrier "
          "per iteration instead of two",
          "1.1-1.5x"},
-        {"Even out work between the warps of a block (no warp-specialised tail work before a barrier); "
+        {"Even out work between the warps of a block (no warp-specialised tail work before a "
+         "barrier); "
          "smaller blocks shorten the wait",
          "1.1-1.3x"},
-        {c.sm_major >= 9 ? "On Hopper, split arrive and wait (cuda::barrier / mbarrier arrive then wait) "
-                           "so warps do independent work between them"
-                         : "Split arrive and wait (cuda::barrier) so warps do independent work between them",
+        {c.sm_major >= 9
+             ? "On Hopper, split arrive and wait (cuda::barrier / mbarrier arrive then wait) "
+               "so warps do independent work between them"
+             : "Split arrive and wait (cuda::barrier) so warps do independent work between them",
          "1.1-1.3x"},
     };
     out.code_example =
@@ -69,6 +78,8 @@ class BarrierStallTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeBarrierStallTool() { return std::make_unique<BarrierStallTool>(); }
+std::unique_ptr<ProfilingTool> MakeBarrierStallTool() {
+  return std::make_unique<BarrierStallTool>();
+}
 
 }  // namespace kernelpro

@@ -9,7 +9,9 @@ namespace {
 
 const std::string kBarrier = "smsp__warp_issue_stalled_barrier_per_warp_active.pct";
 
-MetricSet Barrier(double v) { return testing::MakeMetrics({{kBarrier, v}, {"launch__block_size", 256}}); }
+MetricSet Barrier(double v) {
+  return testing::MakeMetrics({{kBarrier, v}, {"launch__block_size", 256}});
+}
 
 TEST(BarrierStallToolTest, TriggersAboveThirtyPercent) {
   auto tool = MakeBarrierStallTool();
@@ -31,7 +33,9 @@ TEST(BarrierStallToolTest, BoundariesAndSeverity) {
 }
 
 TEST(BarrierStallToolTest, MissingMetricSkips) {
-  EXPECT_TRUE(testing::Run(*MakeBarrierStallTool(), testing::MakeMetrics({{"launch__block_size", 256}})).skipped);
+  EXPECT_TRUE(
+      testing::Run(*MakeBarrierStallTool(), testing::MakeMetrics({{"launch__block_size", 256}}))
+          .skipped);
 }
 
 TEST(BarrierStallToolTest, OverrideChangesTrigger) {
@@ -45,7 +49,8 @@ TEST(BarrierStallToolTest, OverrideChangesTrigger) {
 TEST(BarrierStallToolTest, FixturesStayQuiet) {
   // cp.async copy: 22 % barrier stalls, below the 30 % line; cuBLAS 11 %.
   auto tool = MakeBarrierStallTool();
-  for (auto [dir, name] : {std::pair{"h200-profile/record", "cp_async_copy"}, {"h200", "p_cublas_bf16"},
+  for (auto [dir, name] : {std::pair{"h200-profile/record", "cp_async_copy"},
+                           {"h200", "p_cublas_bf16"},
                            {"h200-profile/profiles", "scaled_softmax"}}) {
     auto f = testing::LoadFixture(dir, name);
     ToolOutput out = RunTool(*tool, f.set, f.Context());

@@ -39,7 +39,9 @@ TEST(BranchDivergenceToolTest, MissingMetricSkipsAndOverride) {
 
 TEST(BranchDivergenceToolTest, FixturesAreConvergent) {
   auto tool = MakeBranchDivergenceTool();
-  for (auto [dir, name] : {std::pair{"h200", "k_naive_matmul"}, {"h200", "k_wmma"}, {"h200-profile/profiles", "tiny_mlp"},
+  for (auto [dir, name] : {std::pair{"h200", "k_naive_matmul"},
+                           {"h200", "k_wmma"},
+                           {"h200-profile/profiles", "tiny_mlp"},
                            {"h200-profile/record", "cublas_tril"}}) {
     auto f = testing::LoadFixture(dir, name);
     ToolOutput out = RunTool(*tool, f.set, f.Context());

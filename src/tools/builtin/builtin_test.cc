@@ -20,19 +20,22 @@ std::string Center(const std::string& text, int width) {
 std::string FilterTable(const std::vector<std::unique_ptr<ProfilingTool>>& tools) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "//   %-30s %-9s compute memory latency mixed\n", "tool", "source");
+  std::snprintf(line, sizeof line, "//   %-30s %-9s compute memory latency mixed\n", "tool",
+                "source");
   out << line;
   for (const auto& tool : tools) {
     auto marks = tool->bottlenecks();
     auto mark = [&](Bottleneck b) {
-      bool in = tool->source() == ToolSource::kEnergy || std::find(marks.begin(), marks.end(), b) != marks.end();
+      bool in = tool->source() == ToolSource::kEnergy ||
+                std::find(marks.begin(), marks.end(), b) != marks.end();
       return std::string(in ? "x" : ".");
     };
-    std::string row = "//   " + tool->name() + std::string(30 - tool->name().size(), ' ') + " " +
-                      std::string(ToolSourceName(tool->source())) +
-                      std::string(9 - ToolSourceName(tool->source()).size(), ' ') + " " +
-                      Center(mark(Bottleneck::kCompute), 7) + " " + Center(mark(Bottleneck::kMemory), 6) + " " +
-                      Center(mark(Bottleneck::kLatency), 7) + " " + Center(mark(Bottleneck::kMixed), 5);
+    std::string row =
+        "//   " + tool->name() + std::string(30 - tool->name().size(), ' ') + " " +
+        std::string(ToolSourceName(tool->source())) +
+        std::string(9 - ToolSourceName(tool->source()).size(), ' ') + " " +
+        Center(mark(Bottleneck::kCompute), 7) + " " + Center(mark(Bottleneck::kMemory), 6) + " " +
+        Center(mark(Bottleneck::kLatency), 7) + " " + Center(mark(Bottleneck::kMixed), 5);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out << row << "\n";
   }
@@ -48,7 +51,8 @@ TEST(BuiltinToolsTest, AtLeastTwentyUniqueToolsFromEverySource) {
     EXPECT_TRUE(names.insert(tool->name()).second) << "duplicate " << tool->name();
     ++per_source[tool->source()];
     EXPECT_FALSE(tool->description().empty()) << tool->name();
-    if (tool->source() != ToolSource::kEnergy) EXPECT_FALSE(tool->bottlenecks().empty()) << tool->name();
+    if (tool->source() != ToolSource::kEnergy)
+      EXPECT_FALSE(tool->bottlenecks().empty()) << tool->name();
   }
   EXPECT_GE(per_source[ToolSource::kNcu], 8);
   EXPECT_GE(per_source[ToolSource::kTimeline], 5);
@@ -62,7 +66,8 @@ TEST(BuiltinToolsTest, TheFilterTableInBuiltinCcIsTrue) {
   source << in.rdbuf();
   std::string expected = FilterTable(BuiltinTools());
   EXPECT_NE(source.str().find(expected), std::string::npos)
-      << "regenerate the table in builtin.cc with scripts/filter_table; it should read:\n" << expected;
+      << "regenerate the table in builtin.cc with scripts/filter_table; it should read:\n"
+      << expected;
 }
 
 }  // namespace

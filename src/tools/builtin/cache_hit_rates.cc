@@ -10,17 +10,17 @@
 //
 //   L1: a low L1 hit rate means the reuse is served from L2 (~4x the latency, a fraction of the
 //       bandwidth) instead of the SM. Unless the kernel already stages its tiles in shared memory:
-//       tiled kernels (cuBLAS/CUTLASS, cp.async.cg) load each tile once per block, bypassing L1, and
-//       leave the reuse across blocks to L2 by design. Shared-load wavefronts at or above
+//       tiled kernels (cuBLAS/CUTLASS, cp.async.cg) load each tile once per block, bypassing L1,
+//       and leave the reuse across blocks to L2 by design. Shared-load wavefronts at or above
 //       staged_share of the global-load sectors mark such a kernel, and the L1 case stays quiet.
 //   L2: a low L2 hit rate with reuse means blocks that read the same data run too far apart for L2
 //       to keep it, so DRAM reads it again.
 //
 // What the counters cannot show: a kernel that misses reuse in *both* caches requests about as many
 // bytes as it reads from DRAM, exactly like a streaming kernel; telling them apart needs the unique
-// footprint (the problem's input sizes), which the ncu view does not have. The tool stays quiet there
-// rather than guess. Both hit rates count stores too (L1 stores as misses, L2 write-allocations as
-// hits), which errs towards quiet.
+// footprint (the problem's input sizes), which the ncu view does not have. The tool stays quiet
+// there rather than guess. Both hit rates count stores too (L1 stores as misses, L2
+// write-allocations as hits), which errs towards quiet.
 #include <algorithm>
 
 #include "tools/builtin/ncu_common.h"
@@ -42,22 +42,29 @@ class CacheHitRatesTool : public ProfilingTool {
   std::string name() const override { return "cache_hit_rates"; }
   ToolSource source() const override { return ToolSource::kNcu; }
   std::string description() const override {
-    return "Memory-heavy kernel that reuses data but misses it in L1 or L2 (low hit rates where reuse exists)";
+    return "Memory-heavy kernel that reuses data but misses it in L1 or L2 (low hit rates where "
+           "reuse exists)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {S(kNcuGlobalLoadSectors), S(kNcuDramBytesRead), kL1HitRate, kL2HitRate, kSharedLdWavefronts};
+    return {S(kNcuGlobalLoadSectors), S(kNcuDramBytesRead), kL1HitRate, kL2HitRate,
+            kSharedLdWavefronts};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"min_reuse", 3, "x",
-             "global-load bytes requested per DRAM byte read at or above this: the data is reused (streaming ~1x)"},
-            {"l1_low", 30, "%", "L1 hit rate below this, with reuse and no shared-memory staging, triggers (medium)"},
+             "global-load bytes requested per DRAM byte read at or above this: the data is reused "
+             "(streaming ~1x)"},
+            {"l1_low", 30, "%",
+             "L1 hit rate below this, with reuse and no shared-memory staging, triggers (medium)"},
             {"l2_low", 60, "%", "L2 hit rate below this, with reuse, triggers (medium)"},
             {"high_reuse", 10, "x", "reuse at or above this with a missing cache: high"},
             {"staged_share", 25, "%",
-             "shared-load wavefronts at or above this share of global-load sectors: tiles are staged in shared "
+             "shared-load wavefronts at or above this share of global-load sectors: tiles are "
+             "staged in shared "
              "memory, a low L1 hit rate is by design"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kMemory, Bottleneck::kMixed}; }
+  std::vector<Bottleneck> bottlenecks() const override {
+    return {Bottleneck::kMemory, Bottleneck::kMixed};
+  }
   int priority() const override { return 62; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -86,42 +93,56 @@ class CacheHitRatesTool : public ProfilingTool {
 
     out.triggered = true;
     out.severity = reuse >= Threshold(c, "high_reuse") ? Severity::kHigh : Severity::kMedium;
-    const std::string which = l1_misses && l2_misses ? "L1 and L2 miss" : l1_misses ? "L1 misses" : "L2 misses";
-    out.title = "Reused data is re-fetched: " + which + " it (L1 " + Pct(l1) + ", L2 " + Pct(l2) + " hit rate)";
+    const std::string which = l1_misses && l2_misses ? "L1 and L2 miss"
+                              : l1_misses            ? "L1 misses"
+                                                     : "L2 misses";
+    out.title = "Reused data is re-fetched: " + which + " it (L1 " + Pct(l1) + ", L2 " + Pct(l2) +
+                " hit rate)";
     out.summary = "Global loads request " + FormatNumber(reuse) + "x the bytes read from DRAM (" +
-                  FormatQuantity(requested / 1e6, "MB") + " vs " + FormatQuantity(dram_read / 1e6, "MB") +
-                  "; reuse from " + FormatNumber(min_reuse) + "x), so the data is reused, yet";
+                  FormatQuantity(requested / 1e6, "MB") + " vs " +
+                  FormatQuantity(dram_read / 1e6, "MB") + "; reuse from " +
+                  FormatNumber(min_reuse) + "x), so the data is reused, yet";
     if (l1_misses) {
-      out.summary += " L1 hits only " + Pct(l1) + " (trigger below " + Pct(Threshold(c, "l1_low")) +
-                     ") and the kernel barely stages data in shared memory (shared-load wavefronts are " +
-                     Pct(staged) + " of global-load sectors)";
+      out.summary +=
+          " L1 hits only " + Pct(l1) + " (trigger below " + Pct(Threshold(c, "l1_low")) +
+          ") and the kernel barely stages data in shared memory (shared-load wavefronts are " +
+          Pct(staged) + " of global-load sectors)";
     }
     if (l1_misses && l2_misses) out.summary += " and";
     if (l2_misses) {
-      out.summary += " L2 hits only " + Pct(l2) + " (trigger below " + Pct(Threshold(c, "l2_low")) + ")";
+      out.summary +=
+          " L2 hits only " + Pct(l2) + " (trigger below " + Pct(Threshold(c, "l2_low")) + ")";
     }
     out.summary += ".";
-    out.root_cause =
-        l1_misses ? "Threads and blocks re-read the same global data through L1, but the working set of a block "
-                    "does not stay in the SM's L1 long enough (too large, evicted by streaming traffic, or loads "
-                    "that bypass L1), so every reuse travels to L2 and back: ~4x the latency of an L1 hit and a "
-                    "fraction of its bandwidth."
-                  : "Blocks that read the same data run too far apart in time (row-major block order over a "
-                    "large matrix) or the reused set is larger than L2, so L2 evicts it before the next reader "
-                    "and DRAM delivers the same bytes again.";
+    out.root_cause = l1_misses ? "Threads and blocks re-read the same global data through L1, but "
+                                 "the working set of a block "
+                                 "does not stay in the SM's L1 long enough (too large, evicted by "
+                                 "streaming traffic, or loads "
+                                 "that bypass L1), so every reuse travels to L2 and back: ~4x the "
+                                 "latency of an L1 hit and a "
+                                 "fraction of its bandwidth."
+                               : "Blocks that read the same data run too far apart in time "
+                                 "(row-major block order over a "
+                                 "large matrix) or the reused set is larger than L2, so L2 evicts "
+                                 "it before the next reader "
+                                 "and DRAM delivers the same bytes again.";
     if (l1_misses && l2_misses) {
       out.root_cause += " L2 misses much of it too, so part of the reuse goes all the way to DRAM.";
     }
     std::vector<Recommendation> l1_recs = {
-        {"Stage the reused tile in shared memory once per block (cp.async / TMA on Hopper) and compute from it, "
+        {"Stage the reused tile in shared memory once per block (cp.async / TMA on Hopper) and "
+         "compute from it, "
          "instead of every thread loading from global memory",
-         "up to " + FormatNumber(reuse) + "x fewer global-load requests; 1.5-3x on reuse-heavy loops"},
-        {"Mark read-only inputs const __restrict__ (or load with __ldg) so the compiler uses the read-only "
+         "up to " + FormatNumber(reuse) +
+             "x fewer global-load requests; 1.5-3x on reuse-heavy loops"},
+        {"Mark read-only inputs const __restrict__ (or load with __ldg) so the compiler uses the "
+         "read-only "
          "cached path (LDG.CONSTANT) and keeps them in L1",
          "1.1-1.3x"},
     };
     std::vector<Recommendation> l2_recs = {
-        {"Reorder blocks for L2 locality: launch blocks that share inputs together (grouped / swizzled "
+        {"Reorder blocks for L2 locality: launch blocks that share inputs together (grouped / "
+         "swizzled "
          "block order, as CUTLASS's threadblock swizzle or Triton's GROUP_M)",
          "L2 hit rate toward 80-90 %; 1.1-1.5x when DRAM-bound"},
         {"Pin a hot, reused buffer (weights, a lookup table) in L2 with a persistence window "
@@ -134,11 +155,15 @@ class CacheHitRatesTool : public ProfilingTool {
     out.recommendations.insert(out.recommendations.end(), second.begin(), second.end());
     out.code_example =
         l1_misses ? "__shared__ float As[TILE][TILE + 1];\n"
-                    "As[threadIdx.y][threadIdx.x] = A[(row0 + threadIdx.y) * K + k0 + threadIdx.x];  // once per block\n"
+                    "As[threadIdx.y][threadIdx.x] = A[(row0 + threadIdx.y) * K + k0 + "
+                    "threadIdx.x];  // once per block\n"
                     "__syncthreads();\n"
-                    "for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];  // reuse on chip"
-                  : "// grouped block order: GROUP_M block rows sweep the same B columns while they are in L2\n"
-                    "int pid = blockIdx.x, per_group = GROUP_M * grid_n, first_m = (pid / per_group) * GROUP_M;\n"
+                    "for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * "
+                    "Bs[k][threadIdx.x];  // reuse on chip"
+                  : "// grouped block order: GROUP_M block rows sweep the same B columns while "
+                    "they are in L2\n"
+                    "int pid = blockIdx.x, per_group = GROUP_M * grid_n, first_m = (pid / "
+                    "per_group) * GROUP_M;\n"
                     "int rows = min(grid_m - first_m, GROUP_M);\n"
                     "int bm = first_m + (pid % per_group) % rows, bn = (pid % per_group) / rows;";
     return out;
@@ -147,6 +172,8 @@ class CacheHitRatesTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool() { return std::make_unique<CacheHitRatesTool>(); }
+std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool() {
+  return std::make_unique<CacheHitRatesTool>();
+}
 
 }  // namespace kernelpro

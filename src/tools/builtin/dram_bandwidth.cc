@@ -1,7 +1,7 @@
 // dram_bandwidth: a memory-bound kernel that reaches only a fraction of DRAM peak. When the busiest
 // memory unit (L1/L2/DRAM, gpu__compute_memory_throughput) is itself near peak while DRAM is low,
-// another level (L1 or L2, e.g. uncoalesced traffic) is the limit, and the advice here (more bytes in
-// flight) would be wrong: the tool stays quiet and leaves it to global_coalescing / cache tools.
+// another level (L1 or L2, e.g. uncoalesced traffic) is the limit, and the advice here (more bytes
+// in flight) would be wrong: the tool stays quiet and leaves it to global_coalescing / cache tools.
 #include <algorithm>
 
 #include "tools/builtin/ncu_common.h"
@@ -20,14 +20,17 @@ class DramBandwidthTool : public ProfilingTool {
     return "Memory-bound kernel far below DRAM peak: too few bytes in flight";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuDramThroughputPct), std::string(kNcuMemoryThroughputPct), std::string(kNcuSmThroughputPct)};
+    return {std::string(kNcuDramThroughputPct), std::string(kNcuMemoryThroughputPct),
+            std::string(kNcuSmThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"low_util", 60, "%", "DRAM throughput below this in a memory-bound kernel triggers (medium)"},
+    return {{"low_util", 60, "%",
+             "DRAM throughput below this in a memory-bound kernel triggers (medium)"},
             {"very_low_util", 35, "%", "below this: high"},
             {"other_level_saturated", 80, "%",
              "busiest memory unit at or above this while DRAM is low: L1/L2 is the limit (quiet)"},
-            {"attainable", 90, "%", "the DRAM share a well-written streaming kernel reaches (for the estimate)"}};
+            {"attainable", 90, "%",
+             "the DRAM share a well-written streaming kernel reaches (for the estimate)"}};
   }
   std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kMemory}; }
   int priority() const override { return 68; }
@@ -36,7 +39,8 @@ class DramBandwidthTool : public ProfilingTool {
     ToolOutput out = NewOutput(c);
     const double dram = m.Get(kNcuDramThroughputPct);
     const double mem = m.Get(kNcuMemoryThroughputPct);
-    out.observed = {{std::string(kNcuDramThroughputPct), dram, "%"}, {std::string(kNcuMemoryThroughputPct), mem, "%"}};
+    out.observed = {{std::string(kNcuDramThroughputPct), dram, "%"},
+                    {std::string(kNcuMemoryThroughputPct), mem, "%"}};
     if (!ncu_tools::MemoryHeavy(m, c)) return out;
     const double low = Threshold(c, "low_util");
     if (dram >= low) return out;
@@ -52,14 +56,20 @@ class DramBandwidthTool : public ProfilingTool {
       out.summary += " Achieved occupancy is " + Pct(*occ) + ".";
     }
     out.root_cause =
-        "DRAM needs many bytes in flight to reach its bandwidth (latency x bandwidth: several MB across "
-        "the GPU). Too few outstanding requests (narrow loads, one element per thread, dependent loads, "
+        "DRAM needs many bytes in flight to reach its bandwidth (latency x bandwidth: several MB "
+        "across "
+        "the GPU). Too few outstanding requests (narrow loads, one element per thread, dependent "
+        "loads, "
         "few resident warps or blocks) leave the memory system idle between requests.";
     out.recommendations = {
-        {"Issue 128-bit loads (float4) and several independent loads per thread before using them (unroll)",
-         "up to " + FormatNumber(attainable / std::max(dram, 1.0), 2) + "x (to ~" + Pct(attainable) + " of peak)"},
-        {"Launch enough blocks to fill every SM several times over, with a grid-stride loop", "1.1-1.5x"},
-        {c.sm_major >= 9 ? "Use bulk asynchronous copies (TMA / cp.async.bulk) or cp.async to keep many bytes in flight"
+        {"Issue 128-bit loads (float4) and several independent loads per thread before using them "
+         "(unroll)",
+         "up to " + FormatNumber(attainable / std::max(dram, 1.0), 2) + "x (to ~" +
+             Pct(attainable) + " of peak)"},
+        {"Launch enough blocks to fill every SM several times over, with a grid-stride loop",
+         "1.1-1.5x"},
+        {c.sm_major >= 9 ? "Use bulk asynchronous copies (TMA / cp.async.bulk) or cp.async to keep "
+                           "many bytes in flight"
                          : "Use cp.async to keep many bytes in flight",
          "1.2-1.5x"},
     };
@@ -69,6 +79,8 @@ class DramBandwidthTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeDramBandwidthTool() { return std::make_unique<DramBandwidthTool>(); }
+std::unique_ptr<ProfilingTool> MakeDramBandwidthTool() {
+  return std::make_unique<DramBandwidthTool>();
+}
 
 }  // namespace kernelpro

@@ -8,9 +8,10 @@ namespace kernelpro {
 namespace {
 
 MetricSet Dram(double dram, double mem = -1) {
-  return testing::MakeMetrics({{"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram},
-                               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", mem < 0 ? dram : mem},
-                               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20}});
+  return testing::MakeMetrics(
+      {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", mem < 0 ? dram : mem},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20}});
 }
 
 TEST(DramBandwidthToolTest, TriggersBelowSixtyPercent) {
@@ -36,7 +37,10 @@ TEST(DramBandwidthToolTest, BoundariesAndSeverity) {
 
 TEST(DramBandwidthToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeDramBandwidthTool();
-  EXPECT_TRUE(testing::Run(*tool, testing::Without(Dram(44), "dram__throughput.avg.pct_of_peak_sustained_elapsed")).skipped);
+  EXPECT_TRUE(
+      testing::Run(*tool,
+                   testing::Without(Dram(44), "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+          .skipped);
   ToolContext c = testing::ContextFor(Bottleneck::kMemory);
   c.overrides["dram_bandwidth"]["low_util"] = 40;
   EXPECT_FALSE(testing::Run(*tool, Dram(44), c).triggered);
@@ -49,12 +53,14 @@ TEST(DramBandwidthToolTest, Fixtures) {
   // Transpose: DRAM at 11 % but L1/L2 at 85 %: the coalescing tool speaks, not this one.
   auto strided = testing::LoadFixture("h200", "k_strided_copy");
   EXPECT_FALSE(RunTool(*tool, strided.set, strided.Context(Bottleneck::kMemory)).triggered);
-  for (auto [dir, name] : {std::pair{"h200", "k_swish_vec"}, {"h200-profile/profiles", "rms_norm"},
+  for (auto [dir, name] : {std::pair{"h200", "k_swish_vec"},
+                           {"h200-profile/profiles", "rms_norm"},
                            {"h200-profile/record", "cp_async_copy"}}) {
     auto f = testing::LoadFixture(dir, name);
     EXPECT_FALSE(RunTool(*tool, f.set, f.Context(Bottleneck::kMemory)).triggered) << name;
   }
-  auto many = testing::LoadFixture("h200", "p_many_launches");  // 1 % of everything: not memory-bound
+  auto many =
+      testing::LoadFixture("h200", "p_many_launches");  // 1 % of everything: not memory-bound
   EXPECT_FALSE(RunTool(*tool, many.set, many.Context()).triggered);
 }
 

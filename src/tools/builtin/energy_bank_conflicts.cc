@@ -24,14 +24,18 @@ class EnergyBankConflictsTool : public ProfilingTool {
   std::string name() const override { return "energy_bank_conflicts"; }
   ToolSource source() const override { return ToolSource::kEnergy; }
   std::string description() const override {
-    return "latency-hidden shared-memory bank conflicts: extra wavefronts that cost energy, not time";
+    return "latency-hidden shared-memory bank conflicts: extra wavefronts that cost energy, not "
+           "time";
   }
   std::vector<std::string> required_metrics() const override {
-    return {kConflictsLd, kConflictsSt, kWavefrontsLd, kWavefrontsSt, st::kShortScoreboard, st::kMioThrottle};
+    return {kConflictsLd,  kConflictsSt,         kWavefrontsLd,
+            kWavefrontsSt, st::kShortScoreboard, st::kMioThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"conflict_share", 10, "%", "bank conflicts above this share of shared-memory wavefronts"},
-            {"stall_low", 10, "%", "short-scoreboard and MIO-throttle stalls below this: the conflicts are hidden"}};
+    return {
+        {"conflict_share", 10, "%", "bank conflicts above this share of shared-memory wavefronts"},
+        {"stall_low", 10, "%",
+         "short-scoreboard and MIO-throttle stalls below this: the conflicts are hidden"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -50,24 +54,30 @@ class EnergyBankConflictsTool : public ProfilingTool {
 
     out.triggered = true;
     out.severity = Severity::kLow;
-    out.title = "Hidden shared-memory bank conflicts: " + st::Percent(share) + " of wavefronts are replays";
+    out.title =
+        "Hidden shared-memory bank conflicts: " + st::Percent(share) + " of wavefronts are replays";
     out.summary = FormatNumber(conflicts) + " bank conflicts over " + FormatNumber(wavefronts) +
                   " shared-memory wavefronts, while short-scoreboard (" + FormatQuantity(sb, "%") +
-                  ") and MIO-throttle (" + FormatQuantity(mio, "%") + ") stalls stay low: the replays cost "
+                  ") and MIO-throttle (" + FormatQuantity(mio, "%") +
+                  ") stalls stay low: the replays cost "
                   "energy but no time.";
     Observe(out, m, kConflictsLd);
     Observe(out, m, kConflictsSt);
     ObserveValue(out, "conflict share of wavefronts", share * 100, "%");
     Observe(out, m, st::kShortScoreboard, "%");
     Observe(out, m, st::kMioThrottle, "%");
-    out.root_cause = "Threads of a warp hit different addresses in the same shared-memory bank, so the access "
-                     "is split into several wavefronts; other warps cover the delay, but every extra "
-                     "wavefront is another pass through the shared-memory datapath.";
+    out.root_cause =
+        "Threads of a warp hit different addresses in the same shared-memory bank, so the access "
+        "is split into several wavefronts; other warps cover the delay, but every extra "
+        "wavefront is another pass through the shared-memory datapath.";
     out.recommendations = {
-        {"Pad shared arrays by one element per row (tile[32][33]) or XOR-swizzle the column index so a "
+        {"Pad shared arrays by one element per row (tile[32][33]) or XOR-swizzle the column index "
+         "so a "
          "warp's accesses fall in distinct banks",
-         "removes up to " + st::Percent(share) + " of shared-memory wavefronts; same speed, less energy"}};
-    out.code_example = "__shared__ float tile[32][32 + 1];  // +1 column: column reads hit 32 distinct banks\n";
+         "removes up to " + st::Percent(share) +
+             " of shared-memory wavefronts; same speed, less energy"}};
+    out.code_example =
+        "__shared__ float tile[32][32 + 1];  // +1 column: column reads hit 32 distinct banks\n";
     return out;
   }
 };

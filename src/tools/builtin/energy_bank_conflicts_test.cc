@@ -11,17 +11,19 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
 MetricSet Shared(double conflicts, double short_scoreboard = 2, double mio = 1) {
-  return MakeMetrics({{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", conflicts},
-                      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0},
-                      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 800},
-                      {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 200},
-                      {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", short_scoreboard},
-                      {"smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct", mio}});
+  return MakeMetrics(
+      {{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", conflicts},
+       {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0},
+       {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 800},
+       {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 200},
+       {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", short_scoreboard},
+       {"smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct", mio}});
 }
 
 TEST(EnergyBankConflictsToolTest, HiddenConflictsFire) {
@@ -49,8 +51,9 @@ TEST(EnergyBankConflictsToolTest, ConflictShareBoundary) {
 
 TEST(EnergyBankConflictsToolTest, MissingMetricSkips) {
   auto tool = MakeEnergyBankConflictsTool();
-  EXPECT_TRUE(
-      Check(*tool, Without(Shared(400), "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct")).skipped);
+  EXPECT_TRUE(Check(*tool, Without(Shared(400),
+                                   "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct"))
+                  .skipped);
 }
 
 TEST(EnergyBankConflictsToolTest, ThresholdOverride) {

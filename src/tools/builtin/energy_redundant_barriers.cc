@@ -25,8 +25,10 @@ class EnergyRedundantBarriersTool : public ProfilingTool {
     return {"sass.barrier", "sass.instructions", "sass.kernels", st::kBarrierStall};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"min_barriers_per_kernel", 8, "barriers", "static CTA barriers per kernel from which the tool fires"},
-            {"barrier_stall_low", 5, "%", "barrier stall below this: warps rarely wait at the barriers"}};
+    return {{"min_barriers_per_kernel", 8, "barriers",
+             "static CTA barriers per kernel from which the tool fires"},
+            {"barrier_stall_low", 5, "%",
+             "barrier stall below this: warps rarely wait at the barriers"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -40,7 +42,8 @@ class EnergyRedundantBarriersTool : public ProfilingTool {
     const double instructions = m.Get("sass.instructions");
     const double per_kernel = barriers / kernels;
     const double stall = m.Get(st::kBarrierStall);
-    if (per_kernel < Threshold(c, "min_barriers_per_kernel") || stall >= Threshold(c, "barrier_stall_low")) {
+    if (per_kernel < Threshold(c, "min_barriers_per_kernel") ||
+        stall >= Threshold(c, "barrier_stall_low")) {
       return out;
     }
     const double per_1k = instructions > 0 ? barriers / instructions * 1000 : 0;
@@ -48,19 +51,24 @@ class EnergyRedundantBarriersTool : public ProfilingTool {
     out.triggered = true;
     out.severity = Severity::kLow;
     out.title = FormatNumber(per_kernel) + " barriers per kernel that warps rarely wait at";
-    out.summary = "The SASS has " + FormatNumber(barriers) + " CTA barriers over " + FormatNumber(kernels) +
-                  " kernel(s) (" + FormatNumber(per_1k) + " per 1000 instructions) while the barrier stall is " +
-                  FormatQuantity(stall, "%") + ": most of them synchronise warps that are already in step.";
+    out.summary = "The SASS has " + FormatNumber(barriers) + " CTA barriers over " +
+                  FormatNumber(kernels) + " kernel(s) (" + FormatNumber(per_1k) +
+                  " per 1000 instructions) while the barrier stall is " +
+                  FormatQuantity(stall, "%") +
+                  ": most of them synchronise warps that are already in step.";
     Observe(out, m, "sass.barrier", "instructions");
     Observe(out, m, "sass.kernels", "kernels");
     ObserveValue(out, "barriers per 1000 instructions", per_1k, "");
     Observe(out, m, st::kBarrierStall, "%");
-    out.root_cause = "Barriers are placed more often than the data dependencies need (after every step, or "
-                     "around accesses that only one warp shares); they cost little time because warps arrive "
-                     "together, but each is executed by every warp on every pass.";
+    out.root_cause =
+        "Barriers are placed more often than the data dependencies need (after every step, or "
+        "around accesses that only one warp shares); they cost little time because warps arrive "
+        "together, but each is executed by every warp on every pass.";
     out.recommendations = {
-        {"Keep a __syncthreads() only between a shared-memory write and a read by another warp; drop those "
-         "that separate independent phases, double-buffer shared tiles to need one barrier per iteration, "
+        {"Keep a __syncthreads() only between a shared-memory write and a read by another warp; "
+         "drop those "
+         "that separate independent phases, double-buffer shared tiles to need one barrier per "
+         "iteration, "
          "and use __syncwarp() or shuffles when only one warp shares the data",
          "fewer issued instructions and barrier operations at the same speed"}};
     out.code_example =

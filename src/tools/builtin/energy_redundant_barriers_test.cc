@@ -11,7 +11,8 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -34,13 +35,15 @@ TEST(EnergyRedundantBarriersToolTest, BoundariesAndStalls) {
   auto tool = MakeEnergyRedundantBarriersTool();
   EXPECT_FALSE(Check(*tool, Barriers(7)).triggered);
   EXPECT_TRUE(Check(*tool, Barriers(8)).triggered);
-  EXPECT_FALSE(Check(*tool, Barriers(8, 5)).triggered);  // warps wait: a speed problem
+  EXPECT_FALSE(Check(*tool, Barriers(8, 5)).triggered);      // warps wait: a speed problem
   EXPECT_FALSE(Check(*tool, Barriers(16, 1, 4)).triggered);  // 4 per kernel over 4 kernels
 }
 
 TEST(EnergyRedundantBarriersToolTest, MissingMetricSkips) {
   auto tool = MakeEnergyRedundantBarriersTool();
-  EXPECT_TRUE(Check(*tool, Without(Barriers(12), "smsp__warp_issue_stalled_barrier_per_warp_active.pct")).skipped);
+  EXPECT_TRUE(
+      Check(*tool, Without(Barriers(12), "smsp__warp_issue_stalled_barrier_per_warp_active.pct"))
+          .skipped);
 }
 
 TEST(EnergyRedundantBarriersToolTest, ThresholdOverride) {

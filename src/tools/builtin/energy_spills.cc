@@ -27,9 +27,12 @@ class EnergySpillsTool : public ProfilingTool {
     return {st::kLocalLdSectors, st::kLocalStSectors, st::kLongScoreboard, st::kLgThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"min_sectors", 1, "sectors", "local-memory sectors (loads + stores) from which the tool fires"},
-            {"long_scoreboard_low", 15, "%", "long-scoreboard stall below this: the reloads are hidden"},
-            {"lg_throttle_low", 10, "%", "LSU (lg) throttle stall below this: the queue is not full"}};
+    return {
+        {"min_sectors", 1, "sectors",
+         "local-memory sectors (loads + stores) from which the tool fires"},
+        {"long_scoreboard_low", 15, "%",
+         "long-scoreboard stall below this: the reloads are hidden"},
+        {"lg_throttle_low", 10, "%", "LSU (lg) throttle stall below this: the queue is not full"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -52,12 +55,14 @@ class EnergySpillsTool : public ProfilingTool {
     out.triggered = true;
     out.severity = Severity::kLow;
     out.title = "Hidden local-memory traffic: " + FormatNumber(local) + " spill sectors";
-    out.summary = "The kernel moves " + FormatNumber(ld) + " local-memory load and " + FormatNumber(stores) +
-                  " store sectors" +
-                  (have_sass ? " (" + FormatNumber(stl) + " STL, " + FormatNumber(ldl) + " LDL in the SASS)" : "") +
-                  " while long-scoreboard (" + FormatQuantity(lsb, "%") + ") and lg-throttle (" +
-                  FormatQuantity(lg, "%") + ") stalls stay low: about " + st::Energy(microjoules) +
-                  " per launch by the energy proxy, with no time cost.";
+    out.summary =
+        "The kernel moves " + FormatNumber(ld) + " local-memory load and " + FormatNumber(stores) +
+        " store sectors" +
+        (have_sass ? " (" + FormatNumber(stl) + " STL, " + FormatNumber(ldl) + " LDL in the SASS)"
+                   : "") +
+        " while long-scoreboard (" + FormatQuantity(lsb, "%") + ") and lg-throttle (" +
+        FormatQuantity(lg, "%") + ") stalls stay low: about " + st::Energy(microjoules) +
+        " per launch by the energy proxy, with no time cost.";
     Observe(out, m, st::kLocalLdSectors, "sectors");
     Observe(out, m, st::kLocalStSectors, "sectors");
     if (have_sass) {
@@ -67,11 +72,13 @@ class EnergySpillsTool : public ProfilingTool {
     Observe(out, m, st::kLongScoreboard, "%");
     Observe(out, m, st::kLgThrottle, "%");
     ObserveValue(out, "estimated local-memory energy", microjoules, "uJ");
-    out.root_cause = "Values that do not fit the register budget (or per-thread arrays indexed at run time) "
-                     "are kept in local memory; the round trips are overlapped with other work, so timing does "
-                     "not show them, but every sector is moved through the cache hierarchy.";
+    out.root_cause =
+        "Values that do not fit the register budget (or per-thread arrays indexed at run time) "
+        "are kept in local memory; the round trips are overlapped with other work, so timing does "
+        "not show them, but every sector is moved through the cache hierarchy.";
     out.recommendations = {
-        {"Keep the values in registers: index per-thread arrays with compile-time constants (full unroll), "
+        {"Keep the values in registers: index per-thread arrays with compile-time constants (full "
+         "unroll), "
          "shrink per-thread tiles, or relax __launch_bounds__ if it forced the spills",
          "removes about " + st::Energy(microjoules) + " per launch at the same speed"}};
     return out;
@@ -80,6 +87,8 @@ class EnergySpillsTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeEnergySpillsTool() { return std::make_unique<EnergySpillsTool>(); }
+std::unique_ptr<ProfilingTool> MakeEnergySpillsTool() {
+  return std::make_unique<EnergySpillsTool>();
+}
 
 }  // namespace kernelpro

@@ -11,20 +11,23 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
 MetricSet Local(double sectors, double long_scoreboard = 5, double lg = 1) {
-  return MakeMetrics({{"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", sectors},
-                      {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", sectors},
-                      {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", long_scoreboard},
-                      {"smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct", lg}});
+  return MakeMetrics(
+      {{"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", sectors},
+       {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", sectors},
+       {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", long_scoreboard},
+       {"smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct", lg}});
 }
 
 TEST(EnergySpillsToolTest, HiddenSpillTrafficFires) {
   auto tool = MakeEnergySpillsTool();
-  ToolOutput out = Check(*tool, With(With(Local(50000), "sass.local_store", 6), "sass.local_load", 6));
+  ToolOutput out =
+      Check(*tool, With(With(Local(50000), "sass.local_store", 6), "sass.local_load", 6));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kLow);
   EXPECT_NE(out.summary.find("6 STL"), std::string::npos) << out.summary;
@@ -41,7 +44,8 @@ TEST(EnergySpillsToolTest, NoTrafficOrVisibleStallsStayQuiet) {
 
 TEST(EnergySpillsToolTest, MissingMetricSkips) {
   auto tool = MakeEnergySpillsTool();
-  EXPECT_TRUE(Check(*tool, Without(Local(100), "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum")).skipped);
+  EXPECT_TRUE(
+      Check(*tool, Without(Local(100), "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum")).skipped);
 }
 
 TEST(EnergySpillsToolTest, ThresholdOverride) {

@@ -50,8 +50,10 @@ class EnergyUncoalescedTool : public ProfilingTool {
     return {st::kGlobalLdSectors, st::kGlobalLdRequests, st::kLongScoreboard};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"excess_factor", 2, "x", "sectors per request above this multiple of the ideal for the width"},
-            {"stall_low", 15, "%", "long-scoreboard (loads) / lg-throttle (stores) stall below this: hidden"}};
+    return {{"excess_factor", 2, "x",
+             "sectors per request above this multiple of the ideal for the width"},
+            {"stall_low", 15, "%",
+             "long-scoreboard (loads) / lg-throttle (stores) stall below this: hidden"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -63,7 +65,8 @@ class EnergyUncoalescedTool : public ProfilingTool {
     const double factor = Threshold(c, "excess_factor"), low = Threshold(c, "stall_low");
     std::vector<Side> sides;
     sides.push_back({"loads", m.Get(st::kGlobalLdSectors), m.Get(st::kGlobalLdRequests),
-                     IdealSectors(m, "global_load"), m.Get(st::kLongScoreboard), "long-scoreboard"});
+                     IdealSectors(m, "global_load"), m.Get(st::kLongScoreboard),
+                     "long-scoreboard"});
     if (m.Has(st::kGlobalStSectors) && m.Has(st::kGlobalStRequests) && m.Has(st::kLgThrottle)) {
       sides.push_back({"stores", m.Get(st::kGlobalStSectors), m.Get(st::kGlobalStRequests),
                        IdealSectors(m, "global_store"), m.Get(st::kLgThrottle), "lg-throttle"});
@@ -81,10 +84,11 @@ class EnergyUncoalescedTool : public ProfilingTool {
     for (const Side* s : hits) {
       excess += s->excess();
       parts += (parts.empty() ? "" : "; ") + s->what + " fetch " + FormatNumber(s->ratio()) +
-               " sectors per request against an ideal of " + FormatNumber(s->ideal) + " (" + s->stall_name +
-               " stall " + FormatQuantity(s->stall, "%") + ")";
+               " sectors per request against an ideal of " + FormatNumber(s->ideal) + " (" +
+               s->stall_name + " stall " + FormatQuantity(s->stall, "%") + ")";
       Observe(out, m, s->what == "loads" ? st::kGlobalLdSectors : st::kGlobalStSectors, "sectors");
-      Observe(out, m, s->what == "loads" ? st::kGlobalLdRequests : st::kGlobalStRequests, "requests");
+      Observe(out, m, s->what == "loads" ? st::kGlobalLdRequests : st::kGlobalStRequests,
+              "requests");
       ObserveValue(out, "sectors per request (" + s->what + ")", s->ratio(), "sectors");
       ObserveValue(out, "ideal sectors per request (" + s->what + ")", s->ideal, "sectors");
       Observe(out, m, s->what == "loads" ? st::kLongScoreboard : st::kLgThrottle, "%");
@@ -95,15 +99,17 @@ class EnergyUncoalescedTool : public ProfilingTool {
     out.summary = "Global " + parts + ". The stalls are low, so the " + FormatNumber(excess) +
                   " extra sectors (about " + st::Energy(microjoules) +
                   " per launch by the energy proxy) cost energy, not time.";
-    out.root_cause = "Neighbouring threads of a warp touch addresses far apart (strided or indirect indexing), "
-                     "so each request is split over many 32-byte sectors that are fetched only partly used; "
-                     "enough parallelism hides the delay, but the cache and memory system still move every "
-                     "sector.";
+    out.root_cause =
+        "Neighbouring threads of a warp touch addresses far apart (strided or indirect indexing), "
+        "so each request is split over many 32-byte sectors that are fetched only partly used; "
+        "enough parallelism hides the delay, but the cache and memory system still move every "
+        "sector.";
     out.recommendations = {
-        {"Make consecutive threads access consecutive addresses: swap the index roles, stage a transposed "
+        {"Make consecutive threads access consecutive addresses: swap the index roles, stage a "
+         "transposed "
          "tile through shared memory, or use a structure-of-arrays layout",
-         "up to " + FormatNumber(excess) + " fewer sectors per launch (about " + st::Energy(microjoules) +
-             "), same speed"}};
+         "up to " + FormatNumber(excess) + " fewer sectors per launch (about " +
+             st::Energy(microjoules) + "), same speed"}};
     out.code_example =
         "// thread x walks the contiguous dimension\n"
         "out[row * n + threadIdx.x + blockIdx.x * blockDim.x] = v;   // not out[(col) * n + row]\n";
@@ -113,6 +119,8 @@ class EnergyUncoalescedTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeEnergyUncoalescedTool() { return std::make_unique<EnergyUncoalescedTool>(); }
+std::unique_ptr<ProfilingTool> MakeEnergyUncoalescedTool() {
+  return std::make_unique<EnergyUncoalescedTool>();
+}
 
 }  // namespace kernelpro

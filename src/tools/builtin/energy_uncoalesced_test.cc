@@ -11,17 +11,19 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
 // Scalar 32-bit accesses in the SASS: the ideal is 4 sectors per request.
 MetricSet Loads(double sectors_per_request, double long_scoreboard = 5) {
-  return MakeMetrics({{"sass.global_load_32", 1},
-                      {"sass.global_store_32", 1},
-                      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1000 * sectors_per_request},
-                      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1000},
-                      {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", long_scoreboard}});
+  return MakeMetrics(
+      {{"sass.global_load_32", 1},
+       {"sass.global_store_32", 1},
+       {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1000 * sectors_per_request},
+       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1000},
+       {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", long_scoreboard}});
 }
 
 TEST(EnergyUncoalescedToolTest, HiddenUncoalescedLoadsFire) {
@@ -47,7 +49,8 @@ TEST(EnergyUncoalescedToolTest, VectorLoadsHaveAHigherIdeal) {
   // Without SASS the widths are unknown: assume float4 and flag only beyond twice 16.
   MetricSet no_sass = Without(Without(Loads(32), "sass.global_load_32"), "sass.global_store_32");
   EXPECT_FALSE(Check(*tool, no_sass).triggered);
-  EXPECT_TRUE(Check(*tool, With(no_sass, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 33000)).triggered);
+  EXPECT_TRUE(Check(*tool, With(no_sass, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 33000))
+                  .triggered);
 }
 
 TEST(EnergyUncoalescedToolTest, HiddenStridedStoresFire) {
@@ -62,7 +65,8 @@ TEST(EnergyUncoalescedToolTest, HiddenStridedStoresFire) {
 
 TEST(EnergyUncoalescedToolTest, MissingMetricSkips) {
   auto tool = MakeEnergyUncoalescedTool();
-  EXPECT_TRUE(Check(*tool, Without(Loads(16), "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")).skipped);
+  EXPECT_TRUE(
+      Check(*tool, Without(Loads(16), "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")).skipped);
 }
 
 TEST(EnergyUncoalescedToolTest, ThresholdOverride) {

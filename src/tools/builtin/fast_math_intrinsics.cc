@@ -54,16 +54,27 @@ class FastMathIntrinsicsTool : public ProfilingTool {
            "intrinsics would replace";
   }
   std::vector<std::string> required_metrics() const override {
-    return {"sass.instructions", "sass.mufu", "sass.ffma", "sass.global_load_128", "sass.global_load_64",
-            "sass.global_load_32", "sass.global_load_narrow", "sass.global_store_128", "sass.global_store_64",
-            "sass.global_store_32", "sass.global_store_narrow"};
+    return {"sass.instructions",
+            "sass.mufu",
+            "sass.ffma",
+            "sass.global_load_128",
+            "sass.global_load_64",
+            "sass.global_load_32",
+            "sass.global_load_narrow",
+            "sass.global_store_128",
+            "sass.global_store_64",
+            "sass.global_store_32",
+            "sass.global_store_narrow"};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"min_sites", 1, "sites", "IEEE division/reciprocal/sqrt sequences from which the tool fires"},
-            {"min_sites_per_element", 0.25, "sites/element",
-             "IEEE sites per element loaded or stored: below this they run once per row, not per element"},
-            {"medium_static_share", 30, "%",
-             "estimated IEEE instructions above this share of the static count is a medium finding"}};
+    return {
+        {"min_sites", 1, "sites",
+         "IEEE division/reciprocal/sqrt sequences from which the tool fires"},
+        {"min_sites_per_element", 0.25, "sites/element",
+         "IEEE sites per element loaded or stored: below this they run once per row, not per "
+         "element"},
+        {"medium_static_share", 30, "%",
+         "estimated IEEE instructions above this share of the static count is a medium finding"}};
   }
   std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kMemory}; }
   int priority() const override { return 30; }
@@ -86,26 +97,31 @@ class FastMathIntrinsicsTool : public ProfilingTool {
     const double sites = divisions + others;
     const double elements = std::max(Elements(m, "global_load"), Elements(m, "global_store"));
     const double per_element = elements > 0 ? sites / elements : sites;
-    if (sites < Threshold(c, "min_sites") || per_element < Threshold(c, "min_sites_per_element")) return out;
+    if (sites < Threshold(c, "min_sites") || per_element < Threshold(c, "min_sites_per_element"))
+      return out;
 
     const double instructions = m.Get("sass.instructions");
     const double kernels = std::max(1.0, m.Get("sass.kernels"));
-    const double static_saved = std::min(
-        instructions, sites * kStaticInlinePerSite + std::min(kernels, sites) * kStaticSlowPathPerKernel);
+    const double static_saved =
+        std::min(instructions, sites * kStaticInlinePerSite +
+                                   std::min(kernels, sites) * kStaticSlowPathPerKernel);
     const double static_share = instructions > 0 ? static_saved / instructions : 0;
     const double executed_per_pass = divisions * kExecutedPerDivision + others * kExecutedPerOther;
 
     out.triggered = true;
-    out.severity = static_share * 100 > Threshold(c, "medium_static_share") ? Severity::kMedium : Severity::kLow;
+    out.severity = static_share * 100 > Threshold(c, "medium_static_share") ? Severity::kMedium
+                                                                            : Severity::kLow;
     std::string what = FormatNumber(divisions) + " IEEE division(s)";
     if (others > 0) what += " and " + FormatNumber(others) + " IEEE reciprocal/sqrt sequence(s)";
     out.title = "IEEE math in a bandwidth-bound kernel: " + what;
     out.summary = "The kernel is bandwidth-bound and its " + FormatNumber(instructions) +
-                  " static SASS instructions include " + what + " (" + FormatNumber(fchk) + " FCHK, " +
-                  FormatNumber(calls) + " slow-path CALL) for " + FormatNumber(elements) +
-                  " element(s) loaded or stored per pass. Fast intrinsics would remove about " + FormatNumber(static_saved) +
-                  " static instructions (" + st::Percent(static_share) + ") and about " +
-                  FormatNumber(executed_per_pass) + " executed instructions per pass; since memory sets the "
+                  " static SASS instructions include " + what + " (" + FormatNumber(fchk) +
+                  " FCHK, " + FormatNumber(calls) + " slow-path CALL) for " +
+                  FormatNumber(elements) +
+                  " element(s) loaded or stored per pass. Fast intrinsics would remove about " +
+                  FormatNumber(static_saved) + " static instructions (" +
+                  st::Percent(static_share) + ") and about " + FormatNumber(executed_per_pass) +
+                  " executed instructions per pass; since memory sets the "
                   "pace this saves issue slots and energy, not time.";
     Observe(out, m, "sass.instructions", "instructions");
     Observe(out, m, "sass.op.FCHK", "instructions");
@@ -116,18 +132,24 @@ class FastMathIntrinsicsTool : public ProfilingTool {
     ObserveValue(out, "estimated static instructions saved", static_saved, "instructions");
     Observe(out, m, st::kMemThroughput, "%");
     Observe(out, m, st::kSmThroughput, "%");
-    out.root_cause = "By default nvcc compiles x / y, 1.0f / y and sqrtf(y) to IEEE round-to-nearest "
-                     "sequences: a MUFU approximation, FFMA refinement steps, an operand range check (FCHK) "
-                     "and a branch to a long slow-path subroutine for denormals and overflow. The fast "
-                     "intrinsics are one or two instructions with a few ulp of error. In a kernel that waits "
-                     "on memory the extra work hides under the stalls but is still executed for every element.";
+    out.root_cause =
+        "By default nvcc compiles x / y, 1.0f / y and sqrtf(y) to IEEE round-to-nearest "
+        "sequences: a MUFU approximation, FFMA refinement steps, an operand range check (FCHK) "
+        "and a branch to a long slow-path subroutine for denormals and overflow. The fast "
+        "intrinsics are one or two instructions with a few ulp of error. In a kernel that waits "
+        "on memory the extra work hides under the stalls but is still executed for every element.";
     out.recommendations = {
-        {"Where a few ulp of error are acceptable, use __fdividef(x, y) for division and for reciprocals "
-         "(__frcp_rn is the IEEE-rounded reciprocal and keeps the slow path), rsqrtf(y) or y * rsqrtf(y) "
-         "for square roots and __expf for exponentials, or build with -use_fast_math (or -prec-div=false "
+        {"Where a few ulp of error are acceptable, use __fdividef(x, y) for division and for "
+         "reciprocals "
+         "(__frcp_rn is the IEEE-rounded reciprocal and keeps the slow path), rsqrtf(y) or y * "
+         "rsqrtf(y) "
+         "for square roots and __expf for exponentials, or build with -use_fast_math (or "
+         "-prec-div=false "
          "-prec-sqrt=false)",
-         "about " + FormatNumber(static_saved) + " fewer static and " + FormatNumber(executed_per_pass) +
-             " fewer executed instructions per pass; energy, not speed, in a bandwidth-bound kernel"},
+         "about " + FormatNumber(static_saved) + " fewer static and " +
+             FormatNumber(executed_per_pass) +
+             " fewer executed instructions per pass; energy, not speed, in a bandwidth-bound "
+             "kernel"},
         {"Rewrite divisions by a value that is reused as one reciprocal and multiplications",
          "one IEEE sequence instead of one per element"}};
     out.code_example =
@@ -141,6 +163,8 @@ class FastMathIntrinsicsTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeFastMathIntrinsicsTool() { return std::make_unique<FastMathIntrinsicsTool>(); }
+std::unique_ptr<ProfilingTool> MakeFastMathIntrinsicsTool() {
+  return std::make_unique<FastMathIntrinsicsTool>();
+}
 
 }  // namespace kernelpro

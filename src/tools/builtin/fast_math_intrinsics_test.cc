@@ -12,25 +12,27 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
 // A scalar elementwise kernel: one 32-bit load, one store, one IEEE division.
 MetricSet Scalar(double fchk = 1, double calls = 1) {
-  MetricSet m = MakeMetrics({{"sass.instructions", 150},
-                             {"sass.mufu", 3},
-                             {"sass.ffma", 15},
-                             {"sass.global_load_128", 0},
-                             {"sass.global_load_64", 0},
-                             {"sass.global_load_32", 1},
-                             {"sass.global_load_narrow", 0},
-                             {"sass.global_store_128", 0},
-                             {"sass.global_store_64", 0},
-                             {"sass.global_store_32", 1},
-                             {"sass.global_store_narrow", 0},
-                             {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
-                             {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 90}});
+  MetricSet m =
+      MakeMetrics({{"sass.instructions", 150},
+                   {"sass.mufu", 3},
+                   {"sass.ffma", 15},
+                   {"sass.global_load_128", 0},
+                   {"sass.global_load_64", 0},
+                   {"sass.global_load_32", 1},
+                   {"sass.global_load_narrow", 0},
+                   {"sass.global_store_128", 0},
+                   {"sass.global_store_64", 0},
+                   {"sass.global_store_32", 1},
+                   {"sass.global_store_narrow", 0},
+                   {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                   {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 90}});
   if (fchk > 0) m.Set("sass.op.FCHK", fchk);
   if (calls > 0) m.Set("sass.op.CALL", calls);
   return m;

@@ -13,8 +13,10 @@
 namespace kernelpro {
 namespace {
 
-constexpr const char* kLdRatio = "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio";
-constexpr const char* kStRatio = "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio";
+constexpr const char* kLdRatio =
+    "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio";
+constexpr const char* kStRatio =
+    "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio";
 
 struct Op {
   std::string kind;  // "load" / "store"
@@ -30,7 +32,8 @@ struct Op {
 // although nearly all traffic is 128-bit; taking the widest width never calls such a kernel
 // uncoalesced (it can miss a strided scalar access next to vector ones).
 std::optional<double> IdealFromSass(const MetricSet& m, const std::string& prefix) {
-  for (auto [suffix, sectors] : {std::pair{"_128", 16.0}, {"_64", 8.0}, {"_32", 4.0}, {"_narrow", 4.0}}) {
+  for (auto [suffix, sectors] :
+       {std::pair{"_128", 16.0}, {"_64", 8.0}, {"_32", 4.0}, {"_narrow", 4.0}}) {
     if (auto v = m.Find(prefix + suffix); v && *v > 0) return sectors;
   }
   return std::nullopt;
@@ -41,14 +44,16 @@ class GlobalCoalescingTool : public ProfilingTool {
   std::string name() const override { return "global_coalescing"; }
   ToolSource source() const override { return ToolSource::kNcu; }
   std::string description() const override {
-    return "Global loads/stores touching more 32-byte sectors per request than their width needs (uncoalesced)";
+    return "Global loads/stores touching more 32-byte sectors per request than their width needs "
+           "(uncoalesced)";
   }
   std::vector<std::string> required_metrics() const override {
     return {std::string(kNcuGlobalLoadSectors), std::string(kNcuGlobalLoadRequests),
             std::string(kNcuGlobalStoreSectors), std::string(kNcuGlobalStoreRequests)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"waste", 2, "x", "sectors/request at or above this multiple of the ideal triggers (medium)"},
+    return {{"waste", 2, "x",
+             "sectors/request at or above this multiple of the ideal triggers (medium)"},
             {"high_waste", 4, "x", "at or above: high"},
             {"critical_waste", 8, "x", "at or above: critical (every thread its own sector)"},
             {"min_share", 5, "%", "ops moving less than this share of global sectors are ignored"}};
@@ -80,13 +85,15 @@ class GlobalCoalescingTool : public ProfilingTool {
       auto ideal = IdealFromSass(m, sass_prefix[i]);
       op.width_known = ideal.has_value();
       op.ideal = ideal.value_or(16);
-      out.observed.push_back({"global_" + op.kind + "_sectors_per_request", op.sectors_per_request, "sectors"});
+      out.observed.push_back(
+          {"global_" + op.kind + "_sectors_per_request", op.sectors_per_request, "sectors"});
     }
     const double waste_t = Threshold(c, "waste");
     const Op* worst = nullptr;
     for (const Op& op : ops) {
       if (op.sectors_per_request <= 0) continue;
-      if (total_sectors > 0 && 100 * op.sectors / total_sectors < Threshold(c, "min_share")) continue;
+      if (total_sectors > 0 && 100 * op.sectors / total_sectors < Threshold(c, "min_share"))
+        continue;
       if (op.waste() < waste_t) continue;
       if (!worst || op.waste() > worst->waste()) worst = &op;
     }
@@ -96,12 +103,14 @@ class GlobalCoalescingTool : public ProfilingTool {
     out.severity = waste >= Threshold(c, "critical_waste") ? Severity::kCritical
                    : waste >= Threshold(c, "high_waste")   ? Severity::kHigh
                                                            : Severity::kMedium;
-    out.observed.push_back({"global_" + worst->kind + "_ideal_sectors_per_request", worst->ideal, "sectors"});
+    out.observed.push_back(
+        {"global_" + worst->kind + "_ideal_sectors_per_request", worst->ideal, "sectors"});
     out.title = "Uncoalesced global " + worst->kind + "s";
     out.summary = "Global " + worst->kind + "s touch " + FormatNumber(worst->sectors_per_request) +
                   " sectors per request where " + FormatNumber(worst->ideal) + " would do (" +
-                  (worst->width_known ? "the SASS access width" : "even for 128-bit accesses") + "): " +
-                  FormatNumber(waste, 2) + "x the necessary memory traffic (trigger at " + FormatNumber(waste_t) + "x).";
+                  (worst->width_known ? "the SASS access width" : "even for 128-bit accesses") +
+                  "): " + FormatNumber(waste, 2) + "x the necessary memory traffic (trigger at " +
+                  FormatNumber(waste_t) + "x).";
     for (const Op& op : ops) {
       if (&op != worst && op.sectors_per_request > 0) {
         out.summary += " " + std::string(op.kind == "load" ? "Loads" : "Stores") + ": " +
@@ -109,28 +118,36 @@ class GlobalCoalescingTool : public ProfilingTool {
       }
     }
     out.root_cause =
-        "Neighbouring threads of a warp access addresses far apart (strided or column-wise indexing, "
-        "array-of-structs fields), so one warp instruction fetches many 32-byte sectors and uses a few "
+        "Neighbouring threads of a warp access addresses far apart (strided or column-wise "
+        "indexing, "
+        "array-of-structs fields), so one warp instruction fetches many 32-byte sectors and uses a "
+        "few "
         "bytes of each. The memory system moves the whole sectors anyway.";
     out.recommendations = {
-        {"Make threadIdx.x index the contiguous (innermost) dimension, so a warp reads/writes consecutive words",
+        {"Make threadIdx.x index the contiguous (innermost) dimension, so a warp reads/writes "
+         "consecutive words",
          "up to " + FormatNumber(waste, 2) + "x less " + worst->kind + " traffic"},
-        {"When the access pattern is a transpose, go through a shared-memory tile: read rows coalesced, "
+        {"When the access pattern is a transpose, go through a shared-memory tile: read rows "
+         "coalesced, "
          "write columns from shared memory (pad the tile by one column to avoid bank conflicts)",
          "2-8x on transpose-like kernels"},
         {"Turn arrays of structs into structs of arrays", "1.5-4x on field-wise access"},
     };
     out.code_example =
         "__shared__ float tile[32][33];  // +1 column: no bank conflicts\n"
-        "tile[threadIdx.y][threadIdx.x] = in[(by + threadIdx.y) * n + bx + threadIdx.x];  // coalesced read\n"
+        "tile[threadIdx.y][threadIdx.x] = in[(by + threadIdx.y) * n + bx + threadIdx.x];  // "
+        "coalesced read\n"
         "__syncthreads();\n"
-        "out[(bx + threadIdx.y) * n + by + threadIdx.x] = tile[threadIdx.x][threadIdx.y];  // coalesced write";
+        "out[(bx + threadIdx.y) * n + by + threadIdx.x] = tile[threadIdx.x][threadIdx.y];  // "
+        "coalesced write";
     return out;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeGlobalCoalescingTool() { return std::make_unique<GlobalCoalescingTool>(); }
+std::unique_ptr<ProfilingTool> MakeGlobalCoalescingTool() {
+  return std::make_unique<GlobalCoalescingTool>();
+}
 
 }  // namespace kernelpro

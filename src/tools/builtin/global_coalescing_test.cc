@@ -27,7 +27,8 @@ TEST(GlobalCoalescingToolTest, StridedStoresTrigger) {
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kCritical);
   EXPECT_EQ(out.title, "Uncoalesced global stores");
-  EXPECT_NE(out.summary.find("32 sectors per request where 4 would do"), std::string::npos) << out.summary;
+  EXPECT_NE(out.summary.find("32 sectors per request where 4 would do"), std::string::npos)
+      << out.summary;
   EXPECT_FALSE(testing::Run(*tool, Traffic(4, 4)).triggered);
 }
 
@@ -51,7 +52,9 @@ TEST(GlobalCoalescingToolTest, BoundariesAndSeverity) {
 TEST(GlobalCoalescingToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeGlobalCoalescingTool();
   EXPECT_TRUE(
-      testing::Run(*tool, testing::Without(Traffic(4, 32), "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")).skipped);
+      testing::Run(*tool, testing::Without(Traffic(4, 32),
+                                           "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+          .skipped);
   ToolContext c;
   c.overrides["global_coalescing"]["waste"] = 10;
   EXPECT_FALSE(testing::Run(*tool, Traffic(32, 4), c).triggered);
@@ -64,10 +67,14 @@ TEST(GlobalCoalescingToolTest, Fixtures) {
   ASSERT_TRUE(s.triggered);
   EXPECT_EQ(s.severity, Severity::kCritical);
   EXPECT_EQ(s.title, "Uncoalesced global stores");
-  EXPECT_NE(s.summary.find("32 sectors per request where 4 would do"), std::string::npos) << s.summary;
-  for (auto [dir, name] : {std::pair{"h200", "k_swish_vec"}, {"h200", "k_swish_scalar"},
-                           {"h200", "k_naive_matmul"}, {"h200", "p_many_launches"},
-                           {"h200-profile/profiles", "rms_norm"}, {"h200-profile/profiles", "swish"},
+  EXPECT_NE(s.summary.find("32 sectors per request where 4 would do"), std::string::npos)
+      << s.summary;
+  for (auto [dir, name] : {std::pair{"h200", "k_swish_vec"},
+                           {"h200", "k_swish_scalar"},
+                           {"h200", "k_naive_matmul"},
+                           {"h200", "p_many_launches"},
+                           {"h200-profile/profiles", "rms_norm"},
+                           {"h200-profile/profiles", "swish"},
                            {"h200-profile/record", "cp_async_copy"}}) {
     auto f = testing::LoadFixture(dir, name);
     ToolOutput out = RunTool(*tool, f.set, f.Context());

@@ -26,13 +26,15 @@ class IdleGapsTool : public ProfilingTool {
     return "GPU idle gaps between launches: host-side work the GPU waits for";
   }
   std::vector<std::string> required_metrics() const override {
-    return {"timeline.gap_count", "timeline.gap_time_us", "timeline.largest_gap_us", "timeline.end_to_end_us",
-            "timeline.kernel_count"};
+    return {"timeline.gap_count", "timeline.gap_time_us", "timeline.largest_gap_us",
+            "timeline.end_to_end_us", "timeline.kernel_count"};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"medium_share", 10, "%", "idle time between launches above this share of end-to-end time fires"},
-            {"high_share", 30, "%", "idle time above this share is a high finding"},
-            {"min_kernels", 2, "kernels", "gaps between launches need at least this many launches"}};
+    return {
+        {"medium_share", 10, "%",
+         "idle time between launches above this share of end-to-end time fires"},
+        {"high_share", 30, "%", "idle time above this share is a high finding"},
+        {"min_kernels", 2, "kernels", "gaps between launches need at least this many launches"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -67,8 +69,9 @@ class IdleGapsTool : public ProfilingTool {
     const double bound = share < 1 ? 1 / (1 - share) : 1;
     out.title = "GPU idle " + Percent(share) + " of the forward call between launches";
     out.summary = FormatNumber(count) + " idle gap(s) between GPU activities add up to " +
-                  FormatQuantity(time, "us") + " of a " + FormatQuantity(e2e, "us") + " call (largest " +
-                  FormatQuantity(largest, "us") + (leading_excluded ? ", the first launch's latency left out" : "") +
+                  FormatQuantity(time, "us") + " of a " + FormatQuantity(e2e, "us") +
+                  " call (largest " + FormatQuantity(largest, "us") +
+                  (leading_excluded ? ", the first launch's latency left out" : "") +
                   "); closing them would give up to " + Times(bound) + ".";
     ObserveValue(out, "idle gaps between launches", count, "gaps");
     ObserveValue(out, "idle time between launches", time, "us");
@@ -76,16 +79,18 @@ class IdleGapsTool : public ProfilingTool {
     ObserveValue(out, "idle share", share * 100, "%");
     Observe(out, m, "timeline.end_to_end_us", "us");
     Observe(out, m, "timeline.gap_threshold_us", "us");
-    out.root_cause = "Between kernels the host runs code the GPU has to wait for: Python logic, tensor "
-                     "allocation or reshaping, shape checks, or a launch that depends on a value computed on "
-                     "the host. The GPU queue runs dry and stays idle until the next launch arrives.";
-    out.recommendations = {
-        {"Move the host-side work out of the forward (precompute shapes, allocate outputs once, hoist "
-         "constant tensors) so launches follow each other back to back",
-         "up to " + Times(bound)},
-        {"Capture the forward in a CUDA Graph so the whole sequence is submitted at once, or overlap "
-         "independent work on a second stream",
-         "up to " + Times(bound) + " when the gaps are launch-side only"}};
+    out.root_cause =
+        "Between kernels the host runs code the GPU has to wait for: Python logic, tensor "
+        "allocation or reshaping, shape checks, or a launch that depends on a value computed on "
+        "the host. The GPU queue runs dry and stays idle until the next launch arrives.";
+    out.recommendations = {{"Move the host-side work out of the forward (precompute shapes, "
+                            "allocate outputs once, hoist "
+                            "constant tensors) so launches follow each other back to back",
+                            "up to " + Times(bound)},
+                           {"Capture the forward in a CUDA Graph so the whole sequence is "
+                            "submitted at once, or overlap "
+                            "independent work on a second stream",
+                            "up to " + Times(bound) + " when the gaps are launch-side only"}};
     return out;
   }
 };

@@ -10,7 +10,8 @@ using testing::MakeMetrics;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 

@@ -10,7 +10,8 @@ using testing::MakeMetrics;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -40,8 +41,8 @@ TEST(KernelFusionToolTest, FewOrLongKernelsStayQuiet) {
 
 TEST(KernelFusionToolTest, Boundaries) {
   auto tool = MakeKernelFusionTool();
-  EXPECT_TRUE(Check(*tool, Timeline(8, 1)).triggered);     // min_kernels inclusive
-  EXPECT_FALSE(Check(*tool, Timeline(20, 5)).triggered);   // average must be below 5 us
+  EXPECT_TRUE(Check(*tool, Timeline(8, 1)).triggered);    // min_kernels inclusive
+  EXPECT_FALSE(Check(*tool, Timeline(20, 5)).triggered);  // average must be below 5 us
   EXPECT_TRUE(Check(*tool, Timeline(20, 4.99)).triggered);
   EXPECT_EQ(Check(*tool, Timeline(49, 1)).severity, Severity::kMedium);
   EXPECT_EQ(Check(*tool, Timeline(50, 1)).severity, Severity::kHigh);

@@ -27,14 +27,15 @@ class LaunchOverheadTool : public ProfilingTool {
            "overhead";
   }
   std::vector<std::string> required_metrics() const override {
-    return {"timeline.launch_overhead_share", "timeline.kernel_count", "timeline.avg_launch_latency_us",
-            "timeline.end_to_end_us", "timeline.gpu_busy_us"};
+    return {"timeline.launch_overhead_share", "timeline.kernel_count",
+            "timeline.avg_launch_latency_us", "timeline.end_to_end_us", "timeline.gpu_busy_us"};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"high", 20, "%", "launch overhead above this share of end-to-end time is a high finding"},
-            {"critical", 40, "%", "launch overhead above this share is critical"},
-            {"min_kernels", 2, "kernels",
-             "fewer launches than this leave only the unavoidable latency of the first launch"}};
+    return {
+        {"high", 20, "%", "launch overhead above this share of end-to-end time is a high finding"},
+        {"critical", 40, "%", "launch overhead above this share is critical"},
+        {"min_kernels", 2, "kernels",
+         "fewer launches than this leave only the unavoidable latency of the first launch"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -56,21 +57,26 @@ class LaunchOverheadTool : public ProfilingTool {
     const double speedup = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
     const std::string bound = p < 1.0 ? Times(speedup) : "unbounded";
     out.title = "Launch overhead takes " + Percent(p) + " of the forward call";
-    out.summary = "The GPU is busy for " + FormatQuantity(busy, "us") + " of a " + FormatQuantity(e2e, "us") +
-                  " forward call that launches " + FormatNumber(kernels) + " kernels (" +
-                  FormatQuantity(latency, "us") + " from launch call to kernel start on average); removing the "
-                  "overhead would give at most " + bound + ".";
+    out.summary = "The GPU is busy for " + FormatQuantity(busy, "us") + " of a " +
+                  FormatQuantity(e2e, "us") + " forward call that launches " +
+                  FormatNumber(kernels) + " kernels (" + FormatQuantity(latency, "us") +
+                  " from launch call to kernel start on average); removing the "
+                  "overhead would give at most " +
+                  bound + ".";
     Observe(out, m, "timeline.launch_overhead_share");
     ObserveValue(out, "launch overhead", p * 100.0, "%");
     Observe(out, m, "timeline.kernel_count", "kernels");
     Observe(out, m, "timeline.end_to_end_us", "us");
     Observe(out, m, "timeline.gpu_busy_us", "us");
     Observe(out, m, "timeline.avg_launch_latency_us", "us");
-    out.root_cause = "Each launch costs host time (argument setup, the driver call, queueing) before the GPU can "
-                     "start; with short kernels the GPU waits on the host between launches, so the wall time "
-                     "follows the launch rate rather than the work.";
+    out.root_cause =
+        "Each launch costs host time (argument setup, the driver call, queueing) before the GPU "
+        "can "
+        "start; with short kernels the GPU waits on the host between launches, so the wall time "
+        "follows the launch rate rather than the work.";
     out.recommendations = {
-        {"Capture the forward call in a CUDA Graph (torch.cuda.CUDAGraph or cudaStreamBeginCapture) and replay "
+        {"Capture the forward call in a CUDA Graph (torch.cuda.CUDAGraph or "
+         "cudaStreamBeginCapture) and replay "
          "it, so all launches are submitted as one",
          "up to " + bound + " (1/(1-p))"},
         {"Fuse consecutive kernels into one, keeping intermediates in registers or shared memory",
@@ -90,6 +96,8 @@ class LaunchOverheadTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool() { return std::make_unique<LaunchOverheadTool>(); }
+std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool() {
+  return std::make_unique<LaunchOverheadTool>();
+}
 
 }  // namespace kernelpro

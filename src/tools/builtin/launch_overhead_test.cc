@@ -11,7 +11,8 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -78,7 +79,8 @@ TEST(LaunchOverheadToolTest, ThresholdOverride) {
 
 TEST(LaunchOverheadToolTest, DeterministicOutput) {
   auto tool = MakeLaunchOverheadTool();
-  EXPECT_EQ(ToJson(Check(*tool, Timeline(0.55))).dump(), ToJson(Check(*tool, Timeline(0.55))).dump());
+  EXPECT_EQ(ToJson(Check(*tool, Timeline(0.55))).dump(),
+            ToJson(Check(*tool, Timeline(0.55))).dump());
 }
 
 TEST(LaunchOverheadToolTest, RecordedManyLaunchesFires) {

@@ -21,13 +21,15 @@ class MemcpyHotPathTool : public ProfilingTool {
     return "host<->device copies inside the forward call";
   }
   std::vector<std::string> required_metrics() const override {
-    return {"timeline.memcpy_count",     "timeline.memcpy_bytes",     "timeline.memcpy_time_us",
+    return {"timeline.memcpy_count",      "timeline.memcpy_bytes",      "timeline.memcpy_time_us",
             "timeline.memcpy_htod_bytes", "timeline.memcpy_dtoh_bytes", "timeline.end_to_end_us"};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"min_bytes", 1, "bytes", "host<->device bytes per forward call from which the tool fires"},
-            {"medium_share", 5, "%", "copy time above this share of end-to-end time is a medium finding"},
-            {"high_share", 20, "%", "copy time above this share is a high finding"}};
+    return {
+        {"min_bytes", 1, "bytes", "host<->device bytes per forward call from which the tool fires"},
+        {"medium_share", 5, "%",
+         "copy time above this share of end-to-end time is a medium finding"},
+        {"high_share", 20, "%", "copy time above this share is a high finding"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -36,7 +38,8 @@ class MemcpyHotPathTool : public ProfilingTool {
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double htod = m.Get("timeline.memcpy_htod_bytes"), dtoh = m.Get("timeline.memcpy_dtoh_bytes");
+    const double htod = m.Get("timeline.memcpy_htod_bytes"),
+                 dtoh = m.Get("timeline.memcpy_dtoh_bytes");
     const double host_bytes = htod + dtoh;
     if (host_bytes < Threshold(c, "min_bytes")) return out;
     const double time = m.Get("timeline.memcpy_time_us");
@@ -47,20 +50,23 @@ class MemcpyHotPathTool : public ProfilingTool {
     out.severity = share * 100 > Threshold(c, "high_share")     ? Severity::kHigh
                    : share * 100 > Threshold(c, "medium_share") ? Severity::kMedium
                                                                 : Severity::kLow;
-    out.title = "Host<->device copies in the forward call (" + FormatQuantity(host_bytes, "bytes") + ")";
-    out.summary = "The forward call copies " + FormatQuantity(htod, "bytes") + " host-to-device and " +
-                  FormatQuantity(dtoh, "bytes") + " device-to-host in " + FormatNumber(m.Get("timeline.memcpy_count")) +
-                  " copies taking " + FormatQuantity(time, "us") + " (" + Percent(share) + " of " +
+    out.title =
+        "Host<->device copies in the forward call (" + FormatQuantity(host_bytes, "bytes") + ")";
+    out.summary = "The forward call copies " + FormatQuantity(htod, "bytes") +
+                  " host-to-device and " + FormatQuantity(dtoh, "bytes") + " device-to-host in " +
+                  FormatNumber(m.Get("timeline.memcpy_count")) + " copies taking " +
+                  FormatQuantity(time, "us") + " (" + Percent(share) + " of " +
                   FormatQuantity(e2e, "us") + ").";
     Observe(out, m, "timeline.memcpy_count", "copies");
     Observe(out, m, "timeline.memcpy_htod_bytes", "bytes");
     Observe(out, m, "timeline.memcpy_dtoh_bytes", "bytes");
     Observe(out, m, "timeline.memcpy_time_us", "us");
     ObserveValue(out, "copy time share", share * 100, "%");
-    out.root_cause = "Data crosses the host link on every call: tensors created on the CPU (torch.tensor, "
-                     "constants, index lists) and moved with .to('cuda'), or results brought back with "
-                     ".cpu()/.item(). The link is tens of times slower than device memory and a copy from "
-                     "pageable memory also blocks the host until it completes.";
+    out.root_cause =
+        "Data crosses the host link on every call: tensors created on the CPU (torch.tensor, "
+        "constants, index lists) and moved with .to('cuda'), or results brought back with "
+        ".cpu()/.item(). The link is tens of times slower than device memory and a copy from "
+        "pageable memory also blocks the host until it completes.";
     out.recommendations = {
         {"Keep inputs, weights and constants on the device: create them once (register_buffer, or "
          "torch.empty(..., device='cuda')) instead of per call",
@@ -80,6 +86,8 @@ class MemcpyHotPathTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeMemcpyHotPathTool() { return std::make_unique<MemcpyHotPathTool>(); }
+std::unique_ptr<ProfilingTool> MakeMemcpyHotPathTool() {
+  return std::make_unique<MemcpyHotPathTool>();
+}
 
 }  // namespace kernelpro

@@ -11,7 +11,8 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -41,7 +42,7 @@ TEST(MemcpyHotPathToolTest, DeviceToDeviceCopiesAreNotHostTraffic) {
 
 TEST(MemcpyHotPathToolTest, SeverityByTimeShare) {
   auto tool = MakeMemcpyHotPathTool();
-  EXPECT_EQ(Check(*tool, Copies(8, 0, 5)).severity, Severity::kLow);      // 5 %: not above medium
+  EXPECT_EQ(Check(*tool, Copies(8, 0, 5)).severity, Severity::kLow);  // 5 %: not above medium
   EXPECT_EQ(Check(*tool, Copies(8, 0, 5.1)).severity, Severity::kMedium);
   EXPECT_EQ(Check(*tool, Copies(8, 0, 20)).severity, Severity::kMedium);
   EXPECT_EQ(Check(*tool, Copies(8, 0, 21)).severity, Severity::kHigh);

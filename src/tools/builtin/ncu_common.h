@@ -22,8 +22,8 @@ inline std::string S(std::string_view name) { return std::string(name); }
 inline std::optional<double> Opt(const MetricSet& m, std::string_view name) { return m.Find(name); }
 
 // Whether the kernel is memory-heavy: the Stage-1 class says memory (or one of `also`), or, with no
-// class known, the memory side of the roofline leads the compute side and is at least `floor` % busy
-// (a 2 us kernel at 1 % of every peak is latency/launch-bound, not memory-bound).
+// class known, the memory side of the roofline leads the compute side and is at least `floor` %
+// busy (a 2 us kernel at 1 % of every peak is latency/launch-bound, not memory-bound).
 inline bool MemoryHeavy(const MetricSet& m, const ToolContext& c, std::vector<Bottleneck> also = {},
                         double floor = 40) {
   if (c.bottleneck) {
@@ -38,7 +38,8 @@ inline bool MemoryHeavy(const MetricSet& m, const ToolContext& c, std::vector<Bo
 
 // Whether the kernel is compute-heavy: class compute or mixed, or (no class) SM throughput leads.
 inline bool ComputeHeavy(const MetricSet& m, const ToolContext& c) {
-  if (c.bottleneck) return *c.bottleneck == Bottleneck::kCompute || *c.bottleneck == Bottleneck::kMixed;
+  if (c.bottleneck)
+    return *c.bottleneck == Bottleneck::kCompute || *c.bottleneck == Bottleneck::kMixed;
   auto mem = m.Find(kNcuMemoryThroughputPct);
   auto sm = m.Find(kNcuSmThroughputPct);
   if (!mem || !sm) return false;

@@ -27,8 +27,8 @@ struct Fixture {
 // dir: "h200", "h200-profile/profiles" or "h200-profile/record"; name without extension.
 inline Fixture LoadFixture(const std::string& dir, const std::string& name) {
   Fixture f;
-  f.record = std::make_shared<Metrics>(
-      CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + dir, name)));
+  f.record = std::make_shared<Metrics>(CollectFromArtifacts(
+      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + dir, name)));
   f.set = BuildMetricSet(*f.record);
   return f;
 }

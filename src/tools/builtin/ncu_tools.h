@@ -11,8 +11,9 @@
 //   branch_divergence             warps executing with few active threads
 //   dram_bandwidth                memory-bound kernel far below DRAM peak
 //   wave_quantization             a partial last wave (or a grid too small for the GPU)
-//   shared_bank_conflicts         shared-memory bank conflicts that stall warps (not latency-hidden)
-//   cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy kernel
+//   shared_bank_conflicts         shared-memory bank conflicts that stall warps (not
+//   latency-hidden) cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy
+//   kernel
 #ifndef KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 #define KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
 

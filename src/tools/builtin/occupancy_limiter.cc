@@ -1,9 +1,9 @@
-// occupancy_limiter: low achieved occupancy, and which limit binds it. The launch__occupancy_limit_*
-// metrics give the blocks per SM each resource allows (registers, shared memory, warp slots, the
-// hardware block limit); the smallest binds. A grid with fewer blocks than SMs is a different
-// limiter (not enough work), and so is achieved occupancy far below the theoretical one (tail,
-// imbalance). Kernels that already run a unit near peak (tuned GEMMs at one block per SM) are left
-// alone.
+// occupancy_limiter: low achieved occupancy, and which limit binds it. The
+// launch__occupancy_limit_* metrics give the blocks per SM each resource allows (registers, shared
+// memory, warp slots, the hardware block limit); the smallest binds. A grid with fewer blocks than
+// SMs is a different limiter (not enough work), and so is achieved occupancy far below the
+// theoretical one (tail, imbalance). Kernels that already run a unit near peak (tuned GEMMs at one
+// block per SM) are left alone.
 #include <algorithm>
 #include <cmath>
 
@@ -29,7 +29,8 @@ class OccupancyLimiterTool : public ProfilingTool {
   std::string name() const override { return "occupancy_limiter"; }
   ToolSource source() const override { return ToolSource::kNcu; }
   std::string description() const override {
-    return "Low achieved occupancy and the resource (registers, shared memory, block size, grid) that limits it";
+    return "Low achieved occupancy and the resource (registers, shared memory, block size, grid) "
+           "that limits it";
   }
   std::vector<std::string> required_metrics() const override {
     std::vector<std::string> names{std::string(kNcuAchievedOccupancyPct)};
@@ -39,7 +40,8 @@ class OccupancyLimiterTool : public ProfilingTool {
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"low", 50, "%", "achieved occupancy below this: medium finding"},
             {"very_low", 25, "%", "achieved occupancy below this: high finding"},
-            {"saturated", 80, "%", "SM or memory throughput at or above this: occupancy is not the problem"}};
+            {"saturated", 80, "%",
+             "SM or memory throughput at or above this: occupancy is not the problem"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {Bottleneck::kLatency, Bottleneck::kMemory, Bottleneck::kMixed, Bottleneck::kCompute};
@@ -62,7 +64,8 @@ class OccupancyLimiterTool : public ProfilingTool {
 
     const Limit* binding = &kLimits[0];
     for (const Limit& l : kLimits) {
-      if (m.Get(l.metric) < m.Get(binding->metric)) binding = &l;  // ties keep the earlier (registers first)
+      if (m.Get(l.metric) < m.Get(binding->metric))
+        binding = &l;  // ties keep the earlier (registers first)
     }
     const double blocks = m.Get(binding->metric);
     std::string limiter = binding->key;
@@ -80,69 +83,95 @@ class OccupancyLimiterTool : public ProfilingTool {
     if ((grid && sms && *grid < *sms) || (!grid && waves && *waves < 1)) limiter = "grid";
     if (limiter == "grid" && out.severity == Severity::kHigh) out.severity = Severity::kMedium;
 
-    std::string numbers = "Achieved occupancy is " + Pct(occ) + " (medium below " + Pct(low) + ", high below " +
-                          Pct(Threshold(c, "very_low")) + ").";
+    std::string numbers = "Achieved occupancy is " + Pct(occ) + " (medium below " + Pct(low) +
+                          ", high below " + Pct(Threshold(c, "very_low")) + ").";
     if (theoretical) {
       out.observed.push_back({"theoretical_occupancy", *theoretical, "%"});
-      numbers += " The tightest limit, " + std::string(binding->key) + ", allows " + FormatNumber(blocks) +
-                 " block(s) per SM: " + Pct(*theoretical) + " theoretical occupancy.";
-      if (limiter != "grid" && *theoretical >= 2 * occ && *theoretical >= low) limiter = "imbalance";
+      numbers += " The tightest limit, " + std::string(binding->key) + ", allows " +
+                 FormatNumber(blocks) + " block(s) per SM: " + Pct(*theoretical) +
+                 " theoretical occupancy.";
+      if (limiter != "grid" && *theoretical >= 2 * occ && *theoretical >= low)
+        limiter = "imbalance";
     } else {
-      numbers += " The tightest limit, " + std::string(binding->key) + ", allows " + FormatNumber(blocks) +
-                 " block(s) per SM.";
+      numbers += " The tightest limit, " + std::string(binding->key) + ", allows " +
+                 FormatNumber(blocks) + " block(s) per SM.";
     }
     out.summary = numbers;
     if (limiter == "grid") {
       out.title = "Too few blocks to fill the GPU";
-      out.summary += " The grid has " + (grid ? FormatNumber(*grid) + " block(s) for " + FormatNumber(sms.value_or(0)) + " SMs"
-                                              : FormatNumber(*waves, 2) + " waves") + ".";
-      out.root_cause = "The launch does not provide enough blocks: most SMs have nothing to run, whatever the per-block resources.";
+      out.summary +=
+          " The grid has " +
+          (grid ? FormatNumber(*grid) + " block(s) for " + FormatNumber(sms.value_or(0)) + " SMs"
+                : FormatNumber(*waves, 2) + " waves") +
+          ".";
+      out.root_cause =
+          "The launch does not provide enough blocks: most SMs have nothing to run, whatever the "
+          "per-block resources.";
       out.recommendations = {
-          {"Give each block less work so the grid has at least one block per SM (ideally several waves)",
+          {"Give each block less work so the grid has at least one block per SM (ideally several "
+           "waves)",
            "up to SMs/blocks x on this kernel"},
           {"Split the reduction dimension (split-K) or the batch across more blocks", "1.5-4x"},
-          {"If the problem is inherently tiny, fuse this kernel with its neighbours", "saves the launch"},
+          {"If the problem is inherently tiny, fuse this kernel with its neighbours",
+           "saves the launch"},
       };
     } else if (limiter == "imbalance") {
       out.title = "Achieved occupancy far below theoretical";
       out.root_cause =
-          "Resources allow many more warps than are active on average: blocks finish unevenly, the last "
+          "Resources allow many more warps than are active on average: blocks finish unevenly, the "
+          "last "
           "wave is partial, or warps exit early.";
       out.recommendations = {
-          {"Balance work per block (grid-stride loops, uniform tiles) and size the grid to whole waves", "1.1-1.5x"},
-          {"Avoid early-exiting warps inside a block; keep all warps busy until the end", "1.1-1.3x"},
+          {"Balance work per block (grid-stride loops, uniform tiles) and size the grid to whole "
+           "waves",
+           "1.1-1.5x"},
+          {"Avoid early-exiting warps inside a block; keep all warps busy until the end",
+           "1.1-1.3x"},
       };
     } else if (limiter == "registers") {
       out.title = "Occupancy is limited by registers per thread";
       out.summary += m.Has(kNcuRegistersPerThread)
-                         ? " Each thread uses " + FormatQuantity(m.Get(kNcuRegistersPerThread), "registers") + "."
+                         ? " Each thread uses " +
+                               FormatQuantity(m.Get(kNcuRegistersPerThread), "registers") + "."
                          : std::string();
-      out.root_cause = "The register file (64K per SM) fits only a few blocks at this register count.";
+      out.root_cause =
+          "The register file (64K per SM) fits only a few blocks at this register count.";
       out.recommendations = {
-          {"Add __launch_bounds__(threads, min_blocks) or -maxrregcount to trade registers for resident blocks",
+          {"Add __launch_bounds__(threads, min_blocks) or -maxrregcount to trade registers for "
+           "resident blocks",
            "1.1-1.5x if latency-bound"},
-          {"Reduce live values: smaller per-thread tiles, less unrolling, recompute cheap values", "1.1-1.3x"},
+          {"Reduce live values: smaller per-thread tiles, less unrolling, recompute cheap values",
+           "1.1-1.3x"},
       };
     } else if (limiter == "shared_mem") {
       out.title = "Occupancy is limited by shared memory per block";
-      out.root_cause = "Each block's shared-memory allocation leaves room for only a few blocks per SM.";
+      out.root_cause =
+          "Each block's shared-memory allocation leaves room for only a few blocks per SM.";
       out.recommendations = {
-          {"Shrink the shared-memory tile or the number of pipeline stages; reuse buffers", "1.1-1.5x"},
+          {"Shrink the shared-memory tile or the number of pipeline stages; reuse buffers",
+           "1.1-1.5x"},
           {"Opt in to the larger carve-out (cudaFuncAttributePreferredSharedMemoryCarveout / "
            "MaxDynamicSharedMemorySize) if the L1 share is not needed",
            "1.1-1.3x"},
       };
     } else if (limiter == "warps") {
       out.title = "Occupancy is limited by the block size";
-      out.root_cause = "Large blocks fill the SM's warp slots in few blocks; a partially filled SM cannot take another block.";
+      out.root_cause =
+          "Large blocks fill the SM's warp slots in few blocks; a partially filled SM cannot take "
+          "another block.";
       out.recommendations = {
-          {"Use a block size that divides the SM's warp slots evenly (128 or 256 threads)", "1.1-1.3x"},
+          {"Use a block size that divides the SM's warp slots evenly (128 or 256 threads)",
+           "1.1-1.3x"},
       };
     } else {
       out.title = "Occupancy is limited by the blocks-per-SM hardware limit";
-      out.root_cause = "Blocks are so small that the per-SM block limit is reached before the warp slots are full.";
+      out.root_cause =
+          "Blocks are so small that the per-SM block limit is reached before the warp slots are "
+          "full.";
       out.recommendations = {
-          {"Use larger blocks (at least 128 threads) so the block limit does not cap resident warps", "1.2-2x"},
+          {"Use larger blocks (at least 128 threads) so the block limit does not cap resident "
+           "warps",
+           "1.2-2x"},
       };
     }
     return out;
@@ -151,6 +180,8 @@ class OccupancyLimiterTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeOccupancyLimiterTool() { return std::make_unique<OccupancyLimiterTool>(); }
+std::unique_ptr<ProfilingTool> MakeOccupancyLimiterTool() {
+  return std::make_unique<OccupancyLimiterTool>();
+}
 
 }  // namespace kernelpro

@@ -25,7 +25,9 @@ TEST(OccupancyLimiterToolTest, NamesTheBindingLimit) {
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kHigh);
   EXPECT_NE(out.title.find("registers"), std::string::npos) << out.title;
-  EXPECT_NE(out.summary.find("registers, allows 2 block(s) per SM: 25 % theoretical"), std::string::npos) << out.summary;
+  EXPECT_NE(out.summary.find("registers, allows 2 block(s) per SM: 25 % theoretical"),
+            std::string::npos)
+      << out.summary;
   ToolOutput smem = testing::Run(*tool, Occ(24, 4, 2));
   EXPECT_NE(smem.title.find("shared memory"), std::string::npos) << smem.title;
   EXPECT_FALSE(testing::Run(*tool, Occ(80)).triggered);
@@ -46,12 +48,15 @@ TEST(OccupancyLimiterToolTest, SmallGridAndSaturatedKernels) {
   EXPECT_NE(grid.title.find("Too few blocks"), std::string::npos);
   EXPECT_NE(grid.summary.find("32 block(s) for 132 SMs"), std::string::npos) << grid.summary;
   EXPECT_FALSE(
-      testing::Run(*tool, testing::With(Occ(12), "sm__throughput.avg.pct_of_peak_sustained_elapsed", 90)).triggered);
+      testing::Run(*tool,
+                   testing::With(Occ(12), "sm__throughput.avg.pct_of_peak_sustained_elapsed", 90))
+          .triggered);
 }
 
 TEST(OccupancyLimiterToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeOccupancyLimiterTool();
-  EXPECT_TRUE(testing::Run(*tool, testing::Without(Occ(20), "launch__occupancy_limit_shared_mem")).skipped);
+  EXPECT_TRUE(
+      testing::Run(*tool, testing::Without(Occ(20), "launch__occupancy_limit_shared_mem")).skipped);
   ToolContext c;
   c.overrides["occupancy_limiter"]["low"] = 20;
   c.overrides["occupancy_limiter"]["very_low"] = 10;

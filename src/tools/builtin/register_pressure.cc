@@ -1,5 +1,5 @@
-// register_pressure: many registers per thread (paper appendix B, HighRegisterUsageTool: warning 96,
-// critical 128; DESIGN.md §6). The finding says whether registers are what limits occupancy
+// register_pressure: many registers per thread (paper appendix B, HighRegisterUsageTool: warning
+// 96, critical 128; DESIGN.md §6). The finding says whether registers are what limits occupancy
 // (launch__occupancy_limit_registers against the other limits) and stays quiet on kernels that
 // already run a unit near peak (tuned library GEMMs use 168-255 registers on purpose).
 #include <algorithm>
@@ -13,7 +13,8 @@ namespace {
 using ncu_tools::Pct;
 
 constexpr const char* kLimitRegs = "launch__occupancy_limit_registers";
-constexpr const char* kLimitOthers[] = {"launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps",
+constexpr const char* kLimitOthers[] = {"launch__occupancy_limit_shared_mem",
+                                        "launch__occupancy_limit_warps",
                                         "launch__occupancy_limit_blocks"};
 
 class RegisterPressureTool : public ProfilingTool {
@@ -23,11 +24,14 @@ class RegisterPressureTool : public ProfilingTool {
   std::string description() const override {
     return "Registers per thread high enough to cap occupancy or spill to local memory";
   }
-  std::vector<std::string> required_metrics() const override { return {std::string(kNcuRegistersPerThread)}; }
+  std::vector<std::string> required_metrics() const override {
+    return {std::string(kNcuRegistersPerThread)};
+  }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"warning", 96, "registers", "at or above: medium finding"},
             {"critical", 128, "registers", "at or above: high finding"},
-            {"saturated", 80, "%", "SM throughput at or above this: registers are a deliberate trade (quiet)"}};
+            {"saturated", 80, "%",
+             "SM throughput at or above this: registers are a deliberate trade (quiet)"}};
   }
   std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 70; }
@@ -57,8 +61,8 @@ class RegisterPressureTool : public ProfilingTool {
       binding = *lr <= others;
       limit_text = " The register file allows " + FormatNumber(*lr) + " block(s) per SM" +
                    (others < 1e30 ? std::string(*binding ? ", the tightest of the occupancy limits"
-                                                         : ", but another limit is tighter (" + FormatNumber(others) +
-                                                               " blocks)")
+                                                         : ", but another limit is tighter (" +
+                                                               FormatNumber(others) + " blocks)")
                                   : std::string()) +
                    ".";
       if (!*binding) out.severity = Severity::kLow;
@@ -74,26 +78,33 @@ class RegisterPressureTool : public ProfilingTool {
     }
     out.title = FormatNumber(regs) + " registers per thread" +
                 (binding.value_or(false) ? " limit occupancy" : " (high register pressure)");
-    out.summary = "Each thread uses " + FormatQuantity(regs, "registers") + " (warning at " + FormatNumber(warning) +
-                  ", critical at " + FormatNumber(critical) + ")." + limit_text;
+    out.summary = "Each thread uses " + FormatQuantity(regs, "registers") + " (warning at " +
+                  FormatNumber(warning) + ", critical at " + FormatNumber(critical) + ")." +
+                  limit_text;
     out.root_cause =
-        "The compiler keeps many values live at once (large unrolled loops, per-thread arrays, long "
+        "The compiler keeps many values live at once (large unrolled loops, per-thread arrays, "
+        "long "
         "accumulator tiles). Each SM has 64K registers, so more registers per thread means fewer "
-        "resident warps to hide latency, and past the per-thread limit values spill to slow local memory.";
+        "resident warps to hide latency, and past the per-thread limit values spill to slow local "
+        "memory.";
     out.recommendations = {
         {"Add __launch_bounds__(threads_per_block, min_blocks_per_sm) so the compiler targets the "
          "occupancy you need",
-         binding.value_or(true) ? "1.1-1.5x when latency-bound" : "small: registers do not bind occupancy"},
-        {"Cap registers with -maxrregcount (or per kernel with __launch_bounds__) and check the SASS for "
+         binding.value_or(true) ? "1.1-1.5x when latency-bound"
+                                : "small: registers do not bind occupancy"},
+        {"Cap registers with -maxrregcount (or per kernel with __launch_bounds__) and check the "
+         "SASS for "
          "new LDL/STL spills",
          "1.1-1.3x; watch for spills"},
-        {"Shorten live ranges: smaller per-thread tiles, less unrolling, recompute cheap values instead of "
+        {"Shorten live ranges: smaller per-thread tiles, less unrolling, recompute cheap values "
+         "instead of "
          "keeping them, move per-thread arrays to shared memory",
          "1.1-1.5x"},
         {"Split the kernel into phases that each need fewer live values", "case by case"},
     };
     out.code_example =
-        "__global__ void __launch_bounds__(256, 2)  // 256 threads, >= 2 blocks per SM: <= 128 regs\n"
+        "__global__ void __launch_bounds__(256, 2)  // 256 threads, >= 2 blocks per SM: <= 128 "
+        "regs\n"
         "my_kernel(const float* __restrict__ in, float* __restrict__ out) { ... }";
     return out;
   }
@@ -101,6 +112,8 @@ class RegisterPressureTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeRegisterPressureTool() { return std::make_unique<RegisterPressureTool>(); }
+std::unique_ptr<ProfilingTool> MakeRegisterPressureTool() {
+  return std::make_unique<RegisterPressureTool>();
+}
 
 }  // namespace kernelpro

@@ -41,13 +41,16 @@ TEST(RegisterPressureToolTest, BoundariesAndSeverity) {
 
 TEST(RegisterPressureToolTest, QuietWhenAUnitIsSaturated) {
   auto tool = MakeRegisterPressureTool();
-  EXPECT_FALSE(testing::Run(*tool, testing::With(Regs(168, 1), "sm__throughput.avg.pct_of_peak_sustained_elapsed", 93))
-                   .triggered);
+  EXPECT_FALSE(
+      testing::Run(*tool, testing::With(Regs(168, 1),
+                                        "sm__throughput.avg.pct_of_peak_sustained_elapsed", 93))
+          .triggered);
 }
 
 TEST(RegisterPressureToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeRegisterPressureTool();
-  EXPECT_TRUE(testing::Run(*tool, testing::Without(Regs(128), "launch__registers_per_thread")).skipped);
+  EXPECT_TRUE(
+      testing::Run(*tool, testing::Without(Regs(128), "launch__registers_per_thread")).skipped);
   ToolContext c;
   c.overrides["register_pressure"]["warning"] = 64;
   EXPECT_TRUE(testing::Run(*tool, Regs(80), c).triggered);
@@ -56,7 +59,8 @@ TEST(RegisterPressureToolTest, MissingMetricSkipsAndOverride) {
 
 TEST(RegisterPressureToolTest, Fixtures) {
   auto tool = MakeRegisterPressureTool();
-  auto gelu = testing::LoadFixture("h200-profile/profiles", "linear_gelu");  // 118 regs, limit 2 blocks
+  auto gelu =
+      testing::LoadFixture("h200-profile/profiles", "linear_gelu");  // 118 regs, limit 2 blocks
   ToolOutput g = RunTool(*tool, gelu.set, gelu.Context());
   ASSERT_TRUE(g.triggered);
   EXPECT_EQ(g.severity, Severity::kMedium);

@@ -35,19 +35,22 @@ class RegisterSpillsTool : public ProfilingTool {
     return "register spills (STL/LDL) that measurably hurt: latency, bandwidth or occupancy";
   }
   std::vector<std::string> required_metrics() const override {
-    return {"sass.local_store",  "sass.local_load",   st::kLongScoreboard,  st::kSmThroughput,
-            st::kMemThroughput,  st::kLocalLdSectors, st::kLocalStSectors, st::kGlobalLdSectors,
-            st::kGlobalStSectors, kLimitRegisters,    kLimitShared,         kLimitWarps,
-            kLimitBlocks,        kIssueActive,        kEligible};
+    return {"sass.local_store",  "sass.local_load",    st::kLongScoreboard,
+            st::kSmThroughput,   st::kMemThroughput,   st::kLocalLdSectors,
+            st::kLocalStSectors, st::kGlobalLdSectors, st::kGlobalStSectors,
+            kLimitRegisters,     kLimitShared,         kLimitWarps,
+            kLimitBlocks,        kIssueActive,         kEligible};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"long_scoreboard", 15, "%", "case A: long-scoreboard stall above this"},
             {"compute_low", 50, "%", "case A: compute throughput below this"},
             {"memory_low", 50, "%", "case A: memory throughput below this"},
             {"memory_high", 60, "%", "case B: memory throughput above this"},
-            {"local_traffic", 30, "%", "case B: local sectors above this share of global + local sectors"},
+            {"local_traffic", 30, "%",
+             "case B: local sectors above this share of global + local sectors"},
             {"issue_active", 30, "%", "case C: scheduler issue activity below this"},
-            {"eligible_warps", 0.6, "warps/cycle", "case C: eligible warps per scheduler cycle below this"}};
+            {"eligible_warps", 0.6, "warps/cycle",
+             "case C: eligible warps per scheduler cycle below this"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -64,14 +67,17 @@ class RegisterSpillsTool : public ProfilingTool {
     const double global = m.Get(st::kGlobalLdSectors) + m.Get(st::kGlobalStSectors);
     const double local_ratio = local + global > 0 ? local / (local + global) : 0;
     const double limit_regs = m.Get(kLimitRegisters);
-    const double other_limit = std::min({m.Get(kLimitShared), m.Get(kLimitWarps), m.Get(kLimitBlocks)});
+    const double other_limit =
+        std::min({m.Get(kLimitShared), m.Get(kLimitWarps), m.Get(kLimitBlocks)});
     const double issue = m.Get(kIssueActive), eligible = m.Get(kEligible);
 
     const bool a = lsb > Threshold(c, "long_scoreboard") && compute < Threshold(c, "compute_low") &&
                    memory < Threshold(c, "memory_low");
-    const bool b = memory > Threshold(c, "memory_high") && local_ratio * 100 > Threshold(c, "local_traffic");
+    const bool b =
+        memory > Threshold(c, "memory_high") && local_ratio * 100 > Threshold(c, "local_traffic");
     const bool registers_bind = limit_regs <= other_limit;
-    const bool cc = registers_bind && (issue < Threshold(c, "issue_active") || eligible < Threshold(c, "eligible_warps"));
+    const bool cc = registers_bind && (issue < Threshold(c, "issue_active") ||
+                                       eligible < Threshold(c, "eligible_warps"));
     if (!a && !b && !cc) return out;
 
     out.triggered = true;
@@ -80,20 +86,25 @@ class RegisterSpillsTool : public ProfilingTool {
     auto add_case = [&](bool on, const std::string& text) {
       if (on) cases += (cases.empty() ? "" : "; ") + text;
     };
-    add_case(a, "case A (latency-bound: long-scoreboard stall " + FormatQuantity(lsb, "%") + ", compute " +
-                    FormatQuantity(compute, "%") + ", memory " + FormatQuantity(memory, "%") + ")");
+    add_case(a, "case A (latency-bound: long-scoreboard stall " + FormatQuantity(lsb, "%") +
+                    ", compute " + FormatQuantity(compute, "%") + ", memory " +
+                    FormatQuantity(memory, "%") + ")");
     add_case(b, "case B (spill traffic: local memory is " + st::Percent(local_ratio) +
                     " of sectors at memory throughput " + FormatQuantity(memory, "%") + ")");
     add_case(cc, "case C (occupancy: registers allow " + FormatNumber(limit_regs) +
-                     " block(s) per SM, the tightest limit; issue active " + FormatQuantity(issue, "%") +
-                     ", eligible warps " + FormatNumber(eligible) + " per cycle)");
+                     " block(s) per SM, the tightest limit; issue active " +
+                     FormatQuantity(issue, "%") + ", eligible warps " + FormatNumber(eligible) +
+                     " per cycle)");
     const std::string first = b ? "B" : a ? "A" : "C";
-    const double registers = m.Has("launch__registers_per_thread") ? m.Get("launch__registers_per_thread")
-                                                                   : m.Get("sass.registers_max");
+    const double registers = m.Has("launch__registers_per_thread")
+                                 ? m.Get("launch__registers_per_thread")
+                                 : m.Get("sass.registers_max");
     out.title = "Register spills hurt this kernel (case " + first + ")";
-    out.summary = "The SASS has " + FormatNumber(stl) + " STL and " + FormatNumber(ldl) + " LDL instructions" +
-                  (registers > 0 ? " at " + FormatNumber(registers) + " registers per thread" : "") +
-                  ", and the counters show the harm: " + cases + ".";
+    out.summary =
+        "The SASS has " + FormatNumber(stl) + " STL and " + FormatNumber(ldl) +
+        " LDL instructions" +
+        (registers > 0 ? " at " + FormatNumber(registers) + " registers per thread" : "") +
+        ", and the counters show the harm: " + cases + ".";
     Observe(out, m, "sass.local_store", "instructions");
     Observe(out, m, "sass.local_load", "instructions");
     Observe(out, m, "launch__registers_per_thread", "registers");
@@ -104,23 +115,30 @@ class RegisterSpillsTool : public ProfilingTool {
     Observe(out, m, kLimitRegisters, "blocks");
     Observe(out, m, kIssueActive, "%");
     Observe(out, m, kEligible, "warps/cycle");
-    out.root_cause = std::string("More values are live at once than the registers per thread hold, so the "
-                                 "compiler parks some in local memory (off-chip, cached in L1). ") +
-                     (b ? "The spill traffic competes with the kernel's own data for memory bandwidth. "
-                        : "") +
-                     (a ? "Every reload is a global-latency round trip on the critical path. " : "") +
-                     (cc ? "The register budget also caps how many warps are resident, leaving the scheduler "
-                           "with too few ready warps to hide latency. "
-                         : "");
+    out.root_cause =
+        std::string(
+            "More values are live at once than the registers per thread hold, so the "
+            "compiler parks some in local memory (off-chip, cached in L1). ") +
+        (b ? "The spill traffic competes with the kernel's own data for memory bandwidth. " : "") +
+        (a ? "Every reload is a global-latency round trip on the critical path. " : "") +
+        (cc ? "The register budget also caps how many warps are resident, leaving the scheduler "
+              "with too few ready warps to hide latency. "
+            : "");
     if (!out.root_cause.empty() && out.root_cause.back() == ' ') out.root_cause.pop_back();
     out.recommendations = {
-        {"Cut live values: shrink per-thread tiles or unroll factors, recompute cheap values instead of "
-         "keeping them, and avoid dynamically indexed per-thread arrays (they live in local memory)",
-         b ? "1.5-2x when spill traffic takes a third of the bandwidth" : "1.2-1.5x on spill-bound kernels"},
-        {"Set __launch_bounds__(threads, minBlocks) so the compiler budgets registers for the occupancy you "
+        {"Cut live values: shrink per-thread tiles or unroll factors, recompute cheap values "
+         "instead of "
+         "keeping them, and avoid dynamically indexed per-thread arrays (they live in local "
+         "memory)",
+         b ? "1.5-2x when spill traffic takes a third of the bandwidth"
+           : "1.2-1.5x on spill-bound kernels"},
+        {"Set __launch_bounds__(threads, minBlocks) so the compiler budgets registers for the "
+         "occupancy you "
          "need, or -maxrregcount, and check that STL/LDL disappear rather than grow",
-         cc ? "more resident warps to hide latency" : "fewer spills when the budget was the problem"},
-        {"Split a kernel that does two phases with different live sets into two kernels or two loops",
+         cc ? "more resident warps to hide latency"
+            : "fewer spills when the budget was the problem"},
+        {"Split a kernel that does two phases with different live sets into two kernels or two "
+         "loops",
          "removes spills caused by the larger phase"}};
     out.code_example =
         "__global__ void __launch_bounds__(256, 2) kernel(...) {\n"
@@ -134,6 +152,8 @@ class RegisterSpillsTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeRegisterSpillsTool() { return std::make_unique<RegisterSpillsTool>(); }
+std::unique_ptr<ProfilingTool> MakeRegisterSpillsTool() {
+  return std::make_unique<RegisterSpillsTool>();
+}
 
 }  // namespace kernelpro

@@ -11,7 +11,8 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -36,17 +37,20 @@ MetricSet Harmless() {
 }
 
 MetricSet CaseA(double long_scoreboard = 20) {
-  MetricSet m = With(Harmless(), "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", long_scoreboard);
+  MetricSet m = With(Harmless(), "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+                     long_scoreboard);
   m = With(m, "sm__throughput.avg.pct_of_peak_sustained_elapsed", 30);
   return With(m, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30);
 }
 MetricSet CaseB(double local_sectors = 500) {
-  MetricSet m = With(Harmless(), "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 70);
+  MetricSet m =
+      With(Harmless(), "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 70);
   m = With(m, "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", local_sectors);
   return m;
 }
 MetricSet CaseC(double issue = 20) {
-  MetricSet m = With(Harmless(), "launch__occupancy_limit_registers", 2);  // ties with shared: binds
+  MetricSet m =
+      With(Harmless(), "launch__occupancy_limit_registers", 2);  // ties with shared: binds
   return With(m, "smsp__issue_active.avg.pct_of_peak_sustained_active", issue);
 }
 
@@ -87,7 +91,8 @@ TEST(RegisterSpillsToolTest, CaseCOccupancy) {
   EXPECT_EQ(out.severity, Severity::kHigh);
   EXPECT_NE(out.title.find("case C"), std::string::npos);
   EXPECT_FALSE(Check(*tool, CaseC(30)).triggered);
-  EXPECT_TRUE(Check(*tool, With(CaseC(30), "smsp__warps_eligible.avg.per_cycle_active", 0.5)).triggered);
+  EXPECT_TRUE(
+      Check(*tool, With(CaseC(30), "smsp__warps_eligible.avg.per_cycle_active", 0.5)).triggered);
   // Registers not the tightest limit: no case C.
   EXPECT_FALSE(Check(*tool, With(CaseC(), "launch__occupancy_limit_registers", 3)).triggered);
 }

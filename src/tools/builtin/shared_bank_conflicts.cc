@@ -38,19 +38,23 @@ class SharedBankConflictsTool : public ProfilingTool {
   std::string name() const override { return "shared_bank_conflicts"; }
   ToolSource source() const override { return ToolSource::kNcu; }
   std::string description() const override {
-    return "Shared-memory bank conflicts that stall warps (MIO throttle / short scoreboard), not hidden by other work";
+    return "Shared-memory bank conflicts that stall warps (MIO throttle / short scoreboard), not "
+           "hidden by other work";
   }
   std::vector<std::string> required_metrics() const override {
     return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(kNcuShortScoreboardStall), kMioThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"conflict_share", 10, "%", "bank conflicts above this share of shared-memory wavefronts (medium)"},
-            {"high_share", 30, "%", "at or above: high"},
-            {"critical_share", 60, "%", "at or above, with stalls at or above critical_stall: critical"},
-            {"stall", 10, "%",
-             "MIO-throttle or short-scoreboard stall at or above this: the conflicts cost time (below: "
-             "hidden, energy_bank_conflicts)"},
-            {"critical_stall", 30, "%", "stall needed for a critical finding"}};
+    return {
+        {"conflict_share", 10, "%",
+         "bank conflicts above this share of shared-memory wavefronts (medium)"},
+        {"high_share", 30, "%", "at or above: high"},
+        {"critical_share", 60, "%",
+         "at or above, with stalls at or above critical_stall: critical"},
+        {"stall", 10, "%",
+         "MIO-throttle or short-scoreboard stall at or above this: the conflicts cost time (below: "
+         "hidden, energy_bank_conflicts)"},
+        {"critical_stall", 30, "%", "stall needed for a critical finding"}};
   }
   // Conflicts hurt tiled GEMM/attention kernels (compute) as much as transposes (memory).
   std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
@@ -90,39 +94,53 @@ class SharedBankConflictsTool : public ProfilingTool {
     if (share <= trigger || stall < stall_t) return out;
 
     out.triggered = true;
-    const bool critical = share >= Threshold(c, "critical_share") && stall >= Threshold(c, "critical_stall");
-    out.severity = critical                               ? Severity::kCritical
+    const bool critical =
+        share >= Threshold(c, "critical_share") && stall >= Threshold(c, "critical_stall");
+    out.severity = critical                              ? Severity::kCritical
                    : share >= Threshold(c, "high_share") ? Severity::kHigh
-                                                          : Severity::kMedium;
+                                                         : Severity::kMedium;
     const std::string stall_name = mio >= sb ? "MIO-throttle" : "short-scoreboard";
-    // Average wavefronts per access: W / (W - C); 1 is conflict-free, 32 is one bank for the whole warp.
+    // Average wavefronts per access: W / (W - C); 1 is conflict-free, 32 is one bank for the whole
+    // warp.
     const double ways = wavefronts / std::max(wavefronts - conflicts, 1.0);
-    out.title = "Shared-memory bank conflicts stall warps: " + Pct(share) + " of wavefronts are replays";
+    out.title =
+        "Shared-memory bank conflicts stall warps: " + Pct(share) + " of wavefronts are replays";
     out.summary = FormatNumber(conflicts) + " bank conflicts over " + FormatNumber(wavefronts) +
-                  " shared-memory wavefronts" + store_note + ": " + Pct(share) + " replays (trigger above " +
-                  Pct(trigger) + "), " + FormatNumber(ways) + " wavefronts per access on average. Warps wait on "
-                  "shared memory: " + stall_name + " stalls at " + Pct(stall) + " of active-warp cycles (MIO throttle " +
-                  Pct(mio) + ", short scoreboard " + Pct(sb) + "; they cost time from " + Pct(stall_t) + ").";
+                  " shared-memory wavefronts" + store_note + ": " + Pct(share) +
+                  " replays (trigger above " + Pct(trigger) + "), " + FormatNumber(ways) +
+                  " wavefronts per access on average. Warps wait on "
+                  "shared memory: " +
+                  stall_name + " stalls at " + Pct(stall) +
+                  " of active-warp cycles (MIO throttle " + Pct(mio) + ", short scoreboard " +
+                  Pct(sb) + "; they cost time from " + Pct(stall_t) + ").";
     out.root_cause =
-        "Shared memory has 32 banks of 4 bytes; when threads of a warp access different words of the same "
-        "bank (a column of a row-major tile whose row is a multiple of 32 words, a stride-2 or stride-32 "
-        "index), the access is replayed once per extra word. The replays occupy the shared-memory pipe, "
+        "Shared memory has 32 banks of 4 bytes; when threads of a warp access different words of "
+        "the same "
+        "bank (a column of a row-major tile whose row is a multiple of 32 words, a stride-2 or "
+        "stride-32 "
+        "index), the access is replayed once per extra word. The replays occupy the shared-memory "
+        "pipe, "
         "and here warps wait for them instead of hiding them behind other work.";
     out.recommendations = {
-        {"Pad the tile's inner dimension by one 4-byte word (tile[32][33]) so a column walks through all 32 banks",
+        {"Pad the tile's inner dimension by one 4-byte word (tile[32][33]) so a column walks "
+         "through all 32 banks",
          "removes most of the " + Pct(share) + " replays; 1.1-1.5x on shared-memory-bound loops"},
-        {"XOR-swizzle the column index (col ^ row % 32, or CUTLASS/CuTe Swizzle<3,3,3> layouts for 16-byte "
+        {"XOR-swizzle the column index (col ^ row % 32, or CUTLASS/CuTe Swizzle<3,3,3> layouts for "
+         "16-byte "
          "vectors) when padding would break 16-byte alignment or waste shared memory",
          "conflict-free without extra shared memory; 1.1-1.5x"},
-        {"Transpose the access: store the tile so that the loop's inner index is threadIdx.x-contiguous in "
+        {"Transpose the access: store the tile so that the loop's inner index is "
+         "threadIdx.x-contiguous in "
          "shared memory (write transposed once, read conflict-free many times)",
          "1.1-1.3x when the same tile is read repeatedly"},
-        {"For tensor-core operands, load fragments with ldmatrix (ldmatrix.sync.aligned.x4) from a swizzled "
+        {"For tensor-core operands, load fragments with ldmatrix (ldmatrix.sync.aligned.x4) from a "
+         "swizzled "
          "tile instead of per-thread 32-bit loads",
          "4x fewer shared-load instructions and no conflicts; 1.2-2x on MMA loops"},
     };
     out.code_example =
-        "__shared__ float tile[32][32 + 1];            // +1 column: tile[k][ty] hits 32 distinct banks\n"
+        "__shared__ float tile[32][32 + 1];            // +1 column: tile[k][ty] hits 32 distinct "
+        "banks\n"
         "tile[threadIdx.y][threadIdx.x] = in[...];\n"
         "__syncthreads();\n"
         "float v = tile[threadIdx.x][threadIdx.y];     // column read, conflict-free\n"
@@ -133,6 +151,8 @@ class SharedBankConflictsTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool() { return std::make_unique<SharedBankConflictsTool>(); }
+std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool() {
+  return std::make_unique<SharedBankConflictsTool>();
+}
 
 }  // namespace kernelpro

@@ -13,12 +13,13 @@ constexpr const char* kMio = "smsp__warp_issue_stalled_mio_throttle_per_warp_act
 
 // 1000 shared-memory wavefronts (800 load, 200 store), `conflicts` of them load replays.
 MetricSet Shared(double conflicts, double short_scoreboard = 2, double mio = 20) {
-  return testing::MakeMetrics({{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", conflicts},
-                               {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0},
-                               {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 800},
-                               {kWavefrontsSt, 200},
-                               {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", short_scoreboard},
-                               {kMio, mio}});
+  return testing::MakeMetrics(
+      {{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", conflicts},
+       {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0},
+       {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 800},
+       {kWavefrontsSt, 200},
+       {"smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct", short_scoreboard},
+       {kMio, mio}});
 }
 
 TEST(SharedBankConflictsToolTest, ConflictsThatStallTrigger) {
@@ -51,20 +52,23 @@ TEST(SharedBankConflictsToolTest, BoundariesAndSeverity) {
   EXPECT_TRUE(testing::Run(*tool, Shared(400, 10, 0)).triggered);  // stall threshold is inclusive
   EXPECT_EQ(testing::Run(*tool, Shared(299)).severity, Severity::kMedium);
   EXPECT_EQ(testing::Run(*tool, Shared(300)).severity, Severity::kHigh);
-  EXPECT_EQ(testing::Run(*tool, Shared(600, 2, 29)).severity, Severity::kHigh);  // stalls too low for critical
+  EXPECT_EQ(testing::Run(*tool, Shared(600, 2, 29)).severity,
+            Severity::kHigh);  // stalls too low for critical
   EXPECT_EQ(testing::Run(*tool, Shared(600, 2, 30)).severity, Severity::kCritical);
 }
 
 TEST(SharedBankConflictsToolTest, StoreWavefrontsEstimatedWhenMissing) {
   auto tool = MakeSharedBankConflictsTool();
-  // 800 load wavefronts + (150 store instructions + 50 store conflicts) = 1000; 150 conflicts = 15 %.
+  // 800 load wavefronts + (150 store instructions + 50 store conflicts) = 1000; 150 conflicts = 15
+  // %.
   MetricSet m = testing::Without(Shared(100), kWavefrontsSt);
   m.Set("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 50);
   m.Set("smsp__sass_inst_executed_op_shared_st.sum", 150);
   ToolOutput out = testing::Run(*tool, m);
   ASSERT_TRUE(out.triggered) << out.summary;
   EXPECT_NE(out.title.find("15 %"), std::string::npos) << out.title;
-  EXPECT_NE(out.summary.find("estimated from shared-store instructions"), std::string::npos) << out.summary;
+  EXPECT_NE(out.summary.find("estimated from shared-store instructions"), std::string::npos)
+      << out.summary;
   // Neither store counter: loads only (100 of 800 = 12.5 %).
   ToolOutput loads = testing::Run(*tool, testing::Without(Shared(100), kWavefrontsSt));
   ASSERT_TRUE(loads.triggered);
@@ -84,7 +88,8 @@ TEST(SharedBankConflictsToolTest, MissingMetricSkipsAndOverride) {
   EXPECT_FALSE(testing::Run(*tool, Shared(400), c).triggered);
 }
 
-// The speed tool and energy_bank_conflicts never both fire on the same counters (default thresholds).
+// The speed tool and energy_bank_conflicts never both fire on the same counters (default
+// thresholds).
 TEST(SharedBankConflictsToolTest, ComplementsTheEnergyTool) {
   auto speed = MakeSharedBankConflictsTool();
   auto energy = MakeEnergyBankConflictsTool();
@@ -120,16 +125,22 @@ TEST(SharedBankConflictsToolTest, Fixtures) {
   auto cublas = testing::LoadFixture("h200", "p_cublas_bf16");
   ToolOutput b = RunTool(*tool, cublas.set, cublas.Context(Bottleneck::kCompute));
   EXPECT_FALSE(b.triggered) << b.summary;
-  for (auto [dir, name] : {std::pair{"h200", "k_naive_matmul"}, {"h200", "k_wmma"}, {"h200", "k_swish_vec"},
-                           {"h200-profile/profiles", "tril_matmul"}, {"h200-profile/profiles", "rms_norm"},
-                           {"h200-profile/profiles", "tiny_mlp"}, {"h200-profile/record", "cublas_tril"},
-                           {"h200-profile/record", "cp_async_copy"}, {"h200-profile/record", "wgmma_tile"}}) {
+  for (auto [dir, name] : {std::pair{"h200", "k_naive_matmul"},
+                           {"h200", "k_wmma"},
+                           {"h200", "k_swish_vec"},
+                           {"h200-profile/profiles", "tril_matmul"},
+                           {"h200-profile/profiles", "rms_norm"},
+                           {"h200-profile/profiles", "tiny_mlp"},
+                           {"h200-profile/record", "cublas_tril"},
+                           {"h200-profile/record", "cp_async_copy"},
+                           {"h200-profile/record", "wgmma_tile"}}) {
     auto f = testing::LoadFixture(dir, name);
     ToolOutput out = RunTool(*tool, f.set, f.Context());
     EXPECT_FALSE(out.triggered) << name << ": " << out.summary;
   }
   // The same linear_gelu counters with the MIO queue backed up: now the conflicts cost time.
-  MetricSet stalled = testing::With(gelu.set, "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct", 25);
+  MetricSet stalled =
+      testing::With(gelu.set, "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct", 25);
   ToolOutput s = RunTool(*tool, stalled, gelu.Context(Bottleneck::kMixed));
   ASSERT_TRUE(s.triggered);
   EXPECT_EQ(s.severity, Severity::kMedium);

@@ -24,8 +24,10 @@ class SyncCallsTool : public ProfilingTool {
     return {"timeline.sync_calls", "timeline.sync_time_us", "timeline.end_to_end_us"};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"harness_syncs", 1, "calls", "syncs the profiling worker itself makes per forward call"},
-            {"high_extra_syncs", 3, "calls", "this many syncs of the candidate's own or more is a high finding"}};
+    return {
+        {"harness_syncs", 1, "calls", "syncs the profiling worker itself makes per forward call"},
+        {"high_extra_syncs", 3, "calls",
+         "this many syncs of the candidate's own or more is a high finding"}};
   }
   std::vector<Bottleneck> bottlenecks() const override {
     return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
@@ -43,24 +45,29 @@ class SyncCallsTool : public ProfilingTool {
     out.triggered = true;
     out.severity = extra >= Threshold(c, "high_extra_syncs") ? Severity::kHigh : Severity::kMedium;
     out.title = FormatNumber(extra) + " host synchronisation(s) inside the forward call";
-    out.summary = "The forward call synchronises with the GPU " + FormatNumber(syncs) + " times (" +
-                  FormatNumber(extra) + " beyond the profiling worker's own), blocking the host for " +
-                  FormatQuantity(time, "us") + " of a " + FormatQuantity(e2e, "us") + " call in total.";
+    out.summary =
+        "The forward call synchronises with the GPU " + FormatNumber(syncs) + " times (" +
+        FormatNumber(extra) + " beyond the profiling worker's own), blocking the host for " +
+        FormatQuantity(time, "us") + " of a " + FormatQuantity(e2e, "us") + " call in total.";
     Observe(out, m, "timeline.sync_calls", "calls");
     ObserveValue(out, "syncs beyond the harness", extra, "calls");
     Observe(out, m, "timeline.sync_time_us", "us");
     Observe(out, m, "timeline.end_to_end_us", "us");
-    out.root_cause = "A synchronisation makes the host wait until the GPU drains its queue, so nothing is "
-                     "queued behind the running kernel: the next launch starts only after the host wakes up, "
-                     "and the launch latency is paid again in full after every sync.";
-    out.recommendations = {
-        {"Remove .item(), .cpu(), .tolist(), torch.cuda.synchronize() and cudaDeviceSynchronize() from the "
-         "forward; keep scalars as device tensors and decide on the GPU (torch.where, masks) instead of in "
-         "Python",
-         "removes a launch latency (several us) per sync, more when the host then launches many kernels"},
-        {"If a value must reach the host, copy it with non_blocking=True into pinned memory and read it after "
-         "the forward's launches are queued",
-         "keeps the GPU queue full while the copy completes"}};
+    out.root_cause =
+        "A synchronisation makes the host wait until the GPU drains its queue, so nothing is "
+        "queued behind the running kernel: the next launch starts only after the host wakes up, "
+        "and the launch latency is paid again in full after every sync.";
+    out.recommendations = {{"Remove .item(), .cpu(), .tolist(), torch.cuda.synchronize() and "
+                            "cudaDeviceSynchronize() from the "
+                            "forward; keep scalars as device tensors and decide on the GPU "
+                            "(torch.where, masks) instead of in "
+                            "Python",
+                            "removes a launch latency (several us) per sync, more when the host "
+                            "then launches many kernels"},
+                           {"If a value must reach the host, copy it with non_blocking=True into "
+                            "pinned memory and read it after "
+                            "the forward's launches are queued",
+                            "keeps the GPU queue full while the copy completes"}};
     out.code_example =
         "// before: if (norm.item<float>() > 1.f) x = x / norm;   (blocks the host)\n"
         "// after:  stays on the device, no sync\n"

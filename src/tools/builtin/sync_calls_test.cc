@@ -10,7 +10,8 @@ using testing::MakeMetrics;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -50,7 +51,8 @@ TEST(SyncCallsToolTest, MissingMetricSkips) {
 TEST(SyncCallsToolTest, ThresholdOverride) {
   auto tool = MakeSyncCallsTool();
   ToolContext context;
-  context.overrides["sync_calls"]["harness_syncs"] = 0;  // e.g. a profiler that syncs nothing itself
+  context.overrides["sync_calls"]["harness_syncs"] =
+      0;  // e.g. a profiler that syncs nothing itself
   ToolOutput out = Check(*tool, Timeline(1), context);
   EXPECT_TRUE(out.triggered);
   EXPECT_DOUBLE_EQ(out.thresholds.at(0).value, 0);

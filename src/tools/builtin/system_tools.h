@@ -12,11 +12,11 @@
 namespace kernelpro {
 
 // Timeline (ToolSource::kTimeline).
-std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool();     // launch_overhead
-std::unique_ptr<ProfilingTool> MakeKernelFusionTool();       // kernel_fusion
-std::unique_ptr<ProfilingTool> MakeSyncCallsTool();          // sync_calls
-std::unique_ptr<ProfilingTool> MakeMemcpyHotPathTool();      // memcpy_hot_path
-std::unique_ptr<ProfilingTool> MakeIdleGapsTool();           // idle_gaps
+std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool();  // launch_overhead
+std::unique_ptr<ProfilingTool> MakeKernelFusionTool();    // kernel_fusion
+std::unique_ptr<ProfilingTool> MakeSyncCallsTool();       // sync_calls
+std::unique_ptr<ProfilingTool> MakeMemcpyHotPathTool();   // memcpy_hot_path
+std::unique_ptr<ProfilingTool> MakeIdleGapsTool();        // idle_gaps
 
 // SASS (ToolSource::kSass).
 std::unique_ptr<ProfilingTool> MakeTensorCoreGenerationTool();  // tensor_core_generation

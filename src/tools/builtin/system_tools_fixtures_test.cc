@@ -1,13 +1,13 @@
 // Every system tool over every recorded H200 case: the expected findings fire and nothing an
 // expert would call a false alarm does.
+#include <gtest/gtest.h>
+
 #include <iostream>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "tools/builtin/system_tools.h"
-#include "tools/registry.h"
 #include "tools/builtin/system_tools_testing.h"
+#include "tools/registry.h"
 
 namespace kernelpro {
 namespace {
@@ -26,7 +26,8 @@ TEST(SystemToolsFixtureTest, OnlyExpectedFindingsFireOnRecordings) {
   const std::map<std::string, std::set<std::string>> expected = {
       {"p_many_launches", {"launch_overhead", "kernel_fusion"}},
       {"k_swish_scalar", {"fast_math_intrinsics"}},
-      {"swish", {"fast_math_intrinsics"}},  // the example candidate divides per element with IEEE x / y
+      {"swish",
+       {"fast_math_intrinsics"}},  // the example candidate divides per element with IEEE x / y
       {"k_wmma", {"tensor_core_generation"}},
       {"wgmma_tile", {"tensor_core_generation"}},
       {"cublas_tril", {"tensor_core_generation"}},
@@ -47,8 +48,8 @@ TEST(SystemToolsFixtureTest, OnlyExpectedFindingsFireOnRecordings) {
       auto run = testing::RunOnFixture(*tool, fixture);
       if (run.output.triggered) {
         fired.insert(tool->name());
-        std::cout << fixture.name << ": " << tool->name() << " [" << SeverityName(run.output.severity)
-                  << "] " << run.output.summary << "\n";
+        std::cout << fixture.name << ": " << tool->name() << " ["
+                  << SeverityName(run.output.severity) << "] " << run.output.summary << "\n";
       }
     }
     auto it = expected.find(fixture.name);

@@ -27,11 +27,12 @@ struct FixtureCase {
 // Every recording the tools are swept over.
 inline std::vector<FixtureCase> AllFixtureCases() {
   std::vector<FixtureCase> cases;
-  for (const char* name : {"k_naive_matmul", "k_strided_copy", "k_swish_scalar", "k_swish_vec", "k_wmma",
-                           "p_cublas_bf16", "p_many_launches"}) {
+  for (const char* name : {"k_naive_matmul", "k_strided_copy", "k_swish_scalar", "k_swish_vec",
+                           "k_wmma", "p_cublas_bf16", "p_many_launches"}) {
     cases.push_back({"h200", name});
   }
-  for (const char* name : {"linear_gelu", "rms_norm", "scaled_softmax", "swish", "tiny_mlp", "tril_matmul"}) {
+  for (const char* name :
+       {"linear_gelu", "rms_norm", "scaled_softmax", "swish", "tiny_mlp", "tril_matmul"}) {
     cases.push_back({"h200-profile/profiles", name});
   }
   for (const char* name : {"wgmma_tile", "cp_async_copy", "cublas_tril", "tril_matmul_reference"}) {
@@ -60,7 +61,8 @@ inline ThresholdOverrides CaseOverrides(const FixtureCase& fixture) {
 inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fixture,
                                std::optional<Bottleneck> bottleneck = std::nullopt) {
   FixtureRun run;
-  run.record = std::make_shared<Metrics>(CollectFromArtifacts(ArtifactsIn(FixtureDir(fixture.dir), fixture.name)));
+  run.record = std::make_shared<Metrics>(
+      CollectFromArtifacts(ArtifactsIn(FixtureDir(fixture.dir), fixture.name)));
   run.set = BuildMetricSet(*run.record);
   AnalysisOptions options;
   options.bottleneck = bottleneck;

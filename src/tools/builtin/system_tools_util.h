@@ -18,8 +18,10 @@ inline constexpr const char* kLongScoreboard =
     "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct";
 inline constexpr const char* kShortScoreboard =
     "smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct";
-inline constexpr const char* kMioThrottle = "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct";
-inline constexpr const char* kLgThrottle = "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct";
+inline constexpr const char* kMioThrottle =
+    "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct";
+inline constexpr const char* kLgThrottle =
+    "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct";
 inline constexpr const char* kBarrierStall = "smsp__warp_issue_stalled_barrier_per_warp_active.pct";
 inline constexpr const char* kLocalLdSectors = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum";
 inline constexpr const char* kLocalStSectors = "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum";
@@ -29,7 +31,8 @@ inline constexpr const char* kGlobalLdRequests = "l1tex__t_requests_pipe_lsu_mem
 inline constexpr const char* kGlobalStRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
 
 // Appends an observed metric, reading its unit from the set when `unit` is empty.
-inline void Observe(ToolOutput& out, const MetricSet& m, const std::string& name, std::string unit = "") {
+inline void Observe(ToolOutput& out, const MetricSet& m, const std::string& name,
+                    std::string unit = "") {
   if (!m.Has(name)) return;
   out.observed.push_back({name, m.Get(name), unit.empty() ? m.Unit(name) : std::move(unit)});
 }
@@ -42,7 +45,8 @@ inline std::string Percent(double share) { return FormatQuantity(share * 100.0, 
 
 // "0.115 uJ", "252 uJ", "5.88 mJ" from microjoules.
 inline std::string Energy(double microjoules) {
-  return microjoules >= 1000 ? FormatQuantity(microjoules / 1000, "mJ") : FormatQuantity(microjoules, "uJ");
+  return microjoules >= 1000 ? FormatQuantity(microjoules / 1000, "mJ")
+                             : FormatQuantity(microjoules, "uJ");
 }
 
 // "1.25x".

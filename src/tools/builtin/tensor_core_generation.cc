@@ -20,11 +20,13 @@ namespace {
 
 using system_tools::Observe;
 
-const char* const kSassNames[] = {"sass.tensor_wgmma", "sass.tensor_hmma", "sass.tensor_imma", "sass.tensor_dmma",
-                                  "sass.tensor_bmma",  "sass.calls_cublas", "sass.calls_cudnn"};
+const char* const kSassNames[] = {"sass.tensor_wgmma", "sass.tensor_hmma", "sass.tensor_imma",
+                                  "sass.tensor_dmma",  "sass.tensor_bmma", "sass.calls_cublas",
+                                  "sass.calls_cudnn"};
 
 bool HasSass(const MetricSet& m) {
-  return std::all_of(std::begin(kSassNames), std::end(kSassNames), [&](const char* n) { return m.Has(n); });
+  return std::all_of(std::begin(kSassNames), std::end(kSassNames),
+                     [&](const char* n) { return m.Has(n); });
 }
 
 // Kernels named by cuBLAS/cuBLASLt/CUTLASS/cuDNN: Hopper's nvjet_* and sm90_xmma_*, CUTLASS
@@ -43,63 +45,76 @@ class TensorCoreGenerationTool : public ProfilingTool {
   std::string name() const override { return "tensor_core_generation"; }
   ToolSource source() const override { return ToolSource::kSass; }
   std::string description() const override {
-    return "which tensor-core generation the compiled code uses (warpgroup MMA, HMMA, none, or a library)";
+    return "which tensor-core generation the compiled code uses (warpgroup MMA, HMMA, none, or a "
+           "library)";
   }
   // The SASS counts are the evidence; without them (a profile of the reference, or of code
   // kernelpro did not build) Analyze falls back to the library kernels ncu profiled, and reports
   // itself skipped when neither exists. So nothing is required up front.
   std::vector<std::string> required_metrics() const override { return {}; }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"warpgroup_sm_major", 9, "", "from this compute capability on, warpgroup MMA is the fast path"}};
+    return {{"warpgroup_sm_major", 9, "",
+             "from this compute capability on, warpgroup MMA is the fast path"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kCompute, Bottleneck::kMixed}; }
+  std::vector<Bottleneck> bottlenecks() const override {
+    return {Bottleneck::kCompute, Bottleneck::kMixed};
+  }
   int priority() const override { return 80; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
     if (!HasSass(m)) return FromNcuKernelNames(m, c, std::move(out));
     const double wgmma = m.Get("sass.tensor_wgmma"), hmma = m.Get("sass.tensor_hmma");
-    const double imma = m.Get("sass.tensor_imma"), dmma = m.Get("sass.tensor_dmma"), bmma = m.Get("sass.tensor_bmma");
+    const double imma = m.Get("sass.tensor_imma"), dmma = m.Get("sass.tensor_dmma"),
+                 bmma = m.Get("sass.tensor_bmma");
     const double cublas = m.Get("sass.calls_cublas"), cudnn = m.Get("sass.calls_cudnn");
     const double tc = wgmma + hmma + imma + dmma + bmma;
     const bool library = cublas + cudnn > 0;
     const bool hopper = c.sm_major > 0 && c.sm_major >= Threshold(c, "warpgroup_sm_major");
-    const bool compute_bound =
-        c.bottleneck && (*c.bottleneck == Bottleneck::kCompute || *c.bottleneck == Bottleneck::kMixed);
+    const bool compute_bound = c.bottleneck && (*c.bottleneck == Bottleneck::kCompute ||
+                                                *c.bottleneck == Bottleneck::kMixed);
     if (tc <= 0 && !library && !compute_bound) return out;
 
     out.triggered = true;
-    for (const char* name : {"sass.tensor_wgmma", "sass.tensor_hmma", "sass.tensor_imma", "sass.tensor_dmma",
-                             "sass.tensor_bmma"}) {
+    for (const char* name : {"sass.tensor_wgmma", "sass.tensor_hmma", "sass.tensor_imma",
+                             "sass.tensor_dmma", "sass.tensor_bmma"}) {
       Observe(out, m, name, "instructions");
     }
     Observe(out, m, "sass.calls_cublas", "symbols");
     Observe(out, m, "sass.calls_cudnn", "symbols");
     Observe(out, m, "sass.instructions", "instructions");
-    const std::string mix = "WGMMA " + FormatNumber(wgmma) + ", HMMA " + FormatNumber(hmma) + ", IMMA " +
-                            FormatNumber(imma) + ", DMMA " + FormatNumber(dmma) + ", BMMA " + FormatNumber(bmma);
+    const std::string mix = "WGMMA " + FormatNumber(wgmma) + ", HMMA " + FormatNumber(hmma) +
+                            ", IMMA " + FormatNumber(imma) + ", DMMA " + FormatNumber(dmma) +
+                            ", BMMA " + FormatNumber(bmma);
     const std::string arch = c.arch.empty() ? "this GPU" : c.arch;
 
     if (tc <= 0 && library) {
-      // cuBLAS/cuDNN choose their own kernels; the question is whether the call lets them use tensor cores.
+      // cuBLAS/cuDNN choose their own kernels; the question is whether the call lets them use
+      // tensor cores.
       bool fp32_gemm = false;
       if (c.metrics != nullptr && c.metrics->sass) {
         for (const std::string& call : c.metrics->sass->library_calls) {
-          if (call.rfind("cublasSgemm", 0) == 0 || call.rfind("cublasSgemv", 0) == 0) fp32_gemm = true;
+          if (call.rfind("cublasSgemm", 0) == 0 || call.rfind("cublasSgemv", 0) == 0)
+            fp32_gemm = true;
         }
       }
       out.severity = fp32_gemm ? Severity::kMedium : Severity::kLow;
-      out.title = "Tensor cores come from a library call (" + FormatNumber(cublas + cudnn) + " cuBLAS/cuDNN symbols)";
-      out.summary = "The candidate's own SASS has no tensor-core instructions (" + mix + "), but it calls " +
-                    FormatNumber(cublas) + " cuBLAS and " + FormatNumber(cudnn) +
+      out.title = "Tensor cores come from a library call (" + FormatNumber(cublas + cudnn) +
+                  " cuBLAS/cuDNN symbols)";
+      out.summary = "The candidate's own SASS has no tensor-core instructions (" + mix +
+                    "), but it calls " + FormatNumber(cublas) + " cuBLAS and " +
+                    FormatNumber(cudnn) +
                     " cuDNN functions, which select tensor-core kernels at run time" +
                     (fp32_gemm ? "; an fp32 SGEMM only does so when TF32 math is allowed." : ".");
-      out.root_cause = "The matrix work is delegated to a library, so the tensor-core generation is the "
-                       "library's choice; it depends on the data type and math mode passed in.";
+      out.root_cause =
+          "The matrix work is delegated to a library, so the tensor-core generation is the "
+          "library's choice; it depends on the data type and math mode passed in.";
       if (fp32_gemm) {
         out.recommendations.push_back(
-            {"Allow TF32 for the fp32 GEMM (cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) or "
-             "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32) if the tolerance permits, or pass bf16/fp16 "
+            {"Allow TF32 for the fp32 GEMM (cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) "
+             "or "
+             "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32) if the tolerance permits, or pass "
+             "bf16/fp16 "
              "operands",
              "several x on the GEMM: fp32 SGEMM runs on CUDA cores"});
       }
@@ -113,16 +128,21 @@ class TensorCoreGenerationTool : public ProfilingTool {
     if (tc <= 0) {
       out.severity = Severity::kHigh;
       out.title = "No tensor-core instructions in a compute-bound kernel";
-      out.summary = "The kernel is compute-bound but its SASS has no tensor-core instructions (" + mix +
-                    ") and it calls no library: all arithmetic runs on CUDA cores.";
-      out.root_cause = "Matrix products written as scalar loops compile to FFMA on CUDA cores, which offer a "
-                       "small fraction of the tensor cores' throughput on " + arch + ".";
+      out.summary = "The kernel is compute-bound but its SASS has no tensor-core instructions (" +
+                    mix + ") and it calls no library: all arithmetic runs on CUDA cores.";
+      out.root_cause =
+          "Matrix products written as scalar loops compile to FFMA on CUDA cores, which offer a "
+          "small fraction of the tensor cores' throughput on " +
+          arch + ".";
       out.recommendations = {
-          {std::string("If the work is a matrix product or convolution, compute it on tensor cores: ") +
-               (hopper ? "warpgroup MMA (wgmma via CUTLASS/CuTe SM90 atoms)" : "mma.sync / WMMA fragments") +
+          {std::string(
+               "If the work is a matrix product or convolution, compute it on tensor cores: ") +
+               (hopper ? "warpgroup MMA (wgmma via CUTLASS/CuTe SM90 atoms)"
+                       : "mma.sync / WMMA fragments") +
                " in bf16/fp16/tf32, or call cuBLAS/CUTLASS",
            "several x for GEMM-like kernels"},
-          {"If fp32 accuracy is needed, use TF32 tensor-core math or split-precision (3xTF32) instead of FFMA",
+          {"If fp32 accuracy is needed, use TF32 tensor-core math or split-precision (3xTF32) "
+           "instead of FFMA",
            "2-4x over CUDA-core fp32"}};
       return out;
     }
@@ -134,12 +154,16 @@ class TensorCoreGenerationTool : public ProfilingTool {
       out.severity = Severity::kHigh;
       out.title = "Warp-level MMA (HMMA/IMMA) on " + arch + ": switch to warpgroup MMA";
       out.summary = "The SASS uses warp-level tensor-core instructions (" + mix +
-                    ") and no warpgroup MMA; on Hopper warp-level MMA tops out near 63 % of the tensor cores' peak.";
-      out.root_cause = "mma.sync / WMMA compile to HMMA or IMMA, the Ampere-generation instructions. Hopper's full "
-                       "tensor-core rate needs wgmma.mma_async, issued by a warpgroup of 4 warps with "
-                       "operands in shared memory, overlapped with TMA loads.";
+                    ") and no warpgroup MMA; on Hopper warp-level MMA tops out near 63 % of the "
+                    "tensor cores' peak.";
+      out.root_cause =
+          "mma.sync / WMMA compile to HMMA or IMMA, the Ampere-generation instructions. Hopper's "
+          "full "
+          "tensor-core rate needs wgmma.mma_async, issued by a warpgroup of 4 warps with "
+          "operands in shared memory, overlapped with TMA loads.";
       out.recommendations = {
-          {"Rewrite the main loop with warpgroup MMA: CuTe SM90 GMMA atoms (e.g. SM90_64x128x16_F32BF16BF16_SS) "
+          {"Rewrite the main loop with warpgroup MMA: CuTe SM90 GMMA atoms (e.g. "
+           "SM90_64x128x16_F32BF16BF16_SS) "
            "or a CUTLASS 3 sm90 GEMM, with shared-memory tiles in the GMMA swizzled layouts",
            "1.3-1.5x on the GEMM part"},
           {"Feed the tiles with TMA (cp.async.bulk.tensor) in a multi-stage mbarrier pipeline",
@@ -156,17 +180,22 @@ class TensorCoreGenerationTool : public ProfilingTool {
 
     // The generation matches the architecture: report it, no switch to recommend.
     out.severity = Severity::kLow;
-    std::string generation = wgmma > 0 ? "warpgroup MMA" : hmma > 0 ? "warp-level HMMA" : imma > 0 ? "IMMA"
-                             : dmma > 0                        ? "DMMA"
-                                                               : "BMMA";
+    std::string generation = wgmma > 0  ? "warpgroup MMA"
+                             : hmma > 0 ? "warp-level HMMA"
+                             : imma > 0 ? "IMMA"
+                             : dmma > 0 ? "DMMA"
+                                        : "BMMA";
     out.title = "Tensor cores in use: " + generation + " (" + FormatNumber(tc) + " instructions)";
-    out.summary = "The SASS emits " + FormatNumber(tc) + " tensor-core instructions (" + mix + "), " +
-                  (wgmma > 0 && hopper ? "the generation that reaches Hopper's full tensor-core rate."
-                                       : "the right generation for " + arch + ".");
+    out.summary =
+        "The SASS emits " + FormatNumber(tc) + " tensor-core instructions (" + mix + "), " +
+        (wgmma > 0 && hopper ? "the generation that reaches Hopper's full tensor-core rate."
+                             : "the right generation for " + arch + ".");
     out.root_cause = "Tensor cores are used with the instruction generation " + arch +
-                     " supports best; remaining gains come from keeping them fed, not from the instruction choice.";
+                     " supports best; remaining gains come from keeping them fed, not from the "
+                     "instruction choice.";
     out.recommendations = {
-        {"Keep this instruction path; if the tensor pipe is not busy, deepen the load pipeline (more stages, "
+        {"Keep this instruction path; if the tensor pipe is not busy, deepen the load pipeline "
+         "(more stages, "
          "TMA on Hopper) and overlap the epilogue with the next tile's MMAs",
          "depends on the tensor-pipe utilisation; no instruction change needed"}};
     return out;
@@ -186,7 +215,9 @@ class TensorCoreGenerationTool : public ProfilingTool {
     }
     if (library.empty()) {
       out.skipped = true;
-      out.skip_reason = "no SASS of the candidate (sass.tensor_*) and no library GEMM kernel among the profiled launches";
+      out.skip_reason =
+          "no SASS of the candidate (sass.tensor_*) and no library GEMM kernel among the profiled "
+          "launches";
       return out;
     }
     out.triggered = true;
@@ -200,36 +231,44 @@ class TensorCoreGenerationTool : public ProfilingTool {
       out.severity = Severity::kMedium;
       out.title = "Library GEMM on CUDA cores (" + library.front().substr(0, 48) + ")";
       out.summary = "ncu profiled library GEMM kernels that leave the tensor cores idle" +
-                    (m.Has(pipe) ? " (tensor pipe " + FormatQuantity(m.Get(pipe), "%") + ")" : std::string()) +
+                    (m.Has(pipe) ? " (tensor pipe " + FormatQuantity(m.Get(pipe), "%") + ")"
+                                 : std::string()) +
                     ": an fp32 GEMM without TF32 runs on CUDA cores.";
-      out.root_cause = "cuBLAS only uses tensor cores for fp32 data when TF32 math is allowed; otherwise it picks a "
-                       "SIMT kernel, bounded by the CUDA cores' fp32 rate.";
+      out.root_cause =
+          "cuBLAS only uses tensor cores for fp32 data when TF32 math is allowed; otherwise it "
+          "picks a "
+          "SIMT kernel, bounded by the CUDA cores' fp32 rate.";
       out.recommendations = {
           {"If the tolerance allows, let the GEMM use TF32 (torch.backends.cuda.matmul.allow_tf32, "
            "CUBLAS_COMPUTE_32F_FAST_TF32) or bf16/fp16 operands with fp32 accumulation",
            "several x on the GEMM"},
-          {"If exact fp32 is required, exploit structure the library cannot see (e.g. skip known-zero blocks) "
+          {"If exact fp32 is required, exploit structure the library cannot see (e.g. skip "
+           "known-zero blocks) "
            "or use split-precision 3xTF32 on tensor cores",
            "up to 2-6x depending on the structure"}};
       return out;
     }
     out.severity = Severity::kLow;
-    out.title = "Tensor cores come from library kernels (" + FormatNumber(library.size()) + " profiled: " +
-                library.front().substr(0, 48) + ")";
-    out.summary = "There is no SASS of the candidate's own code, but ncu profiled library GEMM kernels" +
-                  (m.Has(pipe) ? " with the tensor pipe busy " + FormatQuantity(m.Get(pipe), "%") + " of the time"
-                               : std::string()) +
-                  ": the library chose a tensor-core kernel for the data type it was given.";
+    out.title = "Tensor cores come from library kernels (" + FormatNumber(library.size()) +
+                " profiled: " + library.front().substr(0, 48) + ")";
+    out.summary =
+        "There is no SASS of the candidate's own code, but ncu profiled library GEMM kernels" +
+        (m.Has(pipe)
+             ? " with the tensor pipe busy " + FormatQuantity(m.Get(pipe), "%") + " of the time"
+             : std::string()) +
+        ": the library chose a tensor-core kernel for the data type it was given.";
     out.root_cause = "The matrix work runs in cuBLAS/CUTLASS kernels" +
                      std::string(c.sm_major >= Threshold(c, "warpgroup_sm_major")
                                      ? " (on Hopper, nvjet/sm90 kernels use warpgroup MMA)"
                                      : "") +
                      "; the instruction generation is the library's choice.";
     out.recommendations = {
-        {"Keep the library GEMM; fuse the elementwise work around it into its epilogue (cublasLt epilogues, "
+        {"Keep the library GEMM; fuse the elementwise work around it into its epilogue (cublasLt "
+         "epilogues, "
          "CUTLASS epilogue visitors) instead of separate kernels",
          "saves the extra passes over the GEMM's output"},
-        {"If the tensor pipe is far from busy, check the shapes: pad M/N/K to multiples of 16 (64 on Hopper) and "
+        {"If the tensor pipe is far from busy, check the shapes: pad M/N/K to multiples of 16 (64 "
+         "on Hopper) and "
          "keep operands contiguous so the library can pick its fastest tile",
          "up to the gap between the measured and the peak tensor-pipe utilisation"}};
     return out;

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "profile/collect.h"
-#include "tools/metric_set.h"
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
+#include "tools/metric_set.h"
 
 namespace kernelpro {
 namespace {
@@ -14,7 +14,8 @@ using testing::With;
 using testing::Without;
 
 // testing::Run under a name gtest's Test::Run does not hide.
-ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context = {}) {
+ToolOutput Check(const ProfilingTool& tool, const MetricSet& metrics,
+                 const ToolContext& context = {}) {
   return testing::Run(tool, metrics, context);
 }
 
@@ -80,8 +81,8 @@ TEST(TensorCoreGenerationToolTest, MissingMetricSkips) {
 
 TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellThePath) {
   // torch's bf16 matmul on the H200: only ncu saw it (cuBLAS's nvjet warpgroup-MMA kernels).
-  Metrics metrics = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200",
-                                                     "p_cublas_bf16"));
+  Metrics metrics = CollectFromArtifacts(
+      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "p_cublas_bf16"));
   MetricSet set = BuildMetricSet(metrics);
   ToolContext context = ContextFor(Bottleneck::kCompute, 9);
   context.metrics = &metrics;
@@ -93,8 +94,9 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(out.title.find("nvjet_sm90"), std::string::npos) << out.title;
   EXPECT_NE(out.root_cause.find("warpgroup MMA"), std::string::npos) << out.root_cause;
   // cuBLAS's fp32 SGEMM (the tril_matmul reference) is a SIMT kernel: CUDA cores, not tensor cores.
-  Metrics sgemm = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
-                                                   "tril_matmul_reference"));
+  Metrics sgemm = CollectFromArtifacts(
+      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
+                  "tril_matmul_reference"));
   context.metrics = &sgemm;
   ToolOutput simt = Check(*tool, BuildMetricSet(sgemm), context);
   ASSERT_TRUE(simt.triggered);
@@ -102,8 +104,8 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(simt.title.find("Library GEMM on CUDA cores"), std::string::npos) << simt.title;
   EXPECT_NE(simt.recommendations.at(0).action.find("TF32"), std::string::npos);
   // A profile with no library kernel and no SASS says nothing rather than guessing.
-  Metrics plain = CollectFromArtifacts(ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200",
-                                                   "k_swish_vec"));
+  Metrics plain = CollectFromArtifacts(
+      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "k_swish_vec"));
   plain.sass.reset();
   context.metrics = &plain;
   EXPECT_TRUE(Check(*tool, BuildMetricSet(plain), context).skipped);
@@ -112,7 +114,8 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
 TEST(TensorCoreGenerationToolTest, ThresholdOverride) {
   auto tool = MakeTensorCoreGenerationTool();
   ToolContext context = ContextFor(std::nullopt, 9);
-  context.overrides["tensor_core_generation"]["warpgroup_sm_major"] = 10;  // treat sm_90 as pre-warpgroup
+  context.overrides["tensor_core_generation"]["warpgroup_sm_major"] =
+      10;  // treat sm_90 as pre-warpgroup
   EXPECT_EQ(Check(*tool, Sass(0, 16), context).severity, Severity::kLow);
 }
 

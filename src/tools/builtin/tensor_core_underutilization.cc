@@ -28,15 +28,19 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
     return "Compute-heavy kernel whose tensor pipe is idle or barely used";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuTensorPipePct), std::string(kNcuSmThroughputPct), std::string(kNcuMemoryThroughputPct)};
+    return {std::string(kNcuTensorPipePct), std::string(kNcuSmThroughputPct),
+            std::string(kNcuMemoryThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"low", 10, "%", "tensor-pipe utilisation below this is critical (tensor cores unused)"},
-            {"moderate", 50, "%", "below this (and at or above low) is a medium finding"},
-            {"min_flop_per_byte", 8, "FLOP/byte",
-             "FP32 FLOP per DRAM byte below this means no matrix-like work (tool stays quiet)"}};
+    return {
+        {"low", 10, "%", "tensor-pipe utilisation below this is critical (tensor cores unused)"},
+        {"moderate", 50, "%", "below this (and at or above low) is a medium finding"},
+        {"min_flop_per_byte", 8, "FLOP/byte",
+         "FP32 FLOP per DRAM byte below this means no matrix-like work (tool stays quiet)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kCompute, Bottleneck::kMixed}; }
+  std::vector<Bottleneck> bottlenecks() const override {
+    return {Bottleneck::kCompute, Bottleneck::kMixed};
+  }
   int priority() const override { return 85; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -47,7 +51,8 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
     out.observed = {{std::string(kNcuTensorPipePct), util, "%"},
                     {std::string(kNcuSmThroughputPct), sm, "%"},
                     {std::string(kNcuMemoryThroughputPct), mem, "%"}};
-    if (!ncu_tools::ComputeHeavy(m, c)) return out;  // memory/latency kernels: not this tool's business
+    if (!ncu_tools::ComputeHeavy(m, c))
+      return out;  // memory/latency kernels: not this tool's business
     // Matrix-like work: FP32 FLOP per DRAM byte, when both are known.
     std::optional<double> intensity;
     if (m.Has(kFfma) && m.Has(kNcuDramBytesRead) && m.Has(kNcuDramBytesWrite)) {
@@ -56,8 +61,8 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
       if (bytes > 0) intensity = flop / bytes;
     }
     if (intensity) out.observed.push_back({"fp32_flop_per_dram_byte", *intensity, "FLOP/byte"});
-    const double mma = m.Get("sass.tensor_hmma") + m.Get("sass.tensor_wgmma") + m.Get("sass.tensor_imma") +
-                       m.Get("sass.tensor_dmma");
+    const double mma = m.Get("sass.tensor_hmma") + m.Get("sass.tensor_wgmma") +
+                       m.Get("sass.tensor_imma") + m.Get("sass.tensor_dmma");
     const bool has_mma = mma > 0;
     // FP32 intensity says nothing about a kernel whose math already runs as MMA.
     if (!has_mma && intensity && *intensity < Threshold(c, "min_flop_per_byte")) return out;
@@ -70,38 +75,50 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
     if (has_mma) out.observed.push_back({"sass.tensor_mma_instructions", mma, "instructions"});
     if (has_mma) {
       out.title = "Tensor cores are used but mostly idle (" + Pct(util) + " busy)";
-      out.summary = "The kernel issues MMA instructions, yet the tensor pipe is busy only " + Pct(util) +
-                    " of the time (moderate line " + Pct(moderate) + "); SM throughput " + Pct(sm) +
-                    ", memory throughput " + Pct(mem) + ".";
+      out.summary = "The kernel issues MMA instructions, yet the tensor pipe is busy only " +
+                    Pct(util) + " of the time (moderate line " + Pct(moderate) +
+                    "); SM throughput " + Pct(sm) + ", memory throughput " + Pct(mem) + ".";
       out.root_cause =
-          "The tensor cores wait for operands: tiles are loaded from global memory or shared memory too "
-          "slowly (no multi-stage pipelining, narrow loads, bank conflicts), so each MMA is separated by "
+          "The tensor cores wait for operands: tiles are loaded from global memory or shared "
+          "memory too "
+          "slowly (no multi-stage pipelining, narrow loads, bank conflicts), so each MMA is "
+          "separated by "
           "long data-movement phases.";
       out.recommendations = {
-          {"Stage A/B tiles through shared memory with a multi-stage cp.async (or TMA on Hopper) pipeline "
+          {"Stage A/B tiles through shared memory with a multi-stage cp.async (or TMA on Hopper) "
+           "pipeline "
            "so MMAs never wait for loads",
            "1.5-3x"},
-          {"Enlarge the per-warp tile (more MMAs per loaded byte) and load fragments with ldmatrix", "1.2-2x"},
+          {"Enlarge the per-warp tile (more MMAs per loaded byte) and load fragments with ldmatrix",
+           "1.2-2x"},
       };
       if (hopper && m.Get("sass.tensor_wgmma") == 0) {
-        out.recommendations.push_back({"On Hopper, move from warp-level mma.sync/WMMA to warpgroup MMA "
-                                       "(wgmma.mma_async), which HMMA cannot match in peak throughput",
-                                       "up to 1.5x of the tensor peak"});
+        out.recommendations.push_back(
+            {"On Hopper, move from warp-level mma.sync/WMMA to warpgroup MMA "
+             "(wgmma.mma_async), which HMMA cannot match in peak throughput",
+             "up to 1.5x of the tensor peak"});
       }
     } else {
-      out.title = util < low ? "Tensor cores unused by a compute-heavy kernel" : "Tensor cores underused";
-      out.summary = "Tensor-pipe utilisation is " + Pct(util) + " (critical below " + Pct(low) + ", medium below " +
-                    Pct(moderate) + ") while SM throughput is " + Pct(sm) + ": the arithmetic runs on the "
+      out.title =
+          util < low ? "Tensor cores unused by a compute-heavy kernel" : "Tensor cores underused";
+      out.summary = "Tensor-pipe utilisation is " + Pct(util) + " (critical below " + Pct(low) +
+                    ", medium below " + Pct(moderate) + ") while SM throughput is " + Pct(sm) +
+                    ": the arithmetic runs on the "
                     "FP32 CUDA cores.";
-      if (intensity) out.summary += " The kernel does " + FormatNumber(*intensity) + " FP32 FLOP per DRAM byte.";
+      if (intensity)
+        out.summary += " The kernel does " + FormatNumber(*intensity) + " FP32 FLOP per DRAM byte.";
       out.root_cause =
-          "Matrix-multiply-like arithmetic is done with scalar FFMA on CUDA cores. Tensor cores deliver "
-          "far higher throughput (on H100/H200 roughly 15x the FP32 CUDA-core rate in BF16), and the "
+          "Matrix-multiply-like arithmetic is done with scalar FFMA on CUDA cores. Tensor cores "
+          "deliver "
+          "far higher throughput (on H100/H200 roughly 15x the FP32 CUDA-core rate in BF16), and "
+          "the "
           "kernel leaves them idle.";
       out.recommendations = {
-          {"Call cuBLAS/cuBLASLt (or a CUTLASS GEMM) for the matrix product and fuse the rest as an epilogue",
+          {"Call cuBLAS/cuBLASLt (or a CUTLASS GEMM) for the matrix product and fuse the rest as "
+           "an epilogue",
            "5-20x on the GEMM part"},
-          {hopper ? "If writing the kernel by hand, use warpgroup MMA (wgmma.mma_async) with TMA-loaded "
+          {hopper ? "If writing the kernel by hand, use warpgroup MMA (wgmma.mma_async) with "
+                    "TMA-loaded "
                     "shared-memory tiles on Hopper; mma.sync/WMMA otherwise"
                   : "If writing the kernel by hand, use WMMA or mma.sync on shared-memory tiles",
            "5-15x"},

@@ -7,7 +7,8 @@
 namespace kernelpro {
 namespace {
 
-const std::string kTensor = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+const std::string kTensor =
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 const std::string kSm = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 const std::string kMem = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 
@@ -41,9 +42,12 @@ TEST(TensorCoreUnderutilizationToolTest, QuietOnMemoryKernelsAndLowIntensity) {
   EXPECT_FALSE(testing::Run(*tool, Tc(0, 20, 70)).triggered);  // no class: memory leads
   EXPECT_TRUE(testing::Run(*tool, Tc(0, 70, 20)).triggered);   // no class: compute leads
   // An elementwise kernel: 2 FLOP per DRAM byte, nothing to put on tensor cores.
-  MetricSet ew = testing::MakeMetrics({{kTensor, 0}, {kSm, 70}, {kMem, 20},
+  MetricSet ew = testing::MakeMetrics({{kTensor, 0},
+                                       {kSm, 70},
+                                       {kMem, 20},
                                        {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6},
-                                       {"dram__bytes_read.sum", 5e5}, {"dram__bytes_write.sum", 5e5}});
+                                       {"dram__bytes_read.sum", 5e5},
+                                       {"dram__bytes_write.sum", 5e5}});
   EXPECT_FALSE(testing::Run(*tool, ew).triggered);
 }
 

@@ -8,11 +8,12 @@ namespace kernelpro {
 namespace {
 
 MetricSet Mem(double sectors_per_request, double dram = 44) {
-  return testing::MakeMetrics({{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1000 * sectors_per_request},
-                               {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1000},
-                               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", dram},
-                               {"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram},
-                               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30}});
+  return testing::MakeMetrics(
+      {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1000 * sectors_per_request},
+       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1000},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", dram},
+       {"dram__throughput.avg.pct_of_peak_sustained_elapsed", dram},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30}});
 }
 
 TEST(VectorizationToolTest, ScalarAccessTriggers) {
@@ -25,7 +26,8 @@ TEST(VectorizationToolTest, ScalarAccessTriggers) {
   EXPECT_NE(out.code_example.find("float4"), std::string::npos);
   EXPECT_FALSE(testing::Run(*tool, Mem(16), c).triggered);
   // SASS evidence beats the sector heuristic.
-  MetricSet sass = testing::With(testing::With(Mem(4), "sass.global_load_32", 1), "sass.global_load_128", 1);
+  MetricSet sass =
+      testing::With(testing::With(Mem(4), "sass.global_load_32", 1), "sass.global_load_128", 1);
   EXPECT_FALSE(testing::Run(*tool, sass, c).triggered);
 }
 
@@ -41,7 +43,9 @@ TEST(VectorizationToolTest, BoundariesAndSeverity) {
 
 TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeVectorizationTool();
-  EXPECT_TRUE(testing::Run(*tool, testing::Without(Mem(4), "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")).skipped);
+  EXPECT_TRUE(testing::Run(*tool, testing::Without(
+                                      Mem(4), "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"))
+                  .skipped);
   ToolContext c = testing::ContextFor(Bottleneck::kMemory);
   c.overrides["vectorization"]["max_narrow_sectors"] = 3;
   EXPECT_FALSE(testing::Run(*tool, Mem(4), c).triggered);
@@ -58,8 +62,10 @@ TEST(VectorizationToolTest, Fixtures) {
   }
   auto vec = testing::LoadFixture("h200", "k_swish_vec");
   EXPECT_FALSE(RunTool(*tool, vec.set, vec.Context(Bottleneck::kMemory)).triggered);
-  for (auto [dir, name] : {std::pair{"h200-profile/profiles", "swish"}, {"h200-profile/profiles", "rms_norm"},
-                           {"h200-profile/profiles", "scaled_softmax"}, {"h200-profile/record", "cp_async_copy"},
+  for (auto [dir, name] : {std::pair{"h200-profile/profiles", "swish"},
+                           {"h200-profile/profiles", "rms_norm"},
+                           {"h200-profile/profiles", "scaled_softmax"},
+                           {"h200-profile/record", "cp_async_copy"},
                            {"h200", "p_many_launches"}}) {
     auto f = testing::LoadFixture(dir, name);
     ToolOutput out = RunTool(*tool, f.set, f.Context(Bottleneck::kMemory));

@@ -52,18 +52,21 @@ struct Advice {
   std::string code_example;
 };
 
-Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth_saturated, bool streaming) {
+Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth_saturated,
+                 bool streaming) {
   Advice a;
   const bool hopper = c.sm_major >= 9;
   if (reason == "long_scoreboard" && bandwidth_saturated) {
     a.title = "Warps wait on global memory, and memory bandwidth is already nearly saturated";
     a.root_cause =
-        "Long-scoreboard stalls (the Hopper form of the memory-dependency stall) mean warps wait for "
+        "Long-scoreboard stalls (the Hopper form of the memory-dependency stall) mean warps wait "
+        "for "
         "global/local memory results. Here the memory system is already close to its peak, so the "
         "wait is the cost of moving the bytes, not latency left unhidden: prefetching or more "
         "occupancy will not help much.";
     a.recommendations = {
-        {"Move fewer bytes: fuse this kernel with its producer or consumer so intermediates stay on "
+        {"Move fewer bytes: fuse this kernel with its producer or consumer so intermediates stay "
+         "on "
          "chip, and read each input once",
          "proportional to the bytes removed"},
         {"Store inputs or intermediates in a narrower type (bf16/fp16/fp8) where accuracy allows",
@@ -76,16 +79,21 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
     // shared-memory tiling to capture; the fix is more bytes in flight per thread.
     a.title = "Warps wait on streamed global loads: too few bytes in flight";
     a.root_cause =
-        "Long-scoreboard stalls (the Hopper equivalent of the paper's memory-dependency stall) on a "
-        "kernel that reads each byte about once: there is no reuse to cache, and each warp waits for "
+        "Long-scoreboard stalls (the Hopper equivalent of the paper's memory-dependency stall) on "
+        "a "
+        "kernel that reads each byte about once: there is no reuse to cache, and each warp waits "
+        "for "
         "one load at a time, so DRAM latency is exposed instead of overlapped.";
     a.recommendations = {
-        {"Keep several independent 16-byte loads in flight per thread: float4 loads, unrolled 2-4 times "
+        {"Keep several independent 16-byte loads in flight per thread: float4 loads, unrolled 2-4 "
+         "times "
          "(or a grid-stride loop that issues all loads before the first use)",
          "1.2-1.6x, toward the DRAM bandwidth bound"},
-        {"Launch enough blocks to fill every SM several times over (at least 2 waves) so other warps cover the wait",
+        {"Launch enough blocks to fill every SM several times over (at least 2 waves) so other "
+         "warps cover the wait",
          "up to 1.3x when the grid is small"},
-        {"Move fewer bytes: fuse with the producer or consumer kernel, or use a narrower type where accuracy allows",
+        {"Move fewer bytes: fuse with the producer or consumer kernel, or use a narrower type "
+         "where accuracy allows",
          "proportional to the bytes removed"},
     };
     a.code_example =
@@ -100,17 +108,21 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   if (reason == "long_scoreboard") {
     a.title = "Warps mostly wait on global-memory loads (long scoreboard)";
     a.root_cause =
-        "Long-scoreboard stalls (the Hopper equivalent of the paper's memory-dependency stall) mean "
+        "Long-scoreboard stalls (the Hopper equivalent of the paper's memory-dependency stall) "
+        "mean "
         "an instruction needs the result of a global or local memory access that has not arrived. "
         "Global-memory latency (hundreds of cycles) is not hidden by other work.";
     a.recommendations = {
-        {"Stage reused data in shared memory (tiling) so each global value is loaded once per block",
+        {"Stage reused data in shared memory (tiling) so each global value is loaded once per "
+         "block",
          "1.5-3x when data is reused across threads"},
         {std::string("Prefetch the next tile while computing the current one: ") +
-             (hopper ? "TMA (cp.async.bulk) with an mbarrier on Hopper, or cp.async double buffering"
-                     : "cp.async double buffering"),
+             (hopper
+                  ? "TMA (cp.async.bulk) with an mbarrier on Hopper, or cp.async double buffering"
+                  : "cp.async double buffering"),
          "1.2-2x by overlapping loads with compute"},
-        {"Issue wider, independent loads: float4 vector loads and several loads in flight per thread "
+        {"Issue wider, independent loads: float4 vector loads and several loads in flight per "
+         "thread "
          "(unroll) before the first use",
          "1.2-1.5x"},
         {"If the loads come from register spills (local memory), reduce register pressure",
@@ -127,7 +139,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   if (reason == "barrier") {
     a.title = "Warps wait at block barriers (__syncthreads)";
     a.root_cause =
-        "Warps reach __syncthreads() at different times and idle until the slowest warp of the block "
+        "Warps reach __syncthreads() at different times and idle until the slowest warp of the "
+        "block "
         "arrives: too many barriers, or uneven work between the warps of a block.";
     a.recommendations = {
         {"Replace block-wide reductions and exchanges with warp primitives (__shfl_*_sync, "
@@ -148,7 +161,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   if (reason == "short_scoreboard") {
     a.title = "Warps wait on shared-memory or special-function results (short scoreboard)";
     a.root_cause =
-        "Short-scoreboard stalls mean an instruction needs the result of a shared-memory access or a "
+        "Short-scoreboard stalls mean an instruction needs the result of a shared-memory access or "
+        "a "
         "special-function (MUFU: exp, rcp, rsqrt, sin) instruction. Bank conflicts or dense "
         "dependent MUFU chains lengthen the wait.";
     a.recommendations = {
@@ -157,7 +171,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
         {"Keep reused values in registers instead of re-reading shared memory; load several values "
          "before using the first",
          "1.1-1.5x"},
-        {"Use fast intrinsics (__expf, __fdividef, rsqrtf) and hoist special functions out of loops",
+        {"Use fast intrinsics (__expf, __fdividef, rsqrtf) and hoist special functions out of "
+         "loops",
          "1.1-1.3x"},
     };
     return a;
@@ -171,7 +186,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
         {"Turn short data-dependent branches into predicated arithmetic (select, fminf/fmaxf, "
          "multiplying by a 0/1 mask)",
          "1.1-1.5x"},
-        {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches", "1.1-1.3x"},
+        {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches",
+         "1.1-1.3x"},
     };
     return a;
   }
@@ -199,8 +215,10 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
         {"Load each global value once into shared memory (tiling) instead of every thread issuing "
          "its own loads inside the loop",
          "1.5-3x on loops that re-read global data"},
-        {"Vectorise: one float4/int4 access instead of four 32-bit ones", "1.2-2x fewer LSU instructions"},
-        {"Eliminate local-memory spills if the SASS shows LDL/STL", "removes the extra instructions"},
+        {"Vectorise: one float4/int4 access instead of four 32-bit ones",
+         "1.2-2x fewer LSU instructions"},
+        {"Eliminate local-memory spills if the SASS shows LDL/STL",
+         "removes the extra instructions"},
     };
     return a;
   }
@@ -221,7 +239,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   }
   if (reason == "tex_throttle") {
     a.title = "The texture queue is full (TEX throttle)";
-    a.root_cause = "Too many texture/surface (or __ldg through the texture path) requests are in flight.";
+    a.root_cause =
+        "Too many texture/surface (or __ldg through the texture path) requests are in flight.";
     a.recommendations = {
         {"Use wider loads and fewer texture fetches; load through plain global memory when the "
          "texture cache adds nothing",
@@ -231,7 +250,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   }
   if (reason == "membar") {
     a.title = "Warps wait on memory fences (membar)";
-    a.root_cause = "__threadfence() or system-scope fences force warps to wait for all prior writes.";
+    a.root_cause =
+        "__threadfence() or system-scope fences force warps to wait for all prior writes.";
     a.recommendations = {
         {"Remove fences that order nothing; use block-scope fences or release/acquire atomics "
          "instead of device/system-wide fences",
@@ -254,7 +274,8 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
   }
   if (reason == "dispatch_stall") {
     a.title = "Warps are held by the dispatcher";
-    a.root_cause = "The dispatcher could not issue a selected instruction (pipe or register-file conflict).";
+    a.root_cause =
+        "The dispatcher could not issue a selected instruction (pipe or register-file conflict).";
     a.recommendations = {
         {"Mix instruction types so consecutive instructions use different pipes", "1.05-1.2x"},
     };
@@ -266,8 +287,10 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
       "The instruction cache misses or the warp waits after a branch: very large unrolled kernels, "
       "or very short kernels where every warp starts cold.";
   a.recommendations = {
-      {"Limit unrolling of very long loop bodies so the hot loop fits the instruction cache", "1.1-1.3x"},
-      {"For tiny kernels, fuse them with neighbours so start-up costs are amortised", "depends on launch count"},
+      {"Limit unrolling of very long loop bodies so the hot loop fits the instruction cache",
+       "1.1-1.3x"},
+      {"For tiny kernels, fuse them with neighbours so start-up costs are amortised",
+       "depends on launch count"},
   };
   return a;
 }
@@ -277,7 +300,8 @@ class WarpStallTool : public ProfilingTool {
   std::string name() const override { return "warp_stall"; }
   ToolSource source() const override { return ToolSource::kNcu; }
   std::string description() const override {
-    return "Dominant warp-stall reason (long scoreboard, barrier, throttles, ...) with a reason-specific fix";
+    return "Dominant warp-stall reason (long scoreboard, barrier, throttles, ...) with a "
+           "reason-specific fix";
   }
   std::vector<std::string> required_metrics() const override {
     std::vector<std::string> names;
@@ -285,14 +309,15 @@ class WarpStallTool : public ProfilingTool {
     return names;
   }
   std::vector<ThresholdSpec> thresholds() const override {
-    return {{"high", 40, "%", "dominant stall above this share of active-warp cycles triggers (high)"},
-            {"critical", 60, "%", "dominant stall at or above this is critical"},
-            {"saturated_memory", 80, "%",
-             "memory throughput at or above this turns a long-scoreboard finding into a bytes problem "
-             "(low severity)"},
-            {"reuse_factor", 1.5, "x",
-             "global load sectors below this multiple of the DRAM sectors read: a streaming kernel, so "
-             "long-scoreboard advice is about bytes in flight, not tiling"}};
+    return {
+        {"high", 40, "%", "dominant stall above this share of active-warp cycles triggers (high)"},
+        {"critical", 60, "%", "dominant stall at or above this is critical"},
+        {"saturated_memory", 80, "%",
+         "memory throughput at or above this turns a long-scoreboard finding into a bytes problem "
+         "(low severity)"},
+        {"reuse_factor", 1.5, "x",
+         "global load sectors below this multiple of the DRAM sectors read: a streaming kernel, so "
+         "long-scoreboard advice is about bytes in flight, not tiling"}};
   }
   std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 80; }
@@ -307,7 +332,8 @@ class WarpStallTool : public ProfilingTool {
     std::vector<Entry> stalls;
     for (const StallReason& r : kReasons) stalls.push_back({r.key, r.metric, m.Get(r.metric)});
     if (m.Has(kDrain)) stalls.push_back({"drain", kDrain, m.Get(kDrain)});
-    // Largest first; ties broken by the fixed order above (stable sort), so output is deterministic.
+    // Largest first; ties broken by the fixed order above (stable sort), so output is
+    // deterministic.
     std::stable_sort(stalls.begin(), stalls.end(),
                      [](const Entry& a, const Entry& b) { return a.value > b.value; });
     const Entry* dominant = nullptr;
@@ -327,20 +353,23 @@ class WarpStallTool : public ProfilingTool {
 
     const std::string dom = dominant->key;
     std::optional<double> mem = m.Find(kNcuMemoryThroughputPct);
-    const bool saturated = dom == "long_scoreboard" && mem && *mem >= Threshold(c, "saturated_memory");
+    const bool saturated =
+        dom == "long_scoreboard" && mem && *mem >= Threshold(c, "saturated_memory");
     out.severity = dominant->value >= critical ? Severity::kCritical : Severity::kHigh;
     if (saturated) out.severity = Severity::kLow;
     if (mem) out.observed.push_back({S(kNcuMemoryThroughputPct), *mem, "%"});
 
     // Streaming: the global load sectors L1 handled are about the DRAM sectors read, i.e. no reuse.
     bool streaming = false;
-    if (auto l1 = m.Find(kNcuGlobalLoadSectors), dram = m.Find(kNcuDramBytesRead); l1 && dram && *dram > 0) {
+    if (auto l1 = m.Find(kNcuGlobalLoadSectors), dram = m.Find(kNcuDramBytesRead);
+        l1 && dram && *dram > 0) {
       streaming = *l1 * 32.0 < Threshold(c, "reuse_factor") * *dram;
     }
     Advice advice = AdviceFor(dom, c, saturated, streaming);
     out.title = advice.title;
     out.summary = "The dominant stall is " + dom + " at " + Pct(dominant->value) +
-                  " of active-warp cycles (trigger above " + Pct(high) + ", critical from " + Pct(critical) + ").";
+                  " of active-warp cycles (trigger above " + Pct(high) + ", critical from " +
+                  Pct(critical) + ").";
     std::string others;
     int listed = 0;
     for (const Entry& e : stalls) {

@@ -17,9 +17,9 @@ const std::string kNotSelected = "smsp__warp_issue_stalled_not_selected_per_warp
 
 MetricSet Stalls(double long_scoreboard, double barrier = 5) {
   MetricSet m;
-  for (const char* r : {"short_scoreboard", "branch_resolving", "membar", "lg_throttle", "mio_throttle",
-                        "tex_throttle", "math_pipe_throttle", "wait", "dispatch_stall", "no_instruction",
-                        "not_selected"}) {
+  for (const char* r : {"short_scoreboard", "branch_resolving", "membar", "lg_throttle",
+                        "mio_throttle", "tex_throttle", "math_pipe_throttle", "wait",
+                        "dispatch_stall", "no_instruction", "not_selected"}) {
     m.Set(std::string("smsp__warp_issue_stalled_") + r + "_per_warp_active.pct", 2);
   }
   m.Set(kLong, long_scoreboard);
@@ -60,13 +60,17 @@ TEST(WarpStallToolTest, NotSelectedIsNeverTheProblem) {
 
 TEST(WarpStallToolTest, SaturatedBandwidthTurnsLongScoreboardIntoABytesProblem) {
   auto tool = MakeWarpStallTool();
-  MetricSet m = With(Stalls(85), "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 84);
+  MetricSet m =
+      With(Stalls(85), "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 84);
   ToolOutput out = testing::Run(*tool, m);
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kLow);
   EXPECT_NE(out.title.find("saturated"), std::string::npos);
-  EXPECT_EQ(testing::Run(*tool, With(m, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 79)).severity,
-            Severity::kCritical);
+  EXPECT_EQ(
+      testing::Run(*tool,
+                   With(m, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 79))
+          .severity,
+      Severity::kCritical);
 }
 
 TEST(WarpStallToolTest, MissingStallMetricSkipsAndDrainIsOptional) {
@@ -91,12 +95,14 @@ TEST(WarpStallToolTest, ThresholdOverrideChangesTheTrigger) {
 
 TEST(WarpStallToolTest, Deterministic) {
   auto tool = MakeWarpStallTool();
-  EXPECT_EQ(ToJson(testing::Run(*tool, Stalls(70))).dump(), ToJson(testing::Run(*tool, Stalls(70))).dump());
+  EXPECT_EQ(ToJson(testing::Run(*tool, Stalls(70))).dump(),
+            ToJson(testing::Run(*tool, Stalls(70))).dump());
 }
 
 TEST(WarpStallToolTest, NaiveMatmulFixtureShowsMemoryStalls) {
-  // The naive matmul's stalls: lg_throttle 43.5 % (each thread issues its own narrow global load per
-  // k step) ahead of long_scoreboard 26.4 %. Both are global-memory stalls; the text names both.
+  // The naive matmul's stalls: lg_throttle 43.5 % (each thread issues its own narrow global load
+  // per k step) ahead of long_scoreboard 26.4 %. Both are global-memory stalls; the text names
+  // both.
   auto f = testing::LoadFixture("h200", "k_naive_matmul");
   ToolOutput out = RunTool(*MakeWarpStallTool(), f.set, f.Context(Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
@@ -109,14 +115,17 @@ TEST(WarpStallToolTest, NaiveMatmulFixtureShowsMemoryStalls) {
 TEST(WarpStallToolTest, StreamingKernelsGetBytesInFlightNotTiling) {
   auto tool = MakeWarpStallTool();
   // L1 handled as many global load sectors as DRAM delivered: nothing is reused.
-  MetricSet streaming = With(With(Stalls(70), "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e6),
-                             "dram__bytes_read.sum", 32e6);
+  MetricSet streaming =
+      With(With(Stalls(70), "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e6),
+           "dram__bytes_read.sum", 32e6);
   ToolOutput s = testing::Run(*tool, streaming);
   ASSERT_TRUE(s.triggered);
   EXPECT_NE(s.title.find("streamed global loads"), std::string::npos) << s.title;
-  for (const Recommendation& r : s.recommendations) EXPECT_EQ(r.action.find("tiling"), std::string::npos) << r.action;
+  for (const Recommendation& r : s.recommendations)
+    EXPECT_EQ(r.action.find("tiling"), std::string::npos) << r.action;
   // Four times as many sectors requested as read from DRAM: reuse exists, tiling is the fix.
-  ToolOutput reuse = testing::Run(*tool, With(streaming, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 4e6));
+  ToolOutput reuse =
+      testing::Run(*tool, With(streaming, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 4e6));
   EXPECT_NE(reuse.recommendations.at(0).action.find("shared memory (tiling)"), std::string::npos);
   // The example swish candidate on the H200 (70.5 % of memory peak) streams its input.
   auto swish = testing::LoadFixture("h200-profile/profiles", "swish");

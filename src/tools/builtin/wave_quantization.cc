@@ -55,37 +55,49 @@ class WaveQuantizationTool : public ProfilingTool {
     out.observed.push_back({"wave_efficiency", efficiency, "%"});
     if (efficiency >= Threshold(c, "min_efficiency")) return out;
     out.triggered = true;
-    out.severity = efficiency < Threshold(c, "poor_efficiency") ? Severity::kHigh : Severity::kMedium;
+    out.severity =
+        efficiency < Threshold(c, "poor_efficiency") ? Severity::kHigh : Severity::kMedium;
     const std::string sm_text = sms ? FormatNumber(*sms) + " SMs" : "the SMs";
     if (small_grid) {
       out.title = "The grid leaves most SMs idle";
-      out.summary = "The launch has " + (grid ? FormatNumber(*grid) + " block(s)" : FormatNumber(waves, 2) + " waves") +
-                    " for " + sm_text + ": only " + Pct(efficiency) + " of the SMs get work (trigger below " +
-                    Pct(Threshold(c, "min_efficiency")) + ").";
-      out.root_cause = "There are fewer blocks than SMs, so the GPU runs at a fraction of its width for the whole kernel.";
+      out.summary = "The launch has " +
+                    (grid ? FormatNumber(*grid) + " block(s)" : FormatNumber(waves, 2) + " waves") +
+                    " for " + sm_text + ": only " + Pct(efficiency) +
+                    " of the SMs get work (trigger below " + Pct(Threshold(c, "min_efficiency")) +
+                    ").";
+      out.root_cause =
+          "There are fewer blocks than SMs, so the GPU runs at a fraction of its width for the "
+          "whole kernel.";
     } else {
       const double full = std::floor(waves);
       out.title = "Partial last wave of blocks (tail effect)";
       out.summary = "The grid runs " + FormatNumber(waves, 3) + " waves: " + FormatNumber(full) +
-                    " full wave(s) and a last wave " + Pct(100 * (waves - full)) + " full, so SMs are busy " +
-                    Pct(efficiency) + " of the time (trigger below " + Pct(Threshold(c, "min_efficiency")) + ").";
-      out.root_cause = "The number of blocks is not a multiple of what the GPU runs at once (SMs x blocks per SM); "
-                       "during the last wave most SMs idle.";
+                    " full wave(s) and a last wave " + Pct(100 * (waves - full)) +
+                    " full, so SMs are busy " + Pct(efficiency) + " of the time (trigger below " +
+                    Pct(Threshold(c, "min_efficiency")) + ").";
+      out.root_cause =
+          "The number of blocks is not a multiple of what the GPU runs at once (SMs x blocks per "
+          "SM); "
+          "during the last wave most SMs idle.";
     }
     out.recommendations = {
-        {"Size the grid to a multiple of " + (sms ? FormatNumber(*sms) : std::string("the SM count")) +
+        {"Size the grid to a multiple of " +
+             (sms ? FormatNumber(*sms) : std::string("the SM count")) +
              " x blocks-per-SM: change the tile size so the block count divides evenly",
          "up to " + FormatNumber(100 / efficiency, 2) + "x on this kernel"},
-        {"Use a persistent kernel: launch one wave of blocks that loop over tiles (grid-stride or an atomic "
+        {"Use a persistent kernel: launch one wave of blocks that loop over tiles (grid-stride or "
+         "an atomic "
          "tile counter)",
          "removes the tail"},
-        {"For GEMM-like kernels with few output tiles, split the K dimension (split-K / stream-K) to create "
+        {"For GEMM-like kernels with few output tiles, split the K dimension (split-K / stream-K) "
+         "to create "
          "more blocks",
          "1.2-2x when the grid is small"},
     };
     out.code_example =
         "int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
-        "int per_sm; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);\n"
+        "int per_sm; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, "
+        "smem);\n"
         "kernel<<<sms * per_sm, threads, smem>>>(...);  // persistent: blocks loop over tiles";
     return out;
   }
@@ -93,6 +105,8 @@ class WaveQuantizationTool : public ProfilingTool {
 
 }  // namespace
 
-std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool() { return std::make_unique<WaveQuantizationTool>(); }
+std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool() {
+  return std::make_unique<WaveQuantizationTool>();
+}
 
 }  // namespace kernelpro

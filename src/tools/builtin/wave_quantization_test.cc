@@ -49,8 +49,10 @@ TEST(WaveQuantizationToolTest, Fixtures) {
   ASSERT_TRUE(t.triggered);
   EXPECT_EQ(t.severity, Severity::kHigh);
   EXPECT_NE(t.summary.find("32 block(s) for 132 SMs"), std::string::npos) << t.summary;
-  for (auto [dir, name] : {std::pair{"h200", "p_cublas_bf16"}, {"h200", "k_naive_matmul"},
-                           {"h200-profile/profiles", "tril_matmul"}, {"h200-profile/profiles", "rms_norm"},
+  for (auto [dir, name] : {std::pair{"h200", "p_cublas_bf16"},
+                           {"h200", "k_naive_matmul"},
+                           {"h200-profile/profiles", "tril_matmul"},
+                           {"h200-profile/profiles", "rms_norm"},
                            {"h200-profile/profiles", "swish"}}) {
     auto f = testing::LoadFixture(dir, name);
     EXPECT_FALSE(RunTool(*tool, f.set, f.Context()).triggered) << name;
