@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "eval/executor.h"
+#include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -17,8 +18,23 @@ struct EvalArgs {
   std::vector<std::string> candidates;
   std::string python;
   bool json = false;
+  std::string analysis_file;  // --analysis: Stage-1 ReferenceAnalysis for roofline positions
   EvalOptions options;
 };
+
+// "reaches 71 % of the attainable bound (...)" for a median time in milliseconds.
+std::optional<RooflinePosition> Position(const std::optional<ReferenceAnalysis>& stage1,
+                                         const std::optional<TimingSummary>& time) {
+  if (!stage1 || !time || time->summary.median <= 0) return std::nullopt;
+  return PositionAgainstRoofline(*stage1, time->summary.median * 1e-3);
+}
+
+Json PositionJson(const RooflinePosition& p) {
+  return {{"measured_time_s", p.measured_time_s},
+          {"attainable_time_s", p.attainable_time_s},
+          {"fraction_of_bound", p.fraction_of_bound},
+          {"summary", p.summary}};
+}
 
 std::string Ms(double ms) {
   char buf[64];
@@ -32,7 +48,8 @@ std::string Num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostream& out) {
+void PrintHuman(const EvalReport& report, const EvalOptions& options,
+                const std::optional<ReferenceAnalysis>& stage1, std::ostream& out) {
   const Json& ref = report.reference;
   out << "problem     " << report.problem << "\n";
   if (auto v = JsonGet<std::string>(ref, "vacuous", ""); !v.empty()) {
@@ -76,19 +93,23 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostre
     }
     if (r.reference_time && r.candidate_time && r.speedup) {
       auto line = [&](const char* label, const TimingSummary& t) {
-        out << label << Ms(t.summary.median) << "  median of " << t.summary.count
-            << " calls, IQR " << Num(100 * t.summary.relative_spread, "%.1f") << "%\n";
+        out << label << Ms(t.summary.median) << "  median of " << t.summary.count << " calls, IQR "
+            << Num(100 * t.summary.relative_spread, "%.1f") << "%\n";
       };
       line("reference   ", *r.reference_time);
       line("candidate   ", *r.candidate_time);
       out << "speedup     " << Num(r.speedup->estimate, "%.3f") << "x  ["
           << Num(r.speedup->low, "%.3f") << ", " << Num(r.speedup->high, "%.3f") << "] "
           << Num(100 * r.speedup->confidence, "%.0f") << "% interval\n";
+      if (auto p = Position(stage1, r.candidate_time))
+        out << "roofline    candidate " << p->summary << "\n";
+      if (auto p = Position(stage1, r.reference_time))
+        out << "            reference " << p->summary << "\n";
     }
     if (r.compiled_time && r.speedup_vs_compiled) {
-      out << "compiled    " << Ms(r.compiled_time->summary.median) << "  torch.compile(Model); speedup "
-          << Num(r.speedup_vs_compiled->estimate, "%.3f") << "x  ["
-          << Num(r.speedup_vs_compiled->low, "%.3f") << ", "
+      out << "compiled    " << Ms(r.compiled_time->summary.median)
+          << "  torch.compile(Model); speedup " << Num(r.speedup_vs_compiled->estimate, "%.3f")
+          << "x  [" << Num(r.speedup_vs_compiled->low, "%.3f") << ", "
           << Num(r.speedup_vs_compiled->high, "%.3f") << "]\n";
     } else if (!r.compiled_note.empty()) {
       out << "compiled    " << r.compiled_note << "\n";
@@ -101,12 +122,25 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options, std::ostre
 }
 
 int Run(EvalArgs args) {
+  std::optional<ReferenceAnalysis> stage1;
+  if (!args.analysis_file.empty()) {
+    auto json = ReadJsonFile(args.analysis_file);
+    auto parsed =
+        json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
+    if (!parsed.ok()) {
+      std::cerr << "kernelpro eval: --analysis " << args.analysis_file << ": "
+                << parsed.status().message() << "\n";
+      return 2;
+    }
+    stage1 = std::move(*parsed);
+  }
   auto executor = MakeExecutor(args.options, args.python, "eval");
   if (!executor) return 2;
   auto report = executor->Evaluate(args.problem, args.candidates);
   if (!report.ok()) {
     if (args.json) {
-      std::cout << DumpJson(Json{{"error", report.status().message()}, {"status", nullptr}}) << "\n";
+      std::cout << DumpJson(Json{{"error", report.status().message()}, {"status", nullptr}})
+                << "\n";
     }
     std::cerr << "kernelpro eval: " << report.status().message() << "\n";
     return 2;
@@ -114,16 +148,19 @@ int Run(EvalArgs args) {
   if (args.json) {
     for (const EvalResult& r : report->results) {
       Json j = ToJson(r);
+      if (auto p = Position(stage1, r.candidate_time)) j["roofline"] = PositionJson(*p);
+      if (auto p = Position(stage1, r.reference_time)) j["reference_roofline"] = PositionJson(*p);
       if (args.options.build_only && r.status == EvalStatus::kCorrect) j["status"] = "built";
       j["problem"] = report->problem;
-      j["reference"] = {{"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
-                        {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
-                        {"fp32", JsonGet<bool>(report->reference, "fp32", false)},
-                        {"fp64_error", JsonGet<Json>(report->reference, "reference_fp64_error", nullptr)}};
+      j["reference"] = {
+          {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
+          {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
+          {"fp32", JsonGet<bool>(report->reference, "fp32", false)},
+          {"fp64_error", JsonGet<Json>(report->reference, "reference_fp64_error", nullptr)}};
       std::cout << DumpJson(j) << "\n";
     }
   } else {
-    PrintHuman(*report, args.options, std::cout);
+    PrintHuman(*report, args.options, stage1, std::cout);
   }
   return 0;
 }
@@ -138,41 +175,60 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   // A repeated option takes its last value, as in most command-line tools.
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--candidate", args->candidates, "Candidate file defining ModelNew (repeatable)")
-      ->required()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--device", o.device, "cuda, or cpu for C++ CPU extensions")
-      ->check(CLI::IsMember({"cuda", "cpu"}))->capture_default_str();
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
   cmd->add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
-      ->check(CLI::Range(0, 100))->capture_default_str();
-  cmd->add_option("--timing-trials", o.timing_trials, "Timed calls per side (at least, unless the budget ends first)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--timing-rounds", o.timing_rounds, "Timing processes per side, alternating A B B A")
-      ->check(CLI::Range(1, 20))->capture_default_str();
-  cmd->add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")->capture_default_str();
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--timing-trials", o.timing_trials,
+                  "Timed calls per side (at least, unless the budget ends first)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--timing-rounds", o.timing_rounds,
+                  "Timing processes per side, alternating A B B A")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  cmd->add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")
+      ->capture_default_str();
   cmd->add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
   cmd->add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
   cmd->add_option("--precision-check", o.precision_policy,
                   "fp32 problems vs an fp64 reference: fail, warn or off")
-      ->check(CLI::IsMember({"fail", "warn", "off"}))->capture_default_str();
+      ->check(CLI::IsMember({"fail", "warn", "off"}))
+      ->capture_default_str();
   cmd->add_option("--torch-ops", o.torch_ops_policy,
                   "Candidate calling the reference's own torch operators: forbid, warn or allow")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
-  cmd->add_option("--allow-torch-op", o.allowed_ops, "An operator exempt from --torch-ops (repeatable)")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
+      ->capture_default_str();
+  cmd->add_option("--allow-torch-op", o.allowed_ops,
+                  "An operator exempt from --torch-ops (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("!--no-static-checks", o.static_checks,
                 "Report static findings without failing on them (to exercise the runtime guards)");
   cmd->add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
-  cmd->add_flag("--build-only", o.build_only,
-                "Only scan and build (fills the build cache; no device needed beyond the compiler)");
-  cmd->add_option("--jobs,-j", o.jobs, "Parallel builds")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_flag(
+      "--build-only", o.build_only,
+      "Only scan and build (fills the build cache; no device needed beyond the compiler)");
+  cmd->add_option("--jobs,-j", o.jobs, "Parallel builds")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Base seed of the trials' inputs")->capture_default_str();
-  cmd->add_option("--timeout", o.step_timeout_s, "Wall-clock limit of each check/time step, seconds")
-      ->check(CLI::Range(1, 86400))->capture_default_str();
+  cmd->add_option("--timeout", o.step_timeout_s,
+                  "Wall-clock limit of each check/time step, seconds")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   cmd->add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
-      ->check(CLI::Range(1, 86400))->capture_default_str();
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   o.cache_dir.clear();
   o.work_dir.clear();
   cmd->add_option("--cache-dir", o.cache_dir,
@@ -181,6 +237,10 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
   cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
   cmd->add_flag("--json", args->json, "One JSON object per candidate");
+  cmd->add_option("--analysis", args->analysis_file,
+                  "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`): place each timed kernel "
+                  "against the roofline")
+      ->check(CLI::ExistingFile);
   return [args] { return Run(*args); };
 }
 

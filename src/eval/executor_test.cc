@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,19 @@ struct Eval {
 
 Eval RunEval(std::vector<std::string> args, bool json = true) {
   ProcessOptions p;
-  p.argv = {KERNELPRO_BINARY, "eval", "--device", "cpu", "--trials", "3", "--extra-trials", "1",
-            "--timing-trials", "6", "--time-budget", "2", "--timeout", "120",
-            "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+  p.argv = {KERNELPRO_BINARY,  "eval",
+            "--device",        "cpu",
+            "--trials",        "3",
+            "--extra-trials",  "1",
+            "--timing-trials", "6",
+            "--time-budget",   "2",
+            "--timeout",       "120",
+            "--cache-dir",     std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
   if (json) p.argv.push_back("--json");
-  for (auto& a : args) p.argv.push_back(a.rfind("--", 0) == 0 || a.find('/') == std::string::npos ? a : kRoot + "/" + a);
+  for (auto& a : args) {
+    bool relative_path = a.rfind("--", 0) != 0 && a.find('/') != std::string::npos && a[0] != '/';
+    p.argv.push_back(relative_path ? kRoot + "/" + a : a);
+  }
   p.limits.wall_timeout = std::chrono::minutes(20);
   p.capture_bytes = 1 << 20;
   Eval e;
@@ -52,11 +61,11 @@ Eval RunEval(std::vector<std::string> args, bool json = true) {
 std::string Status(const Json& j) { return JsonGet<std::string>(j, "status", "<none>"); }
 std::string Message(const Json& j) { return JsonGet<std::string>(j, "message", ""); }
 
-#define EXPECT_VERDICT(result, status, needle)                                   \
-  do {                                                                           \
-    EXPECT_EQ(Status(result), status) << (result).dump(1);                       \
-    EXPECT_NE(Message(result).find(needle), std::string::npos)                   \
-        << "message lacks '" << (needle) << "': " << Message(result);            \
+#define EXPECT_VERDICT(result, status, needle)                        \
+  do {                                                                \
+    EXPECT_EQ(Status(result), status) << (result).dump(1);            \
+    EXPECT_NE(Message(result).find(needle), std::string::npos)        \
+        << "message lacks '" << (needle) << "': " << Message(result); \
   } while (0)
 
 const char* kTinySwish = "tests/problems/tiny_swish.py";
@@ -75,7 +84,8 @@ std::string TestName(const std::string& path) {
 }
 
 TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
-  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval e =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
   ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
   const Json& r = e[0];
@@ -93,33 +103,70 @@ TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
   EXPECT_EQ(r["candidate_timing"]["process_medians_ms"].size(), 2u);
 }
 
+TEST(EvalCpuTest, AStageOneAnalysisPlacesEachTimedKernelAgainstTheRoofline) {
+  // The analysis a user saves with `kernelpro analyze --json` (here for an H200, from the CPU).
+  ProcessOptions analyze;
+  analyze.argv = {KERNELPRO_BINARY, "analyze",
+                  "--problem",      kRoot + "/" + kTinySwish,
+                  "--device",       "cpu",
+                  "--gpu",          "H200",
+                  "--no-ncu",       "--json",
+                  "--cache-dir",    std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+  analyze.capture_bytes = 1 << 20;
+  auto a = RunProcess(analyze);
+  ASSERT_TRUE(a.ok() && a->exit_code == 0) << (a.ok() ? a->stderr_text : a.status().message());
+  std::string path = std::string(KERNELPRO_BINARY_DIR) + "/tiny_swish.analysis.json";
+  std::ofstream(path) << a->stdout_text;
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate",
+                    "tests/candidates/good/cpu_tiny_swish.py", "--analysis", path});
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 1u);
+  const Json& r = e[0];
+  ASSERT_TRUE(r.contains("roofline")) << r.dump(1);
+  EXPECT_GT(r["roofline"]["fraction_of_bound"].get<double>(), 0);
+  EXPECT_NEAR(r["roofline"]["measured_time_s"].get<double>(),
+              r["candidate_ms"].get<double>() * 1e-3, 1e-12);
+  EXPECT_NE(r["roofline"]["summary"].get<std::string>().find("of the attainable bound"),
+            std::string::npos);
+  EXPECT_TRUE(r.contains("reference_roofline"));
+  Eval bad =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py",
+               "--analysis", kRoot + "/README.md"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 TEST(EvalCpuTest, SecondEvaluationOfTheSameSourceReusesTheBuild) {
-  Eval first = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
-  Eval second = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval first =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval second =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
   ASSERT_EQ(second.results.size(), 1u);
   EXPECT_TRUE(second[0]["build"]["cached"].get<bool>()) << second[0].dump(1);
   EXPECT_EQ(first[0]["build"]["shared_objects"], second[0]["build"]["shared_objects"]);
 }
 
 TEST(EvalCpuTest, HumanOutputShowsVerdictTimesAndSpeedup) {
-  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
-                   /*json=*/false);
+  Eval e =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
+              /*json=*/false);
   ASSERT_EQ(e.exit_code, 0);
-  for (const char* needle : {"status      correct", "reference   ", "candidate   ", "speedup     ", "% interval"}) {
+  for (const char* needle :
+       {"status      correct", "reference   ", "candidate   ", "speedup     ", "% interval"}) {
     EXPECT_NE(e.stdout_text.find(needle), std::string::npos) << needle << "\n" << e.stdout_text;
   }
 }
 
 TEST(EvalCpuTest, TupleOutputsAreComparedElementByElement) {
-  Eval e = RunEval({"--problem", "tests/problems/tuple_output.py", "--candidate", "tests/candidates/good/cpu_tuple_output.py"});
+  Eval e = RunEval({"--problem", "tests/problems/tuple_output.py", "--candidate",
+                    "tests/candidates/good/cpu_tuple_output.py"});
   ASSERT_EQ(e.results.size(), 1u) << e.stderr_text;
   EXPECT_EQ(Status(e[0]), "correct") << e[0].dump(1);
 }
 
 TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
-  Eval e = RunEval({"--problem", kTinySwish, "-j", "2",
-                    "--candidate", "tests/candidates/good/cpu_tiny_swish.py",
-                    "--candidate", "tests/candidates/faults/cpu/compile_error.py"});
+  Eval e = RunEval({"--problem", kTinySwish, "-j", "2", "--candidate",
+                    "tests/candidates/good/cpu_tiny_swish.py", "--candidate",
+                    "tests/candidates/faults/cpu/compile_error.py"});
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text << e.stderr_text;
   EXPECT_EQ(Status(e[0]), "correct");
   EXPECT_EQ(Status(e[1]), "compile_error");
@@ -153,21 +200,34 @@ INSTANTIATE_TEST_SUITE_P(
     Adversarial, CheatTest,
     ::testing::Values(
         Cheat{"tests/candidates/adversarial/cpu/side_stream.py", kTinySwish, "", true},
-        Cheat{"tests/candidates/adversarial/common/cache_first_call.py", kTinySwish, "trial check_1", true},
-        Cheat{"tests/candidates/adversarial/common/cache_by_pointer.py", kTinySwish, "trial refill", true},
-        Cheat{"tests/candidates/adversarial/cpu/mutate_input.py", kTinySwish, "modified input 0", true},
-        Cheat{"tests/candidates/adversarial/cpu/alias_output.py", kTinySwish, "aliases input 0", true},
-        Cheat{"tests/candidates/adversarial/common/freed_memory.py", kTinySwish, "trial check_0", true},
-        Cheat{"tests/candidates/adversarial/common/calls_reference_op.py", kTinySwish, "calls sigmoid", true},
+        Cheat{"tests/candidates/adversarial/common/cache_first_call.py", kTinySwish,
+              "trial check_1", true},
+        Cheat{"tests/candidates/adversarial/common/cache_by_pointer.py", kTinySwish, "trial refill",
+              true},
+        Cheat{"tests/candidates/adversarial/cpu/mutate_input.py", kTinySwish, "modified input 0",
+              true},
+        Cheat{"tests/candidates/adversarial/cpu/alias_output.py", kTinySwish, "aliases input 0",
+              true},
+        Cheat{"tests/candidates/adversarial/common/freed_memory.py", kTinySwish, "trial check_0",
+              true},
+        Cheat{"tests/candidates/adversarial/common/calls_reference_op.py", kTinySwish,
+              "calls sigmoid", true},
         Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "rebinds", true},
-        Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "time.perf_counter", false},
-        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "torch.allclose", true},
-        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "rebound torch.allclose", false},
+        Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "time.perf_counter",
+              false},
+        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "torch.allclose",
+              true},
+        Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish,
+              "rebound torch.allclose", false},
         Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish, "Model", true},
-        Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish, "trial check_0", false},
-        Cheat{"tests/candidates/adversarial/common/identity_relu.py", "tests/problems/relu_rand.py", "trial extra_0", true},
-        Cheat{"tests/candidates/adversarial/cpu/low_precision.py", "tests/problems/small_matmul.py", "lowered precision", true},
-        Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py", "relative error", true}),
+        Cheat{"tests/candidates/adversarial/common/rebind_reference.py", kTinySwish,
+              "trial check_0", false},
+        Cheat{"tests/candidates/adversarial/common/identity_relu.py", "tests/problems/relu_rand.py",
+              "trial extra_0", true},
+        Cheat{"tests/candidates/adversarial/cpu/low_precision.py", "tests/problems/small_matmul.py",
+              "lowered precision", true},
+        Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py",
+              "relative error", true}),
     [](const ::testing::TestParamInfo<Cheat>& info) {
       return TestName(info.param.candidate) + (info.param.static_checks ? "" : "_RuntimeOnly") +
              "_" + std::to_string(info.index);
@@ -185,7 +245,8 @@ TEST(EvalCpuTest, HonestCandidatesForTheCheatProblemsPass) {
 }
 
 TEST(EvalCpuTest, VacuousProblemIsReported) {
-  Eval e = RunEval({"--problem", "tests/problems/vacuous.py", "--candidate", "tests/candidates/good/cpu_vacuous.py"});
+  Eval e = RunEval({"--problem", "tests/problems/vacuous.py", "--candidate",
+                    "tests/candidates/good/cpu_vacuous.py"});
   ASSERT_EQ(e.results.size(), 1u);
   EXPECT_NE(e[0]["reference"]["vacuous"].get<std::string>().find("all-zero"), std::string::npos);
 }
@@ -215,7 +276,8 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"tests/candidates/faults/cpu/abort.py", "runtime_error", "SIGABRT"},
         Fault{"tests/candidates/faults/cpu/endless_loop.py", "timeout", "timed out"},
         Fault{"tests/candidates/faults/common/gpu_oom.py", "runtime_error", "out of memory"},
-        Fault{"tests/candidates/faults/common/flood_stdout.py", "runtime_error", "printed more than"},
+        Fault{"tests/candidates/faults/common/flood_stdout.py", "runtime_error",
+              "printed more than"},
         Fault{"tests/candidates/faults/common/raises.py", "runtime_error", "boom"},
         Fault{"tests/candidates/faults/common/syntax_error.py", "compile_error", "syntax error"},
         Fault{"tests/candidates/faults/common/no_modelnew.py", "compile_error", "ModelNew"},
@@ -225,8 +287,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Fault>& info) { return TestName(info.param.candidate); });
 
 TEST(EvalCpuTest, ACrashDoesNotAffectTheNextCandidate) {
-  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/faults/cpu/segfault.py",
-                    "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval e =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/faults/cpu/segfault.py",
+               "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
   ASSERT_EQ(e.results.size(), 2u);
   EXPECT_EQ(Status(e[0]), "runtime_error");
   EXPECT_EQ(Status(e[1]), "correct");
@@ -244,7 +307,8 @@ class ProblemErrorTest : public ::testing::TestWithParam<std::pair<const char*, 
 
 TEST_P(ProblemErrorTest, IsAClearErrorWithExitCode2) {
   auto [problem, needle] = GetParam();
-  Eval e = RunEval({"--problem", problem, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
+  Eval e =
+      RunEval({"--problem", problem, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});
   EXPECT_EQ(e.exit_code, 2);
   EXPECT_NE(e.stderr_text.find(needle), std::string::npos) << e.stderr_text;
   ASSERT_EQ(e.results.size(), 1u);
