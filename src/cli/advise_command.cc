@@ -57,6 +57,8 @@ int Advise(AdviseArgs& args) {
 
   Metrics metrics;
   std::string subject;
+  std::string
+      stage1_note;  // why no Stage-1 class could be computed (kept with the profile's notes)
   if (!args.from.empty()) {
     if (args.name.empty()) {
       std::cerr << "kernelpro advise: --from needs --name\n";
@@ -88,8 +90,7 @@ int Advise(AdviseArgs& args) {
       if (analysis.ok()) {
         stage1 = std::move(*analysis);
       } else {
-        metrics.notes.push_back("stage 1: " + analysis.status().message() +
-                                "; every speed tool runs");
+        stage1_note = "stage 1: " + analysis.status().message() + "; every speed tool runs";
       }
     }
     auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
@@ -98,6 +99,7 @@ int Advise(AdviseArgs& args) {
       return 2;
     }
     metrics = std::move(*profiled);
+    if (!stage1_note.empty()) metrics.notes.insert(metrics.notes.begin(), stage1_note);
     subject = args.candidate.empty() ? args.problem + " (reference)" : args.candidate;
   } else {
     std::cerr << "kernelpro advise: give --problem P [--candidate C] (profile on the GPU) or "

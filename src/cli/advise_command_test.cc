@@ -68,6 +68,19 @@ TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
   EXPECT_EQ(again.out, r.out);
 }
 
+TEST(AdviseTest, ProfilingWithoutAGpuSaysWhyNothingCouldBeAnalysed) {
+  // A CPU extension on a machine without a GPU, ncu or a GPU timeline: the run still ends with
+  // exit 0 and says, note by note, what was missing, instead of inventing findings.
+  CliRun r = testing::RunKernelpro({"advise", "--problem", kRoot + "/tests/problems/tiny_swish.py", "--candidate",
+                                    kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--device", "cpu",
+                                    "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"},
+                                   10);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: stage 1: detected GPU: unknown GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("holds no device code"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No tool could run"), std::string::npos) << r.out;
+}
+
 TEST(AdviseTest, BadInputsAreClearErrors) {
   CliRun none =
       Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "no_such_kernel"});

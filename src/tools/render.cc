@@ -78,9 +78,12 @@ std::string Render(const Analysis& analysis, const RenderOptions& options, std::
       ++speed;
     }
   }
-  if (speed == 0) {
-    out << "No speed bottleneck found by the " << (analysis.findings.size() + analysis.quiet.size())
-        << " tools that ran.\n";
+  const std::size_t ran = analysis.findings.size() + analysis.quiet.size();
+  if (ran == 0) {
+    out << "No tool could run: the record has none of the metrics they read (no ncu counters, SASS "
+           "or GPU timeline; see the notes).\n";
+  } else if (speed == 0) {
+    out << "No speed bottleneck found by the " << ran << " tools that ran.\n";
   } else {
     out << speed << " finding(s):";
     bool first = true;
