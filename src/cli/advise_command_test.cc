@@ -68,13 +68,40 @@ TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
   EXPECT_EQ(again.out, r.out);
 }
 
+TEST(AdviseTest, ASavedStageOneAnalysisFiltersTheToolsAndPlacesTheKernel) {
+  CliRun analysis =
+      testing::RunKernelpro({"analyze", "--problem", kRoot + "/problems/tril_matmul/problem.py",
+                             "--device", "cpu", "--gpu", "H200", "--no-ncu", "--json",
+                             "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
+  std::string path = std::string(KERNELPRO_BINARY_DIR) + "/tril_matmul.analysis.json";
+  std::ofstream(path) << analysis.out;
+  CliRun r = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200-profile/profiles",
+                        "--name", "tril_matmul", "--analysis", path, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["bottleneck"], "compute");
+  EXPECT_EQ(j["stage1"]["gpu"], "h200");
+  // Compute-bound: the coalescing and DRAM-bandwidth tools do not run.
+  std::set<std::string> filtered(j["filtered"].begin(), j["filtered"].end());
+  EXPECT_TRUE(filtered.contains("global_coalescing"));
+  EXPECT_TRUE(filtered.contains("dram_bandwidth"));
+  // The candidate skips the zero half of the triangles: past the dense reference's bound, and said
+  // so.
+  EXPECT_GT(j["roofline_position"]["fraction_of_bound"].get<double>(), 1.0);
+  EXPECT_NE(j["roofline_position"]["summary"].get<std::string>().find("less work"),
+            std::string::npos);
+  EXPECT_EQ(j["findings"][0]["tool"], "tensor_core_underutilization");
+}
+
 TEST(AdviseTest, ProfilingWithoutAGpuSaysWhyNothingCouldBeAnalysed) {
   // A CPU extension on a machine without a GPU, ncu or a GPU timeline: the run still ends with
   // exit 0 and says, note by note, what was missing, instead of inventing findings.
-  CliRun r = testing::RunKernelpro({"advise", "--problem", kRoot + "/tests/problems/tiny_swish.py", "--candidate",
-                                    kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--device", "cpu",
-                                    "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"},
-                                   10);
+  CliRun r = testing::RunKernelpro(
+      {"advise", "--problem", kRoot + "/tests/problems/tiny_swish.py", "--candidate",
+       kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--device", "cpu", "--cache-dir",
+       std::string(KERNELPRO_BINARY_DIR) + "/test-cache"},
+      10);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("note: stage 1: detected GPU: unknown GPU"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("holds no device code"), std::string::npos) << r.out;
