@@ -44,9 +44,7 @@ int Advise(AdviseArgs& args) {
   // candidate against.
   std::optional<ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
-    auto json = ReadJsonFile(args.analysis_file);
-    auto parsed =
-        json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
+    auto parsed = ReadReferenceAnalysisFile(args.analysis_file);
     if (!parsed.ok()) {
       std::cerr << "kernelpro advise: --analysis " << args.analysis_file << ": "
                 << parsed.status().message() << "\n";
@@ -65,8 +63,7 @@ int Advise(AdviseArgs& args) {
       return 2;
     }
     ArtifactPaths paths = ArtifactsIn(args.from, args.name);
-    if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() &&
-        paths.symbols.empty() && paths.nm.empty() && paths.trace.empty()) {
+    if (paths.empty()) {
       std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from
                 << "\n";
       return 2;

@@ -124,9 +124,7 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
 int Run(EvalArgs args) {
   std::optional<ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
-    auto json = ReadJsonFile(args.analysis_file);
-    auto parsed =
-        json.ok() ? ReferenceAnalysisFromJson(*json) : Result<ReferenceAnalysis>(json.status());
+    auto parsed = ReadReferenceAnalysisFile(args.analysis_file);
     if (!parsed.ok()) {
       std::cerr << "kernelpro eval: --analysis " << args.analysis_file << ": "
                 << parsed.status().message() << "\n";

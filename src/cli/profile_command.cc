@@ -152,8 +152,7 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
         if (mine->empty()) *mine = *theirs;
       }
     }
-    if (paths.ncu_csv.empty() && paths.sass.empty() && paths.res_usage.empty() &&
-        paths.symbols.empty() && paths.nm.empty() && paths.trace.empty()) {
+    if (paths.empty()) {
       std::cerr << "kernelpro collect: no artifacts given (or none found under --from with that "
                    "--name)\n";
       return 2;

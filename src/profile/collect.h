@@ -16,6 +16,11 @@ struct ArtifactPaths {
   std::string symbols;    // cuobjdump -symbols
   std::string nm;         // nm -D of the built .so
   std::string trace;      // PyTorch profiler Chrome trace (.json) or nsys SQLite export (.sqlite)
+
+  bool empty() const {
+    return ncu_csv.empty() && sass.empty() && res_usage.empty() && symbols.empty() && nm.empty() &&
+           trace.empty();
+  }
 };
 
 // DIR/NAME.ncu.csv, NAME.sass.txt, NAME.resusage.txt, NAME.symbols.txt, NAME.nm.txt,

@@ -420,6 +420,12 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   return a;
 }
 
+Result<ReferenceAnalysis> ReadReferenceAnalysisFile(const std::string& path) {
+  auto json = ReadJsonFile(path);
+  if (!json.ok()) return json.status();
+  return ReferenceAnalysisFromJson(*json);
+}
+
 std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   std::ostringstream out;
   auto row = [&](const char* label, const std::string& text) {

@@ -142,6 +142,8 @@ RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& analysis, doub
 
 Json ToJson(const ReferenceAnalysis& analysis);
 Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& json);
+// A saved `kernelpro analyze --json` file.
+Result<ReferenceAnalysis> ReadReferenceAnalysisFile(const std::string& path);
 
 // The human summary `kernelpro analyze` prints.
 std::string RenderReferenceAnalysis(const ReferenceAnalysis& analysis);

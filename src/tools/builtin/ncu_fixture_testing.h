@@ -17,9 +17,11 @@ namespace kernelpro::testing {
 struct Fixture {
   std::shared_ptr<Metrics> record;
   MetricSet set;
-  ToolContext Context(std::optional<Bottleneck> bottleneck = std::nullopt) const {
+  ToolContext Context(std::optional<Bottleneck> bottleneck = std::nullopt,
+                      ThresholdOverrides overrides = {}) const {
     AnalysisOptions options;
     options.bottleneck = bottleneck;
+    options.overrides = std::move(overrides);
     return MakeToolContext(*record, set, options);
   }
 };

@@ -9,15 +9,12 @@
 #include <vector>
 
 #include "profile/collect.h"
+#include "tools/builtin/ncu_fixture_testing.h"
 #include "tools/metric_set.h"
 #include "tools/registry.h"
 #include "tools/tool_testing.h"
 
 namespace kernelpro::testing {
-
-inline std::string FixtureDir(const std::string& sub) {
-  return std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + sub;
-}
 
 // A recorded case, by directory under tests/fixtures and name.
 struct FixtureCase {
@@ -60,14 +57,11 @@ inline ThresholdOverrides CaseOverrides(const FixtureCase& fixture) {
 
 inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fixture,
                                std::optional<Bottleneck> bottleneck = std::nullopt) {
+  Fixture loaded = LoadFixture(fixture.dir, fixture.name);
   FixtureRun run;
-  run.record = std::make_shared<Metrics>(
-      CollectFromArtifacts(ArtifactsIn(FixtureDir(fixture.dir), fixture.name)));
-  run.set = BuildMetricSet(*run.record);
-  AnalysisOptions options;
-  options.bottleneck = bottleneck;
-  options.overrides = CaseOverrides(fixture);
-  run.context = MakeToolContext(*run.record, run.set, options);
+  run.context = loaded.Context(bottleneck, CaseOverrides(fixture));
+  run.record = loaded.record;
+  run.set = std::move(loaded.set);
   run.output = RunTool(tool, run.set, run.context);
   return run;
 }
