@@ -94,6 +94,84 @@ TEST(AdviseTest, ASavedStageOneAnalysisFiltersTheToolsAndPlacesTheKernel) {
   EXPECT_EQ(j["findings"][0]["tool"], "tensor_core_underutilization");
 }
 
+// `scripts/gpu_verify OUT advise` on the H200: for each example candidate, the Stage-1 analysis
+// (with ncu), `kernelpro advise --problem --candidate --analysis --save` and the JSON advice.
+struct RecordedAdvice {
+  std::string name, bottleneck;
+  std::vector<std::string> first_findings;  // in the order the analysis ranks them
+  std::string first_severity;
+};
+
+class H200AdviseTest : public ::testing::TestWithParam<RecordedAdvice> {};
+
+TEST_P(H200AdviseTest, SavedArtifactsGiveTheAdviceTheGpuRunPrinted) {
+  const RecordedAdvice& want = GetParam();
+  const std::string dir = kRoot + "/tests/fixtures/h200-advise";
+  CliRun r = Kernelpro({"advise", "--from", dir, "--name", want.name, "--analysis",
+                        dir + "/" + want.name + ".analysis.json", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json got = Json::parse(r.out);
+  auto read = ReadJsonFile(dir + "/" + want.name + ".advice.json");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const Json& recorded = *read;
+  // What the collectors and Stage 1 made of the GPU run is reproduced exactly; the findings are
+  // the tools' current reading of it (tools improve; the recorded advice stays as printed).
+  for (const char* key : {"bottleneck", "stage1", "roofline_position", "filtered", "notes"}) {
+    EXPECT_EQ(got[key], recorded[key]) << key << " differs from what the H200 run printed";
+  }
+  EXPECT_EQ(got["bottleneck"], want.bottleneck);
+  EXPECT_EQ(got["stage1"]["gpu"], "h200");
+  ASSERT_GE(got["findings"].size(), want.first_findings.size()) << r.out;
+  for (size_t i = 0; i < want.first_findings.size(); ++i) {
+    EXPECT_EQ(got["findings"][i]["tool"], want.first_findings[i]) << "finding " << i;
+  }
+  EXPECT_EQ(got["findings"][0]["severity"], want.first_severity);
+  EXPECT_TRUE(got["skipped"].empty())
+      << "every tool had its metrics on the H200: " << got["skipped"];
+
+  // The text form starts with the same Stage-1 and roofline lines the GPU run printed.
+  CliRun text = Kernelpro({"advise", "--from", dir, "--name", want.name, "--analysis",
+                           dir + "/" + want.name + ".analysis.json"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::ifstream md(dir + "/" + want.name + ".advice.md");
+  std::string printed_first, printed, offline;
+  std::getline(md, printed_first);  // names the candidate file on the GPU machine
+  std::istringstream lines(text.out);
+  std::getline(lines, offline);
+  for (int i = 0; i < 2; ++i) {
+    std::getline(md, printed);
+    std::getline(lines, offline);
+    EXPECT_EQ(offline, printed);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ExampleCandidates, H200AdviseTest,
+    ::testing::Values(
+        // Scalar-per-thread float4 streaming: latency of DRAM exposed, IEEE division in SASS.
+        RecordedAdvice{"swish", "memory", {"warp_stall", "fast_math_intrinsics"}, "critical"},
+        RecordedAdvice{"rms_norm", "memory", {"warp_stall"}, "high"},
+        RecordedAdvice{"scaled_softmax", "memory", {"warp_stall"}, "critical"},
+        // fp32 FMA loops where the reference's GEMM could use tensor cores.
+        RecordedAdvice{"tril_matmul",
+                       "compute",
+                       {"tensor_core_underutilization", "tensor_core_generation",
+                        "occupancy_limiter", "register_pressure"},
+                       "critical"},
+        RecordedAdvice{"linear_gelu",
+                       "mixed",
+                       {"tensor_core_underutilization", "tensor_core_generation",
+                        "occupancy_limiter", "register_pressure"},
+                       "critical"},
+        // A few blocks for a tiny batch: most SMs idle.
+        // (register_pressure is low: 32 blocks never fill the register limit of 2 per SM.)
+        RecordedAdvice{
+            "tiny_mlp",
+            "latency",
+            {"warp_stall", "wave_quantization", "occupancy_limiter", "register_pressure"},
+            "high"}),
+    [](const ::testing::TestParamInfo<RecordedAdvice>& info) { return info.param.name; });
+
 TEST(AdviseTest, ProfilingWithoutAGpuSaysWhyNothingCouldBeAnalysed) {
   // A CPU extension on a machine without a GPU, ncu or a GPU timeline: the run still ends with
   // exit 0 and says, note by note, what was missing, instead of inventing findings.

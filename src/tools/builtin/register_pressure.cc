@@ -3,6 +3,7 @@
 // (launch__occupancy_limit_registers against the other limits) and stays quiet on kernels that
 // already run a unit near peak (tuned library GEMMs use 168-255 registers on purpose).
 #include <algorithm>
+#include <cmath>
 
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
@@ -13,6 +14,8 @@ namespace {
 using ncu_tools::Pct;
 
 constexpr const char* kLimitRegs = "launch__occupancy_limit_registers";
+constexpr const char* kGrid = "launch__grid_size";
+constexpr const char* kSms = "device__attribute_multiprocessor_count";
 constexpr const char* kLimitOthers[] = {"launch__occupancy_limit_shared_mem",
                                         "launch__occupancy_limit_warps",
                                         "launch__occupancy_limit_blocks"};
@@ -65,6 +68,19 @@ class RegisterPressureTool : public ProfilingTool {
                                                                FormatNumber(others) + " blocks)")
                                   : std::string()) +
                    ".";
+      // A grid that gives each SM fewer blocks than the register file allows is not held back
+      // by registers: the launch size binds (occupancy_limiter says so).
+      auto grid = m.Find(kGrid);
+      auto sms = m.Find(kSms);
+      if (*binding && grid && sms && *sms > 0 && std::ceil(*grid / *sms) <= *lr) {
+        binding = false;
+        out.observed.push_back({kGrid, *grid, "blocks"});
+        out.observed.push_back({kSms, *sms, "SMs"});
+        limit_text = " The register file allows " + FormatNumber(*lr) +
+                     " block(s) per SM, but the grid of " + FormatNumber(*grid) + " block(s) for " +
+                     FormatNumber(*sms) +
+                     " SMs never puts that many on one SM: registers do not limit occupancy now.";
+      }
       if (!*binding) out.severity = Severity::kLow;
     }
     if (auto occ = m.Find(kNcuAchievedOccupancyPct)) {
@@ -87,19 +103,22 @@ class RegisterPressureTool : public ProfilingTool {
         "accumulator tiles). Each SM has 64K registers, so more registers per thread means fewer "
         "resident warps to hide latency, and past the per-thread limit values spill to slow local "
         "memory.";
+    // Fewer registers only pay off where they bind occupancy (or spill).
+    const bool binds = binding.value_or(true);
+    auto gain = [&](const char* when_binding) {
+      return binds ? std::string(when_binding)
+                   : std::string("small: registers do not bind occupancy");
+    };
     out.recommendations = {
         {"Add __launch_bounds__(threads_per_block, min_blocks_per_sm) so the compiler targets the "
          "occupancy you need",
-         binding.value_or(true) ? "1.1-1.5x when latency-bound"
-                                : "small: registers do not bind occupancy"},
+         gain("1.1-1.5x when latency-bound")},
         {"Cap registers with -maxrregcount (or per kernel with __launch_bounds__) and check the "
-         "SASS for "
-         "new LDL/STL spills",
-         "1.1-1.3x; watch for spills"},
+         "SASS for new LDL/STL spills",
+         gain("1.1-1.3x; watch for spills")},
         {"Shorten live ranges: smaller per-thread tiles, less unrolling, recompute cheap values "
-         "instead of "
-         "keeping them, move per-thread arrays to shared memory",
-         "1.1-1.5x"},
+         "instead of keeping them, move per-thread arrays to shared memory",
+         gain("1.1-1.5x")},
         {"Split the kernel into phases that each need fewer live values", "case by case"},
     };
     out.code_example =

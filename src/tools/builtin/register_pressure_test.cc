@@ -39,6 +39,24 @@ TEST(RegisterPressureToolTest, BoundariesAndSeverity) {
   EXPECT_NE(low.summary.find("another limit is tighter"), std::string::npos);
 }
 
+TEST(RegisterPressureToolTest, AGridTooSmallToFillTheRegisterLimitIsNotHeldBackByRegisters) {
+  auto tool = MakeRegisterPressureTool();
+  auto with_grid = [&](double grid) {
+    return testing::With(testing::With(Regs(112), "launch__grid_size", grid),
+                         "device__attribute_multiprocessor_count", 132);
+  };
+  // 32 blocks on 132 SMs: at most one block per SM, the register limit (2) never binds.
+  ToolOutput small = testing::Run(*tool, with_grid(32));
+  ASSERT_TRUE(small.triggered);
+  EXPECT_EQ(small.severity, Severity::kLow);
+  EXPECT_NE(small.summary.find("registers do not limit occupancy now"), std::string::npos)
+      << small.summary;
+  EXPECT_EQ(small.title.find("limit occupancy"), std::string::npos) << small.title;
+  // Boundary: 264 blocks = 2 per SM reaches the limit; 265 needs a third slot on some SM.
+  EXPECT_EQ(testing::Run(*tool, with_grid(264)).severity, Severity::kLow);
+  EXPECT_EQ(testing::Run(*tool, with_grid(265)).severity, Severity::kMedium);
+}
+
 TEST(RegisterPressureToolTest, QuietWhenAUnitIsSaturated) {
   auto tool = MakeRegisterPressureTool();
   EXPECT_FALSE(
