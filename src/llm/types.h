@@ -1,0 +1,170 @@
+// The one form in which kernelpro talks to any language model.
+//
+// Agents build an llm::Request (system prompt, messages, tool definitions as JSON Schema, tool
+// results, sampling limits, an optional response JSON Schema) and get an llm::Response back (text,
+// tool calls, a normalised stop reason, token counts, latency). Each provider translates this form
+// to its own protocol at the edge (openai.cc, anthropic.cc, bedrock.cc) and nowhere else. Failures
+// are llm::Error values with a kind the retry and recovery layers act on; exceptions never leave
+// this module. All types are plain values: copy them freely across threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/status.h"
+
+namespace kernelpro::llm {
+
+enum class Role { kUser, kAssistant, kTool };
+
+// A function the model may call. `input_schema` is a JSON Schema object for the arguments.
+struct ToolDefinition {
+  std::string name;
+  std::string description;
+  Json input_schema = Json::object();
+};
+
+// The model asking for a call. `id` pairs it with its ToolResult (providers that have no ids
+// get synthetic ones, "call_0", "call_1", ...).
+struct ToolCall {
+  std::string id;
+  std::string name;
+  Json arguments = Json::object();
+};
+
+struct ToolResult {
+  std::string tool_call_id;
+  std::string name;     // the tool that was called (Bedrock and some servers want it)
+  std::string content;  // what the handler returned, as text (JSON is passed as its dump)
+  bool is_error = false;
+};
+
+// One turn. kUser and kAssistant carry text; an assistant turn may also carry tool calls; a
+// kTool turn carries exactly one tool result (providers that group results per turn, such as
+// Anthropic and Bedrock, merge consecutive kTool turns).
+struct Message {
+  Role role = Role::kUser;
+  std::string text;
+  std::vector<ToolCall> tool_calls;
+  std::optional<ToolResult> tool_result;
+
+  static Message User(std::string text);
+  static Message Assistant(std::string text, std::vector<ToolCall> calls = {});
+  static Message Tool(ToolResult result);
+};
+
+// Ask for a JSON answer that validates against `schema`. Backends use the provider's structured
+// output where the server supports it; otherwise the schema is put in the prompt and the JSON is
+// extracted from the reply (ExtractJson).
+struct ResponseSchema {
+  std::string name = "response";
+  Json schema = Json::object();
+};
+
+struct Request {
+  std::string system;
+  std::vector<Message> messages;
+  std::vector<ToolDefinition> tools;
+  int max_tokens = 4096;
+  std::optional<double> temperature;  // unset: the server's default
+  std::vector<std::string> stop;      // stop sequences
+  std::optional<ResponseSchema> response_schema;
+};
+
+enum class StopReason { kEnd, kLength, kToolUse, kRefusal };
+
+struct Usage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+};
+
+struct Response {
+  std::string text;
+  std::vector<ToolCall> tool_calls;
+  StopReason stop_reason = StopReason::kEnd;
+  std::string provider_stop_reason;  // as the server said it ("stop", "end_turn", "max_tokens")
+  Usage usage;
+  double latency_ms = 0;
+  std::string model;              // as the server reported it, or the configured one
+  std::optional<Json> structured;  // the parsed JSON when response_schema was asked for
+  int attempts = 1;                // HTTP attempts it took (retries included)
+};
+
+// Why an exchange failed. The kind decides what happens next: the retry layer retries
+// kConnection, kTimeout, kRateLimited and kServer; truncation recovery acts on kTruncated; every
+// other kind goes straight back to the caller.
+enum class ErrorKind {
+  kConnection,    // could not connect, connection reset
+  kTimeout,       // connect or total timeout
+  kRateLimited,   // HTTP 429
+  kServer,        // HTTP 5xx
+  kAuth,          // HTTP 401 / 403, or no credentials
+  kBadRequest,    // any other HTTP 4xx
+  kMalformed,     // the body is empty, not JSON, or not the protocol's shape
+  kTruncated,     // still cut off at the token limit after recovery
+  kReplayMiss,    // a replay cassette has no answer for this request
+  kConfig,        // unknown provider, missing model, unreadable profile
+  kBudget,        // a spending or call budget would be exceeded
+};
+
+struct Error {
+  ErrorKind kind = ErrorKind::kMalformed;
+  std::string message;
+  int http_status = 0;                     // 0 when no HTTP response was received
+  std::optional<double> retry_after_s;     // from a Retry-After header
+  int attempts = 1;
+
+  bool retryable() const;
+  // "rate limited (HTTP 429): ..." — what a user reads.
+  std::string ToString() const;
+  Status ToStatus() const;
+};
+
+inline Error MakeError(ErrorKind kind, std::string message, int http_status = 0) {
+  Error e;
+  e.kind = kind;
+  e.message = std::move(message);
+  e.http_status = http_status;
+  return e;
+}
+
+// Either a Response or an Error.
+class Outcome {
+ public:
+  Outcome(Response r) : response_(std::move(r)) {}  // NOLINT: implicit by design
+  Outcome(Error e) : error_(std::move(e)) {}          // NOLINT: implicit by design
+  bool ok() const { return response_.has_value(); }
+  const Response& response() const { return *response_; }
+  Response& response() { return *response_; }
+  const Error& error() const { return error_; }
+  Error& error() { return error_; }
+
+ private:
+  std::optional<Response> response_;
+  Error error_;
+};
+
+std::string ToString(Role role);
+std::string ToString(StopReason reason);
+std::string ToString(ErrorKind kind);
+std::optional<Role> ParseRole(const std::string& text);
+std::optional<StopReason> ParseStopReason(const std::string& text);
+std::optional<ErrorKind> ParseErrorKind(const std::string& text);
+
+// Lossless JSON forms (cassettes, the run store, tests). FromJson reads what ToJson wrote and
+// fails with a message naming the bad field.
+Json ToJson(const Request& request);
+Json ToJson(const Response& response);
+Json ToJson(const Error& error);
+Result<Request> RequestFromJson(const Json& json);
+Result<Response> ResponseFromJson(const Json& json);
+Result<Error> ErrorFromJson(const Json& json);
+
+// The first JSON value in a model's free-text reply: a ```json fenced block, any fenced block
+// that parses, or the first balanced {...} / [...] that parses. nullopt when there is none.
+std::optional<Json> ExtractJson(const std::string& text);
+
+}  // namespace kernelpro::llm

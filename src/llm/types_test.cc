@@ -1,0 +1,80 @@
+// The one request/response form: JSON round trips (cassettes depend on them) and extracting JSON
+// from free-text replies.
+#include "llm/types.h"
+
+#include <gtest/gtest.h>
+
+namespace kernelpro::llm {
+namespace {
+
+Request FullRequest() {
+  Request r;
+  r.system = "You write CUDA.";
+  r.messages.push_back(Message::User("Make it fast."));
+  r.messages.push_back(Message::Assistant(
+      "Let me look.", {{"call_1", "read_file", Json{{"path", "kernel.cu"}}}}));
+  r.messages.push_back(Message::Tool({"call_1", "read_file", "__global__ void k() {}", false}));
+  r.tools.push_back({"read_file", "Reads a file", Json{{"type", "object"}}});
+  r.max_tokens = 1024;
+  r.temperature = 0.2;
+  r.stop = {"</answer>"};
+  r.response_schema = ResponseSchema{"candidates", Json{{"type", "array"}}};
+  return r;
+}
+
+TEST(LlmTypesTest, RequestRoundTripsThroughJson) {
+  Request r = FullRequest();
+  auto back = RequestFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(r));
+  EXPECT_EQ(back->messages[2].tool_result->content, "__global__ void k() {}");
+  EXPECT_EQ(*back->temperature, 0.2);
+}
+
+TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
+  Response r;
+  r.text = "done";
+  r.tool_calls = {{"c", "f", Json{{"x", 1}}}};
+  r.stop_reason = StopReason::kToolUse;
+  r.provider_stop_reason = "tool_calls";
+  r.usage = {12, 34};
+  r.latency_ms = 5.5;
+  r.structured = Json{{"a", 1}};
+  auto back = ResponseFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(ToJson(*back), ToJson(r));
+
+  Error e{ErrorKind::kRateLimited, "slow down", 429, 7.0, 3};
+  auto eb = ErrorFromJson(ToJson(e));
+  ASSERT_TRUE(eb.ok());
+  EXPECT_EQ(eb->kind, ErrorKind::kRateLimited);
+  EXPECT_EQ(*eb->retry_after_s, 7.0);
+  EXPECT_EQ(e.ToString(), "rate limited (HTTP 429) after 3 attempts: slow down");
+  EXPECT_TRUE(e.retryable());
+  EXPECT_FALSE(Error{ErrorKind::kBadRequest}.retryable());
+  EXPECT_FALSE(ErrorFromJson(Json{{"kind", "gremlins"}}).ok());
+}
+
+TEST(LlmTypesTest, BadJsonIsAClearError) {
+  auto bad = RequestFromJson(Json{{"messages", {{{"role", "wizard"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad role"), std::string::npos);
+  EXPECT_FALSE(ResponseFromJson(Json{{"stop_reason", "whatever"}}).ok());
+  EXPECT_FALSE(ResponseFromJson(Json::array()).ok());
+}
+
+TEST(LlmTypesTest, ExtractJsonFindsTheAnswerInProse) {
+  EXPECT_EQ(*ExtractJson(R"({"a": 1})"), (Json{{"a", 1}}));
+  // A ```json fence wins over an earlier fence that also parses.
+  EXPECT_EQ(*ExtractJson("Here:\n```\n[1]\n```\nand\n```json\n{\"b\": 2}\n```\n"),
+            (Json{{"b", 2}}));
+  EXPECT_EQ(*ExtractJson("```python\nx = {1: 2}\n```\n```\n{\"c\": 3}\n```"), (Json{{"c", 3}}));
+  // Braces inside strings do not confuse the balance; a broken first object is skipped.
+  EXPECT_EQ(*ExtractJson(R"(Sure! {"broken": } then {"s": "a } b", "n": [1, {"x": 2}]} bye)"),
+            (Json{{"s", "a } b"}, {"n", {1, {{"x", 2}}}}}));
+  EXPECT_FALSE(ExtractJson("no json here, just {braces").has_value());
+  EXPECT_FALSE(ExtractJson("42").has_value());  // a bare scalar is not an answer
+}
+
+}  // namespace
+}  // namespace kernelpro::llm
