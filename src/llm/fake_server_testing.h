@@ -58,7 +58,8 @@ class FakeServer {
       ScriptedReply reply;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        received_.push_back({req.method, req.path, req.body, {req.headers.begin(), req.headers.end()}});
+        received_.push_back(
+            {req.method, req.path, req.body, {req.headers.begin(), req.headers.end()}});
         if (replies_.empty()) {
           reply.status = 500;
           reply.body = R"({"error": {"message": "fake server: no scripted reply left"}})";

@@ -8,10 +8,16 @@ namespace {
 
 constexpr std::array<std::pair<Role, const char*>, 3> kRoles = {
     {{Role::kUser, "user"}, {Role::kAssistant, "assistant"}, {Role::kTool, "tool"}}};
-constexpr std::array<std::pair<StopReason, const char*>, 4> kStops = {{{StopReason::kEnd, "end"},
-                                                                       {StopReason::kLength, "length"},
-                                                                       {StopReason::kToolUse, "tool_use"},
-                                                                       {StopReason::kRefusal, "refusal"}}};
+constexpr std::array<std::pair<StopReason, const char*>, 4> kStops = {
+    {{StopReason::kEnd, "end"},
+     {StopReason::kLength, "length"},
+     {StopReason::kToolUse, "tool_use"},
+     {StopReason::kRefusal, "refusal"}}};
+constexpr std::array<std::pair<ToolChoice, const char*>, 4> kChoices = {
+    {{ToolChoice::kAuto, "auto"},
+     {ToolChoice::kRequired, "required"},
+     {ToolChoice::kNone, "none"},
+     {ToolChoice::kNamed, "named"}}};
 constexpr std::array<std::pair<ErrorKind, const char*>, 11> kKinds = {{
     {ErrorKind::kConnection, "connection"},
     {ErrorKind::kTimeout, "timeout"},
@@ -87,17 +93,39 @@ bool Error::retryable() const {
 std::string Error::ToString() const {
   std::string out;
   switch (kind) {
-    case ErrorKind::kConnection: out = "connection failed"; break;
-    case ErrorKind::kTimeout: out = "timed out"; break;
-    case ErrorKind::kRateLimited: out = "rate limited"; break;
-    case ErrorKind::kServer: out = "server error"; break;
-    case ErrorKind::kAuth: out = "not authorised"; break;
-    case ErrorKind::kBadRequest: out = "request rejected"; break;
-    case ErrorKind::kMalformed: out = "malformed response"; break;
-    case ErrorKind::kTruncated: out = "response truncated"; break;
-    case ErrorKind::kReplayMiss: out = "not in the cassette"; break;
-    case ErrorKind::kConfig: out = "configuration error"; break;
-    case ErrorKind::kBudget: out = "budget exhausted"; break;
+    case ErrorKind::kConnection:
+      out = "connection failed";
+      break;
+    case ErrorKind::kTimeout:
+      out = "timed out";
+      break;
+    case ErrorKind::kRateLimited:
+      out = "rate limited";
+      break;
+    case ErrorKind::kServer:
+      out = "server error";
+      break;
+    case ErrorKind::kAuth:
+      out = "not authorised";
+      break;
+    case ErrorKind::kBadRequest:
+      out = "request rejected";
+      break;
+    case ErrorKind::kMalformed:
+      out = "malformed response";
+      break;
+    case ErrorKind::kTruncated:
+      out = "response truncated";
+      break;
+    case ErrorKind::kReplayMiss:
+      out = "not in the cassette";
+      break;
+    case ErrorKind::kConfig:
+      out = "configuration error";
+      break;
+    case ErrorKind::kBudget:
+      out = "budget exhausted";
+      break;
   }
   if (http_status != 0) out += " (HTTP " + std::to_string(http_status) + ")";
   if (attempts > 1) out += " after " + std::to_string(attempts) + " attempts";
@@ -107,24 +135,31 @@ std::string Error::ToString() const {
 
 Status Error::ToStatus() const {
   switch (kind) {
-    case ErrorKind::kTimeout: return Status::Timeout(ToString());
+    case ErrorKind::kTimeout:
+      return Status::Timeout(ToString());
     case ErrorKind::kConnection:
     case ErrorKind::kRateLimited:
-    case ErrorKind::kServer: return Status::Unavailable(ToString());
+    case ErrorKind::kServer:
+      return Status::Unavailable(ToString());
     case ErrorKind::kConfig:
-    case ErrorKind::kBadRequest: return Status::InvalidArgument(ToString());
-    case ErrorKind::kReplayMiss: return Status::NotFound(ToString());
-    default: return Status::Internal(ToString());
+    case ErrorKind::kBadRequest:
+      return Status::InvalidArgument(ToString());
+    case ErrorKind::kReplayMiss:
+      return Status::NotFound(ToString());
+    default:
+      return Status::Internal(ToString());
   }
 }
 
 std::string ToString(Role role) { return NameOf(kRoles, role); }
 std::string ToString(StopReason reason) { return NameOf(kStops, reason); }
 std::string ToString(ErrorKind kind) { return NameOf(kKinds, kind); }
-std::optional<Role> ParseRole(const std::string& text) { return ValueOf(kRoles, text); }
-std::optional<StopReason> ParseStopReason(const std::string& text) {
-  return ValueOf(kStops, text);
+std::string ToString(ToolChoice choice) { return NameOf(kChoices, choice); }
+std::optional<ToolChoice> ParseToolChoice(const std::string& text) {
+  return ValueOf(kChoices, text);
 }
+std::optional<Role> ParseRole(const std::string& text) { return ValueOf(kRoles, text); }
+std::optional<StopReason> ParseStopReason(const std::string& text) { return ValueOf(kStops, text); }
 std::optional<ErrorKind> ParseErrorKind(const std::string& text) { return ValueOf(kKinds, text); }
 
 Json ToJson(const Request& request) {
@@ -155,6 +190,10 @@ Json ToJson(const Request& request) {
             {"max_tokens", request.max_tokens},
             {"stop", request.stop}};
   if (request.temperature) j["temperature"] = *request.temperature;
+  if (request.tool_choice != ToolChoice::kAuto) {
+    j["tool_choice"] = ToString(request.tool_choice);
+    if (request.tool_choice == ToolChoice::kNamed) j["tool_choice_name"] = request.tool_choice_name;
+  }
   if (request.response_schema) {
     j["response_schema"] = {{"name", request.response_schema->name},
                             {"schema", request.response_schema->schema}};
@@ -214,6 +253,10 @@ Result<Request> RequestFromJson(const Json& json) {
       r.tools.push_back({t.value("name", ""), t.value("description", ""),
                          t.value("input_schema", Json::object())});
     }
+    auto choice = ParseToolChoice(json.value("tool_choice", "auto"));
+    if (!choice) return Status::InvalidArgument("request: bad tool_choice " + DumpJson(json));
+    r.tool_choice = *choice;
+    r.tool_choice_name = json.value("tool_choice_name", "");
     r.max_tokens = json.value("max_tokens", 4096);
     if (json.contains("temperature") && json["temperature"].is_number()) {
       r.temperature = json["temperature"].get<double>();

@@ -64,10 +64,16 @@ struct ResponseSchema {
   Json schema = Json::object();
 };
 
+// Whether the model may (kAuto), must (kRequired: some tool; kNamed: tool_choice_name) or must
+// not (kNone) call a tool in its next turn.
+enum class ToolChoice { kAuto, kRequired, kNone, kNamed };
+
 struct Request {
   std::string system;
   std::vector<Message> messages;
   std::vector<ToolDefinition> tools;
+  ToolChoice tool_choice = ToolChoice::kAuto;  // only meaningful with tools
+  std::string tool_choice_name;                // for kNamed
   int max_tokens = 4096;
   std::optional<double> temperature;  // unset: the server's default
   std::vector<std::string> stop;      // stop sequences
@@ -88,7 +94,7 @@ struct Response {
   std::string provider_stop_reason;  // as the server said it ("stop", "end_turn", "max_tokens")
   Usage usage;
   double latency_ms = 0;
-  std::string model;              // as the server reported it, or the configured one
+  std::string model;               // as the server reported it, or the configured one
   std::optional<Json> structured;  // the parsed JSON when response_schema was asked for
   int attempts = 1;                // HTTP attempts it took (retries included)
 };
@@ -97,24 +103,24 @@ struct Response {
 // kConnection, kTimeout, kRateLimited and kServer; truncation recovery acts on kTruncated; every
 // other kind goes straight back to the caller.
 enum class ErrorKind {
-  kConnection,    // could not connect, connection reset
-  kTimeout,       // connect or total timeout
-  kRateLimited,   // HTTP 429
-  kServer,        // HTTP 5xx
-  kAuth,          // HTTP 401 / 403, or no credentials
-  kBadRequest,    // any other HTTP 4xx
-  kMalformed,     // the body is empty, not JSON, or not the protocol's shape
-  kTruncated,     // still cut off at the token limit after recovery
-  kReplayMiss,    // a replay cassette has no answer for this request
-  kConfig,        // unknown provider, missing model, unreadable profile
-  kBudget,        // a spending or call budget would be exceeded
+  kConnection,   // could not connect, connection reset
+  kTimeout,      // connect or total timeout
+  kRateLimited,  // HTTP 429
+  kServer,       // HTTP 5xx
+  kAuth,         // HTTP 401 / 403, or no credentials
+  kBadRequest,   // any other HTTP 4xx
+  kMalformed,    // the body is empty, not JSON, or not the protocol's shape
+  kTruncated,    // still cut off at the token limit after recovery
+  kReplayMiss,   // a replay cassette has no answer for this request
+  kConfig,       // unknown provider, missing model, unreadable profile
+  kBudget,       // a spending or call budget would be exceeded
 };
 
 struct Error {
   ErrorKind kind = ErrorKind::kMalformed;
   std::string message;
-  int http_status = 0;                     // 0 when no HTTP response was received
-  std::optional<double> retry_after_s;     // from a Retry-After header
+  int http_status = 0;                  // 0 when no HTTP response was received
+  std::optional<double> retry_after_s;  // from a Retry-After header
   int attempts = 1;
 
   bool retryable() const;
@@ -135,7 +141,7 @@ inline Error MakeError(ErrorKind kind, std::string message, int http_status = 0)
 class Outcome {
  public:
   Outcome(Response r) : response_(std::move(r)) {}  // NOLINT: implicit by design
-  Outcome(Error e) : error_(std::move(e)) {}          // NOLINT: implicit by design
+  Outcome(Error e) : error_(std::move(e)) {}        // NOLINT: implicit by design
   bool ok() const { return response_.has_value(); }
   const Response& response() const { return *response_; }
   Response& response() { return *response_; }
@@ -149,9 +155,11 @@ class Outcome {
 
 std::string ToString(Role role);
 std::string ToString(StopReason reason);
+std::string ToString(ToolChoice choice);
 std::string ToString(ErrorKind kind);
 std::optional<Role> ParseRole(const std::string& text);
 std::optional<StopReason> ParseStopReason(const std::string& text);
+std::optional<ToolChoice> ParseToolChoice(const std::string& text);
 std::optional<ErrorKind> ParseErrorKind(const std::string& text);
 
 // Lossless JSON forms (cassettes, the run store, tests). FromJson reads what ToJson wrote and

@@ -11,10 +11,12 @@ Request FullRequest() {
   Request r;
   r.system = "You write CUDA.";
   r.messages.push_back(Message::User("Make it fast."));
-  r.messages.push_back(Message::Assistant(
-      "Let me look.", {{"call_1", "read_file", Json{{"path", "kernel.cu"}}}}));
+  r.messages.push_back(
+      Message::Assistant("Let me look.", {{"call_1", "read_file", Json{{"path", "kernel.cu"}}}}));
   r.messages.push_back(Message::Tool({"call_1", "read_file", "__global__ void k() {}", false}));
   r.tools.push_back({"read_file", "Reads a file", Json{{"type", "object"}}});
+  r.tool_choice = ToolChoice::kNamed;
+  r.tool_choice_name = "read_file";
   r.max_tokens = 1024;
   r.temperature = 0.2;
   r.stop = {"</answer>"};
@@ -29,6 +31,10 @@ TEST(LlmTypesTest, RequestRoundTripsThroughJson) {
   EXPECT_EQ(ToJson(*back), ToJson(r));
   EXPECT_EQ(back->messages[2].tool_result->content, "__global__ void k() {}");
   EXPECT_EQ(*back->temperature, 0.2);
+  EXPECT_EQ(back->tool_choice, ToolChoice::kNamed);
+  EXPECT_EQ(back->tool_choice_name, "read_file");
+  // The default choice is left out, so requests recorded before the field existed still match.
+  EXPECT_FALSE(ToJson(Request{}).contains("tool_choice"));
 }
 
 TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
