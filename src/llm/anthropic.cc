@@ -1,0 +1,176 @@
+#include "llm/anthropic.h"
+
+#include <utility>
+#include <variant>
+
+#include "llm/structured.h"
+
+namespace kernelpro::llm {
+namespace {
+
+constexpr char kProvider[] = "anthropic";
+
+// The blocks one Message becomes. Empty text blocks are left out: the API rejects them, and an
+// assistant turn that only calls tools has no text.
+Json ContentBlocks(const Message& message) {
+  Json blocks = Json::array();
+  if (message.role == Role::kTool) {
+    ToolResult result = message.tool_result.value_or(ToolResult{});
+    blocks.push_back({{"type", "tool_result"},
+                      {"tool_use_id", result.tool_call_id},
+                      {"content", result.content},
+                      {"is_error", result.is_error}});
+    return blocks;
+  }
+  if (!message.text.empty()) blocks.push_back({{"type", "text"}, {"text", message.text}});
+  for (const ToolCall& call : message.tool_calls) {
+    blocks.push_back(
+        {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", call.arguments}});
+  }
+  return blocks;
+}
+
+StopReason StopReasonFor(const std::string& stop_reason) {
+  if (stop_reason == "max_tokens") return StopReason::kLength;
+  if (stop_reason == "tool_use") return StopReason::kToolUse;
+  if (stop_reason == "refusal") return StopReason::kRefusal;
+  return StopReason::kEnd;  // "end_turn", "stop_sequence", and whatever comes later
+}
+
+Outcome ParseBody(const Json& body, int http_status) {
+  auto content = body.find("content");
+  if (content == body.end() || !content->is_array()) {
+    return MakeError(
+        ErrorKind::kMalformed,
+        std::string(kProvider) + ": response has no content: \"" + Snippet(DumpJson(body)) + "\"",
+        http_status);
+  }
+  Response response;
+  for (const Json& block : *content) {
+    const std::string type = JsonGet<std::string>(block, "type", "");
+    if (type == "text") {
+      response.text += JsonGet<std::string>(block, "text", "");
+    } else if (type == "tool_use") {
+      std::string id = JsonGet<std::string>(block, "id", "");
+      if (id.empty()) id = "call_" + std::to_string(response.tool_calls.size());
+      std::string name = JsonGet<std::string>(block, "name", "");
+      if (name.empty()) {
+        return MakeError(ErrorKind::kMalformed,
+                         std::string(kProvider) + ": tool_use block without a name: \"" +
+                             Snippet(DumpJson(block)) + "\"",
+                         http_status);
+      }
+      Json input = block.value("input", Json::object());
+      if (!input.is_object()) input = Json::object();
+      response.tool_calls.push_back({std::move(id), std::move(name), std::move(input)});
+    }
+    // Thinking blocks and server tool blocks are not part of the answer.
+  }
+  response.provider_stop_reason = JsonGet<std::string>(body, "stop_reason", "");
+  response.stop_reason = StopReasonFor(response.provider_stop_reason);
+  Json usage = body.value("usage", Json::object());
+  response.usage.input_tokens = JsonGet<std::int64_t>(usage, "input_tokens", 0);
+  response.usage.output_tokens = JsonGet<std::int64_t>(usage, "output_tokens", 0);
+  response.model = JsonGet<std::string>(body, "model", "");
+  return response;
+}
+
+class AnthropicBackend : public Backend {
+ public:
+  AnthropicBackend(AnthropicOptions options, std::shared_ptr<HttpTransport> transport)
+      : options_(std::move(options)), transport_(std::move(transport)) {
+    while (!options_.base_url.empty() && options_.base_url.back() == '/') {
+      options_.base_url.pop_back();
+    }
+  }
+
+  std::string provider() const override { return kProvider; }
+  std::string model() const override { return options_.model; }
+
+  Outcome Complete(const Request& request) override {
+    HttpRequest http;
+    http.url = options_.base_url + "/v1/messages";
+    http.headers = {{"content-type", "application/json"}, {"anthropic-version", options_.version}};
+    if (!options_.api_key.empty()) http.headers.emplace_back("x-api-key", options_.api_key);
+    // DumpJson: a tool result may hold invalid UTF-8 (compiler output), which must not throw.
+    http.body = DumpJson(AnthropicRequestBody(request, options_.model));
+    http.connect_timeout = options_.connect_timeout;
+    http.total_timeout = options_.total_timeout;
+
+    const auto start = std::chrono::steady_clock::now();
+    HttpResult result = transport_->Send(http);
+    const double latency_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!result.ok()) return result.error();
+    Outcome outcome = ParseAnthropicResponse(result.response());
+    if (!outcome.ok()) return outcome;
+    Response& response = outcome.response();
+    response.latency_ms = latency_ms;
+    if (response.model.empty()) response.model = options_.model;
+    if (!request.response_schema) return outcome;
+    return AttachStructured(std::move(response), kProvider);
+  }
+
+ private:
+  AnthropicOptions options_;
+  std::shared_ptr<HttpTransport> transport_;
+};
+
+}  // namespace
+
+Json AnthropicRequestBody(const Request& request, const std::string& model) {
+  Json body = {{"model", model}, {"max_tokens", request.max_tokens}};
+  std::string system = request.response_schema
+                           ? SystemWithSchemaInstruction(request.system, *request.response_schema)
+                           : request.system;
+  if (!system.empty()) body["system"] = system;
+  // Turns must alternate, so a message whose wire role repeats the previous one joins it: tool
+  // results (sent as user turns) merge with each other and with the user text that follows.
+  Json messages = Json::array();
+  for (const Message& message : request.messages) {
+    const char* role = message.role == Role::kAssistant ? "assistant" : "user";
+    Json blocks = ContentBlocks(message);
+    if (!messages.empty() && messages.back()["role"] == role) {
+      for (Json& block : blocks) messages.back()["content"].push_back(std::move(block));
+    } else {
+      messages.push_back({{"role", role}, {"content", std::move(blocks)}});
+    }
+  }
+  body["messages"] = std::move(messages);
+  if (!request.tools.empty()) {
+    Json tools = Json::array();
+    for (const ToolDefinition& tool : request.tools) {
+      tools.push_back({{"name", tool.name},
+                       {"description", tool.description},
+                       {"input_schema", tool.input_schema}});
+    }
+    body["tools"] = std::move(tools);
+  }
+  if (request.temperature) body["temperature"] = *request.temperature;
+  if (!request.stop.empty()) body["stop_sequences"] = request.stop;
+  return body;
+}
+
+Outcome ParseAnthropicResponse(const HttpResponse& response) {
+  if (response.status < 200 || response.status >= 300) {
+    return HttpStatusError(response, kProvider);
+  }
+  std::variant<Json, Error> body = ParseJsonBody(response, kProvider);
+  if (auto* error = std::get_if<Error>(&body)) return *error;
+  try {
+    return ParseBody(std::get<Json>(body), response.status);
+  } catch (const Json::exception& e) {
+    // A field of an unexpected type that the forgiving reads above did not cover.
+    return MakeError(ErrorKind::kMalformed,
+                     std::string(kProvider) + ": unexpected response shape: " + e.what(),
+                     response.status);
+  }
+}
+
+std::unique_ptr<Backend> MakeAnthropicBackend(const AnthropicOptions& options,
+                                              std::shared_ptr<HttpTransport> transport) {
+  if (transport == nullptr) transport = MakeCurlTransport();
+  return std::make_unique<AnthropicBackend>(options, std::move(transport));
+}
+
+}  // namespace kernelpro::llm

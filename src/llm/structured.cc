@@ -1,0 +1,67 @@
+#include "llm/structured.h"
+
+#include <utility>
+
+namespace kernelpro::llm {
+
+std::string SchemaInstruction(const ResponseSchema& schema) {
+  return "Reply with only one JSON value (no prose, no explanation) that validates against "
+         "this JSON Schema, named \"" +
+         schema.name + "\":\n```json\n" + DumpJson(schema.schema) + "\n```";
+}
+
+std::string SystemWithSchemaInstruction(const std::string& system, const ResponseSchema& schema) {
+  if (system.empty()) return SchemaInstruction(schema);
+  return system + "\n\n" + SchemaInstruction(schema);
+}
+
+Outcome AttachStructured(Response response, const std::string& provider) {
+  if (response.stop_reason != StopReason::kEnd && response.stop_reason != StopReason::kLength) {
+    return response;
+  }
+  response.structured = ExtractJson(response.text);
+  if (!response.structured && response.stop_reason == StopReason::kEnd) {
+    return MakeError(ErrorKind::kMalformed,
+                     provider + ": asked for a JSON answer, but the reply holds no JSON value: \"" +
+                         Snippet(response.text) + "\"");
+  }
+  return response;
+}
+
+std::variant<Json, Error> ParseJsonBody(const HttpResponse& response, const std::string& provider) {
+  const std::string status = " (HTTP " + std::to_string(response.status) + ")";
+  if (response.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return MakeError(ErrorKind::kMalformed, provider + ": empty response body" + status,
+                     response.status);
+  }
+  Json body = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    return MakeError(
+        ErrorKind::kMalformed,
+        provider + ": response body is not JSON" + status + ": \"" + Snippet(response.body) + "\"",
+        response.status);
+  }
+  if (!body.is_object()) {
+    return MakeError(ErrorKind::kMalformed,
+                     provider + ": response body is not a JSON object" + status + ": \"" +
+                         Snippet(response.body) + "\"",
+                     response.status);
+  }
+  return body;
+}
+
+std::string Snippet(const std::string& text, size_t max_chars) {
+  size_t cut = text.size();
+  if (cut > max_chars) {
+    cut = max_chars;
+    // Never split a UTF-8 sequence: the message may be written out as JSON.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  }
+  std::string out = text.substr(0, cut);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return cut < text.size() ? out + "..." : out;
+}
+
+}  // namespace kernelpro::llm
