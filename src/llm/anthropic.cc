@@ -145,6 +145,19 @@ Json AnthropicRequestBody(const Request& request, const std::string& model) {
                        {"input_schema", tool.input_schema}});
     }
     body["tools"] = std::move(tools);
+    switch (request.tool_choice) {
+      case ToolChoice::kAuto:
+        break;  // the API's default
+      case ToolChoice::kRequired:
+        body["tool_choice"] = {{"type", "any"}};
+        break;
+      case ToolChoice::kNone:
+        body["tool_choice"] = {{"type", "none"}};
+        break;
+      case ToolChoice::kNamed:
+        body["tool_choice"] = {{"type", "tool"}, {"name", request.tool_choice_name}};
+        break;
+    }
   }
   if (request.temperature) body["temperature"] = *request.temperature;
   if (!request.stop.empty()) body["stop_sequences"] = request.stop;

@@ -89,6 +89,7 @@ inline Request ToolRequest() {
       Message::Tool({"call_3", "read_file", "no such file: missing.cu", /*is_error=*/true}));
   r.messages.push_back(Message::User("Keep the vec4 variant and explain why it is faster."));
   r.tools = {ReadFileTool(), RunBenchmarkTool()};
+  r.tool_choice = ToolChoice::kRequired;
   r.max_tokens = 2048;
   r.temperature = 0.2;
   r.stop = {"</answer>"};

@@ -25,12 +25,10 @@ Json MessageJson(const Message& message) {
       return {{"role", "user"}, {"content", message.text}};
     case Role::kAssistant: {
       Json json = {{"role", "assistant"}};
-      // The API's own convention for a turn that only calls tools: null content, not "".
-      if (message.text.empty() && !message.tool_calls.empty()) {
-        json["content"] = nullptr;
-      } else {
-        json["content"] = message.text;
-      }
+      // Always a string, "" for a turn that only calls tools: the OpenAI API accepts "" as well
+      // as null, but llama-cpp-python's server rejects null (HTTP 500, "Input should be a valid
+      // string"; seen against llama-cpp-python 0.3.36).
+      json["content"] = message.text;
       if (!message.tool_calls.empty()) {
         Json calls = Json::array();
         for (const ToolCall& call : message.tool_calls) {
@@ -254,6 +252,20 @@ Json OpenAiRequestBody(const Request& request, const std::string& model, bool st
                          {"parameters", tool.input_schema}}}});
     }
     body["tools"] = std::move(tools);
+    switch (request.tool_choice) {
+      case ToolChoice::kAuto:
+        break;  // the server's default
+      case ToolChoice::kRequired:
+        body["tool_choice"] = "required";
+        break;
+      case ToolChoice::kNone:
+        body["tool_choice"] = "none";
+        break;
+      case ToolChoice::kNamed:
+        body["tool_choice"] = {{"type", "function"},
+                               {"function", {{"name", request.tool_choice_name}}}};
+        break;
+    }
   }
   if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
   if (request.temperature) body["temperature"] = *request.temperature;
