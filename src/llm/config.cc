@@ -172,12 +172,4 @@ Json DescribeLlmConfig(const LlmConfig& c) {
   return j;
 }
 
-EnvLookup ProcessEnvironment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* v = std::getenv(name.c_str());
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  };
-}
-
 }  // namespace kernelpro::llm

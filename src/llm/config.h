@@ -27,6 +27,7 @@
 
 #include "core/json_io.h"
 #include "core/status.h"
+#include "llm/environment.h"
 
 namespace kernelpro::llm {
 
@@ -62,9 +63,5 @@ Result<LlmConfig> LoadLlmProfile(const std::string& path, const std::string& nam
 // What a log, a report or `llm ping --json` may show: everything but secrets (there are none in
 // the config; the key's variable name is shown, never its value).
 Json DescribeLlmConfig(const LlmConfig& config);
-
-// Reads an environment variable; a seam so tests never depend on the real environment.
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
-EnvLookup ProcessEnvironment();
 
 }  // namespace kernelpro::llm

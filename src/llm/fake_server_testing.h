@@ -40,8 +40,9 @@ struct ScriptedReply {
 };
 
 struct ReceivedRequest {
-  std::string method, path, body;
+  std::string method, path, body;  // path as the server decoded it ("/model/a:0/converse")
   std::multimap<std::string, std::string> headers;
+  std::string target;  // the request target as sent, query included ("/model/a%3A0/converse")
   std::string Header(const std::string& name) const {
     for (const auto& [k, v] : headers) {
       if (strcasecmp(k.c_str(), name.c_str()) == 0) return v;
@@ -59,7 +60,7 @@ class FakeServer {
       {
         std::lock_guard<std::mutex> lock(mu_);
         received_.push_back(
-            {req.method, req.path, req.body, {req.headers.begin(), req.headers.end()}});
+            {req.method, req.path, req.body, {req.headers.begin(), req.headers.end()}, req.target});
         if (replies_.empty()) {
           reply.status = 500;
           reply.body = R"({"error": {"message": "fake server: no scripted reply left"}})";

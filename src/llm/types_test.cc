@@ -57,7 +57,7 @@ TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
   EXPECT_EQ(*eb->retry_after_s, 7.0);
   EXPECT_EQ(e.ToString(), "rate limited (HTTP 429) after 3 attempts: slow down");
   EXPECT_TRUE(e.retryable());
-  EXPECT_FALSE(Error{ErrorKind::kBadRequest}.retryable());
+  EXPECT_FALSE(MakeError(ErrorKind::kBadRequest, "").retryable());
   EXPECT_FALSE(ErrorFromJson(Json{{"kind", "gremlins"}}).ok());
 }
 
