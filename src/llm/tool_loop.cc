@@ -51,6 +51,17 @@ ToolResult RunCall(const ToolCall& call, const std::map<std::string, ToolHandler
   return result;
 }
 
+bool AllBudgetsSpent(const std::map<std::string, ToolHandler>& handlers,
+                     const ToolLoopOptions& options, const ToolConversation& conversation) {
+  for (const auto& [name, handler] : handlers) {
+    auto budget_it = options.budgets.find(name);
+    int budget = budget_it == options.budgets.end() ? options.default_budget : budget_it->second;
+    auto used = conversation.calls.find(name);
+    if (used == conversation.calls.end() || used->second < budget) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ToolConversation RunToolConversation(Backend& backend, Request initial,
@@ -89,6 +100,11 @@ ToolConversation RunToolConversation(Backend& backend, Request initial,
     for (const ToolCall& call : response.tool_calls) {
       request.messages.push_back(Message::Tool(RunCall(call, handlers, options, conversation)));
     }
+    // A forced choice (kRequired, kNamed) is for the first turn: forcing every turn would never
+    // let the model answer. Once every tool's budget is spent, say so with kNone too, where the
+    // provider can (Bedrock cannot; the budget message still tells the model).
+    request.tool_choice =
+        AllBudgetsSpent(handlers, options, conversation) ? ToolChoice::kNone : ToolChoice::kAuto;
   }
   conversation.transcript = std::move(request.messages);
   return conversation;

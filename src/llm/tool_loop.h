@@ -9,6 +9,9 @@
 // have"). Budgets exist because agents otherwise re-run expensive profiling tools in a loop;
 // saying so plainly lets the model finish with what it has instead of retrying blindly.
 //
+// The initial request's tool_choice applies to the first turn only (a forced call on every turn
+// would never end); later turns are kAuto, or kNone once every tool's budget is spent.
+//
 // Errors of the backend itself (after whatever retries it does) end the conversation, as does a
 // reply that stops for tool use but names no tool. Either way the caller gets the transcript so
 // far. The loop itself keeps no state between calls; handlers run on the calling thread, one at a

@@ -95,6 +95,25 @@ TEST(ToolLoopTest, ASpentBudgetIsToldToTheModel) {
   EXPECT_TRUE(refused.tool_result->is_error);
   EXPECT_EQ(refused.tool_result->content,
             "budget for tool ncu exhausted (2 calls); answer with what you have");
+  // While a call is left the model may choose; once every budget is spent it is told not to call.
+  EXPECT_EQ(requests.at(1).tool_choice, ToolChoice::kAuto);
+  EXPECT_EQ(requests.at(2).tool_choice, ToolChoice::kNone);
+}
+
+TEST(ToolLoopTest, AForcedFirstCallIsForcedOnlyOnce) {
+  ScriptedBackend backend;
+  backend.Push(ToolUseResponse({Call("c1", "ncu")}));
+  backend.Push(TextResponse("done"));
+  std::map<std::string, ToolHandler> handlers = {
+      {"ncu", [](const Json&) -> Result<std::string> { return std::string("ok"); }}};
+  Request ask = Ask();
+  ask.tool_choice = ToolChoice::kNamed;
+  ask.tool_choice_name = "ncu";
+  ToolConversation c = RunToolConversation(backend, ask, handlers);
+  ASSERT_TRUE(c.ok());
+  auto requests = backend.Requests();
+  EXPECT_EQ(requests.at(0).tool_choice, ToolChoice::kNamed);
+  EXPECT_EQ(requests.at(1).tool_choice, ToolChoice::kAuto);
 }
 
 TEST(ToolLoopTest, UnknownToolAndHandlerFailuresBecomeErrorResults) {

@@ -1,0 +1,113 @@
+#include "llm/factory.h"
+
+#include "llm/anthropic.h"
+#include "llm/aws_credentials.h"
+#include "llm/bedrock.h"
+#include "llm/cassette.h"
+#include "llm/openai.h"
+#include "llm/recovery.h"
+
+namespace kernelpro::llm {
+namespace {
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+// The provider backend alone; nullptr with an error when a key or credential is missing.
+Result<std::unique_ptr<Backend>> MakeProvider(const LlmConfig& c, const BackendDependencies& d) {
+  auto key = [&]() -> std::string {
+    const std::string var = ApiKeyVariable(c);
+    if (var.empty()) return "";
+    return d.env(var).value_or("");
+  };
+  if (c.provider == "openai") {
+    OpenAiOptions o;
+    if (!c.base_url.empty()) o.base_url = c.base_url;
+    o.model = c.model;
+    o.api_key = key();
+    // The public API always needs a key; a local server usually does not.
+    if (o.api_key.empty() && c.base_url.empty()) {
+      return Status::InvalidArgument("openai: set " + ApiKeyVariable(c) +
+                                     " (or give a base URL for a local OpenAI-compatible server)");
+    }
+    o.structured_output = c.structured_output;
+    o.connect_timeout = Millis(c.connect_timeout_s);
+    o.total_timeout = Millis(c.timeout_s);
+    return MakeOpenAiBackend(o, d.transport);
+  }
+  if (c.provider == "anthropic") {
+    AnthropicOptions o;
+    if (!c.base_url.empty()) o.base_url = c.base_url;
+    o.model = c.model;
+    o.api_key = key();
+    if (o.api_key.empty() && c.base_url.empty()) {
+      return Status::InvalidArgument("anthropic: set " + ApiKeyVariable(c));
+    }
+    o.connect_timeout = Millis(c.connect_timeout_s);
+    o.total_timeout = Millis(c.timeout_s);
+    return MakeAnthropicBackend(o, d.transport);
+  }
+  if (c.provider == "bedrock") {
+    BedrockOptions o;
+    o.region = !c.region.empty()
+                   ? c.region
+                   : d.env("AWS_REGION").value_or(d.env("AWS_DEFAULT_REGION").value_or(""));
+    if (o.region.empty()) {
+      return Status::InvalidArgument(
+          "bedrock: no region (set region in the profile, or AWS_REGION / AWS_DEFAULT_REGION)");
+    }
+    o.model = c.model;
+    o.base_url = c.base_url;
+    auto credentials = LoadAwsCredentials(c.aws_profile, d.env);
+    if (!credentials.ok())
+      return Status::InvalidArgument("bedrock: " + credentials.status().message());
+    o.credentials = *credentials;
+    o.connect_timeout = Millis(c.connect_timeout_s);
+    o.total_timeout = Millis(c.timeout_s);
+    return MakeBedrockBackend(o, d.transport);
+  }
+  return Status::InvalidArgument("unknown provider '" + c.provider + "'");
+}
+
+}  // namespace
+
+std::string ApiKeyVariable(const LlmConfig& config) {
+  if (!config.api_key_env.empty()) return config.api_key_env;
+  if (config.provider == "openai") return "OPENAI_API_KEY";
+  if (config.provider == "anthropic") return "ANTHROPIC_API_KEY";
+  return "";
+}
+
+Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
+                                             BackendDependencies dependencies) {
+  if (!dependencies.env) dependencies.env = ProcessEnvironment();
+  ClientOptions client;
+  client.max_attempts = config.max_attempts;
+  client.max_concurrency = config.max_concurrency;
+  client.on_exchange = dependencies.on_exchange;
+  client.sleep = dependencies.sleep;
+  if (config.provider == "replay") {
+    auto replay = MakeReplayBackend(config.model, config.replay_mode == "sequential"
+                                                      ? ReplayMode::kSequential
+                                                      : ReplayMode::kFingerprint);
+    if (!replay.ok()) return replay.status();
+    client.max_attempts = 1;  // a cassette answers the same way every time
+    return MakeReliableBackend(std::move(*replay), std::move(client));
+  }
+  if (!config.prices_file.empty()) {
+    auto prices = PriceTable::FromTomlFile(config.prices_file);
+    if (!prices.ok()) return prices.status();
+    client.prices = std::move(*prices);
+  }
+  auto provider = MakeProvider(config, dependencies);
+  if (!provider.ok()) return provider.status();
+  RecoveryOptions recovery;
+  recovery.max_tokens_cap = config.max_tokens_cap;
+  std::unique_ptr<Backend> backend = MakeTruncationRecoveringBackend(
+      MakeReliableBackend(std::move(*provider), std::move(client)), recovery);
+  if (config.record_to.empty()) return backend;
+  return MakeRecordingBackend(std::move(backend), config.record_to);
+}
+
+}  // namespace kernelpro::llm

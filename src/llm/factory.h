@@ -1,0 +1,38 @@
+// From an LlmConfig to a ready Backend: the provider, then the layers every provider shares.
+//
+//   live:    Recording? ( TruncationRecovery ( Reliable ( provider ) ) )
+//   replay:  Reliable ( Replay(cassette) )      one attempt, no network
+//
+// Recording sits outside so a cassette holds what the caller finally got for each request it
+// made (after retries and truncation recovery), and replaying it reproduces a run exactly
+// without paying twice. Keys are read here, from the environment variable the config names, and
+// go only into the provider backend. The returned backend is safe to use from several threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "llm/backend.h"
+#include "llm/client.h"
+#include "llm/config.h"
+#include "llm/environment.h"
+#include "llm/http.h"
+
+namespace kernelpro::llm {
+
+struct BackendDependencies {
+  EnvLookup env = ProcessEnvironment();              // where keys and AWS settings come from
+  std::shared_ptr<HttpTransport> transport;          // nullptr: libcurl
+  std::function<void(const Exchange&)> on_exchange;  // every finished request; may be empty
+  // How the retry layer waits; unset: really sleep. Tests make waits instant.
+  std::function<void(std::chrono::duration<double>)> sleep;
+};
+
+Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
+                                             BackendDependencies dependencies = {});
+
+// The environment variable holding the API key for `config` ("" when none is needed: Bedrock
+// signs with AWS credentials, replay needs nothing).
+std::string ApiKeyVariable(const LlmConfig& config);
+
+}  // namespace kernelpro::llm
