@@ -1,6 +1,7 @@
 // Runs the kernelpro binary the tests built, as a user would, and keeps what it printed.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,12 @@ struct CliRun {
   Json json;  // stdout parsed as JSON (discarded when it is not)
 };
 
-inline CliRun RunKernelpro(const std::vector<std::string>& args, int timeout_minutes = 5) {
+inline CliRun RunKernelpro(const std::vector<std::string>& args, int timeout_minutes = 5,
+                           const std::map<std::string, std::string>& env = {},
+                           const std::vector<std::string>& unset_env = {}) {
   ProcessOptions p;
+  p.env = env;
+  p.unset_env = unset_env;
   p.argv = {KERNELPRO_BINARY};
   p.argv.insert(p.argv.end(), args.begin(), args.end());
   p.limits.wall_timeout = std::chrono::minutes(timeout_minutes);

@@ -16,5 +16,6 @@ CommandRunner RegisterCollectCommand(CLI::App& app);
 CommandRunner RegisterAdviseCommand(CLI::App& app);
 CommandRunner RegisterToolsCommand(CLI::App& app);
 CommandRunner RegisterAnalyzeCommand(CLI::App& app);
+CommandRunner RegisterLlmCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterAdviseCommand(app));
   add(kernelpro::cli::RegisterToolsCommand(app));
   add(kernelpro::cli::RegisterAnalyzeCommand(app));
+  add(kernelpro::cli::RegisterLlmCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -82,6 +82,7 @@ std::string ApiKeyVariable(const LlmConfig& config) {
 Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
                                              BackendDependencies dependencies) {
   if (!dependencies.env) dependencies.env = ProcessEnvironment();
+  if (!dependencies.transport) dependencies.transport = MakeCurlTransport();
   ClientOptions client;
   client.max_attempts = config.max_attempts;
   client.max_concurrency = config.max_concurrency;
@@ -102,10 +103,12 @@ Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
   }
   auto provider = MakeProvider(config, dependencies);
   if (!provider.ok()) return provider.status();
-  RecoveryOptions recovery;
-  recovery.max_tokens_cap = config.max_tokens_cap;
-  std::unique_ptr<Backend> backend = MakeTruncationRecoveringBackend(
-      MakeReliableBackend(std::move(*provider), std::move(client)), recovery);
+  std::unique_ptr<Backend> backend = MakeReliableBackend(std::move(*provider), std::move(client));
+  if (dependencies.recover_truncation) {
+    RecoveryOptions recovery;
+    recovery.max_tokens_cap = config.max_tokens_cap;
+    backend = MakeTruncationRecoveringBackend(std::move(backend), recovery);
+  }
   if (config.record_to.empty()) return backend;
   return MakeRecordingBackend(std::move(backend), config.record_to);
 }

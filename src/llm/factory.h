@@ -26,6 +26,9 @@ struct BackendDependencies {
   std::function<void(const Exchange&)> on_exchange;  // every finished request; may be empty
   // How the retry layer waits; unset: really sleep. Tests make waits instant.
   std::function<void(std::chrono::duration<double>)> sleep;
+  // Retry a reply cut off at max_tokens with a bigger budget (paper §3.2.2). Off: a truncated
+  // reply comes back as it is, with StopReason::kLength.
+  bool recover_truncation = true;
 };
 
 Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,

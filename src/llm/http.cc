@@ -92,7 +92,7 @@ class CurlTransport : public HttpTransport {
 
 // The provider's own error text from a JSON error body ({"error": {"message": ...}},
 // {"error": "..."}, {"message": ...}, {"Message": ...}), else the start of the body.
-std::string ErrorText(const std::string& body) {
+std::string RawErrorText(const std::string& body) {
   Json j = Json::parse(body, nullptr, false);
   if (j.is_object()) {
     if (j.contains("error")) {
@@ -109,6 +109,11 @@ std::string ErrorText(const std::string& body) {
   std::string text = Trim(body);
   if (text.size() > 300) text = text.substr(0, 300) + "...";
   return text;
+}
+
+std::string ErrorText(const std::string& body) {
+  std::string text = Trim(RawErrorText(body));
+  return text.empty() || text == "{}" ? "(the server gave no error message)" : text;
 }
 
 }  // namespace

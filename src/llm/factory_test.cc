@@ -1,0 +1,125 @@
+// MakeBackend: one config gives the whole stack: provider, retries, truncation recovery,
+// recording; a recorded cassette replays the same answers with no server; missing credentials are
+// errors before anything is sent.
+#include "llm/factory.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "llm/fake_server_testing.h"
+
+namespace kernelpro::llm {
+namespace {
+
+using testing::FakeServer;
+
+Json Answer(const std::string& text, const char* finish, int in, int out) {
+  return {{"model", "m"},
+          {"choices",
+           {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", finish}}}},
+          {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}}}};
+}
+
+EnvLookup NoEnvironment() {
+  return [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+}
+
+Request Ask(const std::string& text) {
+  Request r;
+  r.messages.push_back(Message::User(text));
+  r.max_tokens = 100;
+  return r;
+}
+
+TEST(MakeBackendTest, RecordsWhatTheCallerGotAndReplaysItWithoutTheServer) {
+  const std::string cassette = ::testing::TempDir() + "/factory.cassette.jsonl";
+  std::filesystem::remove(cassette);
+  std::vector<Exchange> exchanges;
+  {
+    FakeServer server;
+    server.ReplyJson(Answer("first half", "length", 10, 100));  // cut off: recovery doubles
+    server.ReplyJson(Answer("whole answer", "stop", 10, 150));
+    LlmConfig c = *ParseLlmSpec("openai:m@" + server.BaseUrl() + "/v1");
+    c.record_to = cassette;
+    BackendDependencies deps;
+    deps.env = NoEnvironment();
+    deps.on_exchange = [&](const Exchange& e) { exchanges.push_back(e); };
+    auto backend = MakeBackend(c, deps);
+    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+    Outcome got = (*backend)->Complete(Ask("write a kernel"));
+    ASSERT_TRUE(got.ok()) << got.error().ToString();
+    EXPECT_EQ(got.response().text, "whole answer");
+    auto sent = server.Received();
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[1].JsonBody()["max_tokens"], 200) << "truncation recovery doubles the budget";
+  }
+  ASSERT_EQ(exchanges.size(), 2u) << "both paid exchanges are reported";
+  EXPECT_EQ(exchanges[0].usage.output_tokens, 100);
+
+  // The server is gone; the cassette answers the same request the same way.
+  LlmConfig replay = *ParseLlmSpec("replay:" + cassette);
+  BackendDependencies deps;
+  deps.env = NoEnvironment();
+  auto backend = MakeBackend(replay, deps);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  Outcome again = (*backend)->Complete(Ask("write a kernel"));
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_EQ(again.response().text, "whole answer");
+  Outcome other = (*backend)->Complete(Ask("something else"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, ErrorKind::kReplayMiss);
+}
+
+TEST(MakeBackendTest, TruncationRecoveryCanBeLeftOut) {
+  FakeServer server;
+  server.ReplyJson(Answer("cut", "length", 5, 100));
+  BackendDependencies deps;
+  deps.env = NoEnvironment();
+  deps.recover_truncation = false;
+  auto backend = MakeBackend(*ParseLlmSpec("openai:m@" + server.BaseUrl() + "/v1"), deps);
+  ASSERT_TRUE(backend.ok());
+  Outcome got = (*backend)->Complete(Ask("hi"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got.response().stop_reason, StopReason::kLength);
+  EXPECT_EQ(server.Received().size(), 1u);
+}
+
+TEST(MakeBackendTest, PricesTurnTokensIntoCost) {
+  FakeServer server;
+  server.ReplyJson(Answer("ok", "stop", 1'000'000, 500'000));
+  const std::string prices = ::testing::TempDir() + "/prices.toml";
+  std::ofstream(prices) << "[models.\"m\"]\ninput_per_mtok = 2.0\noutput_per_mtok = 8.0\n";
+  LlmConfig c = *ParseLlmSpec("openai:m@" + server.BaseUrl() + "/v1");
+  c.prices_file = prices;
+  double cost = -1;
+  BackendDependencies deps;
+  deps.env = NoEnvironment();
+  deps.on_exchange = [&](const Exchange& e) { cost = e.cost_usd; };
+  auto backend = MakeBackend(c, deps);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ASSERT_TRUE((*backend)->Complete(Ask("hi")).ok());
+  EXPECT_DOUBLE_EQ(cost, 2.0 + 4.0);
+}
+
+TEST(MakeBackendTest, MissingCredentialsAreErrorsBeforeAnythingIsSent) {
+  BackendDependencies deps;
+  deps.env = NoEnvironment();
+  auto openai = MakeBackend(*ParseLlmSpec("openai:gpt-4o"), deps);
+  ASSERT_FALSE(openai.ok());
+  EXPECT_NE(openai.status().message().find("OPENAI_API_KEY"), std::string::npos);
+  LlmConfig named = *ParseLlmSpec("anthropic:claude");
+  named.api_key_env = "TEAM_KEY";
+  auto anthropic = MakeBackend(named, deps);
+  ASSERT_FALSE(anthropic.ok());
+  EXPECT_NE(anthropic.status().message().find("TEAM_KEY"), std::string::npos);
+  auto bedrock = MakeBackend(*ParseLlmSpec("bedrock:anthropic.claude-v1:0"), deps);
+  ASSERT_FALSE(bedrock.ok());
+  EXPECT_NE(bedrock.status().message().find("no region"), std::string::npos);
+  auto replay = MakeBackend(*ParseLlmSpec("replay:/no/such/cassette.jsonl"), deps);
+  EXPECT_FALSE(replay.ok());
+}
+
+}  // namespace
+}  // namespace kernelpro::llm
