@@ -124,19 +124,7 @@ Json AnthropicRequestBody(const Request& request, const std::string& model) {
                            ? SystemWithSchemaInstruction(request.system, *request.response_schema)
                            : request.system;
   if (!system.empty()) body["system"] = system;
-  // Turns must alternate, so a message whose wire role repeats the previous one joins it: tool
-  // results (sent as user turns) merge with each other and with the user text that follows.
-  Json messages = Json::array();
-  for (const Message& message : request.messages) {
-    const char* role = message.role == Role::kAssistant ? "assistant" : "user";
-    Json blocks = ContentBlocks(message);
-    if (!messages.empty() && messages.back()["role"] == role) {
-      for (Json& block : blocks) messages.back()["content"].push_back(std::move(block));
-    } else {
-      messages.push_back({{"role", role}, {"content", std::move(blocks)}});
-    }
-  }
-  body["messages"] = std::move(messages);
+  body["messages"] = AlternatingTurns(request.messages, ContentBlocks);
   if (!request.tools.empty()) {
     Json tools = Json::array();
     for (const ToolDefinition& tool : request.tools) {
@@ -168,16 +156,8 @@ Outcome ParseAnthropicResponse(const HttpResponse& response) {
   if (response.status < 200 || response.status >= 300) {
     return HttpStatusError(response, kProvider);
   }
-  std::variant<Json, Error> body = ParseJsonBody(response, kProvider);
-  if (auto* error = std::get_if<Error>(&body)) return *error;
-  try {
-    return ParseBody(std::get<Json>(body), response.status);
-  } catch (const Json::exception& e) {
-    // A field of an unexpected type that the forgiving reads above did not cover.
-    return MakeError(ErrorKind::kMalformed,
-                     std::string(kProvider) + ": unexpected response shape: " + e.what(),
-                     response.status);
-  }
+  return ParseJsonReply(response, kProvider,
+                        [&](const Json& body) { return ParseBody(body, response.status); });
 }
 
 std::unique_ptr<Backend> MakeAnthropicBackend(const AnthropicOptions& options,

@@ -4,21 +4,12 @@
 #include <utility>
 
 #include "llm/sigv4.h"
+#include "llm/structured.h"
 
 namespace kernelpro::llm {
 namespace {
 
 constexpr char kProvider[] = "bedrock";
-
-std::string Start(const std::string& text, size_t limit = 200) {
-  return text.size() <= limit ? text : text.substr(0, limit) + "...";
-}
-
-std::string StructuredOutputInstruction(const ResponseSchema& schema) {
-  return "Answer with one JSON value and nothing else. It must validate against this JSON Schema "
-         "(\"" +
-         schema.name + "\"):\n```json\n" + DumpJson(schema.schema, 2) + "\n```";
-}
 
 Json TextBlock(const std::string& text) { return {{"text", text}}; }
 
@@ -136,17 +127,8 @@ class BedrockBackend : public Backend {
     Response& response = outcome.response();
     response.latency_ms = latency_ms;
     response.model = options_.model;
-    // Only a finished answer must hold the JSON: a tool call comes first, a truncated answer goes
-    // to truncation recovery, and a refusal is reported as one.
-    if (request.response_schema && response.tool_calls.empty() &&
-        response.stop_reason == StopReason::kEnd) {
-      std::optional<Json> json = ExtractJson(response.text);
-      if (!json) {
-        return MakeError(ErrorKind::kMalformed,
-                         "bedrock: asked for JSON (\"" + request.response_schema->name +
-                             "\") but the reply has none: " + Start(response.text));
-      }
-      response.structured = std::move(json);
+    if (request.response_schema && response.tool_calls.empty()) {
+      return AttachStructured(std::move(response), kProvider);
     }
     return outcome;
   }
@@ -167,26 +149,12 @@ std::unique_ptr<Backend> MakeBedrockBackend(const BedrockOptions& options,
 
 Json BedrockRequestBody(const Request& request) {
   Json body = Json::object();
-  // Converse wants strictly alternating roles, and tool results travel in user turns; merging
-  // consecutive same-role turns makes any sequence of Messages valid (several tool results and
-  // the user's next words become one user turn).
-  Json messages = Json::array();
-  for (const Message& message : request.messages) {
-    const char* role = message.role == Role::kAssistant ? "assistant" : "user";
-    Json blocks = ContentBlocks(message);
-    if (!messages.empty() && messages.back()["role"] == role) {
-      for (Json& block : blocks) messages.back()["content"].push_back(std::move(block));
-    } else {
-      messages.push_back({{"role", role}, {"content", std::move(blocks)}});
-    }
-  }
-  body["messages"] = std::move(messages);
+  // Converse wants strictly alternating roles, and tool results travel in user turns.
+  body["messages"] = AlternatingTurns(request.messages, ContentBlocks);
 
-  std::string system = request.system;
-  if (request.response_schema) {
-    if (!system.empty()) system += "\n\n";
-    system += StructuredOutputInstruction(*request.response_schema);
-  }
+  const std::string system = request.response_schema ? SystemWithSchemaInstruction(
+                                                           request.system, *request.response_schema)
+                                                     : request.system;
   if (!system.empty()) body["system"] = Json::array({TextBlock(system)});
 
   Json inference = {{"maxTokens", request.max_tokens}};
@@ -220,19 +188,9 @@ Json BedrockRequestBody(const Request& request) {
   return body;
 }
 
-Outcome ParseBedrockResponse(const HttpResponse& http) {
-  if (http.status < 200 || http.status >= 300) return BedrockHttpError(http);
-  if (http.body.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return MakeError(ErrorKind::kMalformed,
-                     "bedrock: empty response body (HTTP " + std::to_string(http.status) + ")",
-                     http.status);
-  }
-  Json body = Json::parse(http.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
-    return MakeError(ErrorKind::kMalformed,
-                     "bedrock: the response is not a JSON object: " + Start(http.body),
-                     http.status);
-  }
+namespace {
+
+Outcome ParseConverseBody(const Json& body, const HttpResponse& http) {
   const Json* content = nullptr;
   if (auto output = body.find("output"); output != body.end() && output->is_object()) {
     if (auto message = output->find("message"); message != output->end() && message->is_object()) {
@@ -242,7 +200,7 @@ Outcome ParseBedrockResponse(const HttpResponse& http) {
   if (content == nullptr) {
     return MakeError(
         ErrorKind::kMalformed,
-        "bedrock: the response has no output.message.content array: " + Start(http.body),
+        "bedrock: the response has no output.message.content array: " + Snippet(http.body),
         http.status);
   }
 
@@ -256,7 +214,7 @@ Outcome ParseBedrockResponse(const HttpResponse& http) {
       std::string name = JsonGet<std::string>(*use, "name", "");
       if (name.empty()) {
         return MakeError(ErrorKind::kMalformed,
-                         "bedrock: a toolUse block has no name: " + Start(DumpJson(*use)),
+                         "bedrock: a toolUse block has no name: " + Snippet(DumpJson(*use)),
                          http.status);
       }
       std::string id = JsonGet<std::string>(*use, "toolUseId", "");
@@ -273,6 +231,14 @@ Outcome ParseBedrockResponse(const HttpResponse& http) {
     response.usage.output_tokens = JsonGet<std::int64_t>(*usage, "outputTokens", 0);
   }
   return response;
+}
+
+}  // namespace
+
+Outcome ParseBedrockResponse(const HttpResponse& http) {
+  if (http.status < 200 || http.status >= 300) return BedrockHttpError(http);
+  return ParseJsonReply(http, kProvider,
+                        [&](const Json& body) { return ParseConverseBody(body, http); });
 }
 
 }  // namespace kernelpro::llm

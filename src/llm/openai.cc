@@ -286,16 +286,8 @@ Outcome ParseOpenAiResponse(const HttpResponse& response) {
   if (response.status < 200 || response.status >= 300) {
     return HttpStatusError(response, kProvider);
   }
-  std::variant<Json, Error> body = ParseJsonBody(response, kProvider);
-  if (auto* error = std::get_if<Error>(&body)) return *error;
-  try {
-    return ParseBody(std::get<Json>(body), response.status);
-  } catch (const Json::exception& e) {
-    // A field of an unexpected type that the forgiving reads above did not cover.
-    return MakeError(ErrorKind::kMalformed,
-                     std::string(kProvider) + ": unexpected response shape: " + e.what(),
-                     response.status);
-  }
+  return ParseJsonReply(response, kProvider,
+                        [&](const Json& body) { return ParseBody(body, response.status); });
 }
 
 std::unique_ptr<Backend> MakeOpenAiBackend(const OpenAiOptions& options,

@@ -64,4 +64,31 @@ std::string Snippet(const std::string& text, size_t max_chars) {
   return cut < text.size() ? out + "..." : out;
 }
 
+Outcome ParseJsonReply(const HttpResponse& response, const std::string& provider,
+                       const std::function<Outcome(const Json& body)>& parse_body) {
+  std::variant<Json, Error> body = ParseJsonBody(response, provider);
+  if (auto* error = std::get_if<Error>(&body)) return *error;
+  try {
+    return parse_body(std::get<Json>(body));
+  } catch (const Json::exception& e) {
+    return MakeError(ErrorKind::kMalformed, provider + ": unexpected response shape: " + e.what(),
+                     response.status);
+  }
+}
+
+Json AlternatingTurns(const std::vector<Message>& messages,
+                      const std::function<Json(const Message&)>& content_blocks) {
+  Json turns = Json::array();
+  for (const Message& message : messages) {
+    const char* role = message.role == Role::kAssistant ? "assistant" : "user";
+    Json blocks = content_blocks(message);
+    if (!turns.empty() && turns.back()["role"] == role) {
+      for (Json& block : blocks) turns.back()["content"].push_back(std::move(block));
+    } else {
+      turns.push_back({{"role", role}, {"content", std::move(blocks)}});
+    }
+  }
+  return turns;
+}
+
 }  // namespace kernelpro::llm

@@ -1,5 +1,6 @@
-// What the provider backends share at the wire edge: reading a reply body as JSON, and
-// prompt-enforced structured output.
+// What the provider backends share at the wire edge: reading a reply body as JSON, merging turns
+// into the strictly alternating form Anthropic and Bedrock require, and prompt-enforced
+// structured output.
 //
 // Not every server can constrain its output to a JSON Schema (Anthropic has no response_format;
 // some OpenAI-compatible servers reject it), so the schema then goes into the system prompt and
@@ -8,8 +9,10 @@
 // for every provider. All functions are pure and safe to call from any thread.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "llm/http.h"
 #include "llm/types.h"
@@ -34,6 +37,18 @@ Outcome AttachStructured(Response response, const std::string& provider);
 // The body of a 2xx reply as a JSON object, or a kMalformed error that says what was wrong (empty,
 // not JSON, not an object) and shows the start of the body.
 std::variant<Json, Error> ParseJsonBody(const HttpResponse& response, const std::string& provider);
+
+// Parses a 2xx reply: ParseJsonBody, then `parse_body` on the object. A field of an unexpected
+// type (a Json exception that the forgiving reads in `parse_body` did not cover) becomes a
+// kMalformed error naming the provider, never an exception.
+Outcome ParseJsonReply(const HttpResponse& response, const std::string& provider,
+                       const std::function<Outcome(const Json& body)>& parse_body);
+
+// Messages as wire turns {"role": "user"|"assistant", "content": [blocks...]} where a turn whose
+// role repeats the previous one joins it: tool results (sent in user turns) merge with each other
+// and with the user text that follows, so any sequence of Messages is a valid alternation.
+Json AlternatingTurns(const std::vector<Message>& messages,
+                      const std::function<Json(const Message&)>& content_blocks);
 
 // The first `max_chars` characters of `text` on one line, with "..." when cut: for error messages.
 std::string Snippet(const std::string& text, size_t max_chars = 200);
