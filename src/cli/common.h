@@ -16,8 +16,8 @@ std::string DefaultCacheDir();
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name);
 
-// Stage 1, theoretical side: the worker's analyze step on the problem's reference, on the GPU it
-// detects (or `forced`), classified on the roofline. The measured side (ncu) is the caller's.
+// Stage 1, theoretical side: agents::RunStageOne (agents/benchmarking_agent.h), where the
+// benchmarking agent lives. The measured side (ncu) is the caller's.
 Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
                                       const std::optional<GpuSpec>& forced,
                                       const RooflineOptions& roofline);

@@ -1,0 +1,84 @@
+// The programmer agent (paper §3.2.2): turns a prompt into N candidate kernels, and checks each
+// one cheaply before it costs a build.
+//
+// One call sends the prompt (its system part, then one user message with a short paragraph that
+// asks for N candidates in one JSON object) with a response schema
+// {"candidates": [{"strategy", "code"}]}; the LLM layer enforces the schema natively where the
+// server can and by prompt and extraction elsewhere. A reply that carries no usable JSON is read
+// again for fenced ```python blocks, each named by the sentence before it. Every candidate then
+// goes through CheckCandidateSource: it must parse as Python, define `class ModelNew` and carry
+// kernel source for the target device. Broken candidates, duplicates (same code) and candidates
+// beyond the N asked for are listed in `rejected` with a reason; a reply with fewer candidates, or
+// none, is a result like any other. Nothing here throws or ends a search: an LLM failure is
+// `error`, and the search counts the empty result and moves on.
+//
+// RunProgrammer and CheckCandidateSource hold no state; they are safe to call from several threads
+// at once as long as the backend is (llm::Backend implementations are).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/types.h"
+#include "llm/backend.h"
+
+namespace kernelpro::agents {
+
+struct CheckOptions {
+  // Interpreter for the syntax check (`ast.parse` of the code on stdin). When it cannot be
+  // started the syntax check is skipped with a note, never held against the candidate.
+  std::string python = "python3";
+  // "cuda": the kernel source must be CUDA (a __global__ kernel, or load_inline with
+  // cuda_sources); "cpu": C++ source through load_inline's cpp_sources.
+  std::string device = "cuda";
+  // Wall-clock limit of the syntax check.
+  int timeout_ms = 10000;
+};
+
+// Why a candidate is not worth a build, or that it is.
+struct CandidateCheck {
+  bool ok = false;
+  std::string reason;                    // empty when ok: "Python syntax error at line 12: ..."
+  std::optional<int> syntax_error_line;  // set for a SyntaxError
+  std::vector<std::string> notes;        // checks that could not run ("python3 not found: ...")
+};
+
+CandidateCheck CheckCandidateSource(const std::string& code, const CheckOptions& options = {});
+
+struct ProgrammerOptions {
+  int num_candidates = 2;  // N, the candidates asked for in the one reply
+  int max_tokens = 16384;  // output budget of the reply (truncation recovery may raise it)
+  std::optional<double> temperature;  // unset: the server's default
+  std::string python = "python3";     // for the syntax check
+  std::string device = "cuda";        // "cuda" or "cpu": which kernel source a candidate must carry
+};
+
+struct RejectedCandidate {
+  std::string strategy;
+  std::string reason;  // what the check found, "duplicate of candidate 1", ...
+  std::string code;
+};
+
+struct ProgrammerResult {
+  std::vector<Candidate> candidates;  // checked, distinct, at most `asked`, in reply order
+  std::vector<RejectedCandidate> rejected;
+  int asked = 0;
+  std::optional<llm::Error> error;  // the LLM failed, or the reply held no candidate at all
+  llm::Usage usage;                 // tokens of the exchange, recovery attempts included
+  std::string raw_text;             // the reply as the model wrote it
+  bool from_fenced_blocks = false;  // candidates came from ```python blocks, not JSON
+  std::vector<std::string> notes;   // checks that could not run, a reply cut off, ...
+};
+
+// The JSON Schema of the reply: {"candidates": [{"strategy": string, "code": string}]}.
+Json CandidatesSchema();
+
+// The paragraph appended to the prompt's user part: how many candidates, and in what form
+// (`device` as in ProgrammerOptions).
+std::string CandidatesInstruction(int num_candidates, const std::string& device = "cuda");
+
+ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
+                               const ProgrammerOptions& options = {});
+
+}  // namespace kernelpro::agents
