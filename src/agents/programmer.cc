@@ -293,11 +293,21 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   request.response_schema = llm::ResponseSchema{"candidates", CandidatesSchema()};
 
   llm::Outcome outcome = backend.Complete(request);
-  if (!outcome.ok()) {
+  // A reply without the JSON that was asked for comes back as kMalformed with its text; the
+  // candidates may still be in fenced blocks.
+  const bool prose_only = !outcome.ok() && outcome.error().kind == llm::ErrorKind::kMalformed &&
+                          !outcome.error().reply_text.empty();
+  if (!outcome.ok() && !prose_only) {
     result.error = outcome.error();
     return result;
   }
-  const llm::Response& response = outcome.response();
+  llm::Response response;
+  if (prose_only) {
+    response.text = outcome.error().reply_text;
+    result.notes.push_back("the reply held no JSON; candidates were read from fenced blocks");
+  } else {
+    response = outcome.response();
+  }
   result.usage = response.usage;
   result.raw_text = response.text;
   const bool cut_off = response.stop_reason == llm::StopReason::kLength;

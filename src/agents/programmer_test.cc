@@ -212,6 +212,24 @@ TEST(ProgrammerTest, TruncatedReplyWithoutRecoveryKeepsNoHalfCandidate) {
   EXPECT_TRUE(Contains(r.notes[0], "cut off at the token limit"));
 }
 
+TEST(ProgrammerTest, AProseReplyRejectedByTheLlmLayerStillYieldsItsFencedCandidates) {
+  // A live backend without native JSON output turns a reply with no JSON into kMalformed, with
+  // the reply's text kept: the candidates in its fenced blocks are not lost.
+  llm::testing::ScriptedBackend backend;
+  const std::string code =
+      "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+      "src = '__global__ void k(float* y) { y[0] = 1.0f; }'\n"
+      "class ModelNew(torch.nn.Module):\n    pass\n";
+  llm::Error prose = llm::MakeError(llm::ErrorKind::kMalformed, "openai: no JSON value");
+  prose.reply_text = "Here is my idea, one kernel per element:\n```python\n" + code + "```\n";
+  backend.Push(prose);
+  ProgrammerResult r = RunProgrammer(backend, SwishPrompt());
+  EXPECT_FALSE(r.error) << r.error->ToString();
+  EXPECT_TRUE(r.from_fenced_blocks);
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].code, code);
+}
+
 TEST(ProgrammerTest, LlmFailureIsReportedAndNothingIsChecked) {
   llm::testing::ScriptedBackend backend;
   backend.Push(llm::testing::ErrorWithRetryAfter(llm::ErrorKind::kRateLimited, 429, 30));

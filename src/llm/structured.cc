@@ -21,9 +21,11 @@ Outcome AttachStructured(Response response, const std::string& provider) {
   }
   response.structured = ExtractJson(response.text);
   if (!response.structured && response.stop_reason == StopReason::kEnd) {
-    return MakeError(ErrorKind::kMalformed,
-                     provider + ": asked for a JSON answer, but the reply holds no JSON value: \"" +
-                         Snippet(response.text) + "\"");
+    Error error = MakeError(ErrorKind::kMalformed,
+                            provider + ": asked for a JSON answer, but the reply holds no JSON "
+                                       "value: \"" + Snippet(response.text) + "\"");
+    error.reply_text = response.text;
+    return error;
   }
   return response;
 }

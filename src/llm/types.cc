@@ -223,6 +223,7 @@ Json ToJson(const Error& error) {
             {"http_status", error.http_status},
             {"attempts", error.attempts}};
   if (error.retry_after_s) j["retry_after_s"] = *error.retry_after_s;
+  if (!error.reply_text.empty()) j["reply_text"] = error.reply_text;
   return j;
 }
 
@@ -307,6 +308,7 @@ Result<Error> ErrorFromJson(const Json& json) {
   e.message = JsonGet<std::string>(json, "message", "");
   e.http_status = JsonGet<int>(json, "http_status", 0);
   e.attempts = JsonGet<int>(json, "attempts", 1);
+  e.reply_text = JsonGet<std::string>(json, "reply_text", "");
   if (json.contains("retry_after_s") && json["retry_after_s"].is_number()) {
     e.retry_after_s = json["retry_after_s"].get<double>();
   }

@@ -122,6 +122,9 @@ struct Error {
   int http_status = 0;                  // 0 when no HTTP response was received
   std::optional<double> retry_after_s;  // from a Retry-After header
   int attempts = 1;
+  // kMalformed about a reply's content (a final answer without the JSON that was asked for): the
+  // reply's text, so a caller can still read it its own way.
+  std::string reply_text;
 
   bool retryable() const;
   // "rate limited (HTTP 429): ..." — what a user reads.
