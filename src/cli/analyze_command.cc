@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "agents/benchmarking_agent.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "eval/profile_runner.h"
@@ -85,12 +86,15 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
     }
     auto executor = MakeExecutor(args->eval, args->python, "analyze");
     if (!executor) return 2;
-    const std::string problem =
-        std::filesystem::absolute(args->problem).lexically_normal().string();
     args->roofline.latency_threshold_s = args->latency_us * 1e-6;
-    auto analysis = RunStageOne(*executor, args->problem, forced, args->roofline);
+    // A saved profile replaces the ncu run; otherwise Stage 1 in full, as the agents run it.
+    agents::BenchmarkingOptions stage_one;
+    stage_one.gpu = forced;
+    stage_one.roofline = args->roofline;
+    stage_one.measure = !args->no_ncu && args->profile_from.empty();
+    stage_one.ncu = args->ncu;
+    auto analysis = agents::RunStageOneMeasured(*executor, args->problem, stage_one);
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
-
     if (!args->profile_from.empty()) {
       ArtifactPaths paths;
       paths.ncu_csv = ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
@@ -98,25 +102,12 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
         return Fail(args->json,
                     "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
       }
+      // The note RunStageOneMeasured left ("turned off") does not apply: the saved one measures.
+      std::erase_if(analysis->notes, [](const std::string& n) {
+        return n.find("ncu measurement turned off") != std::string::npos;
+      });
       ValidateWithProfile(*analysis, CollectFromArtifacts(paths));
       analysis->notes.push_back("measured side from the saved profile " + paths.ncu_csv);
-    } else if (args->eval.device != "cuda") {
-      analysis->notes.push_back("reference run on " + args->eval.device +
-                                ": no ncu measurement, theoretical only");
-    } else if (args->no_ncu) {
-      analysis->notes.push_back("--no-ncu: no measured validation, theoretical only");
-    } else {
-      ProfileOptions profile;
-      profile.sass = false;
-      profile.timeline = false;
-      profile.ncu_options = args->ncu;
-      auto metrics = ProfileCandidate(*executor, problem, "", profile);
-      if (!metrics.ok()) {
-        analysis->notes.push_back("ncu profile of the reference failed: " +
-                                  metrics.status().message() + "; theoretical only");
-      } else {
-        ValidateWithProfile(*analysis, *metrics);
-      }
     }
     if (args->json) {
       std::cout << DumpJson(ToJson(*analysis)) << "\n";
