@@ -17,5 +17,6 @@ CommandRunner RegisterAdviseCommand(CLI::App& app);
 CommandRunner RegisterToolsCommand(CLI::App& app);
 CommandRunner RegisterAnalyzeCommand(CLI::App& app);
 CommandRunner RegisterLlmCommand(CLI::App& app);
+CommandRunner RegisterPromptCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterToolsCommand(app));
   add(kernelpro::cli::RegisterAnalyzeCommand(app));
   add(kernelpro::cli::RegisterLlmCommand(app));
+  add(kernelpro::cli::RegisterPromptCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

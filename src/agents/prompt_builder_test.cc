@@ -1,0 +1,618 @@
+// The programmer's prompts as the LLM (and a reviewer) reads them: golden prompts per mode and per
+// input kind, the order of their parts, the GPU guidance each architecture gets, the size budget,
+// and the trimming of real compiler and Python failure dumps. Regenerate the goldens after an
+// intended change with
+//   KERNELPRO_UPDATE_GOLDEN=1 build/kernelpro_tests --gtest_filter='PromptGolden*'
+// and read the diff before committing it.
+#include "agents/prompt_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "agents/prompt_texts.h"
+
+namespace kernelpro::agents {
+namespace {
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Fixture(const std::string& name) {
+  return ReadFile(kRoot + "/tests/fixtures/prompts/" + name);
+}
+
+ProblemSource Problem(const std::string& relative) {
+  auto problem = ReadProblemSource(kRoot + "/" + relative);
+  EXPECT_TRUE(problem.ok()) << problem.status().ToString();
+  return problem.ok() ? *problem : ProblemSource{};
+}
+
+GpuTarget Gpu(const std::string& text) {
+  auto gpu = ParseGpuTarget(text);
+  EXPECT_TRUE(gpu.ok()) << text;
+  return gpu.ok() ? *gpu : GpuTarget{};
+}
+
+// What `kernelpro prompt` prints.
+std::string Render(const Prompt& prompt) {
+  return "=== system ===\n" + prompt.system + "=== user ===\n" + prompt.user;
+}
+
+Prompt Build(const PromptContext& context) {
+  auto prompt = BuildPrompt(context);
+  EXPECT_TRUE(prompt.ok()) << prompt.status().ToString();
+  return prompt.ok() ? *prompt : Prompt{};
+}
+
+bool Has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+PromptContext Initial(const std::string& problem, const std::string& gpu) {
+  PromptContext c;
+  c.mode = PromptMode::kInitial;
+  c.problem = Problem(problem);
+  c.gpu = Gpu(gpu);
+  return c;
+}
+
+PromptContext Debug() {
+  PromptContext c;
+  c.mode = PromptMode::kDebug;
+  c.problem = Problem("tests/problems/half_scale.py");
+  c.gpu = Gpu("H200");
+  c.parent_code = Fixture("half_scale_bad_build.py");
+  c.feedback = Fixture("torch_build_error.txt");
+  return c;
+}
+
+PromptContext Optimize() {
+  PromptContext c;
+  c.mode = PromptMode::kOptimize;
+  c.problem = Problem("problems/swish/problem.py");
+  c.gpu = Gpu("H200");
+  c.parent_code = ReadFile(kRoot + "/problems/swish/candidates/cuda_swish.py");
+  c.parent_speedup = 1.93;
+  c.feedback = ReadFile(kRoot + "/tests/golden/guidance/swish.md");
+  c.memory_block = Fixture("memory.md");
+  c.num_candidates = 3;
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embedding
+
+TEST(PromptTextsTest, EveryFileUnderSrcPromptsIsEmbeddedByteForByte) {
+  const auto& texts = PromptTexts();
+  std::set<std::string> on_disk;
+  for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/src/prompts")) {
+    if (entry.path().extension() != ".md") continue;
+    const std::string name = entry.path().stem().string();
+    on_disk.insert(name);
+    auto it = texts.find(name);
+    ASSERT_NE(it, texts.end()) << name << ".md is not embedded: rebuild (cmake re-globs)";
+    EXPECT_EQ(it->second, ReadFile(entry.path().string()))
+        << name << ".md differs from its embedded copy";
+  }
+  std::set<std::string> embedded;
+  for (const auto& [name, text] : texts) embedded.insert(name);
+  EXPECT_EQ(embedded, on_disk) << "embedded components without a file under src/prompts";
+  for (const char* name :
+       {"base_strategies", "input_pytorch", "input_triton", "input_cuda", "mode_initial",
+        "mode_debug", "mode_optimize", "examples", "output_contract", "gpu_sm80", "gpu_sm90",
+        "gpu_sm100", "gpu_generic", "cutlass", "memory_header"}) {
+    EXPECT_TRUE(embedded.contains(name)) << name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden prompts
+
+struct GoldenCase {
+  std::string name;
+  PromptContext context;
+};
+
+std::vector<GoldenCase> GoldenCases() {
+  PromptContext cuda = Initial("tests/problems/cuda_row_sum.py", "B200");
+  cuda.cutlass_dir = "/opt/cutlass";
+  return {
+      {"initial_pytorch_sm90", Initial("problems/swish/problem.py", "sm_90")},
+      {"initial_triton_sm80", Initial("tests/problems/triton_add_relu.py", "A100")},
+      {"initial_cuda_sm100_cutlass", cuda},
+      {"debug_pytorch_sm90", Debug()},
+      {"optimize_pytorch_sm90_memory", Optimize()},
+  };
+}
+
+TEST(PromptGoldenTest, EachModeAndInputKindRendersAsReviewed) {
+  const bool update = std::getenv("KERNELPRO_UPDATE_GOLDEN") != nullptr;
+  for (const GoldenCase& c : GoldenCases()) {
+    const std::string text = Render(Build(c.context));
+    EXPECT_EQ(text, Render(Build(c.context))) << c.name << ": the same context, other bytes";
+    const std::string golden = kRoot + "/tests/golden/prompts/" + c.name + ".txt";
+    if (update) {
+      std::filesystem::create_directories(kRoot + "/tests/golden/prompts");
+      std::ofstream(golden, std::ios::binary) << text;
+      continue;
+    }
+    ASSERT_TRUE(std::filesystem::exists(golden))
+        << golden << " missing: run with KERNELPRO_UPDATE_GOLDEN=1";
+    EXPECT_EQ(text, ReadFile(golden)) << "the prompt " << c.name << " changed; review, then "
+                                      << "regenerate";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structure
+
+TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
+  PromptContext c = Debug();
+  c.cutlass_dir = "/opt/cutlass";
+  c.memory_block = Fixture("memory.md");
+  Prompt p = Build(c);
+  const std::vector<std::string> expected = {
+      "base_strategies", "input_pytorch", "gpu_sm90", "cutlass",     "memory",  "output_contract",
+      "mode_debug",      "examples",      "problem",  "parent_code", "feedback"};
+  EXPECT_EQ(p.sections, expected);
+  EXPECT_TRUE(p.trimmed.empty());
+  // The text follows the same order: each part's heading appears after the previous one's.
+  auto in_order = [](const std::string& text, const std::vector<std::string>& headings) {
+    size_t at = 0;
+    for (const std::string& heading : headings) {
+      size_t found = text.find(heading, at);
+      if (found == std::string::npos) return heading + " missing or out of order";
+      at = found;
+    }
+    return std::string("ok");
+  };
+  EXPECT_EQ(in_order(p.system, {"# How to make a kernel fast", "# The reference is PyTorch",
+                                "# Target GPU: H200", "# CUTLASS and CuTe are available",
+                                "# Search memory", "## Search Findings", "# Answer format"}),
+            "ok");
+  EXPECT_EQ(in_order(p.user, {"# Task: fix the failing candidate", "# Example of a candidate file",
+                              "## The reference (PyTorch)", "## The failing candidate",
+                              "## What went wrong"}),
+            "ok");
+  EXPECT_EQ(p.system.rfind("# How to make a kernel fast", 0), 0u);
+  EXPECT_EQ(p.user.rfind("# Task: fix the failing candidate", 0), 0u);
+
+  Prompt initial = Build(Initial("problems/swish/problem.py", "sm_90"));
+  EXPECT_EQ(initial.sections,
+            (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90",
+                                      "output_contract", "mode_initial", "examples", "problem"}));
+  Prompt optimize = Build(Optimize());
+  EXPECT_EQ(optimize.sections,
+            (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90", "memory",
+                                      "output_contract", "mode_optimize", "examples", "problem",
+                                      "parent_code", "feedback"}));
+}
+
+TEST(PromptBuilderTest, TheReferenceKindPicksItsInputSection) {
+  struct Case {
+    std::string problem, section, heading;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"problems/swish/problem.py", "input_pytorch", "# The reference is PyTorch"},
+           {"tests/problems/triton_add_relu.py", "input_triton", "# The reference is a Triton"},
+           {"tests/problems/cuda_row_sum.py", "input_cuda", "# The reference is CUDA"}}) {
+    Prompt p = Build(Initial(c.problem, "sm_90"));
+    EXPECT_EQ(p.sections[1], c.section) << c.problem;
+    EXPECT_TRUE(Has(p.system, c.heading)) << c.problem;
+    for (const char* other : {"input_pytorch", "input_triton", "input_cuda"}) {
+      if (other != c.section) {
+        EXPECT_EQ(std::count(p.sections.begin(), p.sections.end(), other), 0) << c.problem;
+      }
+    }
+    // The reference's code goes in whole.
+    EXPECT_TRUE(Has(p.user, ReadFile(kRoot + "/" + c.problem))) << c.problem;
+  }
+}
+
+TEST(PromptBuilderTest, AmpereAndAdaGetMmaSyncShapesAndNothingNewer) {
+  for (const char* gpu : {"sm_80", "sm_86", "sm_89", "A100", "RTX 4090", "L40S"}) {
+    Prompt p = Build(Initial("problems/swish/problem.py", gpu));
+    EXPECT_EQ(p.sections[2], "gpu_sm80") << gpu;
+    for (const char* fact : {"mma.sync.aligned", "m16n8k16", "m16n8k8", "m16n8k32", "m8n8k4",
+                             "ldmatrix", "cp.async.cg.shared.global"}) {
+      EXPECT_TRUE(Has(p.system, fact)) << gpu << ": " << fact;
+    }
+    for (const char* absent : {"wgmma", "tcgen05", "m64n", "TMEM"}) {
+      EXPECT_FALSE(Has(p.system, absent)) << gpu << ": " << absent;
+    }
+  }
+  EXPECT_TRUE(Has(Build(Initial("problems/swish/problem.py", "sm_86")).system,
+                  "`-gencode=arch=compute_86,code=sm_86`"));
+}
+
+TEST(PromptBuilderTest, HopperGetsWarpgroupMmaTmaAndTheSm90aTarget) {
+  for (const char* gpu : {"sm_90", "sm_90a", "H100", "NVIDIA H200"}) {
+    Prompt p = Build(Initial("problems/swish/problem.py", gpu));
+    EXPECT_EQ(p.sections[2], "gpu_sm90") << gpu;
+    for (const char* fact :
+         {"wgmma.mma_async", "m64nNk16", "m64nNk8", "m64nNk32", "cp.async.bulk.tensor", "mbarrier",
+          "__cluster_dims__", "-gencode=arch=compute_90a,code=sm_90a"}) {
+      EXPECT_TRUE(Has(p.system, fact)) << gpu << ": " << fact;
+    }
+    for (const char* absent : {"m16n8k16", "ldmatrix", "tcgen05"}) {
+      EXPECT_FALSE(Has(p.system, absent)) << gpu << ": " << absent;
+    }
+  }
+}
+
+TEST(PromptBuilderTest, BlackwellGetsTcgen05AndTensorMemory) {
+  for (const char* gpu : {"sm_100", "B200"}) {
+    Prompt p = Build(Initial("problems/swish/problem.py", gpu));
+    EXPECT_EQ(p.sections[2], "gpu_sm100") << gpu;
+    for (const char* fact : {"tcgen05.mma", "tcgen05.alloc", "TMEM", "SM100_MMA_F16BF16_SS",
+                             "-gencode=arch=compute_100a,code=sm_100a"}) {
+      EXPECT_TRUE(Has(p.system, fact)) << gpu << ": " << fact;
+    }
+    for (const char* absent : {"wgmma", "m16n8k16", "m64nNk16"}) {
+      EXPECT_FALSE(Has(p.system, absent)) << gpu << ": " << absent;
+    }
+  }
+}
+
+TEST(PromptBuilderTest, OtherArchitecturesGetNoInstructionShapes) {
+  for (const char* gpu : {"sm_75", "sm_120"}) {
+    Prompt p = Build(Initial("problems/swish/problem.py", gpu));
+    EXPECT_EQ(p.sections[2], "gpu_generic") << gpu;
+    EXPECT_TRUE(Has(p.system, std::string("no architecture notes for ") + gpu)) << gpu;
+    for (const char* absent : {"wgmma", "tcgen05", "m16n8k16", "m64nNk16"}) {
+      EXPECT_FALSE(Has(p.system, absent)) << gpu << ": " << absent;
+    }
+  }
+}
+
+TEST(PromptBuilderTest, CutlassSettingsOnlyWhenCutlassIsEnabled) {
+  PromptContext off = Initial("problems/swish/problem.py", "sm_90");
+  Prompt without = Build(off);
+  EXPECT_EQ(std::count(without.sections.begin(), without.sections.end(), "cutlass"), 0);
+  EXPECT_FALSE(Has(without.system, "CUTLASS headers"));
+  EXPECT_FALSE(Has(without.system, "extra_include_paths"));
+
+  PromptContext hopper = off;
+  hopper.cutlass_dir = "/opt/cutlass-3.9";
+  Prompt with = Build(hopper);
+  EXPECT_EQ(std::count(with.sections.begin(), with.sections.end(), "cutlass"), 1);
+  for (const char* fact :
+       {"-I/opt/cutlass-3.9/include -I/opt/cutlass-3.9/tools/util/include",
+        "\"/opt/cutlass-3.9/include\", \"/opt/cutlass-3.9/tools/util/include\"",
+        "\"-std=c++17\", \"--expt-relaxed-constexpr\"", "\"-gencode=arch=compute_90a,code=sm_90a\"",
+        "extra_cuda_cflags", "-D__CUDA_NO_HALF_OPERATORS__"}) {
+    EXPECT_TRUE(Has(with.system, fact)) << fact;
+  }
+  PromptContext ampere = hopper;
+  ampere.gpu = Gpu("sm_80");
+  Prompt a = Build(ampere);
+  EXPECT_TRUE(Has(a.system, "\"-gencode=arch=compute_80,code=sm_80\"")) << "arch flag per GPU";
+  EXPECT_FALSE(Has(a.system, "compute_90a"));
+}
+
+TEST(PromptBuilderTest, EveryPlaceholderIsFilled) {
+  std::vector<PromptContext> contexts = {Debug(), Optimize()};
+  for (const char* gpu : {"sm_80", "sm_90", "sm_100", "sm_75"}) {
+    PromptContext c = Initial("tests/problems/triton_add_relu.py", gpu);
+    c.cutlass_dir = "/opt/cutlass";
+    c.num_candidates = 5;
+    contexts.push_back(c);
+  }
+  for (const PromptContext& c : contexts) {
+    const std::string text = Render(Build(c));
+    for (const char* placeholder :
+         {"{num_candidates}", "{gpu}", "{arch}", "{arch_flag}", "{cutlass_dir}"}) {
+      EXPECT_FALSE(Has(text, placeholder)) << c.gpu.arch << ": " << placeholder;
+    }
+    const std::string n = std::to_string(c.num_candidates);
+    EXPECT_TRUE(Has(text, "`candidates` holds exactly " + n + " entries")) << n;
+    EXPECT_TRUE(Has(text, "Write " + n + " ")) << n;
+  }
+}
+
+TEST(PromptBuilderTest, OptimizeShowsTheParentItsSpeedupAndTheAnalysis) {
+  PromptContext c = Optimize();
+  Prompt p = Build(c);
+  EXPECT_TRUE(Has(p.user, "Its measured speedup over the reference: 1.93x."));
+  EXPECT_TRUE(Has(p.user, c.parent_code));
+  EXPECT_TRUE(Has(p.user, "## Profiling analysis\n\n" + c.feedback.substr(0, 200)));
+  EXPECT_TRUE(Has(p.system, "At 1.93x the kernel moves 128 MiB")) << "the memory block";
+
+  c.parent_speedup = 0.62;
+  EXPECT_TRUE(Has(Build(c).user, "0.62x (slower than the reference)"));
+  c.parent_speedup.reset();
+  EXPECT_TRUE(Has(Build(c).user, "Its speedup over the reference has not been measured."));
+  c.feedback.clear();  // optimize without profiling feedback (--feedback none) is allowed
+  Prompt bare = Build(c);
+  EXPECT_EQ(std::count(bare.sections.begin(), bare.sections.end(), "feedback"), 0);
+}
+
+TEST(PromptBuilderTest, DebugShowsTheFailingCodeAndOnlyTheErrorsThatMatter) {
+  PromptContext c = Debug();
+  Prompt p = Build(c);
+  EXPECT_TRUE(Has(p.user, c.parent_code));
+  EXPECT_TRUE(Has(p.user, "cuda.cu(22): error: identifier \"check_launch\" is undefined"));
+  EXPECT_TRUE(Has(p.user, "RuntimeError: Error building extension 'kp_fixture_bad_build'"));
+  EXPECT_FALSE(Has(p.user, "[2/3] /opt/gcc/bin/g++")) << "build commands are noise";
+  EXPECT_FALSE(Has(p.user, "ninja: build stopped"));
+  EXPECT_TRUE(Has(p.user, "[kernelpro kept "));
+}
+
+TEST(PromptBuilderTest, CodeWithBackticksCannotCloseItsFence) {
+  PromptContext c = Initial("problems/swish/problem.py", "sm_90");
+  c.problem.code += "\n# A docstring quoting Markdown: ```python``` and ````\n";
+  Prompt p = Build(c);
+  EXPECT_TRUE(Has(p.user, "`````python\n" + c.problem.code));
+}
+
+TEST(PromptBuilderTest, MissingInputsAreClearInvalidArguments) {
+  struct Case {
+    std::string what;
+    PromptContext context;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  PromptContext c = Debug();
+  c.parent_code.clear();
+  cases.push_back({"debug without code", c, "debug mode needs the failing candidate's code"});
+  c = Debug();
+  c.feedback = "  \n";
+  cases.push_back({"debug without errors", c, "debug mode needs the compiler, runtime or"});
+  c = Optimize();
+  c.parent_code.clear();
+  cases.push_back({"optimize without code", c, "optimize mode needs the working candidate"});
+  c = Initial("problems/swish/problem.py", "sm_90");
+  c.problem.code.clear();
+  cases.push_back({"no problem code", c, "the problem has no code"});
+  c = Initial("problems/swish/problem.py", "sm_90");
+  c.num_candidates = 0;
+  cases.push_back({"no candidates", c, "num_candidates is 0; ask for 1 to 16"});
+  c.num_candidates = 17;
+  cases.push_back({"too many candidates", c, "num_candidates is 17"});
+  for (const Case& k : cases) {
+    auto p = BuildPrompt(k.context);
+    ASSERT_FALSE(p.ok()) << k.what;
+    EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument) << k.what;
+    EXPECT_TRUE(Has(p.status().message(), k.message)) << k.what << ": " << p.status().message();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size budget
+
+// A memory block with many entries per section, numbered oldest first.
+std::string BigMemory() {
+  std::string block;
+  for (const char* section : {"## Search Findings", "## Errors & Corrections", "## Learnings"}) {
+    block += std::string(section) + "\n";
+    for (int i = 1; i <= 40; ++i) {
+      block += "- " + std::string(section).substr(3) + " entry " + std::to_string(i) +
+               ": a finding long enough to take some room in the prompt, as real ones do.\n";
+    }
+    block += "\n";
+  }
+  return block;
+}
+
+TEST(PromptBudgetTest, TrimsLeastImportantFirstAndNeverTheCode) {
+  PromptContext c = Optimize();
+  c.memory_block = BigMemory();
+  c.feedback = c.feedback + c.feedback + c.feedback;  // a long analysis
+  const Prompt full = Build(c);
+  const size_t full_size = full.system.size() + full.user.size();
+  ASSERT_TRUE(full.trimmed.empty());
+  const std::string contract = Render(full).substr(Render(full).find("# Answer format"), 300);
+  const std::string mode = full.user.substr(0, full.user.find("# Example of a candidate file"));
+
+  const std::vector<std::string> order = {"examples", "memory", "base_strategies", "feedback"};
+  std::set<std::string> steps_seen;
+  bool refused = false;
+  for (size_t budget = full_size; budget > 2000; budget -= 250) {
+    c.max_chars = budget;
+    auto p = BuildPrompt(c);
+    if (!p.ok()) {
+      refused = true;
+      EXPECT_TRUE(Has(p.status().message(), "max_chars")) << p.status().message();
+      EXPECT_TRUE(Has(p.status().message(), ", problem ")) << p.status().message();
+      EXPECT_TRUE(Has(p.status().message(), ", parent_code ")) << p.status().message();
+      continue;
+    }
+    EXPECT_FALSE(refused) << "a budget of " << budget << " fits although a larger one did not";
+    EXPECT_LE(p->system.size() + p->user.size(), budget);
+    // What gave way is a prefix of the documented order.
+    ASSERT_LE(p->trimmed.size(), order.size());
+    for (size_t i = 0; i < p->trimmed.size(); ++i) {
+      EXPECT_EQ(p->trimmed[i].rfind(order[i] + ":", 0), 0u) << budget << ": " << p->trimmed[i];
+      steps_seen.insert(order[i]);
+    }
+    // Never trimmed: the reference, the parent, the output contract, the mode's instructions.
+    EXPECT_TRUE(Has(p->user, c.problem.code)) << budget;
+    EXPECT_TRUE(Has(p->user, c.parent_code)) << budget;
+    EXPECT_TRUE(Has(Render(*p), contract)) << budget;
+    EXPECT_EQ(p->user.rfind(mode, 0), 0u) << budget;
+  }
+  EXPECT_EQ(steps_seen, std::set<std::string>(order.begin(), order.end()))
+      << "every trimming step should have been needed somewhere between the full size and 2000";
+  EXPECT_TRUE(refused) << "2000 characters cannot hold the swish reference and candidate";
+}
+
+TEST(PromptBudgetTest, MemoryKeepsTheNewestEntriesOfEachSection) {
+  PromptContext c = Optimize();
+  c.memory_block = BigMemory();
+  const Prompt full = Build(c);
+  const size_t examples = PromptTexts().at("examples").size();
+  // Room for the prompt without examples and without a third of the memory.
+  c.max_chars = full.system.size() + full.user.size() - examples - c.memory_block.size() / 3;
+  Prompt p = Build(c);
+  ASSERT_EQ(p.trimmed.size(), 2u);
+  EXPECT_EQ(p.trimmed[0].rfind("examples: dropped", 0), 0u) << p.trimmed[0];
+  EXPECT_EQ(p.trimmed[1].rfind("memory: kept the newest ", 0), 0u) << p.trimmed[1];
+  EXPECT_TRUE(Has(p.trimmed[1], " of 120 entries")) << p.trimmed[1];
+  for (const char* section : {"Search Findings", "Errors & Corrections", "Learnings"}) {
+    EXPECT_TRUE(Has(p.system, std::string("## ") + section)) << section;
+    EXPECT_TRUE(Has(p.system, std::string(section) + " entry 40:")) << "newest kept: " << section;
+    EXPECT_FALSE(Has(p.system, std::string(section) + " entry 1:")) << "oldest cut: " << section;
+  }
+  EXPECT_FALSE(Has(p.user, "# Example of a candidate file"));
+}
+
+TEST(PromptBudgetTest, ShortenedStrategiesKeepTheirFirstPart) {
+  PromptContext c = Initial("problems/swish/problem.py", "sm_90");
+  const Prompt full = Build(c);
+  c.max_chars = full.system.size() + full.user.size() - PromptTexts().at("examples").size() - 100;
+  Prompt p = Build(c);
+  ASSERT_EQ(p.trimmed.size(), 2u) << "without the examples it is still 100 characters over";
+  EXPECT_EQ(p.trimmed[1].rfind("base_strategies: shortened", 0), 0u) << p.trimmed[1];
+  EXPECT_TRUE(Has(p.system, "## Rules of the harness"));
+  EXPECT_FALSE(Has(p.system, "## Correctness traps"));
+  EXPECT_FALSE(Has(Render(full), "<!-- kernelpro:")) << "the marker line never reaches the LLM";
+  EXPECT_FALSE(Has(Render(p), "<!-- kernelpro:"));
+}
+
+TEST(PromptBudgetTest, FeedbackIsCutFromItsEndAndSaysSo) {
+  PromptContext c = Optimize();
+  c.memory_block.clear();
+  const Prompt full = Build(c);
+  const size_t full_size = full.system.size() + full.user.size();
+  c.max_chars = full_size - PromptTexts().at("examples").size() - 2500;
+  Prompt p = Build(c);
+  ASSERT_FALSE(p.trimmed.empty());
+  EXPECT_EQ(p.trimmed.back().rfind("feedback: cut from ", 0), 0u) << p.trimmed.back();
+  EXPECT_TRUE(Has(p.user, c.feedback.substr(0, 300))) << "the start of the analysis stays";
+  EXPECT_FALSE(Has(p.user, c.feedback.substr(c.feedback.size() - 200))) << "its end goes";
+  EXPECT_TRUE(Has(p.user, "characters cut from the end to fit the prompt's size budget]"));
+  EXPECT_LE(p.system.size() + p.user.size(), c.max_chars);
+}
+
+// ---------------------------------------------------------------------------------------------
+// TrimBuildErrors on real dumps (tests/fixtures/prompts/README.md says where each came from)
+
+size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(TrimBuildErrorsTest, TorchBuildFailureLeadsWithTheNvccError) {
+  const std::string dump = Fixture("torch_build_error.txt");
+  const std::string t = TrimBuildErrors(dump, 6000);
+  EXPECT_EQ(
+      t.rfind("/root/.cache/torch_extensions/py312_cu130/kp_fixture_bad_build/cuda.cu(22): "
+              "error: identifier \"check_launch\" is undefined\n    check_launch(y);\n    ^\n",
+              0),
+      0u)
+      << t;
+  // The traceback: its exception, its last frames and the candidate's own line.
+  EXPECT_TRUE(Has(t, "RuntimeError: Error building extension 'kp_fixture_bad_build'"));
+  EXPECT_TRUE(Has(t, "in _run_ninja_build\n    raise RuntimeError(message) from e"));
+  EXPECT_TRUE(Has(t, "File \"/tmp/bad.py\", line 29, in <module>"));
+  EXPECT_FALSE(Has(t, "in load_inline")) << "a middle frame of torch's";
+  EXPECT_FALSE(Has(t, "^^^^")) << "Python's underlining";
+  // Noise.
+  EXPECT_FALSE(Has(t, "[2/3] /opt/gcc/bin/g++"));
+  EXPECT_FALSE(Has(t, "ninja: build stopped"));
+  EXPECT_FALSE(Has(t, "The above exception was the direct cause"));
+  EXPECT_FALSE(Has(t, "-o cuda.cuda.o")) << "nvcc's command line";
+  EXPECT_FALSE(Has(t, "FAILED: "));
+  EXPECT_TRUE(Has(t, "[kernelpro kept ")) << "it says how much was cut";
+  EXPECT_TRUE(Has(t, "4 build-command lines"));
+  EXPECT_LT(t.size(), dump.size() / 2);
+}
+
+TEST(TrimBuildErrorsTest, NvccTemplateErrorsKeepTheirInstantiationButNoWarnings) {
+  const std::string t = TrimBuildErrors(Fixture("nvcc_template_errors.txt"), 6000);
+  EXPECT_EQ(t.rfind("scale.cu(8): error: no operator \"*\" matches these operands\n"
+                    "            operand types are: const __half * float\n",
+                    0),
+            0u)
+      << t;
+  EXPECT_TRUE(Has(t, "scale.cu(14): error: no operator \"+\" matches these operands"));
+  EXPECT_TRUE(Has(t,
+                  "detected during instantiation of \"void scale_kernel(const T *, T *, int, "
+                  "float) [with T=__half]\" at line 18"));
+  EXPECT_TRUE(Has(t, "[with T=__half]\" at line 19"));
+  EXPECT_FALSE(Has(t, "warning #177-D"));
+  EXPECT_FALSE(Has(t, "Remark: The warnings can be suppressed"));
+  EXPECT_FALSE(Has(t, "note #3328-D")) << "candidate-operator notes are noise";
+  EXPECT_TRUE(Has(t, "dropped 2 warning lines"));
+}
+
+TEST(TrimBuildErrorsTest, RepeatedPtxasErrorsAreCountedOnce) {
+  const std::string t = TrimBuildErrors(Fixture("ptxas_wrong_target.txt"), 6000);
+  for (const char* instruction : {"'wgmma.fence'", "'wgmma.commit_group'", "'wgmma.wait_group'",
+                                  "'wgmma.mma_async with floating point types'"}) {
+    EXPECT_EQ(Occurrences(t, std::string("Instruction ") + instruction), 1u) << instruction;
+  }
+  EXPECT_EQ(Occurrences(t, "[and 1 more like it]"), 4u) << t;
+  EXPECT_TRUE(Has(t, "ptxas fatal   : Ptx assembly aborted due to errors"));
+}
+
+TEST(TrimBuildErrorsTest, GccIncludeChainsAndDuplicatesGoButTheInstantiationStays) {
+  const std::string t = TrimBuildErrors(Fixture("gcc_include_chain.txt"), 6000);
+  EXPECT_EQ(t.rfind("inc/tile_config.h:6:56: error: ", 0), 0u) << t;
+  EXPECT_FALSE(Has(t, "In file included from"));
+  EXPECT_FALSE(Has(t, "                 from main.cpp"));
+  EXPECT_TRUE(Has(t,
+                  "inc/tile_config.h: In instantiation of ‘struct TileConfig<24, 64>’:\n"
+                  "inc/launch.h:4:58:   required from here\n"
+                  "inc/tile_config.h:5:24: error: static assertion failed"));
+  EXPECT_EQ(Occurrences(t, "error: invalid conversion from"), 1u);
+  EXPECT_FALSE(Has(t, "unused variable"));
+  EXPECT_FALSE(Has(t, "note: candidate"));
+  EXPECT_TRUE(Has(t, "4 include-chain lines"));
+}
+
+TEST(TrimBuildErrorsTest, CudaCrashKeepsTheExceptionAndItsMessage) {
+  const std::string t = TrimBuildErrors(Fixture("cuda_crash_traceback.txt"), 6000);
+  EXPECT_EQ(t.rfind("Traceback (most recent call last):\n", 0), 0u) << t;
+  EXPECT_TRUE(Has(t,
+                  "torch.AcceleratorError: CUDA error: operation not supported on "
+                  "global/shared address space\n"));
+  EXPECT_TRUE(Has(t, "CUDA kernel errors might be asynchronously reported"));
+  EXPECT_TRUE(Has(t, "File \"/tmp/crash.py\", line 36, in check\n    return out.sum().item()\n"));
+  EXPECT_FALSE(Has(t, "^^^"));
+}
+
+TEST(TrimBuildErrorsTest, CorrectnessReportsStayAsTheyAre) {
+  const std::string report =
+      "incorrect: output 0: 1024 of 65536 elements (1.56%) outside atol=0.01, rtol=0.001; max "
+      "abs diff 0.31 at [3, 17]\n";
+  EXPECT_EQ(TrimBuildErrors(report, 6000), report);
+  const std::string cut = TrimBuildErrors(std::string(100, 'x') + "\n" + report, 80);
+  EXPECT_LE(cut.size(), 80u);
+  EXPECT_TRUE(Has(cut, "more characters cut]")) << cut;
+}
+
+TEST(TrimBuildErrorsTest, NeverExceedsItsBoundAndKeepsTheFirstErrorFirst) {
+  const std::string dump = Fixture("torch_build_error.txt") + Fixture("nvcc_template_errors.txt") +
+                           Fixture("gcc_include_chain.txt");
+  for (size_t bound : {4000u, 800u, 300u, 60u, 5u}) {
+    const std::string t = TrimBuildErrors(dump, bound);
+    EXPECT_LE(t.size(), bound) << bound;
+    if (bound >= 300) {
+      EXPECT_EQ(
+          t.rfind("/root/.cache/torch_extensions/py312_cu130/kp_fixture_bad_build/cuda.cu(22)", 0),
+          0u)
+          << bound << ":\n"
+          << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kernelpro::agents

@@ -1,0 +1,168 @@
+// `kernelpro prompt`: prints the exact prompt the Programmer Agent would send for a problem, in
+// any mode, without calling an LLM or touching a GPU, so that a user can read, diff and review it.
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "agents/prompt_builder.h"
+#include "cli/commands.h"
+#include "core/json_io.h"
+
+namespace kernelpro::cli {
+namespace {
+
+struct PromptArgs {
+  std::string mode, problem, parent, feedback, gpu, cutlass_dir, memory, candidates, max_chars,
+      speedup;
+  bool json = false;
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "kernelpro prompt: " << message << "\n";
+  return 2;
+}
+
+Result<std::string> ReadText(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(flag + " " + path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A whole positive number, or nothing: "12x", "-3" and "" are refused.
+std::optional<long long> ParseCount(const std::string& text) {
+  if (text.empty() || text.size() > 12) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  return std::stoll(text);
+}
+
+int Run(const PromptArgs& args) {
+  using agents::PromptContext;
+  PromptContext context;
+  if (args.mode.empty()) return Fail("--mode initial|debug|optimize is required");
+  auto mode = agents::ParsePromptMode(args.mode);
+  if (!mode) return Fail("--mode '" + args.mode + "': give initial, debug or optimize");
+  context.mode = *mode;
+  if (args.problem.empty()) return Fail("--problem FILE is required (a KernelBench-style file)");
+  auto problem = agents::ReadProblemSource(args.problem);
+  if (!problem.ok()) return Fail("--problem: " + problem.status().message());
+  context.problem = std::move(*problem);
+
+  if (context.mode == agents::PromptMode::kInitial &&
+      (!args.parent.empty() || !args.feedback.empty() || !args.speedup.empty())) {
+    return Fail("--parent, --feedback and --speedup are for --mode debug or optimize");
+  }
+  if (!args.parent.empty()) {
+    auto parent = ReadText("--parent", args.parent);
+    if (!parent.ok()) return Fail(parent.status().message());
+    context.parent_code = std::move(*parent);
+  }
+  if (!args.feedback.empty()) {
+    auto feedback = ReadText("--feedback", args.feedback);
+    if (!feedback.ok()) return Fail(feedback.status().message());
+    context.feedback = std::move(*feedback);
+  }
+  if (!args.speedup.empty()) {
+    char* end = nullptr;
+    const double speedup = std::strtod(args.speedup.c_str(), &end);
+    if (end == args.speedup.c_str() || *end != '\0' || !(speedup > 0)) {
+      return Fail("--speedup '" + args.speedup + "': give a positive number such as 1.8");
+    }
+    context.parent_speedup = speedup;
+  }
+  if (!args.memory.empty()) {
+    auto memory = ReadText("--memory", args.memory);
+    if (!memory.ok()) return Fail(memory.status().message());
+    context.memory_block = std::move(*memory);
+  }
+  if (!args.cutlass_dir.empty()) {
+    std::ifstream probe(args.cutlass_dir + "/include/cutlass/cutlass.h");
+    if (!probe) {
+      return Fail("--cutlass-dir " + args.cutlass_dir +
+                  ": no include/cutlass/cutlass.h below it (give the root of a CUTLASS checkout)");
+    }
+    context.cutlass_dir = args.cutlass_dir;
+  }
+  if (!args.gpu.empty()) {
+    auto gpu = agents::ParseGpuTarget(args.gpu);
+    if (!gpu.ok()) return Fail("--gpu: " + gpu.status().message());
+    context.gpu = *gpu;
+  }
+  if (!args.candidates.empty()) {
+    auto n = ParseCount(args.candidates);
+    if (!n || *n < 1 || *n > 16) {
+      return Fail("--candidates '" + args.candidates + "': give a whole number from 1 to 16");
+    }
+    context.num_candidates = static_cast<int>(*n);
+  }
+  if (!args.max_chars.empty()) {
+    auto n = ParseCount(args.max_chars);
+    if (!n || *n < 1) return Fail("--max-chars '" + args.max_chars + "': give a positive number");
+    context.max_chars = static_cast<size_t>(*n);
+  }
+
+  auto prompt = agents::BuildPrompt(context);
+  if (!prompt.ok()) {
+    std::string message = prompt.status().message();
+    if (message.find("max_chars") != std::string::npos) message += " (--max-chars)";
+    return Fail(message);
+  }
+  if (args.gpu.empty()) {
+    // Detecting the GPU needs the worker and a device; a prompt is often read on a laptop.
+    std::cerr << "kernelpro prompt: no --gpu given, and this command detects no GPU: the prompt "
+                 "is written for sm_90 (H100, H200)\n";
+  }
+  if (args.json) {
+    Json j = {{"system", prompt->system},
+              {"user", prompt->user},
+              {"sections", prompt->sections},
+              {"trimmed", prompt->trimmed}};
+    std::cout << DumpJson(j, 2) << "\n";
+    return 0;
+  }
+  std::cout << "=== system ===\n" << prompt->system << "=== user ===\n" << prompt->user;
+  std::cerr << "kernelpro prompt: " << prompt->system.size() + prompt->user.size()
+            << " characters (system " << prompt->system.size() << ", user " << prompt->user.size()
+            << ")\n";
+  for (const std::string& trimmed : prompt->trimmed) {
+    std::cerr << "kernelpro prompt: trimmed " << trimmed << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner RegisterPromptCommand(CLI::App& app) {
+  auto args = std::make_shared<PromptArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "prompt", "Print the exact prompt the programmer would send (no LLM, no GPU)");
+  cmd->add_option("--mode", args->mode, "initial | debug | optimize");
+  cmd->add_option("--problem", args->problem,
+                  "Problem file: class Model, get_inputs(), get_init_inputs(); PyTorch, Triton or "
+                  "CUDA reference");
+  cmd->add_option("--parent", args->parent,
+                  "debug: the failing candidate; optimize: the working candidate to improve");
+  cmd->add_option("--feedback", args->feedback,
+                  "Text file. debug: the compiler/runtime/correctness errors; optimize: the "
+                  "profiling analysis (`kernelpro advise` output)");
+  cmd->add_option("--speedup", args->speedup, "optimize: the parent's measured speedup");
+  cmd->add_option("--gpu", args->gpu,
+                  "Target: sm_80, sm_86, sm_89, sm_90, sm_100, or a name (A100, H100, H200, L40S, "
+                  "B200); default sm_90");
+  cmd->add_option("--candidates", args->candidates, "Candidates to ask for, 1 to 16 (default 2)");
+  cmd->add_option("--cutlass-dir", args->cutlass_dir,
+                  "Root of a CUTLASS checkout: adds its include paths and build flags")
+      ->envname("KERNELPRO_CUTLASS_DIR");
+  cmd->add_option("--memory", args->memory, "Text file with a rendered search-memory block");
+  cmd->add_option("--max-chars", args->max_chars,
+                  "Budget for system + user in characters (default 60000)");
+  cmd->add_flag("--json", args->json, "An object with system, user, sections and trimmed");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace kernelpro::cli
