@@ -286,8 +286,13 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
 
   llm::Request request;
   request.system = prompt.system;
+  // A prompt from the PromptBuilder carries the answer format already (its output_contract
+  // part); any other prompt gets it here, so the reply can always be read.
+  const bool has_contract = std::find(prompt.sections.begin(), prompt.sections.end(),
+                                      "output_contract") != prompt.sections.end();
   request.messages.push_back(llm::Message::User(
-      prompt.user + "\n\n" + CandidatesInstruction(result.asked, options.device)));
+      has_contract ? prompt.user
+                   : prompt.user + "\n\n" + CandidatesInstruction(result.asked, options.device)));
   request.max_tokens = options.max_tokens;
   request.temperature = options.temperature;
   request.response_schema = llm::ResponseSchema{"candidates", CandidatesSchema()};

@@ -230,6 +230,20 @@ TEST(ProgrammerTest, AProseReplyRejectedByTheLlmLayerStillYieldsItsFencedCandida
   EXPECT_EQ(r.candidates[0].code, code);
 }
 
+TEST(ProgrammerTest, APromptWithItsOwnAnswerFormatIsSentAsItIs) {
+  llm::testing::ScriptedBackend backend;
+  backend.Push(llm::testing::TextResponse("{\"candidates\": []}"));
+  backend.Push(llm::testing::TextResponse("{\"candidates\": []}"));
+  Prompt built = SwishPrompt();
+  built.sections = {"base_strategies", "output_contract", "mode_initial"};
+  RunProgrammer(backend, built);
+  RunProgrammer(backend, SwishPrompt());
+  auto requests = backend.Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].messages[0].text, built.user) << "no second answer format";
+  EXPECT_TRUE(Contains(requests[1].messages[0].text, "## Answer format"));
+}
+
 TEST(ProgrammerTest, LlmFailureIsReportedAndNothingIsChecked) {
   llm::testing::ScriptedBackend backend;
   backend.Push(llm::testing::ErrorWithRetryAfter(llm::ErrorKind::kRateLimited, 429, 30));

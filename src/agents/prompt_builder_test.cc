@@ -5,6 +5,7 @@
 //   KERNELPRO_UPDATE_GOLDEN=1 build/kernelpro_tests --gtest_filter='PromptGolden*'
 // and read the diff before committing it.
 #include "agents/prompt_builder.h"
+#include "agents/search_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -319,7 +320,8 @@ TEST(PromptBuilderTest, EveryPlaceholderIsFilled) {
     }
     const std::string n = std::to_string(c.num_candidates);
     EXPECT_TRUE(Has(text, "`candidates` holds exactly " + n + " entries")) << n;
-    EXPECT_TRUE(Has(text, "Write " + n + " ")) << n;
+    // The number is said once, in the answer format ("Write 1 ... implementations" read badly).
+    EXPECT_FALSE(Has(text, "Write " + n + " ")) << n;
   }
 }
 
@@ -467,6 +469,30 @@ TEST(PromptBudgetTest, MemoryKeepsTheNewestEntriesOfEachSection) {
     EXPECT_FALSE(Has(p.system, std::string(section) + " entry 1:")) << "oldest cut: " << section;
   }
   EXPECT_FALSE(Has(p.user, "# Example of a candidate file"));
+}
+
+TEST(PromptBudgetTest, TheSearchMemoryStoresOwnBlockIsTrimmedTheSameWay) {
+  // What the run actually injects: SearchMemory::Render's block, under the builder's heading.
+  SearchMemory memory;
+  for (int i = 1; i <= 30; ++i) {
+    memory.Add(MemorySection::kErrorsAndCorrections,
+               "tile variant " + std::to_string(i) + " overflowed shared memory", i);
+    memory.Add(MemorySection::kLearnings, "lesson " + std::to_string(i) + " about occupancy", i);
+  }
+  PromptContext c = Optimize();
+  c.memory_block = memory.Render(100000);
+  const Prompt full = Build(c);
+  EXPECT_EQ(full.system.find("# Search memory"), full.system.rfind("# Search memory"))
+      << "one heading for the memory block";
+  EXPECT_TRUE(Has(full.system, "## Errors & Corrections\n- [iteration 1] tile variant 1 "));
+  const size_t examples = PromptTexts().at("examples").size();
+  c.max_chars = full.system.size() + full.user.size() - examples - c.memory_block.size() / 2;
+  Prompt p = Build(c);
+  ASSERT_EQ(p.trimmed.size(), 2u) << p.trimmed[0];
+  EXPECT_TRUE(Has(p.trimmed[1], " of 60 entries")) << p.trimmed[1];
+  EXPECT_TRUE(Has(p.system, "[iteration 30] tile variant 30 overflowed"));
+  EXPECT_TRUE(Has(p.system, "[iteration 30] lesson 30 about occupancy"));
+  EXPECT_FALSE(Has(p.system, "[iteration 1] tile variant 1 overflowed"));
 }
 
 TEST(PromptBudgetTest, ShortenedStrategiesKeepTheirFirstPart) {

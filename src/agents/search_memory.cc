@@ -70,11 +70,6 @@ std::string DedupKey(const std::string& text) {
   return key;
 }
 
-constexpr const char* kHeading =
-    "## Search memory\n"
-    "What earlier iterations of this run learnt. Do not retry an approach listed under Errors & "
-    "Corrections without fixing its cause; build on Successful Patterns.\n";
-
 std::string EntryLine(const MemoryEntry& entry) {
   return "- [iteration " + std::to_string(entry.iteration) + "] " + entry.text + "\n";
 }
@@ -218,14 +213,15 @@ std::string SearchMemory::Render(size_t max_chars) const {
     for (size_t i = 0; i < kAllSections.size(); ++i) {
       const std::vector<MemoryEntry>& entries = by_section[i];
       if (entries.empty()) continue;
+      if (any) out += "\n";
       any = true;
-      out += "\n### " + Title(kAllSections[i]) + "\n";
+      out += "## " + Title(kAllSections[i]) + "\n";
       if (keep[i] < entries.size()) out += LeftOutLine(entries.size() - keep[i], keep[i] > 0);
       for (size_t j = entries.size() - keep[i]; j < entries.size(); ++j) {
         out += EntryLine(entries[j]);
       }
     }
-    return any ? kHeading + out : std::string();
+    return out;
   };
 
   std::array<size_t, kAllSections.size()> keep{};

@@ -97,13 +97,14 @@ class SearchMemory {
   size_t size() const;
   bool empty() const { return size() == 0; }
 
-  // The block for the programmer's system prompt, at most `max_chars` bytes: a heading, then for
-  // each non-empty section (in MemorySection order) its title and one bullet per entry, oldest
+  // The block for the programmer's system prompt, at most `max_chars` bytes (the prompt builder
+  // puts its own "Search memory" heading above it): for each non-empty section (in
+  // MemorySection order) a "## Title" line and one bullet per entry, oldest
   // first, each tagged with its iteration. When everything does not fit, each section keeps its
   // newest entries (sections take turns, one entry at a time, until nothing more fits) and says
   // how many older entries it left out. The same entries always give the same text. "" when the
-  // store is empty or the budget cannot hold even the heading and, per section, its title and the
-  // count of entries left out.
+  // store is empty or the budget cannot hold, per section, its title and the count of entries
+  // left out.
   std::string Render(size_t max_chars) const;
 
   // The file this store persists to; "" when it is kept in memory only.

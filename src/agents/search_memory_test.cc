@@ -132,18 +132,14 @@ TEST(SearchMemoryTest, RendersSectionsInOrderWithEntriesOldestFirst) {
   memory.Add(kErrors, "Tile of 64 overflowed 48 KB static shared memory; use dynamic.", 4);
 
   EXPECT_EQ(memory.Render(100000),
-            "## Search memory\n"
-            "What earlier iterations of this run learnt. Do not retry an approach listed under "
-            "Errors & Corrections without fixing its cause; build on Successful Patterns.\n"
-            "\n"
-            "### Search Findings\n"
+            "## Search Findings\n"
             "- [iteration 1] cuBLAS handle is created per call in the reference.\n"
             "\n"
-            "### Errors & Corrections\n"
+            "## Errors & Corrections\n"
             "- [iteration 1] atomicAdd on __half needs sm_70; compile with the arch flag.\n"
             "- [iteration 4] Tile of 64 overflowed 48 KB static shared memory; use dynamic.\n"
             "\n"
-            "### Learnings\n"
+            "## Learnings\n"
             "- [iteration 3] Occupancy is capped at 50% by 96 registers per thread.\n");
 }
 
@@ -155,7 +151,7 @@ struct SectionView {
 
 SectionView View(const std::string& block, const std::string& title) {
   SectionView view;
-  size_t start = block.find("### " + title + "\n");
+  size_t start = block.find("## " + title + "\n");
   if (start == std::string::npos) return view;
   std::istringstream lines(block.substr(start));
   std::string line;
