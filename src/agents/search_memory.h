@@ -71,6 +71,9 @@ struct SearchMemoryOptions {
 //
 // Thread-safety: all methods are safe to call concurrently. `log` is called without the store's
 // lock held, possibly from several threads at once when several threads add entries.
+// How much of the programmer's prompt the memory block may take by default.
+inline constexpr size_t kDefaultMemoryChars = 6000;
+
 class SearchMemory {
  public:
   // A store kept in memory only.

@@ -1,12 +1,14 @@
 // `kernelpro prompt`: prints the exact prompt the Programmer Agent would send for a problem, in
 // any mode, without calling an LLM or touching a GPU, so that a user can read, diff and review it.
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "agents/prompt_builder.h"
+#include "agents/search_memory.h"
 #include "cli/commands.h"
 #include "core/json_io.h"
 
@@ -75,7 +77,14 @@ int Run(const PromptArgs& args) {
     }
     context.parent_speedup = speedup;
   }
-  if (!args.memory.empty()) {
+  if (!args.memory.empty() && args.memory.ends_with(".jsonl")) {
+    // A run's search-memory store: rendered as the run would inject it.
+    if (!std::filesystem::exists(args.memory))
+      return Fail("--memory " + args.memory + " does not exist");
+    auto store = agents::SearchMemory::Open(args.memory);
+    if (!store.ok()) return Fail(store.status().message());
+    context.memory_block = (*store)->Render(agents::kDefaultMemoryChars);
+  } else if (!args.memory.empty()) {
     auto memory = ReadText("--memory", args.memory);
     if (!memory.ok()) return Fail(memory.status().message());
     context.memory_block = std::move(*memory);
@@ -158,7 +167,9 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   cmd->add_option("--cutlass-dir", args->cutlass_dir,
                   "Root of a CUTLASS checkout: adds its include paths and build flags")
       ->envname("KERNELPRO_CUTLASS_DIR");
-  cmd->add_option("--memory", args->memory, "Text file with a rendered search-memory block");
+  cmd->add_option(
+      "--memory", args->memory,
+      "A run's search-memory store (.jsonl), or a text file with a rendered memory block");
   cmd->add_option("--max-chars", args->max_chars,
                   "Budget for system + user in characters (default 60000)");
   cmd->add_flag("--json", args->json, "An object with system, user, sections and trimmed");

@@ -128,6 +128,26 @@ TEST(PromptCommandTest, ASmallBudgetTrimsAndSaysWhat) {
   EXPECT_TRUE(Has(tiny.err, "never trimmed")) << tiny.err;
 }
 
+TEST(PromptCommandTest, ARunsMemoryStoreIsInjectedAsTheRunWouldInjectIt) {
+  const std::string store = ::testing::TempDir() + "/memory.jsonl";
+  std::ofstream(store)
+      << R"({"iteration": 2, "section": "errors_and_corrections", "text": "float4 loads faulted on x[1:]; added a scalar path"})"
+      << "\n"
+      << R"({"iteration": 3, "section": "learnings", "text": "the kernel is at the bandwidth bound"})"
+      << "\n";
+  CliRun r = Prompt({"--mode", "initial", "--problem", kRoot + "/problems/swish/problem.py",
+                     "--gpu", "sm_90", "--memory", store});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("## Errors & Corrections\n- [iteration 2] float4 loads faulted on x[1:]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("## Learnings\n- [iteration 3] the kernel is at the bandwidth bound"),
+            std::string::npos);
+  CliRun missing = Prompt({"--mode", "initial", "--problem", kRoot + "/problems/swish/problem.py",
+                           "--memory", "/no/such/memory.jsonl"});
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
 TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
   const std::string parent = kSwishCuda;
   struct Case {
