@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "agents/agent_testing.h"
 #include "llm/cassette.h"
 #include "llm/recovery.h"
 #include "llm/scripted_backend_testing.h"
@@ -18,36 +19,11 @@
 namespace kernelpro::agents {
 namespace {
 
-const std::string kCassettes = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cassettes/";
 
-// Passes every request on and keeps a copy, so a test can check what the agent sent.
-class SpyBackend : public llm::Backend {
- public:
-  explicit SpyBackend(std::unique_ptr<llm::Backend> inner) : inner_(std::move(inner)) {}
-  std::string provider() const override { return inner_->provider(); }
-  std::string model() const override { return inner_->model(); }
-  llm::Outcome Complete(const llm::Request& request) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      requests_.push_back(request);
-    }
-    return inner_->Complete(request);
-  }
-  std::vector<llm::Request> requests() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-
- private:
-  std::unique_ptr<llm::Backend> inner_;
-  mutable std::mutex mu_;
-  std::vector<llm::Request> requests_;
-};
+using testing::SpyBackend;
 
 std::unique_ptr<SpyBackend> Replay(const std::string& cassette) {
-  auto replay = llm::MakeReplayBackend(kCassettes + cassette, llm::ReplayMode::kSequential);
-  EXPECT_TRUE(replay.ok()) << replay.status().ToString();
-  return std::make_unique<SpyBackend>(std::move(*replay));
+  return testing::ReplayCassette(cassette);
 }
 
 Prompt SwishPrompt() {

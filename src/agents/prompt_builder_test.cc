@@ -5,7 +5,6 @@
 //   KERNELPRO_UPDATE_GOLDEN=1 build/kernelpro_tests --gtest_filter='PromptGolden*'
 // and read the diff before committing it.
 #include "agents/prompt_builder.h"
-#include "agents/search_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +16,7 @@
 #include <sstream>
 
 #include "agents/prompt_texts.h"
+#include "agents/search_memory.h"
 
 namespace kernelpro::agents {
 namespace {
