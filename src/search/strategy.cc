@@ -1,0 +1,43 @@
+#include "search/strategy.h"
+
+#include <string>
+
+namespace kernelpro::search {
+
+agents::PromptMode ModeFor(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kRoot:
+      return agents::PromptMode::kInitial;
+    case NodeKind::kFailed:
+      return agents::PromptMode::kDebug;
+    case NodeKind::kWorking:
+      return agents::PromptMode::kOptimize;
+  }
+  return agents::PromptMode::kInitial;
+}
+
+Status CheckSelection(const Tree& tree, const Selection& selection,
+                      const std::vector<Outcome>& outcomes) {
+  if (selection.expansion != tree.expansions()) {
+    return Status::InvalidArgument(
+        "selection was made for expansion " + std::to_string(selection.expansion) +
+        " but the tree is at expansion " + std::to_string(tree.expansions()) +
+        " (recorded twice, or stale)");
+  }
+  if (!tree.Contains(selection.node)) {
+    return Status::InvalidArgument("no node " + std::to_string(selection.node) +
+                                   " in the search tree");
+  }
+  const Node& node = tree.node(selection.node);
+  if (node.terminal) {
+    return Status::InvalidArgument("node " + std::to_string(node.id) + " is terminal");
+  }
+  if (selection.mode != ModeFor(node.kind)) {
+    return Status::InvalidArgument("mode " + agents::ToString(selection.mode) + " does not fit " +
+                                   NodeKindName(node.kind) + " node " + std::to_string(node.id));
+  }
+  if (outcomes.empty()) return Status::InvalidArgument("an expansion needs at least one outcome");
+  return Status::Ok();
+}
+
+}  // namespace kernelpro::search

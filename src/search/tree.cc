@@ -1,0 +1,286 @@
+#include "search/tree.h"
+
+#include <array>
+#include <cmath>
+#include <utility>
+
+namespace kernelpro::search {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+constexpr std::array<EvalStatus, 5> kStatuses = {EvalStatus::kCompileError,
+                                                 EvalStatus::kRuntimeError, EvalStatus::kTimeout,
+                                                 EvalStatus::kIncorrect, EvalStatus::kCorrect};
+
+std::optional<EvalStatus> ParseEvalStatus(const std::string& text) {
+  for (EvalStatus status : kStatuses) {
+    if (text == EvalStatusName(status)) return status;
+  }
+  return std::nullopt;
+}
+
+// JSON has no NaN or infinity (they would come back as null), so a non-finite measurement is
+// kept as unknown from the start; the tree then round-trips exactly.
+std::optional<double> Finite(std::optional<double> value) {
+  return value && std::isfinite(*value) ? value : std::nullopt;
+}
+
+std::optional<RatioInterval> Finite(const std::optional<RatioInterval>& interval) {
+  if (!interval || !std::isfinite(interval->estimate) || !std::isfinite(interval->low) ||
+      !std::isfinite(interval->high) || !std::isfinite(interval->confidence)) {
+    return std::nullopt;
+  }
+  return interval;
+}
+
+std::optional<NodeKind> ParseNodeKind(const std::string& text) {
+  for (NodeKind kind : {NodeKind::kRoot, NodeKind::kFailed, NodeKind::kWorking}) {
+    if (text == NodeKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+Json OptionalNumber(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json IntervalJson(const std::optional<RatioInterval>& interval) {
+  if (!interval) return nullptr;
+  return {{"estimate", interval->estimate},
+          {"low", interval->low},
+          {"high", interval->high},
+          {"confidence", interval->confidence}};
+}
+
+Json NodeJson(const Node& node) {
+  return {{"id", node.id},
+          {"parent", node.parent},
+          {"kind", NodeKindName(node.kind)},
+          {"depth", node.depth},
+          {"mode", node.mode ? Json(agents::ToString(*node.mode)) : Json(nullptr)},
+          {"expansion", node.expansion},
+          {"candidate", node.candidate},
+          {"status", node.status ? Json(EvalStatusName(*node.status)) : Json(nullptr)},
+          {"speedup", IntervalJson(node.speedup)},
+          {"error_magnitude", OptionalNumber(node.error_magnitude)},
+          {"energy_reduction", OptionalNumber(node.energy_reduction)},
+          {"reward", node.reward},
+          {"visits", node.visits},
+          {"total_reward", node.total_reward},
+          {"terminal", node.terminal}};
+}
+
+// Reads one node's fields; the structure across nodes is checked by the caller.
+Result<Node> NodeFromJson(const Json& json, int index) {
+  auto error = [index](const std::string& what) {
+    return Status::InvalidArgument("search tree JSON: node " + std::to_string(index) + ": " + what);
+  };
+  if (!json.is_object()) return error("not an object");
+  for (const char* key : {"id", "parent", "depth", "expansion", "visits"}) {
+    if (!json.contains(key) || !json[key].is_number_integer())
+      return error(key + std::string(" is not an integer"));
+  }
+  for (const char* key : {"reward", "total_reward"}) {
+    if (!json.contains(key) || !json[key].is_number())
+      return error(key + std::string(" is not a number"));
+  }
+  Node node;
+  node.id = json["id"].get<int>();
+  node.parent = json["parent"].get<int>();
+  node.depth = json["depth"].get<int>();
+  node.expansion = json["expansion"].get<int>();
+  node.visits = json["visits"].get<int>();
+  node.reward = json["reward"].get<double>();
+  node.total_reward = json["total_reward"].get<double>();
+  node.terminal = JsonGet<bool>(json, "terminal", false);
+  node.candidate = JsonGet<std::string>(json, "candidate", "");
+
+  auto kind = ParseNodeKind(JsonGet<std::string>(json, "kind", ""));
+  if (!kind) return error("unknown kind");
+  node.kind = *kind;
+  if (json.contains("status") && !json["status"].is_null()) {
+    node.status = ParseEvalStatus(JsonGet<std::string>(json, "status", ""));
+    if (!node.status) return error("unknown status");
+  }
+  if (json.contains("mode") && !json["mode"].is_null()) {
+    node.mode = agents::ParsePromptMode(JsonGet<std::string>(json, "mode", ""));
+    if (!node.mode) return error("unknown mode");
+  }
+  if (json.contains("speedup") && !json["speedup"].is_null()) {
+    const Json& s = json["speedup"];
+    for (const char* key : {"estimate", "low", "high", "confidence"}) {
+      if (!s.is_object() || !s.contains(key) || !s[key].is_number()) {
+        return error("speedup." + std::string(key) + " is not a number");
+      }
+    }
+    node.speedup = RatioInterval{s["estimate"].get<double>(), s["low"].get<double>(),
+                                 s["high"].get<double>(), s["confidence"].get<double>()};
+  }
+  for (auto [key, field] : {std::pair{"error_magnitude", &node.error_magnitude},
+                            std::pair{"energy_reduction", &node.energy_reduction}}) {
+    if (!json.contains(key) || json[key].is_null()) continue;
+    if (!json[key].is_number()) return error(key + std::string(" is not a number"));
+    *field = json[key].get<double>();
+  }
+  return node;
+}
+
+}  // namespace
+
+const char* NodeKindName(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kRoot:
+      return "root";
+    case NodeKind::kFailed:
+      return "failed";
+    case NodeKind::kWorking:
+      return "working";
+  }
+  return "failed";
+}
+
+bool BetterSolution(const Node& a, const Node& b) {
+  if (a.correct() != b.correct()) return a.correct();
+  if (a.speedup.has_value() != b.speedup.has_value()) return a.speedup.has_value();
+  if (a.speedup && a.speedup->estimate != b.speedup->estimate) {
+    return a.speedup->estimate > b.speedup->estimate;
+  }
+  return a.id < b.id;
+}
+
+bool ClearlyFaster(const RatioInterval& child, const RatioInterval& parent) {
+  return child.low > parent.high;
+}
+
+Tree::Tree() {
+  Node root;
+  root.id = kRootId;
+  root.kind = NodeKind::kRoot;
+  nodes_.push_back(std::move(root));
+}
+
+Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
+                                            const std::vector<Outcome>& outcomes,
+                                            const std::vector<double>& rewards) {
+  if (!Contains(parent)) {
+    return Status::InvalidArgument("no node " + std::to_string(parent) + " in the search tree");
+  }
+  if (outcomes.empty()) return Status::InvalidArgument("an expansion needs at least one outcome");
+  if (rewards.size() != outcomes.size()) {
+    return Status::InvalidArgument("one reward per outcome is needed");
+  }
+  for (double reward : rewards) {
+    if (!std::isfinite(reward)) return Status::InvalidArgument("rewards must be finite");
+  }
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& outcome = outcomes[i];
+    Node child;
+    child.id = size();
+    child.parent = parent;
+    child.kind = outcome.status == EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
+    child.depth = nodes_[parent].depth + 1;
+    child.mode = mode;
+    child.expansion = expansions_;
+    child.candidate = outcome.candidate;
+    child.status = outcome.status;
+    child.speedup = Finite(outcome.speedup);
+    child.error_magnitude = Finite(outcome.error_magnitude);
+    child.energy_reduction = Finite(outcome.energy_reduction);
+    child.reward = rewards[i];
+    child.visits = 1;
+    child.total_reward = rewards[i];
+    nodes_[parent].children.push_back(child.id);
+    ids.push_back(child.id);
+    nodes_.push_back(std::move(child));
+    for (int a = parent; a >= 0; a = nodes_[a].parent) {
+      nodes_[a].visits += 1;
+      nodes_[a].total_reward += rewards[i];
+    }
+  }
+  ++expansions_;
+  return ids;
+}
+
+std::optional<int> Tree::BestNode() const {
+  std::optional<int> best;
+  for (const Node& node : nodes_) {
+    if (!node.correct()) continue;
+    if (!best || BetterSolution(node, nodes_[*best])) best = node.id;
+  }
+  return best;
+}
+
+Json ToJson(const Tree& tree) {
+  Json nodes = Json::array();
+  for (const Node& node : tree.nodes()) nodes.push_back(NodeJson(node));
+  return {{"version", kFormatVersion}, {"expansions", tree.expansions()}, {"nodes", nodes}};
+}
+
+Result<Tree> TreeFromJson(const Json& json) {
+  auto error = [](const std::string& what) {
+    return Status::InvalidArgument("search tree JSON: " + what);
+  };
+  if (!json.is_object()) return error("not an object");
+  if (JsonGet<int>(json, "version", 0) != kFormatVersion) {
+    return error("unsupported version (expected " + std::to_string(kFormatVersion) + ")");
+  }
+  if (!json.contains("expansions") || !json["expansions"].is_number_integer() ||
+      json["expansions"].get<int>() < 0) {
+    return error("expansions is not a count");
+  }
+  if (!json.contains("nodes") || !json["nodes"].is_array() || json["nodes"].empty()) {
+    return error("nodes is not a non-empty array");
+  }
+  Tree tree;
+  tree.expansions_ = json["expansions"].get<int>();
+  tree.nodes_.clear();
+  const Json& nodes = json["nodes"];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const int index = static_cast<int>(i);
+    auto parsed = NodeFromJson(nodes[i], index);
+    if (!parsed.ok()) return parsed.status();
+    Node node = std::move(parsed).value();
+    auto node_error = [&](const std::string& what) {
+      return error("node " + std::to_string(index) + ": " + what);
+    };
+    if (node.id != index) return node_error("id " + std::to_string(node.id) + " out of order");
+    if (index == 0) {
+      if (node.kind != NodeKind::kRoot || node.parent != -1 || node.depth != 0 || node.status ||
+          node.mode || node.expansion != -1) {
+        return node_error("the first node must be a bare ROOT");
+      }
+    } else {
+      if (node.parent < 0 || node.parent >= index) {
+        return node_error("parent " + std::to_string(node.parent) + " is not an earlier node");
+      }
+      if (!node.status || !node.mode) return node_error("status and mode are required");
+      NodeKind expected =
+          *node.status == EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
+      if (node.kind != expected) return node_error("kind does not match status");
+      if (node.depth != tree.nodes_[node.parent].depth + 1) return node_error("wrong depth");
+      if (node.expansion < 0 || node.expansion >= tree.expansions_ ||
+          node.expansion < tree.nodes_.back().expansion) {
+        return node_error("expansion out of range or out of order");
+      }
+      tree.nodes_[node.parent].children.push_back(index);
+    }
+    tree.nodes_.push_back(std::move(node));
+  }
+  // Visits are integers, so their consistency is exact: one per node in the subtree (ROOT has none
+  // of its own). Total rewards are floating-point sums taken in backpropagation order and are kept
+  // as written.
+  for (int id = tree.size() - 1; id >= 0; --id) {
+    const Node& node = tree.nodes_[id];
+    int expected = node.is_root() ? 0 : 1;
+    for (int child : node.children) expected += tree.nodes_[child].visits;
+    if (node.visits != expected) {
+      return error("node " + std::to_string(id) + ": visits " + std::to_string(node.visits) +
+                   " do not match its subtree (" + std::to_string(expected) + ")");
+    }
+  }
+  return tree;
+}
+
+}  // namespace kernelpro::search

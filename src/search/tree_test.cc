@@ -1,0 +1,220 @@
+// The search tree: attaching expansions with backpropagation, the global best, the noise-aware
+// comparison, and the exact JSON round trip a resumed run depends on.
+#include "search/tree.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "search/search_testing.h"
+
+namespace kernelpro::search {
+namespace {
+
+using agents::PromptMode;
+using testing::CompileError;
+using testing::Correct;
+using testing::Failed;
+
+TEST(TreeTest, ANewTreeIsABareRoot) {
+  Tree tree;
+  ASSERT_EQ(tree.size(), 1);
+  EXPECT_TRUE(tree.root().is_root());
+  EXPECT_EQ(tree.root().parent, -1);
+  EXPECT_EQ(tree.root().visits, 0);
+  EXPECT_EQ(tree.expansions(), 0);
+  EXPECT_EQ(tree.BestNode(), std::nullopt);
+}
+
+TEST(TreeTest, AnExpansionAttachesChildrenAndBackpropagatesToRoot) {
+  Tree tree;
+  auto seeds = tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
+                                 {CompileError(), Correct(2.0)}, {-3.0, 0.7});
+  ASSERT_TRUE(seeds.ok());
+  EXPECT_EQ(*seeds, (std::vector<int>{1, 2}));
+  auto repairs = tree.AddExpansion(
+      1, PromptMode::kDebug, {Failed(EvalStatus::kIncorrect, 0.5), Correct(1.1)}, {-2.0, 0.1});
+  ASSERT_TRUE(repairs.ok());
+  EXPECT_EQ(*repairs, (std::vector<int>{3, 4}));
+
+  EXPECT_EQ(tree.expansions(), 2);
+  EXPECT_EQ(tree.root().children, (std::vector<int>{1, 2}));
+  EXPECT_EQ(tree.node(1).children, (std::vector<int>{3, 4}));
+  EXPECT_EQ(tree.node(1).kind, NodeKind::kFailed);
+  EXPECT_EQ(tree.node(2).kind, NodeKind::kWorking);
+  EXPECT_EQ(tree.node(3).kind, NodeKind::kFailed);
+  EXPECT_EQ(tree.node(4).depth, 2);
+  EXPECT_EQ(tree.node(4).mode, PromptMode::kDebug);
+  EXPECT_EQ(tree.node(4).expansion, 1);
+  EXPECT_EQ(tree.node(2).expansion, 0);
+
+  EXPECT_EQ(tree.root().visits, 4);
+  EXPECT_DOUBLE_EQ(tree.root().total_reward, -3.0 + 0.7 - 2.0 + 0.1);
+  EXPECT_EQ(tree.node(1).visits, 3);
+  EXPECT_DOUBLE_EQ(tree.node(1).total_reward, -3.0 - 2.0 + 0.1);
+  EXPECT_DOUBLE_EQ(tree.node(1).MeanReward(), -4.9 / 3);
+  EXPECT_EQ(tree.node(4).visits, 1);
+  testing::ExpectConsistentStatistics(tree);
+}
+
+TEST(TreeTest, ABadExpansionLeavesTheTreeAlone) {
+  Tree tree;
+  EXPECT_FALSE(tree.AddExpansion(5, PromptMode::kDebug, {CompileError()}, {-3.0}).ok());
+  EXPECT_FALSE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {}, {}).ok());
+  EXPECT_FALSE(
+      tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {CompileError()}, {-3.0, 1.0}).ok());
+  EXPECT_EQ(tree.size(), 1);
+  EXPECT_EQ(tree.expansions(), 0);
+}
+
+TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
+  Tree tree;
+  Outcome nan_error = Failed(EvalStatus::kIncorrect, std::nan(""));
+  nan_error.energy_reduction = std::numeric_limits<double>::infinity();
+  Outcome nan_speedup = Correct(1.0);
+  nan_speedup.speedup->high = std::nan("");
+  ASSERT_TRUE(
+      tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {nan_error, nan_speedup}, {-2, 0})
+          .ok());
+  EXPECT_EQ(tree.node(1).error_magnitude, std::nullopt);
+  EXPECT_EQ(tree.node(1).energy_reduction, std::nullopt);
+  EXPECT_FALSE(tree.node(2).speedup.has_value());
+  EXPECT_FALSE(tree.AddExpansion(1, PromptMode::kDebug, {CompileError()}, {std::nan("")}).ok());
+  auto back = TreeFromJson(ToJson(tree));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(DumpJson(ToJson(*back)), DumpJson(ToJson(tree)));
+}
+
+TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
+  Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
+                                {Failed(EvalStatus::kIncorrect, 0.1), CompileError()}, {-2, -3})
+                  .ok());
+  EXPECT_EQ(tree.BestNode(), std::nullopt);
+  // A correct node without timing is still a solution, below any timed one.
+  Outcome untimed;
+  untimed.status = EvalStatus::kCorrect;
+  ASSERT_TRUE(tree.AddExpansion(1, PromptMode::kDebug, {untimed}, {0}).ok());  // node 3
+  EXPECT_EQ(tree.BestNode(), 3);
+  ASSERT_TRUE(tree.AddExpansion(3, PromptMode::kOptimize, {Correct(1.5), Correct(2.5)}, {0.4, 0.9})
+                  .ok());  // nodes 4, 5
+  ASSERT_TRUE(tree.AddExpansion(4, PromptMode::kOptimize, {Correct(2.5)}, {0.9}).ok());  // node 6
+  // A wrong kernel's partial speedup does not count.
+  Outcome fast_wrong = Failed(EvalStatus::kIncorrect);
+  fast_wrong.speedup = testing::Point(40.0);
+  ASSERT_TRUE(tree.AddExpansion(6, PromptMode::kOptimize, {fast_wrong}, {-2}).ok());
+  EXPECT_EQ(tree.BestNode(), 5);  // 5 and 6 tie at 2.5x: the earlier wins
+  ASSERT_TRUE(tree.AddExpansion(6, PromptMode::kOptimize, {Correct(2.6)}, {0.95}).ok());
+  EXPECT_EQ(tree.BestNode(), 8);  // three levels down
+}
+
+TEST(TreeTest, ClearlyFasterNeedsDisjointIntervals) {
+  RatioInterval parent{2.0, 1.9, 2.1, 0.95};
+  EXPECT_TRUE(ClearlyFaster({2.3, 2.15, 2.4, 0.95}, parent));
+  EXPECT_FALSE(ClearlyFaster({2.3, 2.05, 2.4, 0.95}, parent));  // overlaps: may be noise
+  EXPECT_FALSE(ClearlyFaster({2.1, 2.1, 2.1, 0}, parent));      // touching is not clear
+  EXPECT_FALSE(ClearlyFaster(parent, {2.3, 2.15, 2.4, 0.95}));
+  EXPECT_TRUE(ClearlyFaster(testing::Point(1.01), testing::Point(1.0)));
+}
+
+Tree RichTree() {
+  Tree tree;
+  Outcome seed = Correct(1.0);
+  seed.speedup = RatioInterval{1.0 / 3.0, 0.1 + 0.2, 0.37, 0.95};  // no short decimal forms
+  seed.candidate = "cand-0001";
+  seed.energy_reduction = 1.0 / 7.0;
+  Outcome wrong = Failed(EvalStatus::kIncorrect, 2.5e-3);
+  wrong.candidate = "cand-0002 \"quoted\" ünïcode";
+  EXPECT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
+                                {seed, wrong, Failed(EvalStatus::kTimeout)},
+                                {std::log(1.0 / 3.0), -2.0, -3.0})
+                  .ok());
+  EXPECT_TRUE(tree.AddExpansion(2, PromptMode::kDebug,
+                                {CompileError(), Failed(EvalStatus::kRuntimeError), CompileError()},
+                                {-3, -3, -3})
+                  .ok());
+  EXPECT_TRUE(tree.AddExpansion(1, PromptMode::kOptimize, {Correct(0.7)}, {std::log(0.7)}).ok());
+  tree.MarkTerminal(2);
+  return tree;
+}
+
+TEST(TreeTest, JsonRoundTripIsExact) {
+  Tree tree = RichTree();
+  Json json = ToJson(tree);
+  auto back = TreeFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(DumpJson(ToJson(*back)), DumpJson(json));
+  // And through text, as the run store keeps it.
+  auto reparsed = TreeFromJson(Json::parse(DumpJson(json, 2)));
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().ToString();
+  EXPECT_EQ(DumpJson(ToJson(*reparsed)), DumpJson(json));
+
+  ASSERT_EQ(reparsed->size(), tree.size());
+  EXPECT_EQ(reparsed->expansions(), 3);
+  for (int id = 0; id < tree.size(); ++id) {
+    const Node& a = tree.node(id);
+    const Node& b = reparsed->node(id);
+    EXPECT_EQ(a.parent, b.parent);
+    EXPECT_EQ(a.children, b.children);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.mode, b.mode);
+    EXPECT_EQ(a.candidate, b.candidate);
+    EXPECT_EQ(a.reward, b.reward);  // bit-exact, not approximately
+    EXPECT_EQ(a.total_reward, b.total_reward);
+    EXPECT_EQ(a.visits, b.visits);
+    EXPECT_EQ(a.terminal, b.terminal);
+    EXPECT_EQ(a.error_magnitude, b.error_magnitude);
+    EXPECT_EQ(a.energy_reduction, b.energy_reduction);
+    ASSERT_EQ(a.speedup.has_value(), b.speedup.has_value());
+    if (a.speedup) {
+      EXPECT_EQ(a.speedup->estimate, b.speedup->estimate);
+      EXPECT_EQ(a.speedup->low, b.speedup->low);
+      EXPECT_EQ(a.speedup->high, b.speedup->high);
+      EXPECT_EQ(a.speedup->confidence, b.speedup->confidence);
+    }
+  }
+  EXPECT_TRUE(reparsed->node(2).terminal);
+  EXPECT_EQ(reparsed->node(1).speedup->estimate, 1.0 / 3.0);
+}
+
+TEST(TreeTest, ADamagedTreeIsAnError) {
+  const Json good = ToJson(RichTree());
+  auto message = [](const Json& json) {
+    auto tree = TreeFromJson(json);
+    return tree.ok() ? std::string("ok") : tree.status().message();
+  };
+  EXPECT_EQ(message(good), "ok");
+
+  Json json = good;
+  json["version"] = 2;
+  EXPECT_NE(message(json).find("unsupported version"), std::string::npos);
+  json = good;
+  json["nodes"][4]["parent"] = 6;
+  EXPECT_NE(message(json).find("node 4: parent 6 is not an earlier node"), std::string::npos);
+  json = good;
+  json["nodes"][3]["kind"] = "working";  // a timeout cannot be a working node
+  EXPECT_NE(message(json).find("kind does not match status"), std::string::npos);
+  json = good;
+  json["nodes"][2]["visits"] = 2;
+  EXPECT_NE(message(json).find("visits"), std::string::npos);
+  json = good;
+  json["nodes"][5]["id"] = 9;
+  EXPECT_NE(message(json).find("out of order"), std::string::npos);
+  json = good;
+  json["nodes"][5]["status"] = "exploded";
+  EXPECT_NE(message(json).find("unknown status"), std::string::npos);
+  json = good;
+  json["nodes"][5]["depth"] = 1;
+  EXPECT_NE(message(json).find("wrong depth"), std::string::npos);
+  json = good;
+  json["nodes"][1]["speedup"]["low"] = "fast";
+  EXPECT_NE(message(json).find("speedup.low"), std::string::npos);
+  EXPECT_FALSE(TreeFromJson(Json::array()).ok());
+  EXPECT_FALSE(
+      TreeFromJson(Json{{"version", 1}, {"expansions", 0}, {"nodes", Json::array()}}).ok());
+}
+
+}  // namespace
+}  // namespace kernelpro::search
