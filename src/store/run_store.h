@@ -58,6 +58,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_io.h"
@@ -246,7 +247,7 @@ class RunStore;
 
 // An open transaction (BEGIN IMMEDIATE ... COMMIT), or a SAVEPOINT when one is already open on the
 // store. Rolled back when destroyed uncommitted. Holds the store's mutex for its whole life: use
-// it on one thread, and keep it short.
+// it on one thread, keep it short, and end it before the store is destroyed.
 class Transaction {
  public:
   Transaction(Transaction&& other) noexcept;
@@ -272,8 +273,9 @@ class Transaction {
 class RunStore {
  public:
   // Opens RUN_DIR/run.db, creating it (and RUN_DIR) when missing and options.create. Sets WAL,
-  // synchronous=FULL, foreign keys and the busy timeout; creates or migrates the schema. A
-  // database written by a newer kernelpro (higher schema version) is refused, not touched.
+  // synchronous=FULL, foreign keys and the busy timeout; creates or migrates the schema (each
+  // migration in one transaction). A database written by a newer kernelpro (higher schema
+  // version) is refused with its rows left alone; so is a SQLite file that is not a run store.
   static Result<std::unique_ptr<RunStore>> Open(const std::string& run_dir,
                                                 const RunStoreOptions& options = {});
   ~RunStore();

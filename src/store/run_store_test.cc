@@ -931,7 +931,8 @@ TEST_F(RunStoreTest, AProcessKilledBeforeCommitLeavesNothingOfItsTransaction) {
   const ProcessResult child = RunCrashChild("uncommitted", std::chrono::seconds(120));
   ASSERT_EQ(child.term_signal, SIGKILL) << child.Describe() << "\n" << child.stderr_text;
   // The transaction was big enough to spill into the WAL before it died.
-  EXPECT_GT(fs::file_size(DbPath() + "-wal"), kSpillBytes);
+  const std::string wal = DbPath() + "-wal";
+  EXPECT_GT(fs::exists(wal) ? fs::file_size(wal) : 0, kSpillBytes);
 
   std::unique_ptr<RunStore> store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -985,6 +986,9 @@ TEST_F(RunStoreTest, AProcessKilledAtAnyMomentLeavesWholeStepsOnly) {
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty()) reported = std::stoi(line);
   }
+
+  // Hundreds of commits fit in the window; none means the child was stuck, not killed mid-write.
+  ASSERT_GT(reported, 0) << child.stderr_text;
 
   std::unique_ptr<RunStore> store = OpenStore();
   ASSERT_NE(store, nullptr);
