@@ -1,7 +1,6 @@
 #include "llm/cassette.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,24 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/hash.h"
 #include "llm/types.h"
 
 namespace kernelpro::llm {
 namespace {
-
-std::string HexSha256(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
-  }
-  return hex;
-}
 
 std::string UtcNow() {
   auto now = std::chrono::system_clock::now();
@@ -321,7 +307,7 @@ class ReplayBackend : public Backend {
 std::string Fingerprint(const Request& request, const std::string& model) {
   // nlohmann::json keeps object keys sorted, and DumpJson writes no whitespace: the dump is
   // canonical whatever order the fields were built or read in.
-  return HexSha256(DumpJson(Json{{"model", model}, {"request", ToJson(request)}}));
+  return Sha256Hex(DumpJson(Json{{"model", model}, {"request", ToJson(request)}}));
 }
 
 Result<std::unique_ptr<Backend>> MakeRecordingBackend(std::unique_ptr<Backend> inner,

@@ -205,13 +205,6 @@ std::string UriEncode(std::string_view text, bool keep_slash) {
   return out;
 }
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr) != 1) return "";
-  return Hex(digest, size);
-}
-
 std::string SigV4SigningKey(std::string_view secret_access_key, std::string_view date,
                             std::string_view region, std::string_view service) {
   std::optional<std::string> key = HmacSha256("AWS4" + std::string(secret_access_key), date);

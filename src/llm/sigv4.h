@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/status.h"
 #include "llm/aws_credentials.h"
 
@@ -75,7 +76,7 @@ std::string AmzDate(std::chrono::system_clock::time_point when);
 std::string UriEncode(std::string_view text, bool keep_slash = false);
 
 // Lowercase hex SHA-256 of `data`.
-std::string Sha256Hex(std::string_view data);
+using ::kernelpro::Sha256Hex;  // core/hash.h: SHA-256 as lowercase hex
 
 // The derived key HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request"),
 // as raw bytes; `date` is YYYYMMDD.

@@ -1,12 +1,13 @@
 #include "store/run_store.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <array>
 #include <filesystem>
 #include <system_error>
 #include <utility>
+
+#include "core/hash.h"
 
 namespace kernelpro::store {
 
@@ -617,19 +618,7 @@ Status RunStore::Migrate() {
   return transaction->Commit();
 }
 
-std::string RunStore::Sha256Hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
-}
+std::string RunStore::Sha256Hex(std::string_view text) { return ::kernelpro::Sha256Hex(text); }
 
 Result<Transaction> RunStore::Begin() {
   std::unique_lock lock(mutex_);
