@@ -71,12 +71,7 @@ class GreedyStrategy : public SearchStrategy {
   Status Record(const Selection& selection, std::vector<Outcome> outcomes) override {
     Status status = CheckSelection(tree_, selection, outcomes);
     if (!status.ok()) return status;
-    std::vector<double> rewards;
-    for (const Outcome& outcome : outcomes) {
-      std::optional<double> speedup;
-      if (outcome.speedup) speedup = outcome.speedup->estimate;
-      rewards.push_back(Reward(outcome.status, speedup));
-    }
+    std::vector<double> rewards = OutcomeRewards(outcomes);
     auto added = tree_.AddExpansion(selection.node, selection.mode, outcomes, rewards);
     return added.ok() ? Status::Ok() : added.status();
   }

@@ -51,15 +51,7 @@ class MctsStrategy : public SearchStrategy {
   Status Record(const Selection& selection, std::vector<Outcome> outcomes) override {
     Status status = CheckSelection(tree_, selection, outcomes);
     if (!status.ok()) return status;
-    std::vector<double> rewards;
-    for (const Outcome& outcome : outcomes) {
-      std::optional<double> speedup;
-      if (outcome.speedup) speedup = outcome.speedup->estimate;
-      rewards.push_back(options_.energy_epsilon > 0
-                            ? EnergyAwareReward(outcome.status, speedup, outcome.energy_reduction,
-                                                options_.energy_epsilon)
-                            : Reward(outcome.status, speedup));
-    }
+    std::vector<double> rewards = OutcomeRewards(outcomes, options_.energy_epsilon);
     auto added = tree_.AddExpansion(selection.node, selection.mode, outcomes, rewards);
     if (!added.ok()) return added.status();
     // Only the expanded node gained children; above it, a node can become terminal only because a

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "search/reward.h"
+
 namespace kernelpro::search {
 
 agents::PromptMode ModeFor(NodeKind kind) {
@@ -38,6 +40,19 @@ Status CheckSelection(const Tree& tree, const Selection& selection,
   }
   if (outcomes.empty()) return Status::InvalidArgument("an expansion needs at least one outcome");
   return Status::Ok();
+}
+
+std::vector<double> OutcomeRewards(const std::vector<Outcome>& outcomes, double energy_epsilon) {
+  std::vector<double> rewards;
+  for (const Outcome& outcome : outcomes) {
+    std::optional<double> speedup;
+    if (outcome.speedup) speedup = outcome.speedup->estimate;
+    rewards.push_back(
+        energy_epsilon > 0
+            ? EnergyAwareReward(outcome.status, speedup, outcome.energy_reduction, energy_epsilon)
+            : Reward(outcome.status, speedup));
+  }
+  return rewards;
 }
 
 }  // namespace kernelpro::search

@@ -55,6 +55,10 @@ struct Selection {
 // FAILED → debug (repair), WORKING → optimize.
 agents::PromptMode ModeFor(NodeKind kind);
 
+// The rewards of an expansion's outcomes, in order: Reward, or EnergyAwareReward with
+// `energy_epsilon` when it is positive.
+std::vector<double> OutcomeRewards(const std::vector<Outcome>& outcomes, double energy_epsilon = 0);
+
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
