@@ -93,8 +93,8 @@ Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
   if (config.provider == "replay") {
     auto replay = MakeReplayBackend(
         config.model,
-        config.replay_mode == "sequential" ? ReplayMode::kSequential : ReplayMode::kFingerprint,
-        "", static_cast<size_t>(std::max(0, config.replay_skip)));
+        config.replay_mode == "sequential" ? ReplayMode::kSequential : ReplayMode::kFingerprint, "",
+        static_cast<size_t>(std::max(0, config.replay_skip)));
     if (!replay.ok()) return replay.status();
     client.max_attempts = 1;  // a cassette answers the same way every time
     return MakeReliableBackend(std::move(*replay), std::move(client));

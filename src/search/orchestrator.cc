@@ -295,7 +295,8 @@ Json ToJson(const OptimizeOptions& o) {
               {"cutlass_dir", o.cutlass_dir},
               {"python", o.python},
               {"programmer_max_tokens", o.programmer_max_tokens},
-              {"memory_chars", o.memory_chars}};
+              {"memory_chars", o.memory_chars},
+              {"frontend", o.frontend}};
 }
 
 Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
@@ -321,6 +322,7 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
   o.python = JsonGet<std::string>(j, "python", o.python);
   o.programmer_max_tokens = JsonGet<int>(j, "programmer_max_tokens", o.programmer_max_tokens);
   o.memory_chars = JsonGet<std::size_t>(j, "memory_chars", o.memory_chars);
+  o.frontend = JsonGet<Json>(j, "frontend", Json::object());
   if (o.search != "mcts" && o.search != "greedy") {
     return Status::InvalidArgument("run options: search must be mcts or greedy, not '" + o.search +
                                    "'");
@@ -334,6 +336,13 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
     return Status::InvalidArgument("run options: candidates must be 1 to 16");
   }
   return o;
+}
+
+Result<OptimizeOptions> StoredRunOptions(store::RunStore& store) {
+  auto runs = store.ListRuns();
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) return Status::NotFound("the run store " + store.path() + " holds no run");
+  return OptimizeOptionsFromJson(runs->front().config);
 }
 
 std::unique_ptr<CandidateEvaluator> NewExecutorEvaluator(Executor& executor,

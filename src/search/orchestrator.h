@@ -94,11 +94,18 @@ struct OptimizeOptions {
   std::string python = "python3";      // the programmer's syntax check
   int programmer_max_tokens = 16384;
   std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
+  // Whatever the front end needs to resume the run (the LLM config, executor options), stored
+  // with the run and handed back untouched. Never holds secrets.
+  Json frontend = Json::object();
 };
 
 Json ToJson(const OptimizeOptions& options);
 // Reads what ToJson wrote; missing fields keep their defaults, bad values are InvalidArgument.
 Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& json);
+
+// The options a stored run was created with (`kernelpro resume` starts from them). NotFound when
+// the store holds no run.
+Result<OptimizeOptions> StoredRunOptions(store::RunStore& store);
 
 // The evaluation seam: the orchestrator evaluates and profiles through this, so tests script
 // verdicts without building anything. ExecutorEvaluator is the real one.
