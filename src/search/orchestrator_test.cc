@@ -187,7 +187,8 @@ class OrchestratorTest : public ::testing::Test {
     int n = 0;
     auto last = store_->LastJournaledIteration(1);
     for (int it = 1; it <= last->value_or(0); ++it) {
-      for (const store::StepRecord& s : *store_->StepsForIteration(1, it)) {
+      auto steps = store_->StepsForIteration(1, it);
+      for (const store::StepRecord& s : *steps) {
         if (s.key.step == step && s.state == store::StepState::kDone) ++n;
       }
     }
