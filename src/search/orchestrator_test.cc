@@ -316,6 +316,20 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
       << best_file;
 }
 
+TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
+  Tree tree;
+  Outcome slow;
+  slow.status = EvalStatus::kCorrect;
+  slow.speedup = RatioInterval{0.5, 0.45, 0.55, 0.95};
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial, {slow}, {-0.69}).ok());
+  auto best = JudgeBest(tree);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_FALSE(best->clearly_faster);
+  EXPECT_EQ(best->text,
+            "n1 is slower than the reference (1x) beyond the timing noise: its "
+            "interval lies below.");
+}
+
 TEST_F(OrchestratorTest, DebugPromptCarriesTheParentsCodeAndErrors) {
   ScriptedBackend scripted;
   scripted.Push(Reply(

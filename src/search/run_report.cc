@@ -103,8 +103,11 @@ std::optional<BestVerdict> JudgeBest(const Tree& tree) {
       against_parent ? "its parent " + NodeName(v.parent) + " (" + Interval(v.baseline) + ")"
                      : std::string("the reference (1x)");
   if (v.clearly_faster) {
-    v.text = NodeName(v.node) + " is faster than " + who + " beyond the timing noise: its " +
-             "interval lies above.";
+    v.text = NodeName(v.node) + " is faster than " + who +
+             " beyond the timing noise: its interval lies above.";
+  } else if (v.speedup.high < v.baseline.low) {
+    v.text = NodeName(v.node) + " is slower than " + who +
+             " beyond the timing noise: its interval lies below.";
   } else {
     v.text = NodeName(v.node) + "'s interval overlaps " + who +
              ": it is not shown to be faster beyond the timing noise.";

@@ -43,7 +43,7 @@ struct BestVerdict {
   int parent = Tree::kRootId;
   RatioInterval baseline;  // the parent's interval, or 1x for the reference
   bool clearly_faster = false;
-  std::string text;  // one sentence for people
+  std::string text;  // one sentence for people: faster, within the noise, or slower
 };
 std::optional<BestVerdict> JudgeBest(const Tree& tree);
 
