@@ -579,10 +579,7 @@ void Orchestrator::RunStageOne() {
       return;
     }
   }
-  if (!deps_.benchmarking) {
-    notes_.push_back("stage 1: not run; every speed tool runs");
-    return;
-  }
+  if (!deps_.benchmarking) return;  // the caller chose to run without Stage 1 and says why
   auto analysis = deps_.benchmarking->Analyze(options_.problem, options_.run_dir);
   if (!analysis.ok()) {
     notes_.push_back("stage 1: " + analysis.status().message() + "; every speed tool runs");

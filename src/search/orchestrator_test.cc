@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -463,6 +465,86 @@ TEST_F(OrchestratorTest, ARedoneGenerationReusesTheStoredReply) {
   ASSERT_TRUE(generate.ok() && generate->has_value());
   EXPECT_EQ((*generate)->attempts, 2);
   EXPECT_EQ(JsonGet<int>((*generate)->payload, "reused_replies", -1), 1);
+}
+
+// Programmer replies from a queue, memory notes for every extraction request, whatever order the
+// extractor's thread and the orchestrator call in.
+class RoutingBackend : public llm::Backend {
+ public:
+  std::string provider() const override { return "routing"; }
+  std::string model() const override { return "routing-model"; }
+  llm::Outcome Complete(const llm::Request& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (request.response_schema && request.response_schema->name == "candidates") {
+      return programmer.Complete(request);
+    }
+    ++memory_calls;
+    if (fail_memory) return llm::MakeError(llm::ErrorKind::kServer, "memory model down");
+    const std::string& text = request.messages.front().text;
+    return TextResponse(DumpJson(
+        Json{{"learnings", Json::array({"note from " + text.substr(0, text.find(' ', 10))})}}));
+  }
+  ScriptedBackend programmer;
+  int memory_calls = 0;
+  bool fail_memory = false;
+
+ private:
+  std::mutex mu_;
+};
+
+TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
+  auto routing = std::make_shared<RoutingBackend>();
+  routing->programmer.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  routing->programmer.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+  routing->fail_memory = true;  // iteration 1's extraction fails: nothing learnt, nothing answered
+  OptimizeOptions options = Options(1);
+  options.memory = true;
+  auto run = [&](OptimizeOptions o) {
+    sink_ = std::make_unique<ExchangeSink>();
+    llm::ClientOptions client;
+    client.max_attempts = 1;
+    client.on_exchange = sink_->Hook();
+    struct Forward : llm::Backend {
+      explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
+      std::string provider() const override { return b->provider(); }
+      std::string model() const override { return b->model(); }
+      llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
+      std::shared_ptr<llm::Backend> b;
+    };
+    std::shared_ptr<llm::Backend> backend =
+        llm::MakeReliableBackend(std::make_unique<Forward>(routing), client);
+    OrchestratorDependencies deps;
+    deps.backend = backend.get();
+    deps.memory_backend = backend;
+    deps.evaluator = &evaluator_;
+    deps.store = store_.get();
+    deps.exchanges = sink_.get();
+    Orchestrator orchestrator(std::move(o), std::move(deps));
+    return orchestrator.Run();
+  };
+  ASSERT_TRUE(run(options).ok());
+  EXPECT_EQ(routing->memory_calls, 1);
+
+  // Resumed with a working memory model and one more iteration: iteration 1's record is
+  // extracted again, iteration 2's too; both land in memory.jsonl.
+  routing->fail_memory = false;
+  options.iterations = 2;
+  ASSERT_TRUE(run(options).ok());
+  EXPECT_EQ(routing->memory_calls, 3);
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_TRUE(exchanges.ok());
+  std::vector<int> answered;
+  for (const store::LlmExchangeRecord& e : *exchanges) {
+    if (e.purpose == "memory" && e.response) answered.push_back(e.iteration);
+    if (e.purpose == "memory") EXPECT_EQ(e.step_key, "memory");
+  }
+  std::sort(answered.begin(), answered.end());
+  EXPECT_EQ(answered, (std::vector<int>{1, 2}));
+  std::ifstream in(dir_ / "run" / "memory.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 2);
 }
 
 TEST_F(OrchestratorTest, StopsAtTheCostLimitAndTheTimeLimit) {
