@@ -238,9 +238,10 @@ std::string CandidateFileName(std::int64_t candidate_id) {
 }
 
 // The largest absolute error among the compare step's rows, for greedy's repair priority.
-std::optional<double> ErrorMagnitude(const EvalResult& r) {
+std::optional<double> ErrorMagnitude(const Json& correctness) {
   std::optional<double> worst;
-  for (const Json& row : r.correctness) {
+  if (!correctness.is_array()) return worst;
+  for (const Json& row : correctness) {
     auto v = OptionalDouble(row, "max_abs_err");
     if (v && std::isfinite(*v)) worst = std::max(worst.value_or(*v), *v);
   }
@@ -253,6 +254,32 @@ std::string FailureText(EvalStatus status, const std::string& message,
   std::string text = std::string(EvalStatusName(status)) + ": " + message;
   if (!diagnostics.empty()) text += "\n" + diagnostics;
   return agents::TrimBuildErrors(text, 6000);
+}
+
+// What an evaluate step's payload holds, from the stored verdict: what the tree and the next
+// prompts need of it.
+Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id) {
+  const EvalStatus status = ParseEvalStatus(e.status).value_or(EvalStatus::kRuntimeError);
+  Json payload{{"status", e.status},
+               {"speedup", nullptr},
+               {"error_magnitude", nullptr},
+               {"candidate_ms", e.candidate_ms ? Json(*e.candidate_ms) : Json(nullptr)},
+               {"errors", ""},
+               {"evaluation_id", evaluation_id}};
+  if (status == EvalStatus::kCorrect && e.speedup) {
+    payload["speedup"] = IntervalJson(RatioInterval{
+        *e.speedup, e.speedup_lo.value_or(*e.speedup), e.speedup_hi.value_or(*e.speedup),
+        JsonGet<double>(e.result, "speedup_confidence", 0.95)});
+  }
+  if (status != EvalStatus::kCorrect) {
+    const Json build = JsonGet<Json>(e.result, "build", Json::object());
+    payload["errors"] =
+        FailureText(status, e.message, JsonGet<std::string>(build, "diagnostics", ""));
+  }
+  if (auto m = ErrorMagnitude(JsonGet<Json>(e.result, "correctness", Json::array()))) {
+    payload["error_magnitude"] = *m;
+  }
+  return payload;
 }
 
 // Whether a rejected candidate is an attempt worth a node (a check that failed), rather than
@@ -865,21 +892,10 @@ Status Orchestrator::EvaluateChildren(int iteration, std::vector<Child>& childre
     if (result.candidate_time) e.candidate_ms = result.candidate_time->summary.median;
     e.total_seconds = result.total_seconds;
     e.result = ToJson(result);
-    Json payload{
-        {"status", EvalStatusName(result.status)},
-        {"speedup", result.status == EvalStatus::kCorrect ? IntervalJson(result.speedup) : Json()},
-        {"error_magnitude", nullptr},
-        {"candidate_ms", e.candidate_ms ? Json(*e.candidate_ms) : Json(nullptr)},
-        {"errors", result.status == EvalStatus::kCorrect
-                       ? std::string()
-                       : FailureText(result.status, result.message, result.diagnostics)}};
-    if (auto m = ErrorMagnitude(result)) payload["error_magnitude"] = *m;
     auto done = store.RecordStep(key, [&]() -> Result<Json> {
       auto id = store.AddEvaluation(e);
       if (!id.ok()) return id.status();
-      Json p = payload;
-      p["evaluation_id"] = *id;
-      return p;
+      return VerdictPayload(e, *id);
     });
     if (!done.ok()) return done.status();
     fill(c, done->payload);
@@ -900,6 +916,22 @@ Status Orchestrator::EvaluateChildren(int iteration, std::vector<Child>& childre
     if (!step.ok()) return step.status();
     if (*step && (*step)->state == store::StepState::kDone) {
       fill(c, (*step)->payload);
+      continue;
+    }
+    // The same source as an earlier iteration's candidate: its verdict stands. Nothing is built,
+    // checked or timed again, and no second evaluation row is written.
+    auto earlier = store.LatestEvaluation(c.candidate_id);
+    if (!earlier.ok()) return earlier.status();
+    if (*earlier) {
+      const Json payload = VerdictPayload(**earlier, (*earlier)->id);
+      auto done = store.RecordStep(key, [&]() -> Result<Json> {
+        Json p = payload;
+        p["reused"] = true;
+        return p;
+      });
+      if (!done.ok()) return done.status();
+      fill(c, done->payload);
+      if (Status s = StepDone(key); !s.ok()) return s;
       continue;
     }
     if (!c.rejected.empty()) {
@@ -964,6 +996,27 @@ Status Orchestrator::ProfileChildren(int iteration, std::vector<Child>& children
     if (*step && (*step)->state == store::StepState::kDone) {
       c.feedback = JsonGet<std::string>((*step)->payload, "feedback", "");
       c.tools_fired = JsonGet<std::vector<std::string>>((*step)->payload, "tools_fired", {});
+      continue;
+    }
+    // An earlier iteration profiled this very source: its analysis stands.
+    auto earlier = store.LatestProfileAnalysis(c.candidate_id);
+    if (!earlier.ok()) return earlier.status();
+    if (*earlier) {
+      std::vector<std::string> fired;
+      auto tools = store.LatestToolOutput(c.candidate_id);
+      if (tools.ok() && *tools && options_.feedback == agents::FeedbackMode::kTools) {
+        for (const Json& f : JsonGet<Json>((*tools)->analysis, "findings", Json::array())) {
+          fired.push_back(JsonGet<std::string>(f, "tool", ""));
+        }
+      }
+      const std::string feedback = (*earlier)->feedback;
+      auto done = store.RecordStep(key, [&]() -> Result<Json> {
+        return Json{{"feedback", feedback}, {"tools_fired", fired}, {"reused", true}};
+      });
+      if (!done.ok()) return done.status();
+      c.feedback = feedback;
+      c.tools_fired = fired;
+      StepDone(key);
       continue;
     }
     if (auto s = store.StartStep(key); !s.ok()) return s.status();

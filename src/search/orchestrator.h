@@ -14,7 +14,9 @@
 //              without a candidate, so the tree still grows.
 //   evaluate   key "candidate:ID": the evaluator builds every pending candidate of the iteration
 //              in one call (builds run in parallel inside it), then each verdict is journaled on
-//              its own, so a crash between two of them redoes only the second.
+//              its own, so a crash between two of them redoes only the second. A source stored
+//              by an earlier iteration keeps its verdict (and its profile): it is not built,
+//              checked, timed or profiled again.
 //   profile    key "candidate:ID", correct candidates on cuda only: profile (ncu, SASS, timeline),
 //              the tool registry's analysis, the profiling agent's LLM call → the feedback the
 //              next optimise prompt from this node receives. On cpu nothing is profiled (a note

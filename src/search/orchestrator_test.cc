@@ -547,6 +547,35 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   EXPECT_EQ(lines, 2);
 }
 
+TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluation) {
+  ScriptedBackend scripted;
+  const std::string a = FakeCandidate("correct 1.50 1.40 1.60", "a");
+  scripted.Push(Reply({{"a", a}}));
+  scripted.Push(AnalysisReply("scalar loads"));
+  scripted.Push(Reply({{"a again", a}, {"b", FakeCandidate("compile_error", "b")}}));
+  OptimizeOptions options = Options(2);
+  options.device = "cuda";
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  // Built and timed once, profiled once; the repeat is a node with the same verdict.
+  EXPECT_EQ(evaluator_.evaluated.size(), 2u);
+  EXPECT_EQ(evaluator_.profiled.size(), 1u);
+  EXPECT_EQ(scripted.calls(), 3);
+  const Tree& tree = orchestrator->tree();
+  ASSERT_EQ(tree.size(), 4);
+  EXPECT_EQ(tree.node(2).candidate, tree.node(1).candidate);
+  EXPECT_DOUBLE_EQ(tree.node(2).speedup->estimate, 1.5);
+  EXPECT_EQ(orchestrator->nodes().at(2).verdict, "not accepted");  // the same interval
+  EXPECT_NE(orchestrator->nodes().at(2).feedback.find("scalar loads"), std::string::npos);
+  auto evaluation = store_->LatestEvaluation(orchestrator->nodes().at(1).candidate_id);
+  ASSERT_TRUE(evaluation.ok() && evaluation->has_value());
+  EXPECT_EQ((*evaluation)->id, 1);
+  auto candidates_step = store_->GetStep({1, 2, "evaluate", "candidate:1"});
+  ASSERT_TRUE(candidates_step.ok() && candidates_step->has_value());
+  EXPECT_TRUE(JsonGet<bool>((*candidates_step)->payload, "reused", false));
+}
+
 TEST_F(OrchestratorTest, StopsAtTheCostLimitAndTheTimeLimit) {
   ScriptedBackend scripted;
   OptimizeOptions options = Options(5);
