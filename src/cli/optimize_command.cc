@@ -310,17 +310,24 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
          << (p.best ? Fixed(p.best->estimate) + "x [" + Fixed(p.best->low) + ", " +
                           Fixed(p.best->high) + "]"
                     : std::string("none"))
-         << " | cost $" << Fixed(p.cost_usd, 4);
+         << " | cost $" << Fixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
     if (tty) {
-      std::cout << "\r\033[K" << line.str() << std::endl;
+      // On a terminal the last line says what is running now; the next line replaces it.
+      std::cout << "\r\033[K" << line.str() << "\n";
+      if (p.iteration < p.iterations) {
+        std::cout << "  ... iteration " << p.iteration + 1 << "/" << p.iterations << " running"
+                  << std::flush;
+      }
     } else {
       std::cout << line.str() << std::endl;
     }
   };
 
   std::cout << "kernelpro " << command << ": run directory " << options.run_dir << std::endl;
+  if (tty) std::cout << "  ... running" << std::flush;
   search::Orchestrator orchestrator(options, deps);
   auto summary = orchestrator.Run();
+  if (tty) std::cout << "\r\033[K" << std::flush;
   if (!summary.ok()) {
     std::cerr << "kernelpro " << command << ": the run stopped: " << summary.status().message()
               << "\n(continue it with: kernelpro resume " << options.run_dir << ")\n";

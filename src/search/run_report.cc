@@ -179,7 +179,13 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     ++evaluated;
     correct += node.correct() ? 1 : 0;
   }
-  out << "- Candidates: " << evaluated << " evaluated, " << correct << " correct\n\n";
+  out << "- Candidates: " << evaluated << " evaluated, " << correct << " correct\n";
+  if (in.stage1) {
+    out << "- Stage 1: " << BottleneckName(in.stage1->bottleneck) << "-bound on "
+        << in.stage1->gpu_name << " (" << in.stage1->precision << ", confidence "
+        << in.stage1->confidence << ")\n";
+  }
+  out << "\n";
 
   out << "## Result\n\n";
   auto verdict = JudgeBest(tree);
@@ -201,11 +207,6 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
                                  : std::string(in.stage1 ? " (no timing of the best kernel)"
                                                          : " (no Stage-1 analysis)"))
           << ".\n\n";
-    }
-    if (in.stage1) {
-      out << "Stage 1: " << BottleneckName(in.stage1->bottleneck) << "-bound on "
-          << in.stage1->gpu_name << " (" << in.stage1->precision << ", confidence "
-          << in.stage1->confidence << ").\n\n";
     }
     out << "### Best lineage\n\n";
     out << "| node | iteration | mode | status | speedup [interval] | verdict | strategy |\n";
