@@ -49,6 +49,17 @@ long long Count(const fs::path& run_dir, const std::string& sql) {
   return n;
 }
 
+// Runs kernelpro and kills it (SIGKILL, its whole process group) after `seconds`, wherever it is.
+bool RunKernelproKilledAfter(const std::vector<std::string>& args, int seconds) {
+  ProcessOptions p;
+  p.argv = {KERNELPRO_BINARY};
+  p.argv.insert(p.argv.end(), args.begin(), args.end());
+  p.limits.wall_timeout = std::chrono::seconds(seconds);
+  p.capture_bytes = 1 << 20;
+  auto r = RunProcess(p);
+  return r.ok() && r->timed_out;
+}
+
 class OptimizeCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -213,6 +224,18 @@ TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice)
   EXPECT_EQ(Count(run, "SELECT attempts FROM steps WHERE iteration = 3 AND step = 'generate'"), 2);
   // The evaluation killed mid-iteration was redone only for the candidate that was not journaled.
   EXPECT_EQ(Count(run, "SELECT MAX(attempts) FROM steps WHERE step = 'evaluate'"), 2);
+}
+
+TEST_F(OptimizeCommandTest, ARunKilledWhereverItIsResumesToTheSameEnd) {
+  // Killed after a few seconds: in a build, a check, a timing or a store write, whichever is
+  // running then; twice, at different instants.
+  const fs::path run = dir_ / "run";
+  ASSERT_TRUE(RunKernelproKilledAfter(OptimizeArgs(run), 4));
+  ASSERT_TRUE(fs::exists(run / "run.db"));
+  RunKernelproKilledAfter({"resume", run.string()}, 9);
+  CliRun done = RunKernelpro({"resume", run.string()}, 20);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  ExpectCompleteRun(run);
 }
 
 TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
