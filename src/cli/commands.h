@@ -18,5 +18,7 @@ CommandRunner RegisterToolsCommand(CLI::App& app);
 CommandRunner RegisterAnalyzeCommand(CLI::App& app);
 CommandRunner RegisterLlmCommand(CLI::App& app);
 CommandRunner RegisterPromptCommand(CLI::App& app);
+CommandRunner RegisterOptimizeCommand(CLI::App& app);
+CommandRunner RegisterResumeCommand(CLI::App& app);
 
 }  // namespace kernelpro::cli

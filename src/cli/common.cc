@@ -16,6 +16,67 @@ std::string DefaultCacheDir() {
   return ".kernelpro/cache";
 }
 
+void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) {
+  command.add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command
+      .add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  command
+      .add_option("--timing-trials", o.timing_trials,
+                  "Timed calls per side (at least, unless the budget ends first)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  command
+      .add_option("--timing-rounds", o.timing_rounds,
+                  "Timing processes per side, alternating A B B A")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  command.add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")
+      ->capture_default_str();
+  command.add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
+  command.add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
+  command
+      .add_option("--precision-check", o.precision_policy,
+                  "fp32 problems vs an fp64 reference: fail, warn or off")
+      ->check(CLI::IsMember({"fail", "warn", "off"}))
+      ->capture_default_str();
+  command
+      .add_option("--torch-ops", o.torch_ops_policy,
+                  "Candidate calling the reference's own torch operators: forbid, warn or allow")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
+      ->capture_default_str();
+  command
+      .add_option("--allow-torch-op", o.allowed_ops,
+                  "An operator exempt from --torch-ops (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command.add_flag(
+      "!--no-static-checks", o.static_checks,
+      "Report static findings without failing on them (to exercise the runtime guards)");
+  command.add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
+  command.add_option("--jobs,-j", o.jobs, "Parallel builds")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command
+      .add_option("--timeout", o.step_timeout_s,
+                  "Wall-clock limit of each check/time step, seconds")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  command.add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  o.cache_dir.clear();
+  o.work_dir.clear();
+  command
+      .add_option("--cache-dir", o.cache_dir,
+                  "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)")
+      ->envname("KERNELPRO_CACHE_DIR");
+  command.add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
+  command.add_option("--python", python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+}
+
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name) {
   if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();

@@ -1,6 +1,7 @@
 // Pieces shared by the subcommands: default directories and the executor they all start from.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "eval/executor.h"
@@ -10,6 +11,11 @@ namespace kernelpro::cli {
 
 // $XDG_CACHE_HOME/kernelpro, else ~/.cache/kernelpro: builds and references shared by runs.
 std::string DefaultCacheDir();
+
+// The executor options every command that evaluates candidates shares (`eval`, `optimize`):
+// trials, timing, tolerances, policies, parallel builds, timeouts, directories and the
+// interpreter, declared once. --device, --seed and --build-only are each command's own.
+void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python);
 
 // Fills empty cache/work directories with their defaults and starts a worker client. On failure
 // prints the reason to stderr and returns nullopt (the caller exits with 2).

@@ -181,59 +181,11 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--device", o.device, "cuda, or cpu for C++ CPU extensions")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  cmd->add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str();
-  cmd->add_option("--timing-trials", o.timing_trials,
-                  "Timed calls per side (at least, unless the budget ends first)")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--timing-rounds", o.timing_rounds,
-                  "Timing processes per side, alternating A B B A")
-      ->check(CLI::Range(1, 20))
-      ->capture_default_str();
-  cmd->add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")
-      ->capture_default_str();
-  cmd->add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
-  cmd->add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
-  cmd->add_option("--precision-check", o.precision_policy,
-                  "fp32 problems vs an fp64 reference: fail, warn or off")
-      ->check(CLI::IsMember({"fail", "warn", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--torch-ops", o.torch_ops_policy,
-                  "Candidate calling the reference's own torch operators: forbid, warn or allow")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
-      ->capture_default_str();
-  cmd->add_option("--allow-torch-op", o.allowed_ops,
-                  "An operator exempt from --torch-ops (repeatable)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_flag("!--no-static-checks", o.static_checks,
-                "Report static findings without failing on them (to exercise the runtime guards)");
-  cmd->add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
   cmd->add_flag(
       "--build-only", o.build_only,
       "Only scan and build (fills the build cache; no device needed beyond the compiler)");
-  cmd->add_option("--jobs,-j", o.jobs, "Parallel builds")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Base seed of the trials' inputs")->capture_default_str();
-  cmd->add_option("--timeout", o.step_timeout_s,
-                  "Wall-clock limit of each check/time step, seconds")
-      ->check(CLI::Range(1, 86400))
-      ->capture_default_str();
-  cmd->add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
-      ->check(CLI::Range(1, 86400))
-      ->capture_default_str();
-  o.cache_dir.clear();
-  o.work_dir.clear();
-  cmd->add_option("--cache-dir", o.cache_dir,
-                  "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)")
-      ->envname("KERNELPRO_CACHE_DIR");
-  cmd->add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
-  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  AddExecutorOptions(*cmd, o, args->python);
   cmd->add_flag("--json", args->json, "One JSON object per candidate");
   cmd->add_option("--analysis", args->analysis_file,
                   "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`): place each timed kernel "

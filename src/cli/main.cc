@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   add(kernelpro::cli::RegisterAnalyzeCommand(app));
   add(kernelpro::cli::RegisterLlmCommand(app));
   add(kernelpro::cli::RegisterPromptCommand(app));
+  add(kernelpro::cli::RegisterOptimizeCommand(app));
+  add(kernelpro::cli::RegisterResumeCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -229,12 +229,13 @@ Result<Recording> ParseRecording(const std::string& text, int line_number,
 class ReplayBackend : public Backend {
  public:
   ReplayBackend(std::string path, ReplayMode mode, std::string model,
-                std::vector<Recording> recordings)
+                std::vector<Recording> recordings, size_t skip)
       : path_(std::move(path)),
         mode_(mode),
         model_(std::move(model)),
         recordings_(std::move(recordings)),
-        served_(recordings_.size(), false) {}
+        served_(recordings_.size(), false),
+        next_(mode_ == ReplayMode::kSequential ? skip : 0) {}
 
   std::string provider() const override { return "replay"; }
   std::string model() const override { return model_; }
@@ -322,7 +323,7 @@ Result<std::unique_ptr<Backend>> MakeRecordingBackend(std::unique_ptr<Backend> i
 }
 
 Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path, ReplayMode mode,
-                                                   std::string model) {
+                                                   std::string model, size_t skip) {
   std::ifstream in(cassette_path);
   if (!in) return Status::NotFound("cannot open cassette " + cassette_path);
   std::vector<Recording> recordings;
@@ -336,7 +337,7 @@ Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path, Re
   }
   if (model.empty() && !recordings.empty()) model = recordings.front().model;
   return std::unique_ptr<Backend>(std::make_unique<ReplayBackend>(
-      std::move(cassette_path), mode, std::move(model), std::move(recordings)));
+      std::move(cassette_path), mode, std::move(model), std::move(recordings), skip));
 }
 
 }  // namespace kernelpro::llm

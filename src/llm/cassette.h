@@ -51,8 +51,10 @@ Result<std::unique_ptr<Backend>> MakeRecordingBackend(std::unique_ptr<Backend> i
 
 // Loads `cassette_path`. The backend's provider() is "replay"; its model() is `model`, or when
 // empty the model of the first recording. kFingerprint matches requests under that model.
+// kSequential starts after the first `skip` recordings: a resumed run skips what its earlier
+// process was served (and stored) so that it continues where that process stopped.
 Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path,
                                                    ReplayMode mode = ReplayMode::kFingerprint,
-                                                   std::string model = "");
+                                                   std::string model = "", size_t skip = 0);
 
 }  // namespace kernelpro::llm

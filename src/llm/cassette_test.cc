@@ -162,6 +162,22 @@ TEST(CassetteTest, SequentialModeServesFileOrderWhateverTheRequest) {
   EXPECT_NE(past_end.error().message.find("all 2 recordings were served"), std::string::npos);
 }
 
+TEST(CassetteTest, SequentialReplayOfAResumedRunSkipsWhatWasServedBefore) {
+  std::string path = FreshPath("sequential_skip");
+  ScriptedBackend* scripted = nullptr;
+  auto recorder = Recorder(&scripted, path);
+  scripted->Push(TextResponse("one"));
+  scripted->Push(TextResponse("two"));
+  recorder->Complete(Ask("a"));
+  recorder->Complete(Ask("b"));
+  recorder.reset();
+
+  auto replay = MakeReplayBackend(path, ReplayMode::kSequential, "", 1);
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ((*replay)->Complete(Ask("b")).response().text, "two");
+  EXPECT_FALSE((*replay)->Complete(Ask("c")).ok());
+}
+
 TEST(CassetteTest, AMissFailsLoudlyNamingTheCassetteFingerprintAndFirstDifference) {
   std::string path = FreshPath("miss");
   ScriptedBackend* scripted = nullptr;

@@ -43,6 +43,9 @@ struct LlmConfig {
   // openai: ask for JSON-Schema structured output first (falls back by itself if refused).
   bool structured_output = true;
   std::string replay_mode = "fingerprint";  // replay: fingerprint | sequential
+  // Sequential replay: recordings to skip, because an earlier process of the same run was served
+  // them (set by `kernelpro resume`, never read from a profile).
+  int replay_skip = 0;
   std::string record_to;    // append every exchange to this cassette; "" = do not record
   std::string prices_file;  // TOML price table for the cost of each exchange; "" = cost unknown
   double connect_timeout_s = 10;  // to establish a connection

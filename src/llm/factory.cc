@@ -1,5 +1,7 @@
 #include "llm/factory.h"
 
+#include <algorithm>
+
 #include "llm/anthropic.h"
 #include "llm/aws_credentials.h"
 #include "llm/bedrock.h"
@@ -89,9 +91,10 @@ Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
   client.on_exchange = dependencies.on_exchange;
   client.sleep = dependencies.sleep;
   if (config.provider == "replay") {
-    auto replay = MakeReplayBackend(config.model, config.replay_mode == "sequential"
-                                                      ? ReplayMode::kSequential
-                                                      : ReplayMode::kFingerprint);
+    auto replay = MakeReplayBackend(
+        config.model,
+        config.replay_mode == "sequential" ? ReplayMode::kSequential : ReplayMode::kFingerprint, "",
+        static_cast<size_t>(std::max(0, config.replay_skip)));
     if (!replay.ok()) return replay.status();
     client.max_attempts = 1;  // a cassette answers the same way every time
     return MakeReliableBackend(std::move(*replay), std::move(client));

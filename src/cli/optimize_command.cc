@@ -1,0 +1,519 @@
+// `kernelpro optimize`: one search from a problem to the fastest validated kernel (paper §3.3,
+// Algorithm 1), and `kernelpro resume RUN_DIR`, which continues a run that stopped or was killed.
+//
+// Both leave in the run directory: run.db (every step, exchange and verdict), stage1.json,
+// candidates/NNNN.py, memory.jsonl (with memory on), best.py (the best kernel with a header saying
+// where and how it was measured) and report.md.
+//
+// Exit codes: 0 a correct kernel was found, 1 none was, 2 bad input or a run that could not go on
+// (the run directory can then be resumed).
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "agents/benchmarking_agent.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/llm_options.h"
+#include "llm/factory.h"
+#include "roofline/hardware.h"
+#include "search/orchestrator.h"
+#include "search/run_report.h"
+#include "store/run_store.h"
+
+namespace kernelpro::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct OptimizeArgs {
+  std::string problem, run_dir, search = "mcts", feedback = "tools", tool_mode = "proactive",
+                                device = "cuda", gpu, python, cutlass_dir;
+  int iterations = 30;
+  int candidates = 2;
+  bool no_memory = false;
+  std::uint64_t seed = 0;
+  double max_cost = -1;    // < 0: none
+  double time_limit = -1;  // < 0: none
+  LlmOptions llm;
+  EvalOptions eval;
+};
+
+struct ResumeArgs {
+  std::string run_dir;
+  int iterations = -1;  // < 0: the run's own
+  double max_cost = -1;
+  double time_limit = -1;
+  LlmOptions llm;
+};
+
+// ---- what a resumed run needs from the command line that started it
+
+Json LlmConfigJson(const llm::LlmConfig& c) {
+  return Json{{"provider", c.provider},
+              {"model", c.model},
+              {"base_url", c.base_url},
+              {"api_key_env", c.api_key_env},
+              {"region", c.region},
+              {"aws_profile", c.aws_profile},
+              {"structured_output", c.structured_output},
+              {"replay_mode", c.replay_mode},
+              {"record_to", c.record_to},
+              {"prices_file", c.prices_file},
+              {"connect_timeout_s", c.connect_timeout_s},
+              {"timeout_s", c.timeout_s},
+              {"max_attempts", c.max_attempts},
+              {"max_concurrency", c.max_concurrency},
+              {"max_tokens_cap", c.max_tokens_cap}};
+}
+
+llm::LlmConfig LlmConfigFromJson(const Json& j) {
+  llm::LlmConfig c;
+  c.provider = JsonGet<std::string>(j, "provider", c.provider);
+  c.model = JsonGet<std::string>(j, "model", c.model);
+  c.base_url = JsonGet<std::string>(j, "base_url", c.base_url);
+  c.api_key_env = JsonGet<std::string>(j, "api_key_env", c.api_key_env);
+  c.region = JsonGet<std::string>(j, "region", c.region);
+  c.aws_profile = JsonGet<std::string>(j, "aws_profile", c.aws_profile);
+  c.structured_output = JsonGet<bool>(j, "structured_output", c.structured_output);
+  c.replay_mode = JsonGet<std::string>(j, "replay_mode", c.replay_mode);
+  c.record_to = JsonGet<std::string>(j, "record_to", c.record_to);
+  c.prices_file = JsonGet<std::string>(j, "prices_file", c.prices_file);
+  c.connect_timeout_s = JsonGet<double>(j, "connect_timeout_s", c.connect_timeout_s);
+  c.timeout_s = JsonGet<double>(j, "timeout_s", c.timeout_s);
+  c.max_attempts = JsonGet<int>(j, "max_attempts", c.max_attempts);
+  c.max_concurrency = JsonGet<int>(j, "max_concurrency", c.max_concurrency);
+  c.max_tokens_cap = JsonGet<int>(j, "max_tokens_cap", c.max_tokens_cap);
+  return c;
+}
+
+Json EvalOptionsJson(const EvalOptions& o) {
+  return Json{{"device", o.device},
+              {"correctness_trials", o.correctness_trials},
+              {"extra_trials", o.extra_trials},
+              {"fp64_trials", o.fp64_trials},
+              {"timing_inputs", o.timing_inputs},
+              {"timing_trials", o.timing_trials},
+              {"timing_rounds", o.timing_rounds},
+              {"time_budget_s", o.time_budget_s},
+              {"atol", o.atol},
+              {"rtol", o.rtol},
+              {"vacuous_rel_tol", o.vacuous_rel_tol},
+              {"precision_policy", o.precision_policy},
+              {"precision_bound", o.precision_bound},
+              {"precision_factor", o.precision_factor},
+              {"torch_ops_policy", o.torch_ops_policy},
+              {"allowed_ops", o.allowed_ops},
+              {"static_checks", o.static_checks},
+              {"compile_baseline", o.compile_baseline},
+              {"jobs", o.jobs},
+              {"seed", o.seed},
+              {"init_seed", o.init_seed},
+              {"flush_bytes", o.flush_bytes},
+              {"cache_dir", o.cache_dir},
+              {"work_dir", o.work_dir},
+              {"step_timeout_s", o.step_timeout_s},
+              {"build_timeout_s", o.build_timeout_s},
+              {"reference_timeout_s", o.reference_timeout_s}};
+}
+
+EvalOptions EvalOptionsFromJson(const Json& j) {
+  EvalOptions o;
+#define KP_FIELD(name) o.name = JsonGet<decltype(o.name)>(j, #name, o.name)
+  KP_FIELD(device);
+  KP_FIELD(correctness_trials);
+  KP_FIELD(extra_trials);
+  KP_FIELD(fp64_trials);
+  KP_FIELD(timing_inputs);
+  KP_FIELD(timing_trials);
+  KP_FIELD(timing_rounds);
+  KP_FIELD(time_budget_s);
+  KP_FIELD(atol);
+  KP_FIELD(rtol);
+  KP_FIELD(vacuous_rel_tol);
+  KP_FIELD(precision_policy);
+  KP_FIELD(precision_bound);
+  KP_FIELD(precision_factor);
+  KP_FIELD(torch_ops_policy);
+  KP_FIELD(allowed_ops);
+  KP_FIELD(static_checks);
+  KP_FIELD(compile_baseline);
+  KP_FIELD(jobs);
+  KP_FIELD(seed);
+  KP_FIELD(init_seed);
+  KP_FIELD(flush_bytes);
+  KP_FIELD(cache_dir);
+  KP_FIELD(work_dir);
+  KP_FIELD(step_timeout_s);
+  KP_FIELD(build_timeout_s);
+  KP_FIELD(reference_timeout_s);
+#undef KP_FIELD
+  return o;
+}
+
+std::string LlmLabel(const llm::LlmConfig& c) {
+  std::string label = c.provider + ":" + c.model;
+  if (!c.base_url.empty()) label += "@" + c.base_url;
+  return label;
+}
+
+std::string Fixed(double v, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// ---- the hidden test hook: KERNELPRO_TEST_KILL_AFTER_STEP=STEP[@ITERATION] ends the process
+// with SIGKILL right after that journal step is recorded done (STEP: select, generate, evaluate,
+// profile, record) or, for STEP "exchange", right after an LLM exchange is stored. Tests use it to
+// prove that a run killed at that instant resumes with nothing lost and nothing done twice.
+struct KillPoint {
+  std::string step;
+  int iteration = -1;  // any
+};
+
+std::optional<KillPoint> KillPointFromEnvironment() {
+  const char* value = std::getenv("KERNELPRO_TEST_KILL_AFTER_STEP");
+  if (!value || !*value) return std::nullopt;
+  KillPoint point;
+  std::string text = value;
+  if (size_t at = text.find('@'); at != std::string::npos) {
+    point.iteration = std::atoi(text.c_str() + at + 1);
+    text = text.substr(0, at);
+  }
+  point.step = text;
+  return point;
+}
+
+void KillIf(const std::optional<KillPoint>& point, const std::string& step, int iteration) {
+  if (!point || point->step != step) return;
+  if (point->iteration >= 0 && point->iteration != iteration) return;
+  std::cout.flush();
+  std::raise(SIGKILL);
+}
+
+// ---- where the measurements were taken: the worker's inspect step
+
+search::RunEnvironment InspectEnvironment(const Executor& executor, const std::string& device) {
+  search::RunEnvironment env;
+  env.device = device;
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(120);
+  auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits);
+  if (!outcome.ok() || !outcome->result) return env;
+  const Json info = JsonGet<Json>(*outcome->result, "info", Json::object());
+  env.device_name = JsonGet<std::string>(info, "gpu_name", "");
+  env.driver = JsonGet<std::string>(info, "driver", "");
+  std::string torch = JsonGet<std::string>(info, "torch_version", "");
+  std::string cuda = JsonGet<std::string>(info, "cuda_version", "");
+  if (!torch.empty()) env.toolchain = "torch " + torch;
+  if (!cuda.empty())
+    env.toolchain += (env.toolchain.empty() ? "" : ", ") + std::string("CUDA ") + cuda;
+  return env;
+}
+
+// ---- one run, new or resumed
+
+int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOptions eval,
+             const std::string& python, bool resume) {
+  const char* command = resume ? "resume" : "optimize";
+  auto fail = [&](const std::string& message) {
+    std::cerr << "kernelpro " << command << ": " << message << "\n";
+    return 2;
+  };
+  store::RunStoreOptions store_options;
+  store_options.create = !resume;
+  auto store = store::RunStore::Open(options.run_dir, store_options);
+  if (!store.ok()) return fail(store.status().message());
+
+  auto sink = std::make_shared<search::ExchangeSink>();
+  const auto kill = KillPointFromEnvironment();
+  sink->on_stored = [kill](const store::LlmExchangeRecord& r) {
+    KillIf(kill, "exchange", r.iteration);
+  };
+  sink->log = [command](const std::string& line) {
+    std::cerr << "kernelpro " << command << ": " << line << "\n";
+  };
+  if (resume && llm_config.provider == "replay" && llm_config.replay_mode == "sequential") {
+    // A sequential cassette continues after the replies the earlier processes stored.
+    auto runs = (*store)->ListRuns();
+    if (runs.ok() && !runs->empty()) {
+      auto totals = (*store)->LlmTotalsForRun(runs->front().id);
+      if (totals.ok()) llm_config.replay_skip = static_cast<int>(totals->exchanges);
+    }
+  }
+  llm::BackendDependencies llm_deps;
+  llm_deps.on_exchange = sink->Hook();
+  auto made = llm::MakeBackend(llm_config, llm_deps);
+  if (!made.ok()) return fail(made.status().message());
+  std::shared_ptr<llm::Backend> backend = std::move(*made);
+
+  eval.device = options.device;
+  if (eval.work_dir.empty()) eval.work_dir = (fs::path(options.run_dir) / "work").string();
+  auto executor = MakeExecutor(eval, python, command);
+  if (!executor) return 2;
+  if (options.python.empty() || options.python == "python3")
+    options.python = executor->worker().python();
+  auto evaluator = search::NewExecutorEvaluator(*executor);
+
+  // Stage 1: on a GPU, measured; on cpu only when --gpu names a GPU of the hardware table.
+  std::unique_ptr<agents::BenchmarkingAgent> benchmarking;
+  std::vector<std::string> early_notes;
+  {
+    agents::BenchmarkingOptions bo;
+    bo.measure = options.device == "cuda";
+    const std::string gpu_key = JsonGet<std::string>(options.frontend, "gpu", "");
+    if (!gpu_key.empty()) {
+      if (auto spec = FindGpu(gpu_key); spec.ok()) bo.gpu = *spec;
+    }
+    if (options.device == "cuda" || bo.gpu) {
+      Executor* stage_one_executor = &*executor;
+      benchmarking = std::make_unique<agents::BenchmarkingAgent>(
+          [stage_one_executor, bo](const std::string& problem) {
+            return agents::RunStageOneMeasured(*stage_one_executor, problem, bo);
+          });
+    } else {
+      early_notes.push_back(
+          "stage 1: skipped on cpu (give --gpu to classify against a GPU's "
+          "roofline); every speed tool would run");
+    }
+  }
+
+  const bool tty = ::isatty(STDOUT_FILENO);
+  search::OrchestratorDependencies deps;
+  deps.backend = backend.get();
+  deps.memory_backend = backend;
+  deps.evaluator = evaluator.get();
+  deps.store = store->get();
+  deps.exchanges = sink.get();
+  deps.benchmarking = benchmarking.get();
+  deps.on_step_done = [kill](const store::StepKey& k) { KillIf(kill, k.step, k.iteration); };
+  deps.log = [command](const std::string& line) {
+    std::cerr << "kernelpro " << command << ": " << line << "\n";
+  };
+  deps.progress = [tty](const search::IterationProgress& p) {
+    std::ostringstream line;
+    line << "iteration " << p.iteration << "/" << p.iterations << "  " << agents::ToString(p.mode)
+         << " from "
+         << (p.parent == search::Tree::kRootId ? std::string("ROOT")
+                                               : "n" + std::to_string(p.parent))
+         << ": " << p.outcome << "  | best "
+         << (p.best ? Fixed(p.best->estimate) + "x [" + Fixed(p.best->low) + ", " +
+                          Fixed(p.best->high) + "]"
+                    : std::string("none"))
+         << " | cost $" << Fixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
+    if (tty) {
+      // On a terminal the last line says what is running now; the next line replaces it.
+      std::cout << "\r\033[K" << line.str() << "\n";
+      if (p.iteration < p.iterations) {
+        std::cout << "  ... iteration " << p.iteration + 1 << "/" << p.iterations << " running"
+                  << std::flush;
+      }
+    } else {
+      std::cout << line.str() << std::endl;
+    }
+  };
+
+  std::cout << "kernelpro " << command << ": run directory " << options.run_dir << std::endl;
+  if (tty) std::cout << "  ... running" << std::flush;
+  search::Orchestrator orchestrator(options, deps);
+  auto summary = orchestrator.Run();
+  if (tty) std::cout << "\r\033[K" << std::flush;
+  if (!summary.ok()) {
+    std::cerr << "kernelpro " << command << ": the run stopped: " << summary.status().message()
+              << "\n(continue it with: kernelpro resume " << options.run_dir << ")\n";
+    return 2;
+  }
+  summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
+
+  search::RunReportInput report;
+  report.options = orchestrator.options();
+  report.summary = *summary;
+  report.tree = &orchestrator.tree();
+  report.nodes = &orchestrator.nodes();
+  report.stage1 = orchestrator.stage1();
+  report.environment = InspectEnvironment(*executor, options.device);
+  report.llm = LlmLabel(llm_config);
+
+  const fs::path dir = options.run_dir;
+  std::error_code ec;
+  fs::remove(dir / "best.py", ec);
+  if (summary->best) {
+    const search::NodeInfo& info = orchestrator.nodes().at(*summary->best);
+    auto candidate = (*store)->GetCandidate(info.candidate_id);
+    if (candidate.ok()) {
+      std::ofstream(dir / "best.py") << search::RenderBestKernel(report, candidate->source);
+    }
+  }
+  std::ofstream(dir / "report.md") << search::RenderMarkdownReport(report);
+
+  std::cout << "stopped: " << summary->stop_message << "\n";
+  if (auto verdict = search::JudgeBest(orchestrator.tree())) {
+    std::cout << "best: n" << verdict->node << " " << Fixed(verdict->speedup.estimate) << "x ["
+              << Fixed(verdict->speedup.low) << ", " << Fixed(verdict->speedup.high)
+              << "] over the reference; " << verdict->text << "\n";
+    std::cout << "kernel: " << (dir / "best.py").string() << "\n";
+  } else {
+    std::cout << "best: no correct kernel was found\n";
+  }
+  std::cout << "report: " << (dir / "report.md").string() << "\n";
+  std::cout << "LLM: " << summary->exchanges << " exchanges, $" << Fixed(summary->cost_usd, 4)
+            << "\n";
+  return summary->best ? 0 : 1;
+}
+
+std::string DefaultRunDir(const std::string& problem) {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "runs/" + fs::path(problem).stem().string() + "-" + stamp;
+}
+
+int RunOptimize(OptimizeArgs& args) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "kernelpro optimize: " << message << "\n";
+    return 2;
+  };
+  search::OptimizeOptions o;
+  o.problem = args.problem;
+  o.iterations = args.iterations;
+  o.candidates = args.candidates;
+  o.search = args.search;
+  std::string feedback = args.feedback;
+  if (args.tool_mode == "reactive") {
+    if (feedback != "tools" && feedback != "reactive") {
+      return fail("--tool-mode reactive needs --feedback tools");
+    }
+    feedback = "reactive";
+  }
+  o.feedback = agents::ParseFeedbackMode(feedback).value();
+  o.memory = !args.no_memory;
+  o.seed = args.seed;
+  o.run_dir = args.run_dir.empty() ? DefaultRunDir(args.problem) : args.run_dir;
+  if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
+  if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
+  o.device = args.device;
+  if (!args.gpu.empty()) {
+    auto target = agents::ParseGpuTarget(args.gpu);
+    if (!target.ok()) return fail("--gpu: " + target.status().message());
+    o.gpu = *target;
+  }
+  o.cutlass_dir = args.cutlass_dir;
+  o.python = args.python.empty() ? "python3" : args.python;
+  if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName)) {
+    return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
+                o.run_dir);
+  }
+  auto llm_config = ResolveLlmConfig(args.llm);
+  if (!llm_config.ok()) return fail(llm_config.status().message());
+  o.frontend = Json{{"llm", LlmConfigJson(*llm_config)},
+                    {"eval", EvalOptionsJson(args.eval)},
+                    {"python", args.python},
+                    {"gpu", args.gpu}};
+  return Optimize(o, *llm_config, args.eval, args.python, /*resume=*/false);
+}
+
+int RunResume(ResumeArgs& args) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "kernelpro resume: " << message << "\n";
+    return 2;
+  };
+  search::OptimizeOptions o;
+  {
+    store::RunStoreOptions store_options;
+    store_options.create = false;
+    auto store = store::RunStore::Open(args.run_dir, store_options);
+    if (!store.ok()) return fail(args.run_dir + ": " + store.status().message());
+    auto stored = search::StoredRunOptions(**store);
+    if (!stored.ok()) return fail(stored.status().message());
+    o = std::move(*stored);
+  }
+  o.run_dir = args.run_dir;
+  if (args.iterations >= 0) o.iterations = args.iterations;
+  if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
+  if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
+  llm::LlmConfig llm_config = LlmConfigFromJson(JsonGet<Json>(o.frontend, "llm", Json::object()));
+  if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
+    auto given = ResolveLlmConfig(args.llm);
+    if (!given.ok()) return fail(given.status().message());
+    llm_config = *given;
+  }
+  EvalOptions eval = EvalOptionsFromJson(JsonGet<Json>(o.frontend, "eval", Json::object()));
+  std::string python = JsonGet<std::string>(o.frontend, "python", "");
+  return Optimize(o, llm_config, eval, python, /*resume=*/true);
+}
+
+}  // namespace
+
+CommandRunner RegisterOptimizeCommand(CLI::App& app) {
+  auto args = std::make_shared<OptimizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Search for the fastest validated kernel for a problem (MCTS or greedy over LLM-written "
+      "candidates); exit 0 when a correct kernel was found, 1 when none, 2 on bad input");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
+      ->required()
+      ->check(CLI::ExistingFile);
+  AddLlmOptions(*cmd, args->llm);
+  cmd->add_option("--search", args->search, "Search strategy: mcts or greedy")
+      ->check(CLI::IsMember({"mcts", "greedy"}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", args->iterations, "Expansions of the search tree")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--candidates", args->candidates, "Candidates asked for per iteration")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  cmd->add_option("--feedback", args->feedback,
+                  "What the programmer learns of a working kernel: tools (micro-profiling "
+                  "guidance), raw (ncu counters) or none")
+      ->check(CLI::IsMember({"tools", "raw", "none", "reactive"}))
+      ->capture_default_str();
+  cmd->add_option("--tool-mode", args->tool_mode,
+                  "proactive: every relevant tool runs; reactive: the LLM calls the tools it wants")
+      ->check(CLI::IsMember({"proactive", "reactive"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-memory", args->no_memory, "No search memory across iterations");
+  cmd->add_option("--seed", args->seed, "Seed recorded with the run")->capture_default_str();
+  cmd->add_option("--run-dir", args->run_dir,
+                  "Run directory (default runs/PROBLEM-TIMESTAMP); must not hold a run yet");
+  cmd->add_option("--max-cost", args->max_cost, "Stop once the LLM exchanges cost this many USD");
+  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds");
+  cmd->add_option("--device", args->device, "cuda, or cpu for C++ CPU extensions (no profiling)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu", args->gpu,
+                  "The GPU the prompts target and Stage 1 classifies for (H200, sm_90, ...)");
+  cmd->add_option("--cutlass-dir", args->cutlass_dir, "A CUTLASS checkout for the prompts")
+      ->envname("CUTLASS_DIR");
+  AddExecutorOptions(*cmd, args->eval, args->python);
+  return [args] { return RunOptimize(*args); };
+}
+
+CommandRunner RegisterResumeCommand(CLI::App& app) {
+  auto args = std::make_shared<ResumeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "resume", "Continue an optimisation run that stopped or was killed, from its run directory");
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("run_dir", args->run_dir, "The run directory (holds run.db)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--iterations", args->iterations, "A new iteration budget for the run")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-cost", args->max_cost, "A new cost limit in USD");
+  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds");
+  AddLlmOptions(*cmd, args->llm);
+  return [args] { return RunResume(*args); };
+}
+
+}  // namespace kernelpro::cli

@@ -1,0 +1,266 @@
+// `kernelpro optimize` and `kernelpro resume` as a user runs them: the whole loop on CPU with the
+// real worker and a replayed model, and runs killed with SIGKILL at chosen instants, then resumed.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cli/cli_testing.h"
+#include "store/run_store.h"
+
+namespace kernelpro {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::RunKernelpro;
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+const std::string kProblem = kRoot + "/tests/problems/tiny_swish.py";
+const std::string kCassette = kRoot + "/tests/fixtures/cassettes/optimize_cpu_tiny_swish.jsonl";
+// Builds are cached across the tests of one build tree, so only the first run compiles.
+const std::string kCache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache/optimize";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// COUNT(*) of a query on a run's database.
+long long Count(const fs::path& run_dir, const std::string& sql) {
+  sqlite3* db = nullptr;
+  long long n = -1;
+  if (sqlite3_open_v2((run_dir / "run.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+      SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      n = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+// Runs kernelpro and kills it (SIGKILL, its whole process group) after `seconds`, wherever it is.
+bool RunKernelproKilledAfter(const std::vector<std::string>& args, int seconds) {
+  ProcessOptions p;
+  p.argv = {KERNELPRO_BINARY};
+  p.argv.insert(p.argv.end(), args.begin(), args.end());
+  p.limits.wall_timeout = std::chrono::seconds(seconds);
+  p.capture_bytes = 1 << 20;
+  auto r = RunProcess(p);
+  return r.ok() && r->timed_out;
+}
+
+class OptimizeCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kp_optimize_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    profile_ = (dir_ / "llm.toml").string();
+    // The cassette's requests are abbreviated: it is served in order.
+    std::ofstream(profile_) << "[profiles.default]\nprovider = \"replay\"\nmodel = \"" << kCassette
+                            << "\"\nreplay_mode = \"sequential\"\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> OptimizeArgs(const fs::path& run_dir) const {
+    return {"optimize",
+            "--device",
+            "cpu",
+            "--problem",
+            kProblem,
+            "--llm-config",
+            profile_,
+            "--iterations",
+            "3",
+            "--candidates",
+            "2",
+            "--no-memory",
+            "--run-dir",
+            run_dir.string(),
+            "--cache-dir",
+            kCache,
+            "--trials",
+            "2",
+            "--extra-trials",
+            "1",
+            "--timing-trials",
+            "20",
+            "--timing-rounds",
+            "1",
+            "--time-budget",
+            "2",
+            "--python",
+            "/usr/bin/python3"};
+  }
+
+  // What every complete run of the cassette holds, however often it was interrupted.
+  void ExpectCompleteRun(const fs::path& run) {
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM runs"), 1);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM runs WHERE status = 'finished'"), 1);
+    // Each iteration recorded exactly once, with its one selection and generation.
+    for (const char* step : {"select", "generate", "record"}) {
+      EXPECT_EQ(Count(run, std::string("SELECT COUNT(*) FROM steps WHERE step = '") + step +
+                               "' AND state = 'done'"),
+                3)
+          << step;
+      EXPECT_EQ(Count(run, std::string("SELECT COUNT(DISTINCT iteration) FROM steps WHERE step "
+                                       "= '") +
+                               step + "'"),
+                3)
+          << step;
+    }
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE state != 'done'"), 0);
+    // Six distinct candidates, each evaluated once; ROOT and six nodes; three paid exchanges.
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM candidates"), 6);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM evaluations"), 6);
+    EXPECT_EQ(Count(run, "SELECT COUNT(DISTINCT candidate_id) FROM evaluations"), 6);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes"), 7);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges"), 3);
+    EXPECT_EQ(Count(run, "SELECT COUNT(DISTINCT iteration) FROM llm_exchanges"), 3);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges WHERE purpose = 'programmer'"), 3);
+    // The modes the cassette drives MCTS through: initial, then the repair of the incorrect seed.
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes WHERE iteration = 1 AND mode = 'initial'"), 2);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes WHERE iteration = 2 AND mode = 'debug'"), 2);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes WHERE status = 'incorrect'"), 1);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes WHERE status = 'compile_error'"), 1);
+    EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes WHERE status = 'correct'"), 4);
+    for (int id = 1; id <= 6; ++id) {
+      char name[32];
+      std::snprintf(name, sizeof name, "candidates/%04d.py", id);
+      EXPECT_TRUE(fs::exists(run / name)) << name;
+    }
+    EXPECT_TRUE(fs::exists(run / "best.py"));
+    EXPECT_TRUE(fs::exists(run / "report.md"));
+  }
+
+  fs::path dir_;
+  std::string profile_;
+};
+
+TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
+  const fs::path run = dir_ / "run";
+  CliRun r = RunKernelpro(OptimizeArgs(run), 20);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  // One plain progress line per iteration (stdout is not a terminal here).
+  EXPECT_NE(r.out.find("iteration 1/3  initial from ROOT: incorrect, compile_error"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("iteration 2/3  debug from n1: correct"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("iteration 3/3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stopped: 3 iterations done"), std::string::npos) << r.out;
+  ExpectCompleteRun(run);
+
+  // The best kernel stands alone, with where and how it was measured.
+  const std::string best = ReadFile(run / "best.py");
+  EXPECT_NE(best.find("# device:    cpu"), std::string::npos) << best;
+  EXPECT_NE(best.find("# toolchain: torch "), std::string::npos) << best;
+  EXPECT_TRUE(std::regex_search(best, std::regex(R"(# speedup:   [0-9.]+x over the reference, 95% )"
+                                                 R"(interval \[[0-9.]+, [0-9.]+\])")))
+      << best;
+  EXPECT_NE(best.find("class ModelNew"), std::string::npos);
+  // ... and it is a kernel the harness accepts on its own.
+  CliRun check = RunKernelpro(
+      {"eval", "--device", "cpu", "--problem", kProblem, "--candidate", (run / "best.py").string(),
+       "--cache-dir", kCache, "--trials", "2", "--timing-trials", "10", "--timing-rounds", "1",
+       "--python", "/usr/bin/python3"},
+      10);
+  EXPECT_NE(check.out.find("status      correct"), std::string::npos) << check.out << check.err;
+
+  const std::string report = ReadFile(run / "report.md");
+  EXPECT_NE(report.find("## Result"), std::string::npos) << report;
+  EXPECT_NE(report.find("Best kernel: **n"), std::string::npos) << report;
+  EXPECT_NE(report.find("### Best lineage"), std::string::npos) << report;
+  EXPECT_NE(report.find("| 2 | debug | n1 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("## Search tree"), std::string::npos) << report;
+  EXPECT_NE(report.find("- **n3** it 2 · debug · correct"), std::string::npos) << report;
+  EXPECT_NE(report.find("profiling: skipped on device cpu"), std::string::npos) << report;
+
+  // A finished run resumed with no more budget does nothing and changes nothing.
+  CliRun again = RunKernelpro({"resume", run.string()}, 10);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectCompleteRun(run);
+}
+
+TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice) {
+  const fs::path run = dir_ / "run";
+  // Killed right after: iteration 1's generation was journaled; the first evaluation of
+  // iteration 2 was journaled (its sibling's was not); iteration 3's reply was stored but its
+  // generation was not journaled (the reply must be reused, not bought again); iteration 3 was
+  // recorded (only the end of the run is left).
+  const std::vector<std::string> kills = {"generate@1", "evaluate@2", "exchange@3", "record@3"};
+  CliRun first =
+      RunKernelpro(OptimizeArgs(run), 20, {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills.front()}});
+  ASSERT_NE(first.exit_code, 0) << first.out << first.err;
+  ASSERT_TRUE(fs::exists(run / "run.db"));
+  for (size_t i = 1; i < kills.size(); ++i) {
+    CliRun killed =
+        RunKernelpro({"resume", run.string()}, 20, {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills[i]}});
+    ASSERT_NE(killed.exit_code, 0) << kills[i] << "\n" << killed.out << killed.err;
+    ASSERT_EQ(killed.out.find("stopped:"), std::string::npos) << kills[i] << "\n" << killed.out;
+  }
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM runs WHERE status = 'running'"), 1);
+  // The last kill came after iteration 3's record: everything but the ending is there.
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE step = 'record'"), 3);
+
+  CliRun done = RunKernelpro({"resume", run.string()}, 20, {}, {"KERNELPRO_TEST_KILL_AFTER_STEP"});
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("stopped: 3 iterations done"), std::string::npos) << done.out;
+  ExpectCompleteRun(run);
+  // Iteration 3's generation ran twice (killed once) but asked the model once.
+  EXPECT_EQ(Count(run, "SELECT attempts FROM steps WHERE iteration = 3 AND step = 'generate'"), 2);
+  // The evaluation killed mid-iteration was redone only for the candidate that was not journaled.
+  EXPECT_EQ(Count(run, "SELECT MAX(attempts) FROM steps WHERE step = 'evaluate'"), 2);
+}
+
+TEST_F(OptimizeCommandTest, ARunKilledWhereverItIsResumesToTheSameEnd) {
+  // Killed after a few seconds: in a build, a check, a timing or a store write, whichever is
+  // running then; twice, at different instants.
+  const fs::path run = dir_ / "run";
+  ASSERT_TRUE(RunKernelproKilledAfter(OptimizeArgs(run), 4));
+  ASSERT_TRUE(fs::exists(run / "run.db"));
+  RunKernelproKilledAfter({"resume", run.string()}, 9);
+  CliRun done = RunKernelpro({"resume", run.string()}, 20);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  ExpectCompleteRun(run);
+}
+
+TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
+  const fs::path run = dir_ / "run";
+  // Resume of a directory that holds no run.
+  fs::create_directories(run);
+  CliRun none = RunKernelpro({"resume", run.string()});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  // Reactive tools need tool feedback.
+  std::vector<std::string> args = OptimizeArgs(dir_ / "other");
+  args.insert(args.end(), {"--feedback", "raw", "--tool-mode", "reactive"});
+  CliRun reactive = RunKernelpro(args);
+  EXPECT_EQ(reactive.exit_code, 2) << reactive.err;
+  EXPECT_NE(reactive.err.find("--tool-mode reactive needs --feedback tools"), std::string::npos);
+  // A run directory that already holds a run is not started again.
+  ASSERT_TRUE(store::RunStore::Open(run.string()).ok());
+  CliRun taken = RunKernelpro(OptimizeArgs(run));
+  EXPECT_EQ(taken.exit_code, 2) << taken.err;
+  EXPECT_NE(taken.err.find("kernelpro resume"), std::string::npos) << taken.err;
+  // No model chosen.
+  CliRun no_llm = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--run-dir",
+                                (dir_ / "third").string()},
+                               5, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  EXPECT_EQ(no_llm.exit_code, 2) << no_llm.err;
+}
+
+}  // namespace
+}  // namespace kernelpro

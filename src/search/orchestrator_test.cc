@@ -1,0 +1,646 @@
+#include "search/orchestrator.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "llm/client.h"
+#include "llm/scripted_backend_testing.h"
+#include "search/run_report.h"
+
+namespace kernelpro::search {
+namespace {
+
+namespace fs = std::filesystem;
+using llm::testing::ScriptedBackend;
+using llm::testing::TextResponse;
+
+// A candidate file whose verdict the fake evaluator reads from its "# fake:" line:
+//   "correct 1.50 1.40 1.60" (estimate, low, high), "compile_error", "incorrect 0.5", ...
+std::string FakeCandidate(const std::string& verdict, const std::string& tag) {
+  return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+         "# fake: " +
+         verdict + "\n# " + tag +
+         "\n_CPP = r\"\"\"torch::Tensor f(torch::Tensor x);\"\"\"\n"
+         "_CU = r\"\"\"__global__ void k(float* y) {}\ntorch::Tensor f(torch::Tensor x) { return "
+         "x; "
+         "}\"\"\"\n"
+         "_ext = load_inline(name=\"kp_fake\", cpp_sources=_CPP, cuda_sources=_CU, "
+         "functions=[\"f\"])\n\n\n"
+         "class ModelNew(nn.Module):\n    def forward(self, x):\n        return _ext.f(x)\n";
+}
+
+// The programmer's reply: one JSON object with the candidates.
+llm::Response Reply(const std::vector<std::pair<std::string, std::string>>& candidates) {
+  Json list = Json::array();
+  for (const auto& [strategy, code] : candidates)
+    list.push_back({{"strategy", strategy}, {"code", code}});
+  return TextResponse(DumpJson(Json{{"candidates", list}}), llm::Usage{100, 50});
+}
+
+llm::Response AnalysisReply(const std::string& summary) {
+  Json j{{"bottleneck", "memory"},
+         {"severity", "high"},
+         {"summary", summary},
+         {"recommendations",
+          Json::array(
+              {{{"priority", 1}, {"action", "vectorise the loads"}, {"rationale", "bandwidth"}}})}};
+  return TextResponse(DumpJson(j), llm::Usage{80, 40});
+}
+
+class FakeEvaluator : public CandidateEvaluator {
+ public:
+  Result<std::vector<EvalResult>> Evaluate(const std::string&,
+                                           const std::vector<std::string>& candidates) override {
+    ++evaluate_calls;
+    if (fail_next_evaluate) {
+      fail_next_evaluate = false;
+      return Status::Unavailable("no device (scripted)");
+    }
+    std::vector<EvalResult> results;
+    for (const std::string& path : candidates) {
+      evaluated.push_back(path);
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::smatch m;
+      std::string code = text.str();
+      EvalResult r;
+      r.candidate = path;
+      if (!std::regex_search(code, m, std::regex("# fake: (\\w+)([^\\n]*)"))) {
+        r.status = EvalStatus::kRuntimeError;
+        r.message = "no fake verdict";
+        results.push_back(r);
+        continue;
+      }
+      std::istringstream args(m[2].str());
+      const std::string status = m[1].str();
+      if (status == "correct") {
+        RatioInterval s;
+        args >> s.estimate >> s.low >> s.high;
+        s.confidence = 0.95;
+        r.status = EvalStatus::kCorrect;
+        r.speedup = s;
+        TimingSummary t;
+        t.summary.median = 1.0 / s.estimate;
+        r.candidate_time = t;
+      } else if (status == "incorrect") {
+        double err = 1;
+        args >> err;
+        r.status = EvalStatus::kIncorrect;
+        r.message = "outputs differ from the reference";
+        r.correctness = Json::array({{{"passed", false}, {"max_abs_err", err}}});
+      } else {
+        r.status = EvalStatus::kCompileError;
+        r.message = "the build failed";
+        r.diagnostics = "main.cpp:3:5: error: expected ';' before '}' token";
+      }
+      results.push_back(r);
+    }
+    return results;
+  }
+  Result<Metrics> Profile(const std::string&, const std::string& candidate) override {
+    profiled.push_back(candidate);
+    Metrics m;
+    m.notes.push_back("scripted profile: no views");
+    return m;
+  }
+
+  int evaluate_calls = 0;
+  bool fail_next_evaluate = false;
+  std::vector<std::string> evaluated, profiled;
+};
+
+class OrchestratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kp_orch_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    problem_ = (dir_ / "problem.py").string();
+    std::ofstream(problem_)
+        << "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+           "    def forward(self, x):\n        return x * torch.sigmoid(x)\n\n\n"
+           "def get_inputs():\n    return [torch.randn(16)]\n\n\n"
+           "def get_init_inputs():\n    return []\n";
+    OpenStore();
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void OpenStore() {
+    auto store = store::RunStore::Open((dir_ / "run").string());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+
+  OptimizeOptions Options(int iterations, const std::string& search = "greedy") {
+    OptimizeOptions o;
+    o.problem = problem_;
+    o.iterations = iterations;
+    o.candidates = 2;
+    o.search = search;
+    o.memory = false;
+    o.device = "cpu";
+    o.run_dir = (dir_ / "run").string();
+    return o;
+  }
+
+  // Runs an orchestrator over a fresh reliable client around `scripted`, as the CLI does.
+  Result<OptimizeSummary> RunWith(ScriptedBackend* scripted, OptimizeOptions options,
+                                  std::unique_ptr<Orchestrator>* keep = nullptr) {
+    sink_ = std::make_unique<ExchangeSink>();
+    llm::ClientOptions client;
+    client.max_attempts = 1;
+    client.on_exchange = sink_->Hook();
+    // The scripted backend is owned by the test; a forwarding shell is what the client owns.
+    struct Forward : llm::Backend {
+      explicit Forward(llm::Backend* b) : b(b) {}
+      std::string provider() const override { return b->provider(); }
+      std::string model() const override { return b->model(); }
+      llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
+      llm::Backend* b;
+    };
+    backend_ = llm::MakeReliableBackend(std::make_unique<Forward>(scripted), client);
+    OrchestratorDependencies deps;
+    deps.backend = backend_.get();
+    deps.evaluator = &evaluator_;
+    deps.store = store_.get();
+    deps.exchanges = sink_.get();
+    deps.progress = [this](const IterationProgress& p) { progress_.push_back(p); };
+    auto orchestrator = std::make_unique<Orchestrator>(std::move(options), std::move(deps));
+    auto summary = orchestrator->Run();
+    if (keep) *keep = std::move(orchestrator);
+    return summary;
+  }
+
+  int CountSteps(const std::string& step) {
+    int n = 0;
+    auto last = store_->LastJournaledIteration(1);
+    for (int it = 1; it <= last->value_or(0); ++it) {
+      auto steps = store_->StepsForIteration(1, it);
+      for (const store::StepRecord& s : *steps) {
+        if (s.key.step == step && s.state == store::StepState::kDone) ++n;
+      }
+    }
+    return n;
+  }
+
+  fs::path dir_;
+  std::string problem_;
+  std::unique_ptr<store::RunStore> store_;
+  std::unique_ptr<ExchangeSink> sink_;
+  std::unique_ptr<llm::Backend> backend_;
+  FakeEvaluator evaluator_;
+  std::vector<IterationProgress> progress_;
+};
+
+TEST_F(OrchestratorTest, RunsItsIterationsAndStoresEveryStep) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"seed a", FakeCandidate("compile_error", "a")},
+                       {"seed b", FakeCandidate("correct 1.20 1.10 1.30", "b")}}));
+  scripted.Push(Reply({{"opt c", FakeCandidate("correct 1.50 1.40 1.60", "c")},
+                       {"opt d", FakeCandidate("incorrect 0.3", "d")}}));
+  scripted.Push(Reply({{"opt e", FakeCandidate("correct 1.55 1.45 1.65", "e")},
+                       {"opt f", FakeCandidate("runtime_error", "f")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(3), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+
+  EXPECT_EQ(summary->stop, StopReason::kIterations);
+  EXPECT_EQ(summary->iterations_done, 3);
+  EXPECT_EQ(scripted.calls(), 3);
+  EXPECT_EQ(summary->exchanges, 3);
+  ASSERT_TRUE(summary->best.has_value());
+  const Tree& tree = orchestrator->tree();
+  EXPECT_EQ(tree.size(), 7);
+  EXPECT_DOUBLE_EQ(tree.node(*summary->best).speedup->estimate, 1.55);
+
+  // Greedy: seeds, then optimise the best working node twice.
+  ASSERT_EQ(progress_.size(), 3u);
+  EXPECT_EQ(progress_[0].mode, agents::PromptMode::kInitial);
+  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kOptimize);
+  EXPECT_EQ(progress_[2].mode, agents::PromptMode::kOptimize);
+  EXPECT_EQ(progress_[2].iteration, 3);
+  ASSERT_TRUE(progress_[2].best.has_value());
+  EXPECT_DOUBLE_EQ(progress_[2].best->estimate, 1.55);
+  EXPECT_NE(progress_[0].outcome.find("compile_error"), std::string::npos);
+
+  // The store: one run, ROOT plus six nodes, six candidates with one evaluation each, three
+  // programmer exchanges tagged with their iterations.
+  auto nodes = store_->ListNodes(1);
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(nodes->size(), 7u);
+  EXPECT_EQ(CountSteps("record"), 3);
+  EXPECT_EQ(CountSteps("evaluate"), 6);
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_EQ(exchanges->size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ((*exchanges)[i].purpose, "programmer");
+    EXPECT_EQ((*exchanges)[i].iteration, i + 1);
+    EXPECT_EQ((*exchanges)[i].step_key, "generate");
+  }
+  auto run = store_->GetRun(1);
+  EXPECT_EQ(run->status, store::RunStatus::kFinished);
+  // Candidate sources are files of the run directory.
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "candidates" / "0001.py"));
+  EXPECT_EQ(evaluator_.evaluated.size(), 6u);
+  // On cpu nothing is profiled, and the run says so.
+  EXPECT_TRUE(evaluator_.profiled.empty());
+  ASSERT_FALSE(summary->notes.empty());
+}
+
+TEST_F(OrchestratorTest, AcceptsAChildOnlyWhenItsIntervalClearsItsParents) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.50 1.40 1.60", "a")},
+                       {"b", FakeCandidate("correct 1.02 0.95 1.10", "b")}}));
+  scripted.Push(Reply({{"c", FakeCandidate("correct 1.55 1.45 1.65", "c")},
+                       {"d", FakeCandidate("correct 2.00 1.90 2.10", "d")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(2), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const auto& nodes = orchestrator->nodes();
+  EXPECT_EQ(nodes.at(1).verdict, "accepted");      // 1.4 > 1 (the reference)
+  EXPECT_EQ(nodes.at(2).verdict, "not accepted");  // [0.95, 1.10] includes 1
+  EXPECT_EQ(nodes.at(3).verdict, "not accepted");  // [1.45, 1.65] overlaps a's [1.40, 1.60]
+  EXPECT_EQ(nodes.at(4).verdict, "accepted");      // 1.90 > 1.60
+  EXPECT_NE(progress_[1].outcome.find("2.00x [1.90, 2.10] accepted"), std::string::npos);
+
+  auto best = JudgeBest(orchestrator->tree());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->node, 4);
+  EXPECT_EQ(best->parent, 1);
+  EXPECT_TRUE(best->clearly_faster);
+}
+
+TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.50 1.40 1.60", "a")},
+                       {"b", FakeCandidate("compile_error", "b")}}));
+  scripted.Push(Reply({{"c", FakeCandidate("correct 1.55 1.45 1.65", "c")},
+                       {"d", FakeCandidate("compile_error", "d")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(2), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  auto best = JudgeBest(orchestrator->tree());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->node, 3);
+  EXPECT_FALSE(best->clearly_faster);
+  EXPECT_NE(best->text.find("overlaps its parent n1"), std::string::npos) << best->text;
+
+  RunReportInput input;
+  input.options = orchestrator->options();
+  input.summary = *summary;
+  input.tree = &orchestrator->tree();
+  input.nodes = &orchestrator->nodes();
+  std::string report = RenderMarkdownReport(input);
+  EXPECT_NE(report.find("overlaps its parent n1"), std::string::npos) << report;
+  EXPECT_NE(report.find("| n3 | 2 | optimize | correct | 1.55x [1.45, 1.65] | not accepted"),
+            std::string::npos)
+      << report;
+  std::string best_file = RenderBestKernel(input, "print('kernel')\n");
+  EXPECT_NE(best_file.find("# speedup:   1.55x over the reference, 95% interval [1.45, 1.65]"),
+            std::string::npos)
+      << best_file;
+  EXPECT_NE(best_file.find("# lineage:   ROOT -> n1 (initial, 1.50x) -> n3 (optimize, 1.55x)"),
+            std::string::npos)
+      << best_file;
+}
+
+TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
+  Tree tree;
+  Outcome slow;
+  slow.status = EvalStatus::kCorrect;
+  slow.speedup = RatioInterval{0.5, 0.45, 0.55, 0.95};
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial, {slow}, {-0.69}).ok());
+  auto best = JudgeBest(tree);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_FALSE(best->clearly_faster);
+  EXPECT_EQ(best->text,
+            "n1 is slower than the reference (1x) beyond the timing noise: its "
+            "interval lies below.");
+}
+
+TEST_F(OrchestratorTest, DebugPromptCarriesTheParentsCodeAndErrors) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply(
+      {{"a", FakeCandidate("compile_error", "a")}, {"b", FakeCandidate("incorrect 0.25", "b")}}));
+  scripted.Push(Reply({{"fix", FakeCandidate("correct 1.10 1.05 1.15", "fix")}}));
+  auto summary = RunWith(&scripted, Options(2));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(progress_.size(), 2u);
+  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kDebug);
+  // Greedy repairs the node closest to working: the incorrect one (b).
+  EXPECT_EQ(progress_[1].parent, 2);
+  const llm::Request request = scripted.Requests()[1];
+  const std::string& user = request.messages.front().text;
+  EXPECT_NE(user.find("# b"), std::string::npos);
+  EXPECT_NE(user.find("incorrect: outputs differ from the reference"), std::string::npos) << user;
+}
+
+TEST_F(OrchestratorTest, AReplyWithoutCandidatesStillGrowsTheTree) {
+  ScriptedBackend scripted;
+  scripted.Push(TextResponse("I cannot help with that."));
+  scripted.Push(Reply({{"ok", FakeCandidate("correct 1.10 1.05 1.15", "ok")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(2), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const Tree& tree = orchestrator->tree();
+  ASSERT_EQ(tree.size(), 3);
+  EXPECT_EQ(tree.node(1).status, EvalStatus::kCompileError);
+  EXPECT_EQ(orchestrator->nodes().at(1).candidate_id, 0);
+  EXPECT_NE(orchestrator->nodes().at(1).errors.find("no candidate"), std::string::npos);
+  // The repair prompt says that nothing came back.
+  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kDebug);
+  EXPECT_NE(scripted.Requests()[1].messages.front().text.find("no candidate"), std::string::npos);
+}
+
+TEST_F(OrchestratorTest, ARejectedCandidateIsACompileErrorWithoutABuild) {
+  ScriptedBackend scripted;
+  std::string broken = FakeCandidate("correct 9 9 9", "x");
+  broken.replace(broken.find("class ModelNew(nn.Module):"), 26, "class ModelNew(nn.Module)");
+  scripted.Push(Reply({{"broken", broken}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(1), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(orchestrator->tree().node(1).status, EvalStatus::kCompileError);
+  EXPECT_TRUE(evaluator_.evaluated.empty());
+  EXPECT_NE(orchestrator->nodes().at(1).errors.find("syntax error"), std::string::npos)
+      << orchestrator->nodes().at(1).errors;
+  auto evaluation = store_->LatestEvaluation(orchestrator->nodes().at(1).candidate_id);
+  ASSERT_TRUE(evaluation.ok() && evaluation->has_value());
+  EXPECT_EQ((*evaluation)->status, "compile_error");
+}
+
+TEST_F(OrchestratorTest, ProfilesCorrectCandidatesOnCudaAndFeedsTheAnalysisForward) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.50 1.40 1.60", "a")},
+                       {"b", FakeCandidate("compile_error", "b")}}));
+  scripted.Push(AnalysisReply("memory bound: loads are scalar"));
+  scripted.Push(Reply({{"c", FakeCandidate("compile_error", "c")}}));
+  OptimizeOptions options = Options(2);
+  options.device = "cuda";
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(evaluator_.profiled.size(), 1u);
+  ASSERT_EQ(scripted.calls(), 3);
+  EXPECT_NE(orchestrator->nodes().at(1).feedback.find("loads are scalar"), std::string::npos);
+  // The optimise prompt of iteration 2 carries the analysis.
+  EXPECT_NE(scripted.Requests()[2].messages.front().text.find("loads are scalar"),
+            std::string::npos);
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_EQ(exchanges->size(), 3u);
+  EXPECT_EQ((*exchanges)[1].purpose, "profiling");
+  EXPECT_EQ((*exchanges)[1].step_key, "profile/candidate:1");
+  const std::int64_t a = orchestrator->nodes().at(1).candidate_id;
+  auto analysis = store_->LatestProfileAnalysis(a);
+  ASSERT_TRUE(analysis.ok() && analysis->has_value());
+  EXPECT_EQ((*analysis)->bottleneck, "memory");
+  EXPECT_TRUE(store_->LatestMetrics(a)->has_value());
+  EXPECT_TRUE(store_->LatestToolOutput(a)->has_value());
+}
+
+TEST_F(OrchestratorTest, ResumesAfterAFailedEvaluationWithoutAskingTheModelAgain) {
+  ScriptedBackend first;
+  first.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")},
+                    {"b", FakeCandidate("compile_error", "b")}}));
+  first.Push(Reply({{"c", FakeCandidate("correct 1.60 1.50 1.70", "c")}}));
+  auto summary = RunWith(&first, Options(1));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const int calls_before = first.calls();
+  // Iteration 2's evaluation cannot run: the run stops with its generation stored.
+  evaluator_.fail_next_evaluate = true;
+  auto failed = RunWith(&first, Options(2));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(store_->GetRun(1)->status, store::RunStatus::kFailed);
+  EXPECT_EQ(first.calls(), calls_before + 1);
+
+  // Resume: the generation of iteration 2 is done; nothing is asked again.
+  ScriptedBackend second;
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto resumed = RunWith(&second, Options(2), &orchestrator);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(second.calls(), 0);
+  EXPECT_EQ(resumed->iterations_done, 2);
+  EXPECT_EQ(orchestrator->tree().size(), 4);
+  EXPECT_EQ(CountSteps("record"), 2);
+  EXPECT_EQ(store_->ListLlmExchanges(1)->size(), 2u);
+  EXPECT_EQ(store_->GetRun(1)->status, store::RunStatus::kFinished);
+  // The resumed run rebuilt the node information too (the verdict of iteration 1's seed).
+  EXPECT_EQ(orchestrator->nodes().at(1).verdict, "accepted");
+}
+
+TEST_F(OrchestratorTest, ARedoneGenerationReusesTheStoredReply) {
+  // The reply arrives and is stored, then the step cannot be recorded (the candidates directory
+  // is a file): the run fails after paying for the reply.
+  std::ofstream(dir_ / "run" / "candidates") << "in the way";
+  ScriptedBackend first;
+  first.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  auto failed = RunWith(&first, Options(1));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(first.calls(), 1);
+  ASSERT_EQ(store_->ListLlmExchanges(1)->size(), 1u);
+
+  fs::remove(dir_ / "run" / "candidates");
+  ScriptedBackend second;  // empty: any call would fail
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto resumed = RunWith(&second, Options(1), &orchestrator);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(second.calls(), 0);
+  EXPECT_EQ(store_->ListLlmExchanges(1)->size(), 1u);
+  EXPECT_EQ(orchestrator->tree().node(1).status, EvalStatus::kCorrect);
+  auto generate = store_->GetStep({1, 1, "generate", ""});
+  ASSERT_TRUE(generate.ok() && generate->has_value());
+  EXPECT_EQ((*generate)->attempts, 2);
+  EXPECT_EQ(JsonGet<int>((*generate)->payload, "reused_replies", -1), 1);
+}
+
+// Programmer replies from a queue, memory notes for every extraction request, whatever order the
+// extractor's thread and the orchestrator call in.
+class RoutingBackend : public llm::Backend {
+ public:
+  std::string provider() const override { return "routing"; }
+  std::string model() const override { return "routing-model"; }
+  llm::Outcome Complete(const llm::Request& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (request.response_schema && request.response_schema->name == "candidates") {
+      return programmer.Complete(request);
+    }
+    ++memory_calls;
+    if (fail_memory) return llm::MakeError(llm::ErrorKind::kServer, "memory model down");
+    const std::string& text = request.messages.front().text;
+    return TextResponse(DumpJson(
+        Json{{"learnings", Json::array({"note from " + text.substr(0, text.find(' ', 10))})}}));
+  }
+  ScriptedBackend programmer;
+  int memory_calls = 0;
+  bool fail_memory = false;
+
+ private:
+  std::mutex mu_;
+};
+
+TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
+  auto routing = std::make_shared<RoutingBackend>();
+  routing->programmer.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  routing->programmer.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+  routing->fail_memory = true;  // iteration 1's extraction fails: nothing learnt, nothing answered
+  OptimizeOptions options = Options(1);
+  options.memory = true;
+  auto run = [&](OptimizeOptions o) {
+    sink_ = std::make_unique<ExchangeSink>();
+    llm::ClientOptions client;
+    client.max_attempts = 1;
+    client.on_exchange = sink_->Hook();
+    struct Forward : llm::Backend {
+      explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
+      std::string provider() const override { return b->provider(); }
+      std::string model() const override { return b->model(); }
+      llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
+      std::shared_ptr<llm::Backend> b;
+    };
+    std::shared_ptr<llm::Backend> backend =
+        llm::MakeReliableBackend(std::make_unique<Forward>(routing), client);
+    OrchestratorDependencies deps;
+    deps.backend = backend.get();
+    deps.memory_backend = backend;
+    deps.evaluator = &evaluator_;
+    deps.store = store_.get();
+    deps.exchanges = sink_.get();
+    Orchestrator orchestrator(std::move(o), std::move(deps));
+    return orchestrator.Run();
+  };
+  ASSERT_TRUE(run(options).ok());
+  EXPECT_EQ(routing->memory_calls, 1);
+
+  // Resumed with a working memory model and one more iteration: iteration 1's record is
+  // extracted again, iteration 2's too; both land in memory.jsonl.
+  routing->fail_memory = false;
+  options.iterations = 2;
+  ASSERT_TRUE(run(options).ok());
+  EXPECT_EQ(routing->memory_calls, 3);
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_TRUE(exchanges.ok());
+  std::vector<int> answered;
+  for (const store::LlmExchangeRecord& e : *exchanges) {
+    if (e.purpose == "memory" && e.response) answered.push_back(e.iteration);
+    if (e.purpose == "memory") EXPECT_EQ(e.step_key, "memory");
+  }
+  std::sort(answered.begin(), answered.end());
+  EXPECT_EQ(answered, (std::vector<int>{1, 2}));
+  std::ifstream in(dir_ / "run" / "memory.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 2);
+}
+
+TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluation) {
+  ScriptedBackend scripted;
+  const std::string a = FakeCandidate("correct 1.50 1.40 1.60", "a");
+  scripted.Push(Reply({{"a", a}}));
+  scripted.Push(AnalysisReply("scalar loads"));
+  scripted.Push(Reply({{"a again", a}, {"b", FakeCandidate("compile_error", "b")}}));
+  OptimizeOptions options = Options(2);
+  options.device = "cuda";
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  // Built and timed once, profiled once; the repeat is a node with the same verdict.
+  EXPECT_EQ(evaluator_.evaluated.size(), 2u);
+  EXPECT_EQ(evaluator_.profiled.size(), 1u);
+  EXPECT_EQ(scripted.calls(), 3);
+  const Tree& tree = orchestrator->tree();
+  ASSERT_EQ(tree.size(), 4);
+  EXPECT_EQ(tree.node(2).candidate, tree.node(1).candidate);
+  EXPECT_DOUBLE_EQ(tree.node(2).speedup->estimate, 1.5);
+  EXPECT_EQ(orchestrator->nodes().at(2).verdict, "not accepted");  // the same interval
+  EXPECT_NE(orchestrator->nodes().at(2).feedback.find("scalar loads"), std::string::npos);
+  auto evaluation = store_->LatestEvaluation(orchestrator->nodes().at(1).candidate_id);
+  ASSERT_TRUE(evaluation.ok() && evaluation->has_value());
+  EXPECT_EQ((*evaluation)->id, 1);
+  auto candidates_step = store_->GetStep({1, 2, "evaluate", "candidate:1"});
+  ASSERT_TRUE(candidates_step.ok() && candidates_step->has_value());
+  EXPECT_TRUE(JsonGet<bool>((*candidates_step)->payload, "reused", false));
+}
+
+TEST_F(OrchestratorTest, StopsAtTheCostLimitAndTheTimeLimit) {
+  ScriptedBackend scripted;
+  OptimizeOptions options = Options(5);
+  options.time_limit_s = 0;
+  auto summary = RunWith(&scripted, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kTimeLimit);
+  EXPECT_EQ(summary->iterations_done, 0);
+  EXPECT_EQ(scripted.calls(), 0);
+
+  // An exchange that already cost more than the limit (stored by an earlier process).
+  store::LlmExchangeRecord paid;
+  paid.run_id = 1;
+  paid.purpose = "programmer";
+  paid.cost_usd = 2.5;
+  paid.cost_known = true;
+  ASSERT_TRUE(store_->AddLlmExchange(paid).ok());
+  options.time_limit_s.reset();
+  options.max_cost_usd = 2.0;
+  summary = RunWith(&scripted, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kCost);
+  EXPECT_NE(summary->stop_message.find("$2.5000"), std::string::npos) << summary->stop_message;
+  EXPECT_EQ(scripted.calls(), 0);
+  EXPECT_EQ(store_->GetRun(1)->status_message.rfind("cost:", 0), 0u);
+}
+
+TEST_F(OrchestratorTest, MctsRunIsDeterministic) {
+  auto run = [&](const std::string& name) {
+    ScriptedBackend scripted;
+    for (int i = 0; i < 4; ++i) {
+      scripted.Push(Reply({{"x" + std::to_string(i),
+                            FakeCandidate(i % 2 ? "compile_error" : "correct 1.30 1.20 1.40",
+                                          name + std::to_string(i))},
+                           {"y" + std::to_string(i),
+                            FakeCandidate("correct 1." + std::to_string(i + 1) + " 1.0 1.9",
+                                          name + "y" + std::to_string(i))}}));
+    }
+    std::unique_ptr<Orchestrator> orchestrator;
+    auto summary = RunWith(&scripted, Options(4, "mcts"), &orchestrator);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    std::vector<int> parents;
+    for (const IterationProgress& p : progress_) parents.push_back(p.parent);
+    progress_.clear();
+    store_.reset();
+    fs::remove_all(dir_ / "run");
+    OpenStore();
+    return parents;
+  };
+  EXPECT_EQ(run("p"), run("p"));
+}
+
+TEST_F(OrchestratorTest, OptionsRoundTripThroughJson) {
+  OptimizeOptions o = Options(7, "mcts");
+  o.feedback = agents::FeedbackMode::kRaw;
+  o.max_cost_usd = 1.5;
+  o.seed = 42;
+  o.gpu.arch = "sm_80";
+  auto back = OptimizeOptionsFromJson(ToJson(o));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(o));
+  Json bad = ToJson(o);
+  bad["search"] = "beam";
+  EXPECT_FALSE(OptimizeOptionsFromJson(bad).ok());
+}
+
+}  // namespace
+}  // namespace kernelpro::search

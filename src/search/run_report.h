@@ -1,0 +1,59 @@
+// What a finished (or stopped) optimisation run hands its user: the best kernel as a standalone
+// file with a header that says where and how it was measured, and a Markdown report of how the
+// search got there (the best lineage with speedups and intervals, the whole tree, the tools that
+// fired at each step, the final roofline position).
+//
+// Pure functions of their input: the same run renders byte-identical text. Safe from any thread.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "roofline/reference_analysis.h"
+#include "search/orchestrator.h"
+#include "search/tree.h"
+
+namespace kernelpro::search {
+
+// Where the measurements were taken; any field may be empty when unknown.
+struct RunEnvironment {
+  std::string device;       // "cuda" or "cpu"
+  std::string device_name;  // "NVIDIA H200"
+  std::string driver;       // "570.86.15"
+  std::string toolchain;    // "torch 2.11.0, CUDA 13.0"
+};
+
+struct RunReportInput {
+  OptimizeOptions options;
+  OptimizeSummary summary;
+  const Tree* tree = nullptr;
+  const std::map<int, NodeInfo>* nodes = nullptr;
+  std::optional<ReferenceAnalysis> stage1;
+  RunEnvironment environment;
+  std::string llm;  // "openai:gpt-4o", "replay:PATH"
+};
+
+// The speedup of the best node over its parent's (the reference, 1x, for a seed or a repair), and
+// whether the intervals overlap: a best kernel whose interval overlaps its parent's is not shown
+// to be faster than it beyond the timing noise.
+struct BestVerdict {
+  int node = 0;
+  RatioInterval speedup;
+  int parent = Tree::kRootId;
+  RatioInterval baseline;  // the parent's interval, or 1x for the reference
+  bool clearly_faster = false;
+  std::string text;  // one sentence for people: faster, within the noise, or slower
+};
+std::optional<BestVerdict> JudgeBest(const Tree& tree);
+
+// The roofline position of the best node when Stage 1 and a timing of it are known (cuda only).
+std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& input);
+
+// The best kernel's source behind a header of '#' comment lines (device, driver, toolchain,
+// speedup with its interval, run directory, lineage).
+std::string RenderBestKernel(const RunReportInput& input, const std::string& source);
+
+std::string RenderMarkdownReport(const RunReportInput& input);
+
+}  // namespace kernelpro::search
