@@ -12,6 +12,7 @@
 #include <fstream>
 #include <utility>
 
+#include "core/text.h"
 #include "llm/structured.h"
 #include "llm/types.h"
 
@@ -21,28 +22,6 @@ namespace {
 constexpr std::array<MemorySection, 5> kAllSections = {
     MemorySection::kSearchFindings, MemorySection::kErrorsAndCorrections,
     MemorySection::kSuccessfulPatterns, MemorySection::kKeyFiles, MemorySection::kLearnings};
-
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-// Runs of whitespace become one space; the ends are trimmed. Entries are rendered as one bullet
-// line each, so a newline inside one would break the list.
-std::string CollapseWhitespace(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  bool pending_space = false;
-  for (char c : text) {
-    if (IsSpace(c)) {
-      pending_space = !out.empty();
-      continue;
-    }
-    if (pending_space) out.push_back(' ');
-    pending_space = false;
-    out.push_back(c);
-  }
-  return out;
-}
 
 // The longest prefix of `text` of at most `max_bytes` bytes that does not split a UTF-8 character.
 size_t Utf8Prefix(const std::string& text, size_t max_bytes) {
@@ -461,7 +440,8 @@ struct MemoryExtractor::State {
       }
     }
     if (!request) return;
-    llm::Outcome outcome = backend->Complete(*request);
+    const auto call = [&] { return backend->Complete(*request); };
+    llm::Outcome outcome = options.around_call ? options.around_call(record, call) : call();
 
     std::lock_guard<std::mutex> use(use_mu);
     if (Abandoned()) return;

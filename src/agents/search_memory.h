@@ -179,6 +179,11 @@ struct MemoryExtractorOptions {
   // two at once), come from the worker thread or from Submit's caller, and never come after the
   // destructor has returned. It may call stats(); it must not call Submit, Drain or WaitIdle.
   MemoryLog log;
+  // Wraps each extraction call on the worker thread: `call` makes it. The search orchestrator
+  // uses it to tag the exchange with the record's iteration. Empty: the call is made as is.
+  std::function<llm::Outcome(const IterationRecord& record,
+                             const std::function<llm::Outcome()>& call)>
+      around_call;
 };
 
 struct ExtractorStats {

@@ -7,25 +7,10 @@
 #include <sstream>
 #include <utility>
 
+#include "core/enum_names.h"
+
 namespace kernelpro::agents {
 namespace {
-
-template <typename E, size_t N>
-const char* NameOf(const std::array<std::pair<E, const char*>, N>& table, E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-std::optional<E> ValueOf(const std::array<std::pair<E, const char*>, N>& table,
-                         const std::string& text) {
-  for (const auto& [v, name] : table) {
-    if (text == name) return v;
-  }
-  return std::nullopt;
-}
 
 constexpr std::array<std::pair<InputKind, const char*>, 3> kKinds = {
     {{InputKind::kPyTorch, "pytorch"}, {InputKind::kTriton, "triton"}, {InputKind::kCuda, "cuda"}}};

@@ -18,12 +18,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "agents/benchmarking_agent.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/llm_options.h"
+#include "llm/cassette.h"
 #include "llm/factory.h"
 #include "roofline/hardware.h"
 #include "search/orchestrator.h"
@@ -38,9 +40,11 @@ namespace fs = std::filesystem;
 struct OptimizeArgs {
   std::string problem, run_dir, search = "mcts", feedback = "tools", tool_mode = "proactive",
                                 device = "cuda", gpu, python, cutlass_dir;
-  int iterations = 30;
+  int iterations = -1;  // < 0: not given (30, or the demo's length)
   int candidates = 2;
+  int max_tokens = 16384;
   bool no_memory = false;
+  bool demo = false;
   std::uint64_t seed = 0;
   double max_cost = -1;    // < 0: none
   double time_limit = -1;  // < 0: none
@@ -244,11 +248,17 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
     std::cerr << "kernelpro " << command << ": " << line << "\n";
   };
   if (resume && llm_config.provider == "replay" && llm_config.replay_mode == "sequential") {
-    // A sequential cassette continues after the replies the earlier processes stored.
+    // A sequential cassette continues, stream by stream, after the replies the earlier
+    // processes stored.
     auto runs = (*store)->ListRuns();
     if (runs.ok() && !runs->empty()) {
-      auto totals = (*store)->LlmTotalsForRun(runs->front().id);
-      if (totals.ok()) llm_config.replay_skip = static_cast<int>(totals->exchanges);
+      auto exchanges = (*store)->ListLlmExchanges(runs->front().id);
+      if (exchanges.ok()) {
+        for (const store::LlmExchangeRecord& r : *exchanges) {
+          auto request = llm::RequestFromJson(r.request);
+          if (request.ok()) ++llm_config.replay_skip[llm::ReplayStream(*request)];
+        }
+      }
     }
   }
   llm::BackendDependencies llm_deps;
@@ -371,11 +381,41 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   return summary->best ? 0 : 1;
 }
 
-std::string DefaultRunDir(const std::string& problem) {
+std::string DefaultRunDir(const std::string& name) {
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "runs/" + fs::path(problem).stem().string() + "-" + stamp;
+  return "runs/" + name + "-" + stamp;
+}
+
+// "swish" for problems/swish/problem.py, "tiny_swish" for tests/problems/tiny_swish.py.
+std::string ProblemName(const std::string& problem) {
+  const fs::path path = fs::absolute(problem);
+  if (path.stem() == "problem" && path.has_parent_path()) return path.parent_path().filename();
+  return path.stem();
+}
+
+// ---- the demo: problems/swish with candidates the project wrote, replayed from a cassette
+// (problems/swish/demo/make_demo.py tells the story), so the whole loop runs without an API key.
+// Everything measured is real; only the model's replies are canned.
+constexpr int kDemoIterations = 4;  // the cassettes hold four programmer replies
+
+struct Demo {
+  std::string problem;
+  std::string cassette;
+};
+
+Result<Demo> FindDemo(const std::string& device) {
+  const fs::path root = KERNELPRO_SOURCE_ROOT;
+  Demo demo{(root / "problems/swish/problem.py").string(),
+            (root / "problems/swish/demo" / (device + ".jsonl")).string()};
+  for (const std::string& path : {demo.problem, demo.cassette}) {
+    if (!fs::exists(path)) {
+      return Status::NotFound("the demo needs " + path +
+                              " (from the source tree this binary was built from)");
+    }
+  }
+  return demo;
 }
 
 int RunOptimize(OptimizeArgs& args) {
@@ -384,9 +424,25 @@ int RunOptimize(OptimizeArgs& args) {
     return 2;
   };
   search::OptimizeOptions o;
+  std::optional<Demo> demo;
+  if (args.demo) {
+    if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
+      return fail("--demo replays the project's own cassette; leave out --llm and --llm-config (and "
+                  "unset KERNELPRO_LLM and KERNELPRO_LLM_CONFIG)");
+    }
+    if (!args.problem.empty()) return fail("--demo runs problems/swish; leave out --problem");
+    auto found = FindDemo(args.device);
+    if (!found.ok()) return fail(found.status().message());
+    demo = *found;
+    args.problem = demo->problem;
+    args.llm.spec = "replay:" + demo->cassette;
+  } else if (args.problem.empty()) {
+    return fail("--problem is required (or try --demo)");
+  }
   o.problem = args.problem;
-  o.iterations = args.iterations;
+  o.iterations = args.iterations >= 0 ? args.iterations : (demo ? kDemoIterations : 30);
   o.candidates = args.candidates;
+  o.programmer_max_tokens = args.max_tokens;
   o.search = args.search;
   std::string feedback = args.feedback;
   if (args.tool_mode == "reactive") {
@@ -398,7 +454,11 @@ int RunOptimize(OptimizeArgs& args) {
   o.feedback = agents::ParseFeedbackMode(feedback).value();
   o.memory = !args.no_memory;
   o.seed = args.seed;
-  o.run_dir = args.run_dir.empty() ? DefaultRunDir(args.problem) : args.run_dir;
+  if (args.run_dir.empty()) {
+    args.run_dir = demo ? DefaultRunDir("demo-swish-" + args.device)
+                        : DefaultRunDir(ProblemName(args.problem));
+  }
+  o.run_dir = args.run_dir;
   if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
   if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
   o.device = args.device;
@@ -415,6 +475,14 @@ int RunOptimize(OptimizeArgs& args) {
   }
   auto llm_config = ResolveLlmConfig(args.llm);
   if (!llm_config.ok()) return fail(llm_config.status().message());
+  if (demo) {
+    llm_config->replay_mode = "sequential";
+    std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
+              << ", the model's replies replayed from " << demo->cassette
+              << " (candidates written by the kernelpro project; every build, check, timing and "
+                 "profile is real)"
+              << std::endl;
+  }
   o.frontend = Json{{"llm", LlmConfigJson(*llm_config)},
                     {"eval", EvalOptionsJson(args.eval)},
                     {"python", args.python},
@@ -462,17 +530,24 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       "candidates); exit 0 when a correct kernel was found, 1 when none, 2 on bad input");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
-      ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--demo", args->demo,
+                "Run a short search on problems/swish with candidates the project wrote, replayed "
+                "from a cassette: no API key needed (with --device cpu: CPU candidates)");
   AddLlmOptions(*cmd, args->llm);
   cmd->add_option("--search", args->search, "Search strategy: mcts or greedy")
       ->check(CLI::IsMember({"mcts", "greedy"}))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->iterations, "Expansions of the search tree")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+  cmd->add_option("--iterations", args->iterations,
+                  "Expansions of the search tree (default 30; 4 with --demo)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--candidates", args->candidates, "Candidates asked for per iteration")
       ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  cmd->add_option("--max-tokens", args->max_tokens,
+                  "Reply length asked of the programmer (lower it for a small local model; a "
+                  "truncated reply is asked again with twice as many, up to the LLM's cap)")
+      ->check(CLI::Range(256, 1000000))
       ->capture_default_str();
   cmd->add_option("--feedback", args->feedback,
                   "What the programmer learns of a working kernel: tools (micro-profiling "

@@ -98,6 +98,7 @@ struct Recording {
   int line = 0;
   std::string model;
   std::string fingerprint;  // recomputed from the request
+  std::string stream;       // ReplayStream of the request (kSequential)
   Json request;             // ToJson of the parsed request: the same form live requests take
   Outcome outcome;
 };
@@ -222,20 +223,29 @@ Result<Recording> ParseRecording(const std::string& text, int line_number,
     if (!error.ok()) return Status::InvalidArgument(where + ": " + error.status().message());
     outcome.emplace(std::move(*error));
   }
-  return Recording{line_number, model, Fingerprint(*request, model), ToJson(*request),
-                   std::move(*outcome)};
+  return Recording{line_number, model, Fingerprint(*request, model), ReplayStream(*request),
+                   ToJson(*request), std::move(*outcome)};
 }
 
 class ReplayBackend : public Backend {
  public:
   ReplayBackend(std::string path, ReplayMode mode, std::string model,
-                std::vector<Recording> recordings, size_t skip)
+                std::vector<Recording> recordings, std::map<std::string, size_t> skip)
       : path_(std::move(path)),
         mode_(mode),
         model_(std::move(model)),
         recordings_(std::move(recordings)),
-        served_(recordings_.size(), false),
-        next_(mode_ == ReplayMode::kSequential ? skip : 0) {}
+        served_(recordings_.size(), false) {
+    if (mode_ != ReplayMode::kSequential) return;
+    // A resumed run was served the first `skip[stream]` recordings of each stream already.
+    for (size_t i = 0; i < recordings_.size(); ++i) {
+      size_t& left = skip[recordings_[i].stream];
+      if (left > 0) {
+        served_[i] = true;
+        --left;
+      }
+    }
+  }
 
   std::string provider() const override { return "replay"; }
   std::string model() const override { return model_; }
@@ -243,10 +253,17 @@ class ReplayBackend : public Backend {
   Outcome Complete(const Request& request) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (mode_ == ReplayMode::kSequential) {
-      if (next_ < recordings_.size()) return recordings_[next_++].outcome;
-      return Miss("all " + std::to_string(recordings_.size()) +
-                  " recordings were served already (sequential replay); this is request " +
-                  std::to_string(++next_));
+      const std::string stream = ReplayStream(request);
+      size_t in_stream = 0;
+      for (size_t i = 0; i < recordings_.size(); ++i) {
+        if (recordings_[i].stream != stream) continue;
+        ++in_stream;
+        if (served_[i]) continue;
+        served_[i] = true;
+        return recordings_[i].outcome;
+      }
+      return Miss("all " + std::to_string(in_stream) + " recordings of stream '" + stream +
+                  "' were served already (sequential replay)");
     }
     std::string fingerprint = Fingerprint(request, model_);
     std::vector<int> lines;
@@ -300,10 +317,15 @@ class ReplayBackend : public Backend {
   const std::vector<Recording> recordings_;
   std::mutex mu_;
   std::vector<bool> served_;
-  size_t next_ = 0;
 };
 
 }  // namespace
+
+std::string ReplayStream(const Request& request) {
+  if (request.response_schema) return "schema:" + request.response_schema->name;
+  if (!request.tools.empty()) return "tools";
+  return "text";
+}
 
 std::string Fingerprint(const Request& request, const std::string& model) {
   // nlohmann::json keeps object keys sorted, and DumpJson writes no whitespace: the dump is
@@ -323,7 +345,8 @@ Result<std::unique_ptr<Backend>> MakeRecordingBackend(std::unique_ptr<Backend> i
 }
 
 Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path, ReplayMode mode,
-                                                   std::string model, size_t skip) {
+                                                   std::string model,
+                                                   std::map<std::string, size_t> skip) {
   std::ifstream in(cassette_path);
   if (!in) return Status::NotFound("cannot open cassette " + cassette_path);
   std::vector<Recording> recordings;
@@ -337,7 +360,7 @@ Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path, Re
   }
   if (model.empty() && !recordings.empty()) model = recordings.front().model;
   return std::unique_ptr<Backend>(std::make_unique<ReplayBackend>(
-      std::move(cassette_path), mode, std::move(model), std::move(recordings), skip));
+      std::move(cassette_path), mode, std::move(model), std::move(recordings), std::move(skip)));
 }
 
 }  // namespace kernelpro::llm

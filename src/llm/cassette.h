@@ -16,8 +16,11 @@
 // SHA-256 of a canonical JSON of the request and the model, so key order and whitespace never
 // matter. Several recordings of one fingerprint are served in recorded order, once each; asking
 // again after the last one is a miss (a loop that repeats a request more often than it did when
-// recorded has changed behaviour, and should say so). kSequential serves the recordings in file
-// order whatever the request. A miss is a kReplayMiss error naming the cassette, the fingerprint
+// recorded has changed behaviour, and should say so). kSequential ignores what the requests say
+// and serves the recordings in file order within each stream: requests of one kind (the same
+// response schema, or tools, or plain text; see ReplayStream) take their stream's recordings in
+// turn. So a hand-written cassette for a whole search (the programmer's candidates, the profiling
+// agent's analyses, the memory extractor's notes) replays the same whichever thread asks first. A miss is a kReplayMiss error naming the cassette, the fingerprint
 // and the first difference from the nearest recorded request ("message 2 text differs at
 // character 14: ..."); it never falls back to anything. Fingerprints are recomputed from the
 // recorded requests at load, so a hand-edited request still matches; the stored fingerprint is
@@ -27,6 +30,7 @@
 // order in which calls take the lock).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -37,8 +41,12 @@ namespace kernelpro::llm {
 
 enum class ReplayMode {
   kFingerprint,  // match requests by fingerprint, each recording served once, in recorded order
-  kSequential,   // serve recordings in file order, ignoring the requests
+  kSequential,   // serve recordings in file order per stream, ignoring what requests say
 };
+
+// The stream a request belongs to in kSequential replay: "schema:NAME" for a request with a
+// response schema, else "tools" when it offers tools, else "text".
+std::string ReplayStream(const Request& request);
 
 // SHA-256 (hex) of the canonical JSON {"model": model, "request": ToJson(request)}.
 std::string Fingerprint(const Request& request, const std::string& model);
@@ -51,10 +59,11 @@ Result<std::unique_ptr<Backend>> MakeRecordingBackend(std::unique_ptr<Backend> i
 
 // Loads `cassette_path`. The backend's provider() is "replay"; its model() is `model`, or when
 // empty the model of the first recording. kFingerprint matches requests under that model.
-// kSequential starts after the first `skip` recordings: a resumed run skips what its earlier
-// process was served (and stored) so that it continues where that process stopped.
+// kSequential starts each stream after its first `skip[stream]` recordings: a resumed run skips
+// what its earlier processes were served (and stored) so that it continues where they stopped.
 Result<std::unique_ptr<Backend>> MakeReplayBackend(std::string cassette_path,
                                                    ReplayMode mode = ReplayMode::kFingerprint,
-                                                   std::string model = "", size_t skip = 0);
+                                                   std::string model = "",
+                                                   std::map<std::string, size_t> skip = {});
 
 }  // namespace kernelpro::llm

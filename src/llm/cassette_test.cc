@@ -159,7 +159,7 @@ TEST(CassetteTest, SequentialModeServesFileOrderWhateverTheRequest) {
   Outcome past_end = replay->Complete(Ask("b"));
   ASSERT_FALSE(past_end.ok());
   EXPECT_EQ(past_end.error().kind, ErrorKind::kReplayMiss);
-  EXPECT_NE(past_end.error().message.find("all 2 recordings were served"), std::string::npos);
+  EXPECT_NE(past_end.error().message.find("all 2 recordings of stream 'text' were served"), std::string::npos);
 }
 
 TEST(CassetteTest, SequentialReplayOfAResumedRunSkipsWhatWasServedBefore) {
@@ -172,10 +172,54 @@ TEST(CassetteTest, SequentialReplayOfAResumedRunSkipsWhatWasServedBefore) {
   recorder->Complete(Ask("b"));
   recorder.reset();
 
-  auto replay = MakeReplayBackend(path, ReplayMode::kSequential, "", 1);
+  auto replay = MakeReplayBackend(path, ReplayMode::kSequential, "", {{"text", 1}});
   ASSERT_TRUE(replay.ok()) << replay.status().ToString();
   EXPECT_EQ((*replay)->Complete(Ask("b")).response().text, "two");
   EXPECT_FALSE((*replay)->Complete(Ask("c")).ok());
+}
+
+// A whole search asks from several threads: the programmer (schema "candidates") and the memory
+// extractor (schema "notes") may come in either order. Each kind of request takes its own
+// recordings in file order, so the replay is the same whichever asks first.
+TEST(CassetteTest, SequentialReplayKeepsOneOrderPerStreamWhateverTheInterleaving) {
+  std::string path = FreshPath("sequential_streams");
+  auto with_schema = [](const std::string& text, const std::string& schema) {
+    Request r = Ask(text);
+    r.response_schema = ResponseSchema{schema, Json{{"type", "object"}}};
+    return r;
+  };
+  ScriptedBackend* scripted = nullptr;
+  auto recorder = Recorder(&scripted, path);
+  for (const char* text : {"code 1", "notes 1", "code 2", "plain", "notes 2"}) {
+    scripted->Push(TextResponse(text));
+  }
+  recorder->Complete(with_schema("a", "candidates"));
+  recorder->Complete(with_schema("b", "notes"));
+  recorder->Complete(with_schema("c", "candidates"));
+  recorder->Complete(Ask("d"));
+  recorder->Complete(with_schema("e", "notes"));
+  recorder.reset();
+
+  EXPECT_EQ(ReplayStream(with_schema("x", "candidates")), "schema:candidates");
+  EXPECT_EQ(ReplayStream(Ask("x")), "text");
+
+  auto replay = Replayer(path, ReplayMode::kSequential);
+  EXPECT_EQ(replay->Complete(with_schema("?", "notes")).response().text, "notes 1");
+  EXPECT_EQ(replay->Complete(with_schema("?", "notes")).response().text, "notes 2");
+  EXPECT_EQ(replay->Complete(with_schema("?", "candidates")).response().text, "code 1");
+  EXPECT_EQ(replay->Complete(Ask("?")).response().text, "plain");
+  EXPECT_EQ(replay->Complete(with_schema("?", "candidates")).response().text, "code 2");
+  Outcome past_end = replay->Complete(with_schema("?", "notes"));
+  ASSERT_FALSE(past_end.ok());
+  EXPECT_NE(past_end.error().message.find("all 2 recordings of stream 'schema:notes'"),
+            std::string::npos)
+      << past_end.error().message;
+
+  // A resumed run that was served the first candidates reply continues with the second.
+  auto resumed = MakeReplayBackend(path, ReplayMode::kSequential, "", {{"schema:candidates", 1}});
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ((*resumed)->Complete(with_schema("?", "candidates")).response().text, "code 2");
+  EXPECT_EQ((*resumed)->Complete(with_schema("?", "notes")).response().text, "notes 1");
 }
 
 TEST(CassetteTest, AMissFailsLoudlyNamingTheCassetteFingerprintAndFirstDifference) {

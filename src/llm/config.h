@@ -21,6 +21,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,9 +44,9 @@ struct LlmConfig {
   // openai: ask for JSON-Schema structured output first (falls back by itself if refused).
   bool structured_output = true;
   std::string replay_mode = "fingerprint";  // replay: fingerprint | sequential
-  // Sequential replay: recordings to skip, because an earlier process of the same run was served
-  // them (set by `kernelpro resume`, never read from a profile).
-  int replay_skip = 0;
+  // Sequential replay: recordings to skip per stream (see ReplayStream), because an earlier process
+  // of the same run was served them (set by `kernelpro resume`, never read from a profile).
+  std::map<std::string, int> replay_skip;
   std::string record_to;    // append every exchange to this cassette; "" = do not record
   std::string prices_file;  // TOML price table for the cost of each exchange; "" = cost unknown
   double connect_timeout_s = 10;  // to establish a connection

@@ -91,10 +91,12 @@ Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
   client.on_exchange = dependencies.on_exchange;
   client.sleep = dependencies.sleep;
   if (config.provider == "replay") {
+    std::map<std::string, size_t> skip;
+    for (const auto& [stream, n] : config.replay_skip) skip[stream] = std::max(0, n);
     auto replay = MakeReplayBackend(
         config.model,
         config.replay_mode == "sequential" ? ReplayMode::kSequential : ReplayMode::kFingerprint, "",
-        static_cast<size_t>(std::max(0, config.replay_skip)));
+        std::move(skip));
     if (!replay.ok()) return replay.status();
     client.max_attempts = 1;  // a cassette answers the same way every time
     return MakeReliableBackend(std::move(*replay), std::move(client));

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include "core/text.h"
+
 namespace kernelpro::llm {
 namespace {
 
@@ -169,22 +171,6 @@ std::string CanonicalQuery(const std::string& query) {
   return out;
 }
 
-// Trimmed, with every run of whitespace (folded header lines included) reduced to one space.
-std::string CanonicalHeaderValue(const std::string& value) {
-  std::string out;
-  bool pending_space = false;
-  for (char c : value) {
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-      pending_space = !out.empty();
-      continue;
-    }
-    if (pending_space) out.push_back(' ');
-    pending_space = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string UriEncode(std::string_view text, bool keep_slash) {
@@ -241,14 +227,14 @@ Result<SigV4Signature> SignV4(const SigV4Request& request, const AwsCredentials&
   std::map<std::string, std::vector<std::string>> headers;
   std::string payload_hash;
   for (const auto& [name, value] : request.headers) {
-    std::string key = Lower(CanonicalHeaderValue(name));  // trimmed too
+    std::string key = Lower(CollapseWhitespace(name));  // trimmed too
     if (key == "authorization" || key == "x-amz-date" || key == "x-amz-security-token") {
       return Status::InvalidArgument("SigV4: the request already has " + name +
                                      "; the signer sets it");
     }
     // A caller-supplied x-amz-content-sha256 (S3's "UNSIGNED-PAYLOAD") is the payload hash.
-    if (key == "x-amz-content-sha256") payload_hash = CanonicalHeaderValue(value);
-    headers[key].push_back(CanonicalHeaderValue(value));
+    if (key == "x-amz-content-sha256") payload_hash = CollapseWhitespace(value);
+    headers[key].push_back(CollapseWhitespace(value));
   }
   if (!headers.count("host")) headers["host"].push_back(HostHeader(*url));
 

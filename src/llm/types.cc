@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "core/enum_names.h"
+
 namespace kernelpro::llm {
 namespace {
 
@@ -31,23 +33,6 @@ constexpr std::array<std::pair<ErrorKind, const char*>, 11> kKinds = {{
     {ErrorKind::kConfig, "config"},
     {ErrorKind::kBudget, "budget"},
 }};
-
-template <typename E, size_t N>
-const char* NameOf(const std::array<std::pair<E, const char*>, N>& table, E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-std::optional<E> ValueOf(const std::array<std::pair<E, const char*>, N>& table,
-                         const std::string& text) {
-  for (const auto& [v, name] : table) {
-    if (text == name) return v;
-  }
-  return std::nullopt;
-}
 
 Json ToJson(const ToolCall& call) {
   return {{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}};

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -47,12 +46,6 @@ class ScopedTag {
  private:
   ExchangeTag saved_;
 };
-
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The replies an earlier process received for a step, in the order its calls got them, as the
 // calls will want them again. A reply is worth serving again when it was paid for and the caller
@@ -102,31 +95,6 @@ class StepBackend : public llm::Backend {
   std::vector<llm::Outcome> stored_;
   size_t next_ = 0;
   ExchangeTag tag_;
-};
-
-// The extractor's backend: its calls run on the extractor's thread, one per iteration record, and
-// the record's text opens with "Iteration N (": that names the step the exchange belongs to.
-class MemoryBackend : public llm::Backend {
- public:
-  explicit MemoryBackend(std::shared_ptr<llm::Backend> inner) : inner_(std::move(inner)) {}
-  std::string provider() const override { return inner_->provider(); }
-  std::string model() const override { return inner_->model(); }
-  llm::Outcome Complete(const llm::Request& request) override {
-    static const std::regex kIteration(R"(^\s*Iteration (\d+))");
-    ExchangeTag tag{true, "memory", 0, "memory"};
-    for (const llm::Message& m : request.messages) {
-      std::smatch match;
-      if (m.role == llm::Role::kUser && std::regex_search(m.text, match, kIteration)) {
-        tag.iteration = std::stoi(match[1].str());
-        break;
-      }
-    }
-    ScopedTag scoped(std::move(tag));
-    return inner_->Complete(request);
-  }
-
- private:
-  std::shared_ptr<llm::Backend> inner_;
 };
 
 class ExecutorEvaluator : public CandidateEvaluator {
@@ -644,8 +612,14 @@ Result<OptimizeSummary> Orchestrator::Run() {
     agents::MemoryExtractorOptions extractor_options;
     extractor_options.log = deps_.log;
     extractor_options.max_queue = 16;
-    extractor_ = std::make_unique<agents::MemoryExtractor>(
-        std::make_shared<MemoryBackend>(deps_.memory_backend), *memory_, extractor_options);
+    // Each extraction is tagged with the iteration it learns from (its journal step "memory").
+    extractor_options.around_call = [](const agents::IterationRecord& record,
+                                       const std::function<llm::Outcome()>& call) {
+      ScopedTag tag(ExchangeTag{true, "memory", record.iteration, "memory"});
+      return call();
+    };
+    extractor_ = std::make_unique<agents::MemoryExtractor>(deps_.memory_backend, *memory_,
+                                                           extractor_options);
     // Iterations recorded by an earlier process whose extraction never came back.
     for (int it = 1; it <= strategy_->tree().expansions(); ++it) {
       auto exchanges = deps_.store->ListLlmExchangesForStep(Key(it, "memory"));
