@@ -260,6 +260,50 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
                                 (dir_ / "third").string()},
                                5, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   EXPECT_EQ(no_llm.exit_code, 2) << no_llm.err;
+  // No problem, and no --demo either.
+  CliRun no_problem = RunKernelpro({"optimize", "--device", "cpu", "--llm", "replay:" + kCassette});
+  EXPECT_EQ(no_problem.exit_code, 2) << no_problem.err;
+  EXPECT_NE(no_problem.err.find("--problem is required (or try --demo)"), std::string::npos);
+  // The demo brings its own problem and model.
+  CliRun demo_llm = RunKernelpro({"optimize", "--demo", "--llm", "replay:" + kCassette});
+  EXPECT_EQ(demo_llm.exit_code, 2) << demo_llm.err;
+  EXPECT_NE(demo_llm.err.find("leave out --llm"), std::string::npos) << demo_llm.err;
+  CliRun demo_problem = RunKernelpro({"optimize", "--demo", "--problem", kProblem}, 5, {},
+                                     {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  EXPECT_EQ(demo_problem.exit_code, 2) << demo_problem.err;
+  EXPECT_NE(demo_problem.err.find("leave out --problem"), std::string::npos) << demo_problem.err;
+}
+
+// `kernelpro optimize --demo --device cpu`, as a new user without a GPU or an API key runs it
+// (cut to two iterations and short timings): the project's CPU candidates replayed into the real
+// loop, memory on, and a complete run directory at the end.
+TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
+  const fs::path run = dir_ / "demo";
+  CliRun demo = RunKernelpro({"optimize", "--demo", "--device", "cpu", "--iterations", "2",
+                              "--run-dir", run.string(), "--cache-dir", kCache, "--trials", "2",
+                              "--extra-trials", "1", "--timing-trials", "10", "--timing-rounds",
+                              "1", "--time-budget", "2", "--python", "/usr/bin/python3"},
+                             20, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  ASSERT_EQ(demo.exit_code, 0) << demo.out << demo.err;
+  EXPECT_NE(demo.out.find("problems/swish/demo/cpu.jsonl"), std::string::npos) << demo.out;
+  // The story of the cassette: two failed seeds, then two correct repairs of the incorrect one.
+  EXPECT_NE(demo.out.find("iteration 1/2  initial from ROOT: incorrect, compile_error"),
+            std::string::npos)
+      << demo.out;
+  EXPECT_NE(demo.out.find("iteration 2/2  debug from n1: correct"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("best: n"), std::string::npos) << demo.out;
+  for (const char* file : {"run.db", "best.py", "report.md", "memory.jsonl",
+                           "candidates/0001.py"}) {
+    EXPECT_TRUE(fs::exists(run / file)) << file;
+  }
+  EXPECT_NE(ReadFile(run / "best.py").find("kp_demo_cpu_swish"), std::string::npos);
+  // The memory extractor's notes were replayed too, tagged with their iterations.
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges WHERE purpose = 'programmer'"), 2);
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges WHERE purpose = 'memory'"), 2);
+  EXPECT_EQ(Count(run, "SELECT COUNT(DISTINCT iteration) FROM llm_exchanges WHERE purpose = "
+                       "'memory'"),
+            2);
+  EXPECT_NE(ReadFile(run / "memory.jsonl").find("returning the sigmoid alone"), std::string::npos);
 }
 
 }  // namespace
