@@ -3,7 +3,7 @@
 //
 // Both leave in the run directory: run.db (every step, exchange and verdict), stage1.json,
 // candidates/NNNN.py, memory.jsonl (with memory on), best.py (the best kernel with a header saying
-// where and how it was measured) and report.md.
+// where and how it was measured), report.md and report.html (the same report as one offline page).
 //
 // Exit codes: 0 a correct kernel was found, 1 none was, 2 bad input or a run that could not go on
 // (the run directory can then be resumed).
@@ -365,6 +365,7 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
     }
   }
   std::ofstream(dir / "report.md") << search::RenderMarkdownReport(report);
+  std::ofstream(dir / "report.html") << search::RenderHtmlReport(report);
 
   std::cout << "stopped: " << summary->stop_message << "\n";
   if (auto verdict = search::JudgeBest(orchestrator.tree())) {
@@ -375,7 +376,8 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
-  std::cout << "report: " << (dir / "report.md").string() << "\n";
+  std::cout << "report: " << (dir / "report.md").string()
+            << " (HTML: " << (dir / "report.html").string() << ")\n";
   std::cout << "LLM: " << summary->exchanges << " exchanges, $" << Fixed(summary->cost_usd, 4)
             << "\n";
   return summary->best ? 0 : 1;

@@ -144,6 +144,7 @@ class OptimizeCommandTest : public ::testing::Test {
     }
     EXPECT_TRUE(fs::exists(run / "best.py"));
     EXPECT_TRUE(fs::exists(run / "report.md"));
+    EXPECT_TRUE(fs::exists(run / "report.html"));
   }
 
   fs::path dir_;
@@ -188,6 +189,24 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   EXPECT_NE(report.find("## Search tree"), std::string::npos) << report;
   EXPECT_NE(report.find("- **n3** it 2 · debug · correct"), std::string::npos) << report;
   EXPECT_NE(report.find("profiling: skipped on device cpu"), std::string::npos) << report;
+
+  // The same report as a page: the best kernel's speedup with its interval, as the CLI printed it.
+  EXPECT_NE(r.out.find("report: " + (run / "report.md").string() + " (HTML: " +
+                       (run / "report.html").string() + ")"),
+            std::string::npos)
+      << r.out;
+  std::smatch best_line;
+  ASSERT_TRUE(std::regex_search(r.out, best_line,
+                                std::regex(R"(best: (n[0-9]+) ([0-9.]+x) (\[[0-9.]+, [0-9.]+\]))")))
+      << r.out;
+  const std::string html = ReadFile(run / "report.html");
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html;
+  EXPECT_NE(html.find("<strong>" + best_line[2].str() + "</strong> over the reference, 95% "
+                      "interval " + best_line[3].str()),
+            std::string::npos)
+      << best_line[0] << "\n" << html;
+  EXPECT_NE(html.find("<li id=\"" + best_line[1].str() + "\">"), std::string::npos) << html;
+  EXPECT_NE(html.find("profiling: skipped on device cpu"), std::string::npos) << html;
 
   // A finished run resumed with no more budget does nothing and changes nothing.
   CliRun again = RunKernelpro({"resume", run.string()}, 10);

@@ -87,7 +87,7 @@ struct OptimizeOptions {
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
   bool memory = true;      // search memory and its extractor (--no-memory: off)
   std::uint64_t seed = 0;  // recorded with the run (the strategies make no random choice)
-  std::string run_dir;     // run.db, stage1.json, candidates/, memory.jsonl, best.py, report.md
+  std::string run_dir;     // run.db, stage1.json, candidates/, memory.jsonl, best.py, report.*
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   std::string device = "cuda";         // cuda | cpu (C++ CPU extensions, no profiling)

@@ -1,12 +1,18 @@
 #include "search/run_report.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 namespace kernelpro::search {
 namespace {
+
+// ---- Pieces both reports (and best.py's header) are made of ----
 
 std::string Fixed(double v, int digits = 2) {
   char buf[64];
@@ -18,6 +24,11 @@ std::string Interval(const RatioInterval& r) {
   return Fixed(r.estimate) + "x [" + Fixed(r.low) + ", " + Fixed(r.high) + "]";
 }
 
+// "95% interval [1.90, 2.10]"
+std::string ConfidenceInterval(const RatioInterval& r) {
+  return Fixed(100 * r.confidence, 0) + "% interval [" + Fixed(r.low) + ", " + Fixed(r.high) + "]";
+}
+
 std::string NodeName(int id) { return id == Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
 
 const NodeInfo* Info(const RunReportInput& in, int id) {
@@ -27,13 +38,6 @@ const NodeInfo* Info(const RunReportInput& in, int id) {
 }
 
 std::string Mode(const Node& node) { return node.mode ? agents::ToString(*node.mode) : "root"; }
-
-std::string StatusText(const Node& node) {
-  if (node.is_root()) return "reference";
-  std::string text = node.status ? EvalStatusName(*node.status) : "?";
-  if (node.correct() && node.speedup) text += " " + Interval(*node.speedup);
-  return text;
-}
 
 std::vector<int> Lineage(const Tree& tree, int id) {
   std::vector<int> path;
@@ -60,29 +64,310 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '|') c = ' ';
   }
-  if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
+  if (text.size() > max_chars) {
+    size_t cut = max_chars - 3;
+    // Not inside a UTF-8 sequence (a compiler's quotes are ‘ ’).
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return text;
 }
 
 std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
-void TreeLines(const RunReportInput& in, int id, int depth, std::ostringstream& out) {
+std::string Join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+// What the reports show of one tree node, whichever way they render it.
+struct NodeFacts {
+  const Node* node = nullptr;
+  std::string name;    // "ROOT", "n3"
+  int iteration = 0;   // 1-based; 0 for ROOT
+  std::string mode;    // "initial", "debug", "optimize"; "root"
+  std::string status;  // "correct", "compile_error", ...; "reference" for ROOT
+  std::optional<RatioInterval> speedup;  // a correct node's, when timed
+  const NodeInfo* info = nullptr;        // null when the orchestrator gave none
+  std::string verdict;                   // "accepted", "not accepted", ""
+};
+
+NodeFacts FactsOf(const RunReportInput& in, int id) {
+  const Node& node = in.tree->node(id);
+  NodeFacts f;
+  f.node = &node;
+  f.name = NodeName(id);
+  f.iteration = node.expansion + 1;
+  f.mode = Mode(node);
+  f.status = node.is_root() ? "reference" : node.status ? EvalStatusName(*node.status) : "?";
+  if (node.correct()) f.speedup = node.speedup;
+  f.info = Info(in, id);
+  if (f.info) f.verdict = f.info->verdict;
+  return f;
+}
+
+// "correct 1.55x [1.45, 1.65]", "compile_error", "reference".
+std::string StatusText(const NodeFacts& f) {
+  return f.speedup ? f.status + " " + Interval(*f.speedup) : f.status;
+}
+
+// One line of the header: "Device: cuda (NVIDIA H200), driver 570.86.15".
+struct HeaderFact {
+  std::string label;
+  std::string value;
+  bool code = false;  // a path, set as code
+};
+
+std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
+  const OptimizeOptions& o = in.options;
+  const RunEnvironment& env = in.environment;
+  std::vector<HeaderFact> facts;
+  facts.push_back({"Problem", o.problem, true});
+  if (!o.run_dir.empty()) facts.push_back({"Run directory", o.run_dir, true});
+  std::string device = env.device.empty() ? o.device : env.device;
+  if (!env.device_name.empty()) device += " (" + env.device_name + ")";
+  if (!env.driver.empty()) device += ", driver " + env.driver;
+  facts.push_back({"Device", device});
+  if (!env.toolchain.empty()) facts.push_back({"Toolchain", env.toolchain});
+  if (!in.llm.empty()) facts.push_back({"LLM", in.llm});
+  facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) +
+                                 " of " + std::to_string(o.iterations) + " iterations, " +
+                                 std::to_string(o.candidates) + " candidates each, feedback " +
+                                 agents::ToString(o.feedback) + ", memory " +
+                                 (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
+  facts.push_back({"Stopped", in.summary.stop_message});
+  facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
+                                        Fixed(in.summary.cost_usd, 4)});
+  int correct = 0, evaluated = 0;
+  for (const Node& node : in.tree->nodes()) {
+    if (node.is_root()) continue;
+    ++evaluated;
+    correct += node.correct() ? 1 : 0;
+  }
+  facts.push_back({"Candidates", std::to_string(evaluated) + " evaluated, " +
+                                     std::to_string(correct) + " correct"});
+  if (in.stage1) {
+    facts.push_back({"Stage 1", std::string(BottleneckName(in.stage1->bottleneck)) +
+                                    "-bound on " + in.stage1->gpu_name + " (" +
+                                    in.stage1->precision + ", confidence " +
+                                    in.stage1->confidence + ")"});
+  }
+  return facts;
+}
+
+// "reaches 71 % of the attainable bound (...)", or why the position is unknown.
+std::string RooflineText(const RunReportInput& in) {
+  if (auto position = BestRooflinePosition(in)) return position->summary;
+  if (in.options.device != "cuda") {
+    return "unknown (measured on " + in.options.device + ", not on a GPU).";
+  }
+  return in.stage1 ? "unknown (no timing of the best kernel)." : "unknown (no Stage-1 analysis).";
+}
+
+// One expansion of the tree: which node it grew from and what its children came to.
+struct IterationFacts {
+  int iteration = 0;  // 1-based
+  std::string mode;
+  int expanded = Tree::kRootId;
+  std::string outcome;  // "n1 correct 1.50x [1.40, 1.60] accepted; n2 compile_error"
+  std::string tools;    // "n1: memory_coalescing; n2: warp_stall"; "" when none fired
+};
+
+std::vector<IterationFacts> IterationsOf(const RunReportInput& in) {
   const Tree& tree = *in.tree;
-  const Node& node = tree.node(id);
-  out << std::string(2 * depth, ' ') << "- **" << NodeName(id) << "**";
+  std::vector<IterationFacts> iterations;
+  for (int e = 0; e < tree.expansions(); ++e) {
+    std::vector<int> children;
+    for (const Node& node : tree.nodes()) {
+      if (node.expansion == e) children.push_back(node.id);
+    }
+    if (children.empty()) continue;
+    const Node& first = tree.node(children.front());
+    IterationFacts it;
+    it.iteration = e + 1;
+    it.mode = Mode(first);
+    it.expanded = first.parent;
+    for (int id : children) {
+      NodeFacts f = FactsOf(in, id);
+      std::string text = f.name + " " + StatusText(f);
+      if (!f.verdict.empty()) text += " " + f.verdict;
+      it.outcome += (it.outcome.empty() ? "" : "; ") + text;
+      if (f.info && !f.info->tools_fired.empty()) {
+        it.tools +=
+            (it.tools.empty() ? "" : "; ") + f.name + ": " + Join(f.info->tools_fired, ", ");
+      }
+    }
+    iterations.push_back(std::move(it));
+  }
+  return iterations;
+}
+
+// The first line of `text` that says something, cut to `max_chars`.
+std::string FirstLine(const std::string& text, size_t max_chars = 100) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    line = line.substr(begin);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    return OneLine(line, max_chars);
+  }
+  return "";
+}
+
+// The head of a failed node's errors: enough to recognise the failure, not the whole build log.
+std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t max_chars = 2000) {
+  size_t end = 0;
+  for (int line = 0; line < max_lines && end < errors.size(); ++line) {
+    size_t newline = errors.find('\n', end);
+    end = newline == std::string::npos ? errors.size() : newline + 1;
+  }
+  end = std::min(end, max_chars);
+  std::string text = errors.substr(0, end);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (end < errors.size()) {
+    text += "\n[... " + std::to_string(errors.size() - end) + " more bytes]";
+  }
+  return text;
+}
+
+// ---- Markdown ----
+
+void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstream& out) {
+  NodeFacts f = FactsOf(in, id);
+  const Node& node = *f.node;
+  out << std::string(2 * depth, ' ') << "- **" << f.name << "**";
   if (node.is_root()) {
     out << " (the reference; visits " << node.visits << ", mean reward " << Fixed(node.MeanReward())
         << ")";
   } else {
-    out << " it " << node.expansion + 1 << " · " << Mode(node) << " · " << StatusText(node);
-    const NodeInfo* info = Info(in, id);
-    if (info && !info->verdict.empty()) out << " · " << info->verdict;
+    out << " it " << f.iteration << " · " << f.mode << " · " << StatusText(f);
+    if (!f.verdict.empty()) out << " · " << f.verdict;
     out << " · reward " << Fixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
-    if (info && !info->file.empty()) out << " · `" << info->file << "`";
+    if (f.info && !f.info->file.empty()) out << " · `" << f.info->file << "`";
   }
   out << "\n";
-  for (int child : node.children) TreeLines(in, child, depth + 1, out);
+  for (int child : node.children) MarkdownTree(in, child, depth + 1, out);
+}
+
+// ---- HTML ----
+
+// Text from the run (strategies, compiler errors, paths, labels) as HTML text or attribute value.
+// Control characters other than tab and newline (terminal colour codes in build logs) are dropped:
+// HTML does not allow them.
+std::string Html(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else if (c == '\'') {
+      out += "&#39;";
+    } else if ((u >= 0x20 && u != 0x7f) || c == '\n' || c == '\t') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+constexpr const char* kHtmlStyle = R"(
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328;
+       background: #fff; max-width: 78em; margin: 1.5em auto; padding: 0 1.5em; }
+h1 { font-size: 1.6em; margin-bottom: .4em; }
+h2 { font-size: 1.3em; margin-top: 1.6em; border-bottom: 1px solid #d1d9e0; }
+h3 { font-size: 1.1em; margin-top: 1.2em; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+            font-size: 13px; }
+table { border-collapse: collapse; margin: .5em 0 1em; }
+th, td { border: 1px solid #d1d9e0; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+table.facts th { white-space: nowrap; }
+td.num { white-space: nowrap; }
+.ok { color: #1a7f37; }
+.fail { color: #cf222e; }
+.muted { color: #59636e; }
+.verdict { padding: .5em .8em; border-left: 4px solid #1a7f37; background: #f0fff4; }
+.verdict.noise { border-left-color: #9a6700; background: #fff8c5; }
+.bar { display: inline-block; width: 8em; height: .75em; margin-left: .5em; background: #eaeef2;
+       vertical-align: middle; }
+.bar > span { display: block; height: 100%; background: #2da44e; }
+ul.tree, ul.tree ul { list-style: none; margin: 0; padding-left: 1.5em; }
+ul.tree { padding-left: 0; }
+ul.tree li { margin: .15em 0; }
+ul.tree ul { border-left: 1px dotted #9198a1; }
+summary { cursor: pointer; }
+.node { margin: .3em 0 .6em 1.2em; }
+.node p { margin: .2em 0; }
+pre { background: #f6f8fa; border: 1px solid #d1d9e0; padding: .6em; margin: .3em 0;
+      white-space: pre-wrap; overflow-wrap: anywhere; }
+)";
+
+// A bar whose length is the node's speedup on a scale where the longest bar is the best kernel or
+// the reference (1x), whichever is faster; "" without a speedup.
+std::string HtmlBar(const std::optional<RatioInterval>& speedup, double best) {
+  if (!speedup || best <= 0) return "";
+  double fraction = std::clamp(speedup->estimate / std::max(best, 1.0), 0.0, 1.0);
+  return "<span class=\"bar\" title=\"" + Fixed(speedup->estimate) +
+         "x\"><span style=\"width:" + Fixed(100 * fraction, 1) + "%\"></span></span>";
+}
+
+std::string HtmlStatus(const NodeFacts& f) {
+  const char* cls = f.node->is_root() ? "muted" : f.node->correct() ? "ok" : "fail";
+  return std::string("<span class=\"") + cls + "\">" + Html(StatusText(f)) + "</span>";
+}
+
+std::string HtmlNodeLink(int id) {
+  return "<a href=\"#" + NodeName(id) + "\">" + NodeName(id) + "</a>";
+}
+
+void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream& out) {
+  NodeFacts f = FactsOf(in, id);
+  const Node& node = *f.node;
+  out << "<li id=\"" << f.name << "\">";
+  if (node.is_root()) {
+    out << "<b>ROOT</b> <span class=\"muted\">(the reference; visits " << node.visits
+        << ", mean reward " << Fixed(node.MeanReward()) << ")</span>\n";
+  } else {
+    const NodeInfo* info = f.info;
+    out << "<details><summary><b>" << f.name << "</b> it " << f.iteration << " · "
+        << Html(f.mode) << " · " << HtmlStatus(f);
+    if (!f.verdict.empty()) out << " · " << Html(f.verdict);
+    out << HtmlBar(f.speedup, best);
+    if (info && !node.correct() && !info->errors.empty()) {
+      out << " <span class=\"muted\">" << Html(FirstLine(info->errors)) << "</span>";
+    }
+    out << "</summary>\n<div class=\"node\">\n";
+    if (info && !info->strategy.empty()) {
+      out << "<p>Strategy: " << Html(info->strategy) << "</p>\n";
+    }
+    out << "<p class=\"muted\">reward " << Fixed(node.reward) << " · visits " << node.visits;
+    if (node.terminal) out << " · terminal";
+    if (info && !info->file.empty()) out << " · <code>" << Html(info->file) << "</code>";
+    out << "</p>\n";
+    if (info && !info->tools_fired.empty()) {
+      out << "<p>Tools that fired: " << Html(Join(info->tools_fired, ", ")) << "</p>\n";
+    }
+    if (info && !info->errors.empty()) {
+      out << "<pre>" << Html(ErrorExcerpt(info->errors)) << "</pre>\n";
+    }
+    out << "</div></details>\n";
+  }
+  if (!node.children.empty()) {
+    out << "<ul>\n";
+    for (int child : node.children) HtmlTree(in, child, best, out);
+    out << "</ul>\n";
+  }
+  out << "</li>\n";
 }
 
 }  // namespace
@@ -138,9 +423,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
   out << "# toolchain: " << (env.toolchain.empty() ? "unknown" : env.toolchain) << "\n";
   if (verdict) {
     out << "# speedup:   " << Fixed(verdict->speedup.estimate) << "x over the reference, "
-        << Fixed(100 * verdict->speedup.confidence, 0) << "% interval ["
-        << Fixed(verdict->speedup.low) << ", " << Fixed(verdict->speedup.high)
-        << "] (ratio of median times)\n";
+        << ConfidenceInterval(verdict->speedup) << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
     const Node& node = tree.node(verdict->node);
@@ -156,34 +439,9 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
 std::string RenderMarkdownReport(const RunReportInput& in) {
   std::ostringstream out;
   const Tree& tree = *in.tree;
-  const OptimizeOptions& o = in.options;
-  const RunEnvironment& env = in.environment;
-  out << "# kernelpro run: " << Stem(o.problem) << "\n\n";
-  out << "- Problem: `" << o.problem << "`\n";
-  out << "- Device: " << (env.device.empty() ? o.device : env.device);
-  if (!env.device_name.empty()) out << " (" << env.device_name << ")";
-  if (!env.driver.empty()) out << ", driver " << env.driver;
-  out << "\n";
-  if (!env.toolchain.empty()) out << "- Toolchain: " << env.toolchain << "\n";
-  if (!in.llm.empty()) out << "- LLM: " << in.llm << "\n";
-  out << "- Search: " << o.search << ", " << in.summary.iterations_done << " of " << o.iterations
-      << " iterations, " << o.candidates << " candidates each, feedback "
-      << agents::ToString(o.feedback) << ", memory " << (o.memory ? "on" : "off") << ", seed "
-      << o.seed << "\n";
-  out << "- Stopped: " << in.summary.stop_message << "\n";
-  out << "- LLM exchanges: " << in.summary.exchanges << ", cost $" << Fixed(in.summary.cost_usd, 4)
-      << "\n";
-  int correct = 0, evaluated = 0;
-  for (const Node& node : tree.nodes()) {
-    if (node.is_root()) continue;
-    ++evaluated;
-    correct += node.correct() ? 1 : 0;
-  }
-  out << "- Candidates: " << evaluated << " evaluated, " << correct << " correct\n";
-  if (in.stage1) {
-    out << "- Stage 1: " << BottleneckName(in.stage1->bottleneck) << "-bound on "
-        << in.stage1->gpu_name << " (" << in.stage1->precision << ", confidence "
-        << in.stage1->confidence << ")\n";
+  out << "# kernelpro run: " << Stem(in.options.problem) << "\n\n";
+  for (const HeaderFact& fact : HeaderFacts(in)) {
+    out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
   }
   out << "\n";
 
@@ -196,32 +454,21 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     out << "Best kernel: **" << NodeName(verdict->node) << "**";
     if (info && !info->file.empty()) out << " (`" << info->file << "`, saved as `best.py`)";
     out << ", **" << Fixed(verdict->speedup.estimate) << "x** over the reference, "
-        << Fixed(100 * verdict->speedup.confidence, 0) << "% interval ["
-        << Fixed(verdict->speedup.low) << ", " << Fixed(verdict->speedup.high) << "].\n\n";
+        << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
-    if (auto position = BestRooflinePosition(in)) {
-      out << "Roofline: " << position->summary << "\n\n";
-    } else {
-      out << "Roofline: unknown"
-          << (o.device != "cuda" ? " (measured on " + o.device + ", not on a GPU)"
-                                 : std::string(in.stage1 ? " (no timing of the best kernel)"
-                                                         : " (no Stage-1 analysis)"))
-          << ".\n\n";
-    }
+    out << "Roofline: " << RooflineText(in) << "\n\n";
     out << "### Best lineage\n\n";
     out << "| node | iteration | mode | status | speedup [interval] | verdict | strategy |\n";
     out << "|---|---|---|---|---|---|---|\n";
     for (int id : Lineage(tree, verdict->node)) {
-      const Node& node = tree.node(id);
-      if (node.is_root()) {
+      NodeFacts f = FactsOf(in, id);
+      if (f.node->is_root()) {
         out << "| ROOT | | | reference | 1.00x | | |\n";
         continue;
       }
-      const NodeInfo* ni = Info(in, id);
-      out << "| " << NodeName(id) << " | " << node.expansion + 1 << " | " << Mode(node) << " | "
-          << (node.status ? EvalStatusName(*node.status) : "?") << " | "
-          << (node.correct() && node.speedup ? Interval(*node.speedup) : std::string("-")) << " | "
-          << (ni ? ni->verdict : "") << " | " << (ni ? OneLine(ni->strategy) : "") << " |\n";
+      out << "| " << f.name << " | " << f.iteration << " | " << f.mode << " | " << f.status
+          << " | " << (f.speedup ? Interval(*f.speedup) : std::string("-")) << " | " << f.verdict
+          << " | " << (f.info ? OneLine(f.info->strategy) : "") << " |\n";
     }
     out << "\n";
   }
@@ -229,33 +476,14 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   out << "## Iterations\n\n";
   out << "| iteration | mode | expanded | outcome | tools that fired |\n";
   out << "|---|---|---|---|---|\n";
-  for (int e = 0; e < tree.expansions(); ++e) {
-    std::vector<int> children;
-    for (const Node& node : tree.nodes()) {
-      if (node.expansion == e) children.push_back(node.id);
-    }
-    if (children.empty()) continue;
-    const Node& first = tree.node(children.front());
-    std::string outcome, tools;
-    for (int id : children) {
-      const Node& node = tree.node(id);
-      const NodeInfo* ni = Info(in, id);
-      std::string text = NodeName(id) + " " + StatusText(node);
-      if (ni && !ni->verdict.empty()) text += " " + ni->verdict;
-      outcome += (outcome.empty() ? "" : "; ") + text;
-      if (ni && !ni->tools_fired.empty()) {
-        std::string names;
-        for (const std::string& t : ni->tools_fired) names += (names.empty() ? "" : ", ") + t;
-        tools += (tools.empty() ? "" : "; ") + NodeName(id) + ": " + names;
-      }
-    }
-    out << "| " << e + 1 << " | " << Mode(first) << " | " << NodeName(first.parent) << " | "
-        << outcome << " | " << (tools.empty() ? "-" : tools) << " |\n";
+  for (const IterationFacts& it : IterationsOf(in)) {
+    out << "| " << it.iteration << " | " << it.mode << " | " << NodeName(it.expanded) << " | "
+        << it.outcome << " | " << (it.tools.empty() ? "-" : it.tools) << " |\n";
   }
   out << "\n";
 
   out << "## Search tree\n\n";
-  TreeLines(in, Tree::kRootId, 0, out);
+  MarkdownTree(in, Tree::kRootId, 0, out);
   out << "\n";
 
   if (!in.summary.notes.empty()) {
@@ -263,6 +491,86 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     for (const std::string& note : in.summary.notes) out << "- " << note << "\n";
     out << "\n";
   }
+  return out.str();
+}
+
+std::string RenderHtmlReport(const RunReportInput& in) {
+  std::ostringstream out;
+  const Tree& tree = *in.tree;
+  const std::string title = "kernelpro run: " + Stem(in.options.problem);
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>" << Html(title) << "</title>\n<style>" << kHtmlStyle << "</style>\n"
+      << "</head>\n<body>\n";
+  out << "<h1>" << Html(title) << "</h1>\n";
+  out << "<table class=\"facts\">\n";
+  for (const HeaderFact& fact : HeaderFacts(in)) {
+    out << "<tr><th>" << Html(fact.label) << "</th><td>"
+        << (fact.code ? "<code>" + Html(fact.value) + "</code>" : Html(fact.value))
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+
+  out << "<h2>Result</h2>\n";
+  auto verdict = JudgeBest(tree);
+  const double best = verdict ? verdict->speedup.estimate : 0;
+  if (!verdict) {
+    out << "<p>No correct kernel was found.</p>\n";
+  } else {
+    const NodeInfo* info = Info(in, verdict->node);
+    out << "<p>Best kernel: <strong>" << HtmlNodeLink(verdict->node) << "</strong>";
+    if (info && !info->file.empty()) {
+      out << " (<code>" << Html(info->file) << "</code>, saved as <code>best.py</code>)";
+    }
+    out << ", <strong>" << Fixed(verdict->speedup.estimate) << "x</strong> over the reference, "
+        << ConfidenceInterval(verdict->speedup) << ".</p>\n";
+    out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
+        << Html(verdict->text) << "</p>\n";
+    out << "<p>Roofline: " << Html(RooflineText(in)) << "</p>\n";
+    out << "<h3>Best lineage</h3>\n<table>\n";
+    out << "<tr><th>node</th><th>iteration</th><th>mode</th><th>status</th>"
+        << "<th>speedup [interval]</th><th>verdict</th><th>strategy</th></tr>\n";
+    for (int id : Lineage(tree, verdict->node)) {
+      NodeFacts f = FactsOf(in, id);
+      if (f.node->is_root()) {
+        out << "<tr><td>ROOT</td><td></td><td></td><td>reference</td><td class=\"num\">1.00x"
+            << HtmlBar(RatioInterval{1, 1, 1, 0}, best) << "</td><td></td><td></td></tr>\n";
+        continue;
+      }
+      out << "<tr><td>" << HtmlNodeLink(id) << "</td><td>" << f.iteration << "</td><td>"
+          << Html(f.mode) << "</td><td>" << Html(f.status) << "</td><td class=\"num\">"
+          << (f.speedup ? Interval(*f.speedup) : std::string("-")) << HtmlBar(f.speedup, best)
+          << "</td><td>" << Html(f.verdict) << "</td><td>"
+          << (f.info ? Html(f.info->strategy) : "") << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+
+  out << "<h2>Iterations</h2>\n<table>\n";
+  out << "<tr><th>iteration</th><th>mode</th><th>expanded</th><th>outcome</th>"
+      << "<th>tools that fired</th></tr>\n";
+  for (const IterationFacts& it : IterationsOf(in)) {
+    out << "<tr><td>" << it.iteration << "</td><td>" << Html(it.mode) << "</td><td>"
+        << (it.expanded == Tree::kRootId ? "ROOT" : HtmlNodeLink(it.expanded)) << "</td><td>"
+        << Html(it.outcome) << "</td><td>" << (it.tools.empty() ? "-" : Html(it.tools))
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+
+  out << "<h2>Search tree</h2>\n";
+  out << "<p class=\"muted\">Each node: iteration, mode, outcome with the speedup over the "
+         "reference and its interval, and the noise verdict against its parent; open a node for "
+         "its strategy, statistics, tools and errors.</p>\n";
+  out << "<ul class=\"tree\">\n";
+  HtmlTree(in, Tree::kRootId, best, out);
+  out << "</ul>\n";
+
+  if (!in.summary.notes.empty()) {
+    out << "<h2>Notes</h2>\n<ul>\n";
+    for (const std::string& note : in.summary.notes) out << "<li>" << Html(note) << "</li>\n";
+    out << "</ul>\n";
+  }
+  out << "</body>\n</html>\n";
   return out.str();
 }
 

@@ -1,7 +1,8 @@
 // What a finished (or stopped) optimisation run hands its user: the best kernel as a standalone
-// file with a header that says where and how it was measured, and a Markdown report of how the
-// search got there (the best lineage with speedups and intervals, the whole tree, the tools that
-// fired at each step, the final roofline position).
+// file with a header that says where and how it was measured, and a report of how the search got
+// there (the best lineage with speedups and intervals, the whole tree, the tools that fired at each
+// step, the final roofline position), as Markdown and as one self-contained HTML page. Both
+// reports are built from the same facts, so they say the same things.
 //
 // Pure functions of their input: the same run renders byte-identical text. Safe from any thread.
 #pragma once
@@ -55,5 +56,11 @@ std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& input
 std::string RenderBestKernel(const RunReportInput& input, const std::string& source);
 
 std::string RenderMarkdownReport(const RunReportInput& input);
+
+// The Markdown report's content as one HTML page for a browser, offline: inline CSS, no scripts,
+// fonts, images or links outside the page. Adds what a page shows better: a bar per node with its
+// speedup relative to the best, and the head of each failed node's errors in the collapsible
+// search tree. Every text from the run (strategies, errors, paths, labels) is HTML-escaped.
+std::string RenderHtmlReport(const RunReportInput& input);
 
 }  // namespace kernelpro::search

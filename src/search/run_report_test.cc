@@ -1,0 +1,358 @@
+// The run reports on one synthetic three-iteration run (a seed accepted, a failed seed repaired
+// into a slower kernel, the seed optimised into the best), rendered as Markdown and as HTML. Each
+// rendering is a golden file, reviewed as text; regenerate after an intended change with
+//   KERNELPRO_UPDATE_GOLDEN=1 build/kernelpro_tests --gtest_filter='RunReportGolden*'
+// and read the diff before committing it (open the .html in a browser too).
+#include "search/run_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kernelpro::search {
+namespace {
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Outcome Correct(double estimate, double low, double high) {
+  Outcome o;
+  o.status = EvalStatus::kCorrect;
+  o.speedup = RatioInterval{estimate, low, high, 0.95};
+  return o;
+}
+
+Outcome Failed(EvalStatus status) {
+  Outcome o;
+  o.status = status;
+  return o;
+}
+
+// The tree, what the orchestrator knows of each node, and a report input over both.
+//
+//   ROOT ─┬─ n1 initial   correct 1.20x [1.10, 1.30] accepted ─┬─ n5 optimize correct 2.00x (best)
+//         │                                                     └─ n6 optimize runtime_error
+//         └─ n2 initial   compile_error ─┬─ n3 debug incorrect
+//                                         └─ n4 debug correct 0.90x [0.85, 0.95] not accepted
+struct SyntheticRun {
+  SyntheticRun() {
+    EXPECT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+                                  {Correct(1.20, 1.10, 1.30), Failed(EvalStatus::kCompileError)},
+                                  {0.18, -1.0})
+                    .ok());
+    EXPECT_TRUE(tree.AddExpansion(2, agents::PromptMode::kDebug,
+                                  {Failed(EvalStatus::kIncorrect), Correct(0.90, 0.85, 0.95)},
+                                  {-0.5, -0.1})
+                    .ok());
+    EXPECT_TRUE(tree.AddExpansion(1, agents::PromptMode::kOptimize,
+                                  {Correct(2.00, 1.90, 2.10), Failed(EvalStatus::kRuntimeError)},
+                                  {0.69, -1.0})
+                    .ok());
+    tree.MarkTerminal(6);
+
+    auto info = [this](int id, int iteration, const std::string& strategy) -> NodeInfo& {
+      NodeInfo& n = nodes[id];
+      n.node_id = id + 1;
+      n.candidate_id = id;
+      n.iteration = iteration;
+      n.strategy = strategy;
+      n.file = "candidates/000" + std::to_string(id) + ".py";
+      return n;
+    };
+    NodeInfo& n1 = info(1, 1, "one thread per element, float4 loads");
+    n1.verdict = "accepted";
+    n1.candidate_ms = 0.100;
+    n1.tools_fired = {"memory_coalescing"};
+    NodeInfo& n2 = info(2, 1, "shared-memory tiles | cp.async");
+    n2.errors =
+        "kernel.cu(12): error: no operator \"<\" matches these operands\n"
+        "            operand types are: Vec<float, 4> < int\n"
+        "  if (v < 0 && idx < n) {\n"
+        "        ^\n"
+        "1 error detected in the compilation of \"kernel.cu\".";
+    NodeInfo& n3 = info(3, 2, "fix the comparison with a lane-wise any()");
+    n3.errors = "outputs differ from the reference: max_abs_err 0.25 at [3, 17]";
+    NodeInfo& n4 = info(4, 2, "compare component by component");
+    n4.verdict = "not accepted";
+    n4.candidate_ms = 0.133;
+    NodeInfo& n5 = info(5, 3, "grid-stride loop, __expf, 8 elements per thread");
+    n5.verdict = "accepted";
+    n5.candidate_ms = 0.060;
+    n5.tools_fired = {"fast_math_intrinsics", "warp_stall"};
+    NodeInfo& n6 = info(6, 3, "persistent kernel with a global atomic counter");
+    n6.errors = "CUDA error: an illegal memory access was encountered";
+
+    input.options.problem = "/work/problems/swish.py";
+    input.options.run_dir = "/work/runs/swish-20250101";
+    input.options.iterations = 3;
+    input.options.candidates = 2;
+    input.options.search = "mcts";
+    input.options.device = "cuda";
+    input.options.memory = false;
+    input.summary.stop = StopReason::kIterations;
+    input.summary.stop_message = "3 iterations done";
+    input.summary.iterations_done = 3;
+    input.summary.best = 5;
+    input.summary.cost_usd = 0.0421;
+    input.summary.exchanges = 6;
+    input.summary.notes = {"memory: off (--no-memory)",
+                           "profiling n6: ncu exited with 1 (<no kernels profiled>)"};
+    input.tree = &tree;
+    input.nodes = &nodes;
+    input.environment = {"cuda", "NVIDIA H200", "570.86.15", "torch 2.11.0, CUDA 13.0"};
+    input.llm = "openai:gpt-4o";
+
+    ReferenceAnalysis stage1;
+    stage1.problem = input.options.problem;
+    stage1.device = "cuda";
+    stage1.gpu = "h200";
+    stage1.gpu_name = "NVIDIA H200 SXM";
+    stage1.precision = "fp32";
+    stage1.bottleneck = Bottleneck::kMemory;
+    stage1.confidence = "high";
+    stage1.flops = 4.0e6;
+    stage1.min_bytes = 8.0e6;
+    stage1.roofline.attainable_time_s = 1.7e-6;
+    input.stage1 = stage1;
+  }
+
+  Tree tree;
+  std::map<int, NodeInfo> nodes;
+  RunReportInput input;
+};
+
+// Offsets of each of `needles` in `text`, npos where missing.
+std::vector<size_t> Positions(const std::string& text, const std::vector<std::string>& needles) {
+  std::vector<size_t> at;
+  for (const std::string& n : needles) at.push_back(text.find(n));
+  return at;
+}
+
+bool Contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST(RunReportGoldenTest, EachRenderingReadsAsReviewed) {
+  const bool update = std::getenv("KERNELPRO_UPDATE_GOLDEN") != nullptr;
+  SyntheticRun run;
+  const std::map<std::string, std::string> renderings = {
+      {"synthetic_run.md", RenderMarkdownReport(run.input)},
+      {"synthetic_run.html", RenderHtmlReport(run.input)},
+  };
+  for (const auto& [name, text] : renderings) {
+    std::string golden = kRoot + "/tests/golden/report/" + name;
+    if (update) {
+      std::filesystem::create_directories(kRoot + "/tests/golden/report");
+      std::ofstream(golden) << text;
+      continue;
+    }
+    ASSERT_TRUE(std::filesystem::exists(golden))
+        << golden << " missing: run with KERNELPRO_UPDATE_GOLDEN=1";
+    EXPECT_EQ(text, ReadFile(golden)) << name << " changed; review, then regenerate";
+  }
+}
+
+// The part of `text` from `begin` up to `end` (or its end), "" when `begin` is missing.
+std::string Section(const std::string& text, const std::string& begin, const std::string& end) {
+  size_t from = text.find(begin);
+  if (from == std::string::npos) return "";
+  size_t to = text.find(end, from);
+  return text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+TEST(RunReportTest, HtmlShowsTheBestSpeedupWithItsIntervalAndTheLineageInOrder) {
+  SyntheticRun run;
+  const std::string html = RenderHtmlReport(run.input);
+  EXPECT_TRUE(Contains(html,
+                       "Best kernel: <strong><a href=\"#n5\">n5</a></strong> (<code>"
+                       "candidates/0005.py</code>, saved as <code>best.py</code>), "
+                       "<strong>2.00x</strong> over the reference, 95% interval "
+                       "[1.90, 2.10]."))
+      << html;
+  EXPECT_TRUE(Contains(html,
+                       "n5 is faster than its parent n1 (1.20x [1.10, 1.30]) beyond the "
+                       "timing noise"));
+  EXPECT_TRUE(Contains(html, "Roofline: reaches 3 % of the attainable bound"));
+
+  const std::string lineage = Section(html, "<h3>Best lineage</h3>", "</table>");
+  std::vector<size_t> at =
+      Positions(lineage, {"<td>ROOT</td>", ">n1</a></td><td>1</td>", ">n5</a></td><td>3</td>"});
+  for (size_t i = 0; i < at.size(); ++i) ASSERT_NE(at[i], std::string::npos) << i << lineage;
+  EXPECT_LT(at[0], at[1]);
+  EXPECT_LT(at[1], at[2]);
+  EXPECT_TRUE(Contains(lineage, "2.00x [1.90, 2.10]"));
+  EXPECT_TRUE(Contains(lineage, "grid-stride loop, __expf, 8 elements per thread"));
+  EXPECT_FALSE(Contains(lineage, "n4")) << "n4 is not on the best lineage";
+
+  // Each node's bar is its speedup relative to the best's (2.00x); the reference is 1x.
+  EXPECT_TRUE(Contains(lineage, "width:60.0%")) << "n1: 1.20 / 2.00";
+  EXPECT_TRUE(Contains(lineage, "width:100.0%")) << "n5 is the best";
+  EXPECT_TRUE(Contains(lineage, "width:50.0%")) << "ROOT";
+  EXPECT_TRUE(Contains(Section(html, "<li id=\"n4\">", "</li>"), "width:45.0%"));
+}
+
+TEST(RunReportTest, HtmlTreeShowsEveryNodeAndTheErrorsOfFailedOnes) {
+  SyntheticRun run;
+  const std::string html = RenderHtmlReport(run.input);
+  const std::string tree = Section(html, "<h2>Search tree</h2>", "<h2>Notes</h2>");
+  for (int id = 1; id <= 6; ++id) {
+    EXPECT_TRUE(Contains(tree, "<li id=\"n" + std::to_string(id) + "\">")) << id;
+  }
+  // n1's children sit inside n1's item: the tree's shape survives.
+  EXPECT_LT(tree.find("id=\"n1\""), tree.find("id=\"n5\""));
+  EXPECT_LT(tree.find("id=\"n5\""), tree.find("id=\"n2\""));
+  const std::string n4 = Section(tree, "<li id=\"n4\">", "</li>");
+  EXPECT_TRUE(Contains(n4, "correct 0.90x [0.85, 0.95]</span> · not accepted")) << n4;
+  const std::string n5 = Section(tree, "<li id=\"n5\">", "</li>");
+  EXPECT_TRUE(Contains(n5, "Tools that fired: fast_math_intrinsics, warp_stall")) << n5;
+  const std::string n6 = Section(tree, "<li id=\"n6\">", "</li>");
+  EXPECT_TRUE(Contains(n6, "runtime_error")) << n6;
+  EXPECT_TRUE(Contains(n6, "terminal")) << n6;
+  EXPECT_TRUE(Contains(n6, "<pre>CUDA error: an illegal memory access was encountered</pre>"))
+      << n6;
+
+  // A compiler's message, escaped, whole lines kept.
+  const std::string n2 = Section(tree, "<li id=\"n2\">", "<ul>");
+  EXPECT_TRUE(Contains(n2, "compile_error")) << n2;
+  EXPECT_TRUE(Contains(n2,
+                       "kernel.cu(12): error: no operator &quot;&lt;&quot; matches these "
+                       "operands\n            operand types are: Vec&lt;float, 4&gt; &lt; "
+                       "int\n  if (v &lt; 0 &amp;&amp; idx &lt; n) {"))
+      << n2;
+  EXPECT_FALSE(Contains(html, "Vec<float"));
+  EXPECT_FALSE(Contains(html, "&& idx"));
+}
+
+TEST(RunReportTest, HtmlEscapesEveryTextFromTheRun) {
+  const std::string hostile = "<script>alert(1)</script> & \"quotes\" 'too'";
+  const std::string escaped =
+      "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot; &#39;too&#39;";
+  SyntheticRun run;
+  run.nodes[5].strategy = hostile;  // on the best lineage and in the tree
+  run.nodes[5].tools_fired = {hostile};
+  run.nodes[6].errors = hostile;
+  run.nodes[1].file = hostile;
+  run.input.llm = hostile;
+  run.input.options.problem = "/tmp/" + hostile + ".py";
+  run.input.options.run_dir = hostile;
+  run.input.environment.toolchain = hostile;
+  run.input.summary.stop_message = hostile;
+  run.input.summary.notes = {hostile};
+  const std::string html = RenderHtmlReport(run.input);
+
+  std::string lower = html;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  EXPECT_FALSE(Contains(lower, "<script")) << html;
+  EXPECT_FALSE(Contains(html, "\"quotes\""));
+  EXPECT_FALSE(Contains(html, "'too'"));
+  // Each piece shows up, escaped: lineage, tree, tools, errors, iteration table, header, notes.
+  size_t count = 0;
+  for (size_t at = html.find(escaped); at != std::string::npos; at = html.find(escaped, at + 1))
+    ++count;
+  EXPECT_GE(count, 10u) << html;
+  EXPECT_TRUE(Contains(Section(html, "<h3>Best lineage</h3>", "</table>"), escaped));
+  EXPECT_TRUE(Contains(Section(html, "<h2>Notes</h2>", "</ul>"), "<li>" + escaped + "</li>"));
+  EXPECT_TRUE(Contains(Section(html, "<li id=\"n6\">", "</li>"), "<pre>" + escaped + "</pre>"));
+}
+
+TEST(RunReportTest, HtmlSaysWhatTheMarkdownSays) {
+  SyntheticRun run;
+  const std::string md = RenderMarkdownReport(run.input);
+  const std::string html = RenderHtmlReport(run.input);
+  for (const std::string& fact : {
+           std::string("/work/runs/swish-20250101"),
+           std::string("cuda (NVIDIA H200), driver 570.86.15"),
+           std::string("torch 2.11.0, CUDA 13.0"),
+           std::string("openai:gpt-4o"),
+           std::string("mcts, 3 of 3 iterations, 2 candidates each, feedback tools, memory off"),
+           std::string("6, cost $0.0421"),
+           std::string("6 evaluated, 3 correct"),
+           std::string("memory-bound on NVIDIA H200 SXM (fp32, confidence high)"),
+           std::string("n5 is faster than its parent n1 (1.20x [1.10, 1.30]) beyond the timing "
+                       "noise: its interval lies above."),
+           std::string("reaches 3 % of the attainable bound (60.0 us measured, 1.7 us roofline; "
+                       "66.67 GFLOP/s, 133.33 GB/s)"),
+           std::string("n3 incorrect; n4 correct 0.90x [0.85, 0.95] not accepted"),
+           std::string("n5: fast_math_intrinsics, warp_stall"),
+           std::string("(the reference; visits 6, mean reward -0.29)"),
+           std::string("reward -0.10 · visits 1"),
+           std::string("memory: off (--no-memory)"),
+       }) {
+    EXPECT_TRUE(Contains(md, fact)) << "markdown lacks: " << fact;
+    EXPECT_TRUE(Contains(html, fact)) << "html lacks: " << fact;
+  }
+  EXPECT_TRUE(Contains(md, "profiling n6: ncu exited with 1 (<no kernels profiled>)"));
+  EXPECT_TRUE(Contains(html, "profiling n6: ncu exited with 1 (&lt;no kernels profiled&gt;)"));
+}
+
+TEST(RunReportTest, HtmlIsOneOfflinePageAndTheSameRunRendersTheSameBytes) {
+  SyntheticRun run;
+  const std::string html = RenderHtmlReport(run.input);
+  SyntheticRun again;
+  EXPECT_EQ(html, RenderHtmlReport(again.input));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(Contains(html, "<style>"));
+  EXPECT_TRUE(Contains(html, "</html>\n"));
+  for (const char* outside :
+       {"http:", "https:", "<link", "<script", "<img", "src=", "@import", "url(", "@font-face"}) {
+    EXPECT_FALSE(Contains(html, outside)) << outside;
+  }
+}
+
+TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale) {
+  Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+                                {Correct(0.50, 0.45, 0.55)}, {-0.69})
+                  .ok());
+  RunReportInput input;
+  input.options.problem = "/p/relu.py";
+  input.tree = &tree;
+  const std::string lineage = Section(RenderHtmlReport(input), "<h3>Best lineage</h3>", "</table>");
+  EXPECT_TRUE(Contains(lineage,
+                       "1.00x<span class=\"bar\" title=\"1.00x\"><span "
+                       "style=\"width:100.0%\">"))
+      << lineage;
+  EXPECT_TRUE(Contains(lineage, "title=\"0.50x\"><span style=\"width:50.0%\">")) << lineage;
+}
+
+TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
+  Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+                                {Failed(EvalStatus::kCompileError), Failed(EvalStatus::kTimeout)},
+                                {-1.0, -1.0})
+                  .ok());
+  std::map<int, NodeInfo> nodes;
+  nodes[1].errors = "error: expected ';'";
+  for (int line = 0; line < 100; ++line) nodes[2].errors += "line " + std::to_string(line) + "\n";
+  RunReportInput input;
+  input.options.problem = "/p/relu.py";
+  input.options.device = "cpu";
+  input.summary.stop_message = "1 iterations done";
+  input.tree = &tree;
+  input.nodes = &nodes;
+  const std::string html = RenderHtmlReport(input);
+  EXPECT_TRUE(Contains(html, "<p>No correct kernel was found.</p>")) << html;
+  EXPECT_FALSE(Contains(html, "Best lineage"));
+  EXPECT_FALSE(Contains(html, "class=\"bar\""));
+  EXPECT_TRUE(Contains(html, "<pre>error: expected &#39;;&#39;</pre>"));
+  EXPECT_TRUE(Contains(html, "timeout"));
+  // A long log is cut to its head, saying how much is left out.
+  EXPECT_TRUE(Contains(html, "line 19\n[... 640 more bytes]</pre>")) << html;
+  EXPECT_FALSE(Contains(html, "line 20"));
+}
+
+}  // namespace
+}  // namespace kernelpro::search
