@@ -260,6 +260,13 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
                                 (dir_ / "third").string()},
                                5, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   EXPECT_EQ(no_llm.exit_code, 2) << no_llm.err;
+  // A bad --gpus list stops before the run directory is made (a retry is not "already a run").
+  std::vector<std::string> gpus = OptimizeArgs(dir_ / "fourth");
+  gpus.insert(gpus.end(), {"--gpus", "0", "--gpus", "0"});
+  CliRun twice = RunKernelpro(gpus);
+  EXPECT_EQ(twice.exit_code, 2) << twice.err;
+  EXPECT_NE(twice.err.find("--gpus: GPU 0 is listed twice"), std::string::npos) << twice.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fourth" / "run.db"));
 }
 
 }  // namespace
