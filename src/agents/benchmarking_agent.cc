@@ -45,7 +45,11 @@ Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& pro
   request["problem"] = problem;
   ProcessLimits limits;
   limits.wall_timeout = std::chrono::seconds(executor.options().step_timeout_s);
-  auto outcome = executor.worker().Run("analyze", request, limits);
+  // On the first free GPU of the executor's pool, alone on it.
+  auto outcome = [&] {
+    GpuPool::Lease lease = executor.gpu_pool().Acquire();
+    return executor.worker().Run("analyze", request, limits, lease.Env());
+  }();
   if (!outcome.ok())
     return Status::Internal("could not run the analyze step: " + outcome.status().message());
   if (!outcome->result) {

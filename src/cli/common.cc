@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -60,6 +62,13 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   command
+      .add_option("--gpus", o.gpus,
+                  "GPUs to evaluate on, as device ordinals (0,1; comma-separated or repeated): "
+                  "one candidate per GPU at a time, its reference and candidate timings on the "
+                  "same GPU (default: the default device). Not optimize's --gpu (the GPU model "
+                  "the prompts target)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command
       .add_option("--timeout", o.step_timeout_s,
                   "Wall-clock limit of each check/time step, seconds")
       ->check(CLI::Range(1, 86400))
@@ -77,8 +86,42 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
   command.add_option("--python", python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
 }
 
+Status NormalizeGpus(std::vector<std::string>& gpus) {
+  std::vector<std::string> split;
+  for (const std::string& value : gpus) {
+    std::size_t start = 0;
+    for (;;) {
+      std::size_t comma = value.find(',', start);
+      split.push_back(value.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const std::string& gpu = split[i];
+    if (gpu.empty()) {
+      return Status::InvalidArgument(
+          "--gpus: an empty GPU ordinal; give ordinals separated by commas, e.g. --gpus 0,1");
+    }
+    if (!std::all_of(gpu.begin(), gpu.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return Status::InvalidArgument("--gpus: '" + gpu +
+                                     "' is not a GPU ordinal (digits only, e.g. --gpus 0,1); to "
+                                     "name the GPU model the prompts target, use --gpu");
+    }
+    if (std::find(split.begin(), split.begin() + i, gpu) != split.begin() + i) {
+      return Status::InvalidArgument("--gpus: GPU " + gpu + " is listed twice");
+    }
+  }
+  gpus = std::move(split);
+  return Status::Ok();
+}
+
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name) {
+  if (Status s = NormalizeGpus(options.gpus); !s.ok()) {
+    std::cerr << "kernelpro " << command_name << ": " << s.message() << "\n";
+    return std::nullopt;
+  }
   if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
   if (options.work_dir.empty()) {
     options.work_dir = (std::filesystem::temp_directory_path() / "kernelpro-work").string();

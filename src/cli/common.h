@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "eval/executor.h"
 #include "roofline/reference_analysis.h"
@@ -17,8 +18,14 @@ std::string DefaultCacheDir();
 // interpreter, declared once. --device, --seed and --build-only are each command's own.
 void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python);
 
-// Fills empty cache/work directories with their defaults and starts a worker client. On failure
-// prints the reason to stderr and returns nullopt (the caller exits with 2).
+// Splits the values of --gpus on commas ("--gpus 0,1" and "--gpus 0 --gpus 1" both give
+// {"0", "1"}) and checks them: each a device ordinal (digits only, not empty), none twice.
+// InvalidArgument names the bad value. Idempotent.
+Status NormalizeGpus(std::vector<std::string>& gpus);
+
+// Checks --gpus (NormalizeGpus), fills empty cache/work directories with their defaults and starts
+// a worker client. On failure prints the reason to stderr and returns nullopt (the caller exits
+// with 2).
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name);
 

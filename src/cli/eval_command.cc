@@ -63,6 +63,7 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
     out << "\ncandidate   " << r.candidate << "\n";
     bool built = options.build_only && r.status == EvalStatus::kCorrect;
     out << "status      " << (built ? "built" : EvalStatusName(r.status)) << "\n";
+    if (!r.gpu.empty()) out << "gpu         " << r.gpu << " (CUDA_VISIBLE_DEVICES)\n";
     if (!r.message.empty()) {
       std::istringstream lines(r.message);
       std::string line;

@@ -120,6 +120,7 @@ Json EvalOptionsJson(const EvalOptions& o) {
               {"static_checks", o.static_checks},
               {"compile_baseline", o.compile_baseline},
               {"jobs", o.jobs},
+              {"gpus", o.gpus},
               {"seed", o.seed},
               {"init_seed", o.init_seed},
               {"flush_bytes", o.flush_bytes},
@@ -152,6 +153,7 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(static_checks);
   KP_FIELD(compile_baseline);
   KP_FIELD(jobs);
+  KP_FIELD(gpus);
   KP_FIELD(seed);
   KP_FIELD(init_seed);
   KP_FIELD(flush_bytes);
@@ -212,7 +214,9 @@ search::RunEnvironment InspectEnvironment(const Executor& executor, const std::s
   env.device = device;
   ProcessLimits limits;
   limits.wall_timeout = std::chrono::seconds(120);
-  auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits);
+  // The GPU the evaluations run on (the first of --gpus), not whichever the process sees first.
+  GpuPool::Lease lease = executor.gpu_pool().Acquire();
+  auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits, lease.Env());
   if (!outcome.ok() || !outcome->result) return env;
   const Json info = JsonGet<Json>(*outcome->result, "info", Json::object());
   env.device_name = JsonGet<std::string>(info, "gpu_name", "");
@@ -471,6 +475,8 @@ int RunOptimize(OptimizeArgs& args) {
   }
   o.cutlass_dir = args.cutlass_dir;
   o.python = args.python.empty() ? "python3" : args.python;
+  if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
+  o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
   if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName)) {
     return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
                 o.run_dir);

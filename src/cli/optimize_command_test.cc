@@ -291,6 +291,13 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
                                      {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   EXPECT_EQ(demo_problem.exit_code, 2) << demo_problem.err;
   EXPECT_NE(demo_problem.err.find("leave out --problem"), std::string::npos) << demo_problem.err;
+  // A bad --gpus list stops before the run directory is made (a retry is not "already a run").
+  std::vector<std::string> gpus = OptimizeArgs(dir_ / "fourth");
+  gpus.insert(gpus.end(), {"--gpus", "0", "--gpus", "0"});
+  CliRun twice = RunKernelpro(gpus);
+  EXPECT_EQ(twice.exit_code, 2) << twice.err;
+  EXPECT_NE(twice.err.find("--gpus: GPU 0 is listed twice"), std::string::npos) << twice.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fourth" / "run.db"));
 }
 
 // `kernelpro optimize --demo --device cpu`, as a new user without a GPU or an API key runs it

@@ -1,6 +1,7 @@
 #include "eval/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -70,14 +71,16 @@ Json Executor::BaseRequest() const {
               {"rtol", options_.rtol}};
 }
 
-Result<Json> Executor::PrepareReference(const std::string& problem) {
+Result<Json> Executor::PrepareReference(const std::string& problem,
+                                        const std::map<std::string, std::string>& env) {
   Json request = BaseRequest();
   request["problem"] = problem;
   request["check_seeds"] = Seeds(options_.seed, 0, options_.correctness_trials);
   request["extra_seeds"] = Seeds(options_.seed, 1000, options_.extra_trials);
   request["timing_seeds"] = Seeds(options_.seed, 2000, std::max(1, options_.timing_inputs));
   request["fp64_trials"] = options_.fp64_trials;
-  auto outcome = worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s));
+  auto outcome =
+      worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), env);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
     auto [status, message] = ClassifyProcessFailure("the reference step", outcome->process);
@@ -95,8 +98,10 @@ Result<Json> Executor::PrepareReference(const std::string& problem) {
 }
 
 std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Json& request,
-                                               int timeout_s, EvalResult& result) {
-  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s));
+                                               int timeout_s,
+                                               const std::map<std::string, std::string>& env,
+                                               EvalResult& result) {
+  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s), env);
   if (!outcome.ok()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "could not run the " + step + " step: " + outcome.status().message();
@@ -156,7 +161,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
 }
 
 void Executor::CheckAndTime(const std::string& problem, const Json& reference,
-                            const std::string& work, EvalResult& result) {
+                            const std::string& work, const std::map<std::string, std::string>& env,
+                            EvalResult& result) {
   const std::string reference_dir = JsonGet<std::string>(reference, "dir", "");
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
   auto start = Clock::now();
@@ -170,7 +176,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
     for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
   }
   check["trials"] = names;
-  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, result);
+  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, env, result);
   result.check_seconds = SecondsSince(start);
   if (!checked) return;
   if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
@@ -190,7 +196,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
     Json request = compare;
     request["actual_dir"] = work;
     request["pairs"] = pairs;
-    auto compared = RunCandidateStep("compare", request, options_.step_timeout_s, result);
+    auto compared = RunCandidateStep("compare", request, options_.step_timeout_s, env, result);
     if (!compared) {
       result.message = "the comparison failed: " + result.message;
       return std::nullopt;
@@ -232,7 +238,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
       if (candidate_turn) request["out_dir"] = work + "/timed-" + std::to_string(round);
       EvalResult scratch;
       EvalResult& sink = candidate_turn ? result : scratch;
-      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, sink);
+      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, env, sink);
       if (!timed) {
         if (!candidate_turn) {
           result.status = EvalStatus::kRuntimeError;
@@ -292,7 +298,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
     request["trials"] = options_.timing_trials;
     request["budget_s"] = options_.time_budget_s;
     EvalResult scratch;
-    auto compiled = RunCandidateStep("time", request, options_.step_timeout_s, scratch);
+    auto compiled = RunCandidateStep("time", request, options_.step_timeout_s, env, scratch);
     if (!compiled) {
       result.compiled_note = "torch.compile baseline failed: " + scratch.message;
     } else if (JsonGet<std::string>(*compiled, "status", "ok") != "ok") {
@@ -323,7 +329,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   if (!fs::exists(report.problem)) return Status::NotFound("problem file not found: " + problem_path);
 
   std::vector<EvalResult> results(candidate_paths.size());
-  std::vector<bool> proceed(candidate_paths.size(), true);
+  // Not vector<bool>: the build threads write their own elements concurrently.
+  std::vector<char> proceed(candidate_paths.size(), true);
   // Static checks first: they cost no build and no device.
   for (std::size_t i = 0; i < candidate_paths.size(); ++i) {
     EvalResult& r = results[i];
@@ -371,7 +378,11 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
 
   if (!options_.build_only) {
     auto reference_start = Clock::now();
-    auto reference = PrepareReference(report.problem);
+    Result<Json> reference = Status::Internal("no reference");
+    {
+      GpuPool::Lease lease = gpu_pool_->Acquire();  // the first free GPU
+      reference = PrepareReference(report.problem, lease.Env());
+    }
     if (!reference.ok()) return reference.status();
     report.reference = *reference;
     for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
@@ -401,15 +412,54 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     for (std::thread& t : pool) t.join();
   }
 
-  // Device steps, one candidate at a time.
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!proceed[i] || options_.build_only) continue;
-    std::string work = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
-                       std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
-    fs::remove_all(work);
-    fs::create_directories(work);
-    CheckAndTime(report.problem, report.reference, work, results[i]);
-    fs::remove_all(work);  // outputs can be large; the verdict and errors are kept in the result
+  // Device steps: each thread leases a free GPU, takes the next pending candidate and runs all of
+  // its steps there; one thread per GPU, so each GPU runs one step at a time.
+  if (!options_.build_only) {
+    // Unique per evaluation too: evaluations may run concurrently in one process.
+    static std::atomic<unsigned> evaluations{0};
+    const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
+                                    "-" + std::to_string(evaluations++) + "-";
+    std::mutex mutex;
+    std::size_t next = 0;
+    auto device_steps = [&] {
+      for (;;) {
+        GpuPool::Lease lease = gpu_pool_->Acquire();
+        std::size_t i;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          while (next < results.size() && !proceed[next]) ++next;
+          if (next >= results.size()) return;
+          i = next++;
+        }
+        EvalResult& r = results[i];
+        r.gpu = lease.gpu();
+        std::string work =
+            work_prefix + std::to_string(i) + "-" + fs::path(r.candidate).stem().string();
+        std::error_code ec;
+        fs::remove_all(work, ec);
+        if (!fs::create_directories(work, ec) && ec) {
+          r.status = EvalStatus::kRuntimeError;
+          r.message = "cannot create the work directory " + work + ": " + ec.message();
+          continue;
+        }
+        try {
+          CheckAndTime(report.problem, report.reference, work, lease.Env(), r);
+        } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
+          r.status = EvalStatus::kRuntimeError;
+          r.message = std::string("internal error during the device steps: ") + e.what();
+        }
+        fs::remove_all(work, ec);  // outputs can be large; the verdict and errors are kept
+      }
+    };
+    std::size_t pending = static_cast<std::size_t>(std::count(proceed.begin(), proceed.end(), 1));
+    std::size_t threads = std::min(gpu_pool_->size(), pending);
+    if (threads <= 1) {
+      if (pending > 0) device_steps();
+    } else {
+      std::vector<std::thread> pool;
+      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps);
+      for (std::thread& t : pool) t.join();
+    }
   }
   for (EvalResult& r : results) r.total_seconds = SecondsSince(total_start);
   report.results = std::move(results);

@@ -8,14 +8,26 @@
 // Reference outputs are computed, and outputs compared, only in processes that never import the
 // candidate, so nothing a candidate patches at import can change a verdict. Every step is its own
 // worker process (see worker_client.h); a candidate that crashes, hangs or floods is classified
-// and the next evaluation is unaffected. Builds run on `jobs` threads; GPU steps run one at a time.
+// and the next evaluation is unaffected. Builds run on `jobs` threads.
+//
+// Device steps run on the GPUs of `gpus` (one GPU each: CUDA_VISIBLE_DEVICES=<ordinal> in the
+// worker's environment), one step at a time per GPU. With several GPUs, one thread per GPU takes
+// the next pending candidate and runs all of its device steps (check, compare, the A B B A timing
+// of reference and candidate) on its GPU, so a speedup always compares two timings of one GPU.
+// Results come back in candidate order, each naming its GPU. Without `gpus` everything runs on the
+// process's default device, one candidate at a time. The GPUs are leased from gpu_pool(), which
+// the profiler (profile_runner.h) leases from too, so a profile and an evaluation running from
+// different threads never share a GPU.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/json_io.h"
 #include "core/status.h"
+#include "eval/gpu_pool.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
 
@@ -52,6 +64,9 @@ struct EvalOptions {
   int build_timeout_s = 1200;
   int reference_timeout_s = 3600;
   bool build_only = false;  // scan and build; no reference, no device steps
+  // GPUs the device steps run on, as device ordinals ("0", "1"), each at most once; empty: the
+  // process's default device. Several: one candidate per GPU at a time (see above).
+  std::vector<std::string> gpus;
 };
 
 struct EvalReport {
@@ -60,10 +75,14 @@ struct EvalReport {
   std::vector<EvalResult> results;  // one per candidate, in the order given
 };
 
+// Thread-safe: Evaluate, PrepareReference, Build and the profiler may run from several threads at
+// once (copies of an Executor share its GPU pool).
 class Executor {
  public:
   Executor(WorkerClient worker, EvalOptions options)
-      : worker_(std::move(worker)), options_(std::move(options)) {}
+      : worker_(std::move(worker)),
+        options_(std::move(options)),
+        gpu_pool_(std::make_shared<GpuPool>(options_.gpus)) {}
 
   // A non-OK status means the evaluation itself could not run: a broken or nondeterministic
   // problem, a missing device. Candidate failures are results, not errors.
@@ -72,22 +91,30 @@ class Executor {
 
   // The pieces a profiler needs: the problem's reference (inputs and outputs, cached) and a built
   // candidate (`result.status` is kCorrect when it built and imports, `shared_objects` its .so).
-  Result<Json> PrepareReference(const std::string& problem);
+  // `env` is added to the reference step's environment: a GpuPool::Lease's Env() pins it to the
+  // leased GPU (the caller holds the lease; PrepareReference leases nothing itself).
+  Result<Json> PrepareReference(const std::string& problem,
+                                const std::map<std::string, std::string>& env = {});
   void Build(const std::string& candidate, EvalResult& result);
 
   const WorkerClient& worker() const { return worker_; }
   const EvalOptions& options() const { return options_; }
+  // The GPUs of options().gpus (one default slot without them). Lease one around every worker
+  // step that uses the device and pass the lease's Env() to the step.
+  GpuPool& gpu_pool() const { return *gpu_pool_; }
   Json BaseRequest() const;
 
  private:
   void CheckAndTime(const std::string& problem, const Json& reference, const std::string& work,
-                    EvalResult& result);
+                    const std::map<std::string, std::string>& env, EvalResult& result);
   // Runs a step whose failure is the candidate's; returns the result JSON or records the failure.
   std::optional<Json> RunCandidateStep(const std::string& step, const Json& request, int timeout_s,
+                                       const std::map<std::string, std::string>& env,
                                        EvalResult& result);
 
   WorkerClient worker_;
   EvalOptions options_;
+  std::shared_ptr<GpuPool> gpu_pool_;
 };
 
 }  // namespace kernelpro

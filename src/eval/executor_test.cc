@@ -3,9 +3,13 @@
 // good ones, cheating ones and crashing ones. They assert what a user sees: the status, the
 // message, and the presence of a speedup with its interval. Builds are cached in the build tree.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -173,6 +177,88 @@ TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
   // The compiler's own words are kept for the debug prompt.
   EXPECT_NE(e[1]["build"]["diagnostics"].get<std::string>().find("error"), std::string::npos)
       << e[1].dump(1);
+}
+
+// A correct CPU candidate for tiny_swish that, on its first forward call in each process, appends
+// the CUDA_VISIBLE_DEVICES it was given to RECORD_DIR/NAME.gpus and then sleeps `sleep_s`. Its
+// extension is cpu_tiny_swish's (same load_inline call), so the build is shared and cached.
+std::string GpuRecordingCandidate(const std::string& record_dir, const std::string& name,
+                                  double sleep_s) {
+  std::ifstream in(kRoot + "/tests/candidates/good/cpu_tiny_swish.py");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string code = text.str();
+  const std::string forward = "        return _ext.swish(x)\n";
+  const std::size_t at = code.find(forward);
+  if (at == std::string::npos) return "";
+  code.replace(
+      at, forward.size(),
+      "        global _recorded\n"
+      "        if not _recorded:\n"
+      "            _recorded = True\n"
+      "            with open(" +
+          Json(record_dir + "/" + name + ".gpus").dump() +
+          ", \"a\") as f:\n"
+          "                f.write(os.environ.get(\"CUDA_VISIBLE_DEVICES\", \"<unset>\") + "
+          "\"\\n\")\n"
+          "            time.sleep(" +
+          std::to_string(sleep_s) + ")\n" + forward);
+  return "import os\nimport time\n" + code + "\n_recorded = False\n";
+}
+
+TEST(EvalCpuTest, WithSeveralGpusEachCandidateRunsWhollyOnOneOfThemAndResultsKeepTheirOrder) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kp_gpus_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // The first candidate is slow (a sleep in each of its processes), so while one GPU's thread is
+  // busy with it the other GPU's thread takes the next ones: both GPUs are used.
+  const std::vector<std::pair<std::string, double>> specs = {
+      {"gpus_slow", 2.0}, {"gpus_fast_a", 0.0}, {"gpus_fast_b", 0.0}};
+  std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1"};
+  for (const auto& [name, sleep_s] : specs) {
+    std::string code = GpuRecordingCandidate(dir.string(), name, sleep_s);
+    ASSERT_FALSE(code.empty());
+    std::ofstream((dir / (name + ".py")).string()) << code;
+    args.insert(args.end(), {"--candidate", (dir / (name + ".py")).string()});
+  }
+  Eval e = RunEval(args);
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), specs.size()) << e.stdout_text;
+  std::set<std::string> used;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Json& r = e[i];
+    const std::string& name = specs[i].first;
+    // In input order, whichever finished first.
+    EXPECT_EQ(fs::path(JsonGet<std::string>(r, "candidate", "")).stem().string(), name);
+    EXPECT_EQ(Status(r), "correct") << r.dump(1);
+    const std::string gpu = JsonGet<std::string>(r, "gpu", "");
+    EXPECT_TRUE(gpu == "0" || gpu == "1") << name << " ran on '" << gpu << "'";
+    used.insert(gpu);
+    // Every process of the candidate (check, each timing round) saw exactly that one GPU.
+    std::ifstream record(dir / (name + ".gpus"));
+    std::vector<std::string> seen;
+    for (std::string line; std::getline(record, line);) seen.push_back(line);
+    EXPECT_GE(seen.size(), 3u) << name;  // the check and two timing processes
+    for (const std::string& line : seen) EXPECT_EQ(line, gpu) << name;
+  }
+  EXPECT_EQ(used, (std::set<std::string>{"0", "1"}));
+  fs::remove_all(dir);
+}
+
+TEST(EvalCpuTest, BadGpuListsAreAClearErrorWithExitCode2) {
+  for (const auto& [gpus, needle] :
+       std::vector<std::pair<std::string, std::string>>{{"0,,1", "empty GPU ordinal"},
+                                                        {"a", "'a' is not a GPU ordinal"},
+                                                        {"H200", "use --gpu"},
+                                                        {"1,1", "GPU 1 is listed twice"}}) {
+    Eval e = RunEval({"--problem", kTinySwish, "--candidate",
+                      "tests/candidates/good/cpu_tiny_swish.py", "--gpus", gpus},
+                     /*json=*/false);
+    EXPECT_EQ(e.exit_code, 2) << gpus;
+    EXPECT_NE(e.stderr_text.find("--gpus: "), std::string::npos) << e.stderr_text;
+    EXPECT_NE(e.stderr_text.find(needle), std::string::npos) << e.stderr_text;
+  }
 }
 
 // ---- Adversarial candidates: each is caught and scored incorrect. ----

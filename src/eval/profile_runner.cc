@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -25,7 +26,11 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
 
 Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
                                  const std::string& candidate, const ProfileOptions& options) {
-  auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
+  Result<Json> reference = Status::Internal("no reference");
+  {
+    GpuPool::Lease lease = executor.gpu_pool().Acquire();
+    reference = executor.PrepareReference(std::filesystem::absolute(problem).string(), lease.Env());
+  }
   if (!reference.ok()) return reference.status();
   std::vector<std::string> shared_objects;
   if (!candidate.empty()) {
@@ -62,6 +67,10 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   if (!candidate.empty()) request["candidate"] = std::filesystem::absolute(candidate).string();
   request["reference_dir"] = JsonGet<std::string>(*reference, "dir", "");
 
+  // ncu and the trace run on one GPU of the executor's pool, alone on it (the build above needs
+  // none: it only compiles).
+  GpuPool::Lease lease = executor.gpu_pool().Acquire();
+  const std::map<std::string, std::string> env = lease.Env();
   if (options.ncu) {
     std::string ncu = FindTool("ncu");
     if (ncu.empty()) {
@@ -78,7 +87,7 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
         auto outcome = executor.worker().Run(
-            "run", request, limits, {}, NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
+            "run", request, limits, env, NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
         if (!outcome.ok()) {
           metrics.notes.push_back("ncu: " + outcome.status().message());
           return "";
@@ -108,14 +117,17 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   Save(options, ".nm.txt", texts.nm);
 
   if (options.timeline) {
-    std::string trace_path = (std::filesystem::temp_directory_path() /
-                              ("kernelpro-trace-" + std::to_string(::getpid()) + ".json"))
-                                 .string();
+    // Unique per call: profiles may run concurrently in one process.
+    static std::atomic<unsigned> traces{0};
+    std::string trace_path =
+        (std::filesystem::temp_directory_path() / ("kernelpro-trace-" + std::to_string(::getpid()) +
+                                                   "-" + std::to_string(traces++) + ".json"))
+            .string();
     Json trace_request = request;
     trace_request["trace_path"] = trace_path;
     ProcessLimits limits;
     limits.wall_timeout = std::chrono::seconds(600);
-    auto outcome = executor.worker().Run("trace", trace_request, limits);
+    auto outcome = executor.worker().Run("trace", trace_request, limits, env);
     if (!outcome.ok() || !outcome->result ||
         JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
       metrics.notes.push_back("timeline: the trace step failed" +

@@ -27,6 +27,12 @@ struct ProfileOptions {
 
 // Profiles `candidate` (or, when empty, the problem's reference Model). A non-OK status only when
 // nothing could run at all (problem error, build failure).
+//
+// Its device steps (reference, ncu, trace) run on a GPU leased from executor.gpu_pool(), so they
+// never share a GPU with an evaluation or another profile; the call blocks until one is free.
+// Thread-safe: several profiles may run at once (one per GPU), also beside Executor::Evaluate.
+// The caller must not hold a lease of that pool. With `artifacts_dir` set, concurrent calls need
+// distinct `artifacts_name`s.
 Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
                                  const std::string& candidate, const ProfileOptions& options);
 

@@ -38,6 +38,9 @@ struct EvalResult {
   std::string message;
   std::vector<Finding> findings;
   std::string precision_warning;  // fp64 check outcome when reported rather than failed
+  // The GPU its device steps ran on (an ordinal of --gpus); "" for the process's default device
+  // or when it never reached them.
+  std::string gpu;
 
   // Build.
   bool build_cached = false;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "agents/profiling_agent.h"
@@ -286,6 +287,7 @@ Json ToJson(const OptimizeOptions& o) {
               {"max_cost_usd", o.max_cost_usd ? Json(*o.max_cost_usd) : Json(nullptr)},
               {"time_limit_s", o.time_limit_s ? Json(*o.time_limit_s) : Json(nullptr)},
               {"device", o.device},
+              {"gpus", o.gpus},
               {"gpu", {{"arch", o.gpu.arch}, {"name", o.gpu.name}}},
               {"cutlass_dir", o.cutlass_dir},
               {"python", o.python},
@@ -310,6 +312,7 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
   o.max_cost_usd = OptionalDouble(j, "max_cost_usd");
   o.time_limit_s = OptionalDouble(j, "time_limit_s");
   o.device = JsonGet<std::string>(j, "device", o.device);
+  o.gpus = JsonGet<int>(j, "gpus", o.gpus);
   Json gpu = JsonGet<Json>(j, "gpu", Json::object());
   o.gpu.arch = JsonGet<std::string>(gpu, "arch", o.gpu.arch);
   o.gpu.name = JsonGet<std::string>(gpu, "name", o.gpu.name);
@@ -327,6 +330,7 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
                                    "'");
   }
   if (o.iterations < 0) return Status::InvalidArgument("run options: iterations must be >= 0");
+  if (o.gpus < 1) return Status::InvalidArgument("run options: gpus must be >= 1");
   if (o.candidates < 1 || o.candidates > 16) {
     return Status::InvalidArgument("run options: candidates must be 1 to 16");
   }
@@ -942,6 +946,56 @@ Status Orchestrator::EvaluateChildren(int iteration, std::vector<Child>& childre
   return Status::Ok();
 }
 
+Result<std::map<std::int64_t, Result<Metrics>>> Orchestrator::ProfileConcurrently(
+    int iteration, const std::vector<Child>& children) {
+  store::RunStore& store = *deps_.store;
+  // The children ProfileChildren's loop would profile: correct, step not done, source not
+  // profiled by an earlier iteration; a candidate twice in the iteration once.
+  std::vector<std::pair<std::int64_t, std::string>> todo;  // candidate id, file
+  for (const Child& c : children) {
+    if (c.status != EvalStatus::kCorrect || c.candidate_id == 0) continue;
+    if (std::any_of(todo.begin(), todo.end(),
+                    [&](const auto& t) { return t.first == c.candidate_id; })) {
+      continue;
+    }
+    auto step =
+        store.GetStep(Key(iteration, "profile", "candidate:" + std::to_string(c.candidate_id)));
+    if (!step.ok()) return step.status();
+    if (*step && (*step)->state == store::StepState::kDone) continue;
+    auto earlier = store.LatestProfileAnalysis(c.candidate_id);
+    if (!earlier.ok()) return earlier.status();
+    if (*earlier) continue;
+    todo.emplace_back(c.candidate_id, options_.run_dir + "/" + c.file);
+  }
+  std::map<std::int64_t, Result<Metrics>> fetched;
+  if (todo.size() < 2) return fetched;  // nothing to overlap: the loop profiles it as usual
+  for (const auto& t : todo) {
+    const store::StepKey key = Key(iteration, "profile", "candidate:" + std::to_string(t.first));
+    if (auto s = store.StartStep(key); !s.ok()) return s.status();
+  }
+  // Only the evaluator is used off this thread; the store is not.
+  std::vector<std::optional<Result<Metrics>>> results(todo.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) {
+      try {
+        results[i].emplace(deps_.evaluator->Profile(options_.problem, todo[i].second));
+      } catch (const std::exception& e) {
+        results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(static_cast<std::size_t>(options_.gpus), todo.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    fetched.emplace(todo[i].first, std::move(*results[i]));
+  }
+  return fetched;
+}
+
 Status Orchestrator::ProfileChildren(int iteration, std::vector<Child>& children) {
   const bool any_correct = std::any_of(children.begin(), children.end(), [](const Child& c) {
     return c.status == EvalStatus::kCorrect && c.candidate_id != 0;
@@ -960,6 +1014,14 @@ Status Orchestrator::ProfileChildren(int iteration, std::vector<Child>& children
   if (!registry) {
     builtin = BuiltinRegistry();
     registry = &builtin;
+  }
+  // With several GPUs, the evaluator profiles the children still to profile at once (their steps
+  // journaled started first); the loop below then takes their metrics instead of calling Profile.
+  std::map<std::int64_t, Result<Metrics>> prefetched;
+  if (options_.gpus > 1) {
+    auto fetched = ProfileConcurrently(iteration, children);
+    if (!fetched.ok()) return fetched.status();
+    prefetched = std::move(*fetched);
   }
   for (Child& c : children) {
     if (c.status != EvalStatus::kCorrect || c.candidate_id == 0) continue;
@@ -993,14 +1055,19 @@ Status Orchestrator::ProfileChildren(int iteration, std::vector<Child>& children
       StepDone(key);
       continue;
     }
-    if (auto s = store.StartStep(key); !s.ok()) return s.status();
-    const std::string path = options_.run_dir + "/" + c.file;
-    auto profiled = deps_.evaluator->Profile(options_.problem, path);
-    Metrics metrics;
-    if (profiled.ok()) {
-      metrics = std::move(*profiled);
+    std::optional<Result<Metrics>> profiled;
+    if (auto it = prefetched.find(c.candidate_id); it != prefetched.end()) {
+      profiled.emplace(std::move(it->second));  // its step was started before it ran
+      prefetched.erase(it);
     } else {
-      metrics.notes.push_back("profile failed: " + profiled.status().message());
+      if (auto s = store.StartStep(key); !s.ok()) return s.status();
+      profiled.emplace(deps_.evaluator->Profile(options_.problem, options_.run_dir + "/" + c.file));
+    }
+    Metrics metrics;
+    if (profiled->ok()) {
+      metrics = std::move(**profiled);
+    } else {
+      metrics.notes.push_back("profile failed: " + profiled->status().message());
     }
     AnalysisOptions analysis_options;
     if (stage1_) analysis_options.bottleneck = stage1_->bottleneck;

@@ -20,7 +20,13 @@
 //   profile    key "candidate:ID", correct candidates on cuda only: profile (ncu, SASS, timeline),
 //              the tool registry's analysis, the profiling agent's LLM call → the feedback the
 //              next optimise prompt from this node receives. On cpu nothing is profiled (a note
-//              says so) and the feedback is empty, as with --feedback none.
+//              says so) and the feedback is empty, as with --feedback none. With one GPU the
+//              children are profiled one by one. With several (OptimizeOptions::gpus > 1), the
+//              steps of the children still to profile are all journaled started first, their
+//              evaluator Profile calls (the slow part) run at once, up to one per GPU, and then
+//              the analysis, the agent's call and the step's rows follow child by child in child
+//              order, exactly as with one GPU; the store is only used from the orchestrator's
+//              thread. A crash during the concurrent part leaves those steps started: redone.
 //   record     rewards, strategy.Record (attach, backpropagate, mark terminals), the tree's nodes
 //              written to the store, and the whole tree as JSON in the step's payload. A resumed
 //              run rebuilds its strategy from the last recorded tree.
@@ -96,6 +102,8 @@ struct OptimizeOptions {
   std::string python = "python3";      // the programmer's syntax check
   int programmer_max_tokens = 16384;
   std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
+  // GPUs the evaluator runs on (--gpus): how many children's profiles may run at once.
+  int gpus = 1;
   // Whatever the front end needs to resume the run (the LLM config, executor options), stored
   // with the run and handed back untouched. Never holds secrets.
   Json frontend = Json::object();
@@ -111,6 +119,11 @@ Result<OptimizeOptions> StoredRunOptions(store::RunStore& store);
 
 // The evaluation seam: the orchestrator evaluates and profiles through this, so tests script
 // verdicts without building anything. ExecutorEvaluator is the real one.
+//
+// Thread-safety: Evaluate is called from the orchestrator's thread only. Profile is called from
+// up to OptimizeOptions::gpus threads at once (the children of one iteration, never during an
+// Evaluate): an implementation must allow concurrent Profile calls. ExecutorEvaluator does; each
+// of its profiles leases a GPU of the executor's pool.
 class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
@@ -241,6 +254,10 @@ class Orchestrator {
   Result<std::vector<Child>> Generate(int iteration, const Selection& selection);
   Status EvaluateChildren(int iteration, std::vector<Child>& children);
   Status ProfileChildren(int iteration, std::vector<Child>& children);
+  // With several GPUs: journals started, then profiles at once, the children ProfileChildren
+  // would profile; their metrics (or failures) by candidate id. Empty when fewer than two.
+  Result<std::map<std::int64_t, Result<Metrics>>> ProfileConcurrently(
+      int iteration, const std::vector<Child>& children);
   Status RecordChildren(int iteration, const Selection& selection, std::vector<Child>& children,
                         IterationProgress& progress);
   void SubmitMemory(const Json& record);

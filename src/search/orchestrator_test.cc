@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -106,8 +108,19 @@ class FakeEvaluator : public CandidateEvaluator {
     }
     return results;
   }
+  // Called from several threads at once when the run has several GPUs. With `rendezvous` set, a
+  // call waits (up to 20 s) until that many calls are in flight together.
   Result<Metrics> Profile(const std::string&, const std::string& candidate) override {
+    std::unique_lock<std::mutex> lock(mu);
     profiled.push_back(candidate);
+    ++in_flight;
+    most_in_flight = std::max(most_in_flight, in_flight);
+    arrived.notify_all();
+    if (rendezvous > 0) {
+      arrived.wait_for(lock, std::chrono::seconds(20),
+                       [&] { return most_in_flight >= rendezvous; });
+    }
+    --in_flight;
     Metrics m;
     m.notes.push_back("scripted profile: no views");
     return m;
@@ -116,6 +129,9 @@ class FakeEvaluator : public CandidateEvaluator {
   int evaluate_calls = 0;
   bool fail_next_evaluate = false;
   std::vector<std::string> evaluated, profiled;
+  std::mutex mu;
+  std::condition_variable arrived;
+  int in_flight = 0, most_in_flight = 0, rendezvous = 0;
 };
 
 class OrchestratorTest : public ::testing::Test {
@@ -412,6 +428,38 @@ TEST_F(OrchestratorTest, ProfilesCorrectCandidatesOnCudaAndFeedsTheAnalysisForwa
   EXPECT_TRUE(store_->LatestToolOutput(a)->has_value());
 }
 
+TEST_F(OrchestratorTest, WithSeveralGpusTheChildrenAreProfiledAtOnceAndRecordedInOrder) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.50 1.40 1.60", "a")},
+                       {"b", FakeCandidate("correct 1.20 1.10 1.30", "b")}}));
+  scripted.Push(AnalysisReply("first child: loads are scalar"));
+  scripted.Push(AnalysisReply("second child: too few blocks"));
+  OptimizeOptions options = Options(1);
+  options.device = "cuda";
+  options.gpus = 2;
+  evaluator_.rendezvous = 2;  // each Profile call waits for the other: they must overlap
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(evaluator_.profiled.size(), 2u);
+  EXPECT_EQ(evaluator_.most_in_flight, 2);
+  // The analyses, their LLM calls and the stored rows follow child order, as with one GPU.
+  EXPECT_NE(orchestrator->nodes().at(1).feedback.find("loads are scalar"), std::string::npos);
+  EXPECT_NE(orchestrator->nodes().at(2).feedback.find("too few blocks"), std::string::npos);
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_EQ(exchanges->size(), 3u);
+  EXPECT_EQ((*exchanges)[1].step_key, "profile/candidate:1");
+  EXPECT_EQ((*exchanges)[2].step_key, "profile/candidate:2");
+  EXPECT_EQ(CountSteps("profile"), 2);
+  for (int node : {1, 2}) {
+    const std::int64_t id = orchestrator->nodes().at(node).candidate_id;
+    EXPECT_TRUE(store_->LatestMetrics(id)->has_value()) << node;
+    auto step = store_->GetStep({1, 1, "profile", "candidate:" + std::to_string(id)});
+    ASSERT_TRUE(step.ok() && step->has_value());
+    EXPECT_EQ((*step)->attempts, 1) << "started once, before the concurrent profiles";
+  }
+}
+
 TEST_F(OrchestratorTest, ResumesAfterAFailedEvaluationWithoutAskingTheModelAgain) {
   ScriptedBackend first;
   first.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")},
@@ -634,12 +682,20 @@ TEST_F(OrchestratorTest, OptionsRoundTripThroughJson) {
   o.max_cost_usd = 1.5;
   o.seed = 42;
   o.gpu.arch = "sm_80";
+  o.gpus = 2;
   auto back = OptimizeOptionsFromJson(ToJson(o));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ToJson(*back), ToJson(o));
   Json bad = ToJson(o);
   bad["search"] = "beam";
   EXPECT_FALSE(OptimizeOptionsFromJson(bad).ok());
+  bad = ToJson(o);
+  bad["gpus"] = 0;
+  EXPECT_FALSE(OptimizeOptionsFromJson(bad).ok());
+  // A run stored before --gpus existed profiles one child at a time.
+  Json old = ToJson(o);
+  old.erase("gpus");
+  EXPECT_EQ(OptimizeOptionsFromJson(old)->gpus, 1);
 }
 
 }  // namespace
