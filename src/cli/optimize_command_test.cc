@@ -318,7 +318,7 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
       << demo.out;
   EXPECT_NE(demo.out.find("iteration 2/2  debug from n1: correct"), std::string::npos) << demo.out;
   EXPECT_NE(demo.out.find("best: n"), std::string::npos) << demo.out;
-  for (const char* file : {"run.db", "best.py", "report.md", "memory.jsonl",
+  for (const char* file : {"run.db", "best.py", "report.md", "report.html", "memory.jsonl",
                            "candidates/0001.py"}) {
     EXPECT_TRUE(fs::exists(run / file)) << file;
   }
