@@ -394,13 +394,6 @@ std::string DefaultRunDir(const std::string& name) {
   return "runs/" + name + "-" + stamp;
 }
 
-// "swish" for problems/swish/problem.py, "tiny_swish" for tests/problems/tiny_swish.py.
-std::string ProblemName(const std::string& problem) {
-  const fs::path path = fs::absolute(problem);
-  if (path.stem() == "problem" && path.has_parent_path()) return path.parent_path().filename();
-  return path.stem();
-}
-
 // ---- the demo: problems/swish with candidates the project wrote, replayed from a cassette
 // (problems/swish/demo/make_demo.py tells the story), so the whole loop runs without an API key.
 // Everything measured is real; only the model's replies are canned.
@@ -462,7 +455,7 @@ int RunOptimize(OptimizeArgs& args) {
   o.seed = args.seed;
   if (args.run_dir.empty()) {
     args.run_dir = demo ? DefaultRunDir("demo-swish-" + args.device)
-                        : DefaultRunDir(ProblemName(args.problem));
+                        : DefaultRunDir(search::ProblemName(fs::absolute(args.problem).string()));
   }
   o.run_dir = args.run_dir;
   if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;

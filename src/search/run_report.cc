@@ -73,7 +73,6 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
   return text;
 }
 
-std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 std::string Join(const std::vector<std::string>& items, const std::string& separator) {
   std::string text;
@@ -133,20 +132,32 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   if (!in.llm.empty()) facts.push_back({"LLM", in.llm});
   facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) +
                                  " of " + std::to_string(o.iterations) + " iterations, " +
-                                 std::to_string(o.candidates) + " candidates each, feedback " +
+                                 std::to_string(o.candidates) +
+                                 (o.candidates == 1 ? " candidate" : " candidates") +
+                                 " each, feedback " +
                                  agents::ToString(o.feedback) + ", memory " +
                                  (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
   facts.push_back({"Stopped", in.summary.stop_message});
   facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
                                         Fixed(in.summary.cost_usd, 4)});
-  int correct = 0, evaluated = 0;
+  int correct = 0, evaluated = 0, unusable = 0;
   for (const Node& node : in.tree->nodes()) {
     if (node.is_root()) continue;
+    const NodeInfo* info = Info(in, node.id);
+    if (info && info->candidate_id == 0) {
+      ++unusable;  // the reply held no candidate: nothing was built or checked
+      continue;
+    }
     ++evaluated;
     correct += node.correct() ? 1 : 0;
   }
-  facts.push_back({"Candidates", std::to_string(evaluated) + " evaluated, " +
-                                     std::to_string(correct) + " correct"});
+  std::string candidates =
+      std::to_string(evaluated) + " evaluated, " + std::to_string(correct) + " correct";
+  if (unusable > 0) {
+    candidates += "; " + std::to_string(unusable) +
+                  (unusable == 1 ? " reply" : " replies") + " held no usable candidate";
+  }
+  facts.push_back({"Candidates", candidates});
   if (in.stage1) {
     facts.push_back({"Stage 1", std::string(BottleneckName(in.stage1->bottleneck)) +
                                     "-bound on " + in.stage1->gpu_name + " (" +
@@ -372,6 +383,14 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
 
 }  // namespace
 
+std::string ProblemName(const std::string& problem) {
+  const std::filesystem::path path(problem);
+  if (path.stem() == "problem" && path.has_parent_path() && !path.parent_path().filename().empty()) {
+    return path.parent_path().filename().string();
+  }
+  return path.stem().string();
+}
+
 std::optional<BestVerdict> JudgeBest(const Tree& tree) {
   auto best = tree.BestNode();
   if (!best) return std::nullopt;
@@ -439,7 +458,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
 std::string RenderMarkdownReport(const RunReportInput& in) {
   std::ostringstream out;
   const Tree& tree = *in.tree;
-  out << "# kernelpro run: " << Stem(in.options.problem) << "\n\n";
+  out << "# kernelpro run: " << ProblemName(in.options.problem) << "\n\n";
   for (const HeaderFact& fact : HeaderFacts(in)) {
     out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
   }
@@ -497,7 +516,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
 std::string RenderHtmlReport(const RunReportInput& in) {
   std::ostringstream out;
   const Tree& tree = *in.tree;
-  const std::string title = "kernelpro run: " + Stem(in.options.problem);
+  const std::string title = "kernelpro run: " + ProblemName(in.options.problem);
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>" << Html(title) << "</title>\n<style>" << kHtmlStyle << "</style>\n"

@@ -48,6 +48,10 @@ struct BestVerdict {
 };
 std::optional<BestVerdict> JudgeBest(const Tree& tree);
 
+// What a run is called: the problem file's stem, or its folder's name for a KernelBench-style
+// folder (problems/swish/problem.py → "swish", tests/problems/tiny_swish.py → "tiny_swish").
+std::string ProblemName(const std::string& problem);
+
 // The roofline position of the best node when Stage 1 and a timing of it are known (cuda only).
 std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& input);
 

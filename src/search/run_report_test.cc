@@ -356,3 +356,16 @@ TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
 
 }  // namespace
 }  // namespace kernelpro::search
+
+namespace kernelpro::search {
+namespace {
+
+TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
+  EXPECT_EQ(ProblemName("/repo/problems/swish/problem.py"), "swish");
+  EXPECT_EQ(ProblemName("problems/rms_norm/problem.py"), "rms_norm");
+  EXPECT_EQ(ProblemName("/repo/tests/problems/tiny_swish.py"), "tiny_swish");
+  EXPECT_EQ(ProblemName("problem.py"), "problem");
+}
+
+}  // namespace
+}  // namespace kernelpro::search
