@@ -514,6 +514,9 @@ Status Validate(const PromptContext& c) {
     return Status::InvalidArgument("GPU architecture '" + c.gpu.arch +
                                    "' is not of the form sm_80, sm_90, sm_100");
   }
+  if (c.device != "cuda" && c.device != "cpu") {
+    return Status::InvalidArgument("device '" + c.device + "' is neither cuda nor cpu");
+  }
   if (c.max_chars == 0) return Status::InvalidArgument("max_chars must be positive");
   if (c.mode == PromptMode::kDebug) {
     if (Trim(c.parent_code).empty()) {
@@ -711,9 +714,16 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   Status valid = Validate(context);
   if (!valid.ok()) return valid;
 
-  const std::string gpu_section = GpuSection(context.gpu);
+  const bool cpu = context.device == "cpu";
+  const std::string gpu_section = cpu ? "target_cpu" : GpuSection(context.gpu);
+  const std::string examples = cpu ? "examples_cpu" : "examples";
   const std::string arch_flag = ArchFlag(context.gpu);
   const std::map<std::string, std::string> values = {
+      {"language", cpu ? "C++ for the CPU" : "CUDA"},
+      {"build_what", cpu ? "C++" : "C++ and CUDA"},
+      {"sources_rule", cpu ? "all of it in `cpp_sources`, with no `cuda_sources`"
+                           : "declarations in `cpp_sources`, kernels and their host wrappers in "
+                             "`cuda_sources`"},
       {"num_candidates", std::to_string(context.num_candidates)},
       {"gpu", context.gpu.name.empty() ? context.gpu.arch : context.gpu.name},
       {"arch", context.gpu.arch},
@@ -725,8 +735,7 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   std::map<std::string, std::string> text;
   for (const std::string& name :
        {std::string("base_strategies"), input_name, gpu_section, std::string("cutlass"),
-        std::string("memory_header"), std::string("output_contract"), mode_name,
-        std::string("examples")}) {
+        std::string("memory_header"), std::string("output_contract"), mode_name, examples}) {
     auto component = Component(name);
     if (!component.ok()) return component.status();
     text[name] = Fill(*component, values);
@@ -755,7 +764,7 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   }
   add("output_contract", true, text["output_contract"]);
   add(mode_name, false, text[mode_name]);
-  add("examples", false, text["examples"]);
+  add(examples, false, text[examples]);
   add("problem", false,
       "## The reference (" + KindTitle(context.problem.kind) + ")\n\n" +
           Fenced(context.problem.code, "python"));
@@ -789,7 +798,7 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   std::vector<std::string> trimmed;
   const size_t budget = context.max_chars;
   if (Size(parts) > budget) {
-    Part* part = Find(parts, "examples");
+    Part* part = Find(parts, examples);
     const size_t size = part->text.size();
     parts.erase(parts.begin() + (part - parts.data()));
     trimmed.push_back("examples: dropped (" + std::to_string(size) + " characters)");

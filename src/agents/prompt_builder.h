@@ -37,6 +37,9 @@ struct PromptContext {
   ProblemSource problem;
   // Picks the GPU section and the architecture flag. Default: sm_90.
   GpuTarget gpu;
+  // Where candidates run: "cuda" (CUDA kernels for `gpu`) or "cpu" (C++ CPU extensions: the
+  // GPU section and the CUDA example give way to the CPU target and a CPU example).
+  std::string device = "cuda";
   // How many candidates the answer must hold: 1 to 16. Default 2.
   int num_candidates = 2;
   // Root of a CUTLASS checkout (include/ and tools/util/include/ below it). "" = CUTLASS off.

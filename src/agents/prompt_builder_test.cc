@@ -130,7 +130,10 @@ struct GoldenCase {
 std::vector<GoldenCase> GoldenCases() {
   PromptContext cuda = Initial("tests/problems/cuda_row_sum.py", "B200");
   cuda.cutlass_dir = "/opt/cutlass";
+  PromptContext cpu = Initial("problems/swish/problem.py", "sm_90");
+  cpu.device = "cpu";
   return {
+      {"initial_pytorch_cpu", cpu},
       {"initial_pytorch_sm90", Initial("problems/swish/problem.py", "sm_90")},
       {"initial_triton_sm80", Initial("tests/problems/triton_add_relu.py", "A100")},
       {"initial_cuda_sm100_cutlass", cuda},
@@ -200,6 +203,23 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
             (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90", "memory",
                                       "output_contract", "mode_optimize", "examples", "problem",
                                       "parent_code", "feedback"}));
+}
+
+// optimize --device cpu: a model asked for CUDA there writes kernels that cannot run.
+TEST(PromptBuilderTest, OnTheCpuTheTaskIsCppAndNoGpuSectionOrCudaExampleIsShown) {
+  PromptContext c = Initial("problems/swish/problem.py", "sm_90");
+  c.device = "cpu";
+  auto prompt = BuildPrompt(c);
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  const std::string all = prompt->system + prompt->user;
+  EXPECT_NE(prompt->user.find("# Task: write C++ for the CPU for this reference"), std::string::npos);
+  EXPECT_NE(prompt->system.find("# Target: the CPU"), std::string::npos);
+  EXPECT_NE(prompt->system.find("with no `cuda_sources`"), std::string::npos);
+  EXPECT_EQ(all.find("# Target GPU"), std::string::npos);
+  EXPECT_EQ(all.find("__global__ void leaky2"), std::string::npos);  // the CUDA example
+  EXPECT_NE(prompt->user.find("at::parallel_for"), std::string::npos);  // the CPU example
+  c.device = "tpu";
+  EXPECT_FALSE(BuildPrompt(c).ok());
 }
 
 TEST(PromptBuilderTest, TheReferenceKindPicksItsInputSection) {

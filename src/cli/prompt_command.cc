@@ -16,6 +16,7 @@ namespace kernelpro::cli {
 namespace {
 
 struct PromptArgs {
+  std::string device = "cuda";
   std::string mode, problem, parent, feedback, gpu, cutlass_dir, memory, candidates, max_chars,
       speedup;
   bool json = false;
@@ -50,6 +51,7 @@ int Run(const PromptArgs& args) {
   auto mode = agents::ParsePromptMode(args.mode);
   if (!mode) return Fail("--mode '" + args.mode + "': give initial, debug or optimize");
   context.mode = *mode;
+  context.device = args.device;
   if (args.problem.empty()) return Fail("--problem FILE is required (a KernelBench-style file)");
   auto problem = agents::ReadProblemSource(args.problem);
   if (!problem.ok()) return Fail("--problem: " + problem.status().message());
@@ -163,6 +165,10 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   cmd->add_option("--gpu", args->gpu,
                   "Target: sm_80, sm_86, sm_89, sm_90, sm_100, or a name (A100, H100, H200, L40S, "
                   "B200); default sm_90");
+  cmd->add_option("--device", args->device,
+                  "cuda: CUDA kernels for --gpu; cpu: C++ CPU extensions (as optimize --device cpu)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
   cmd->add_option("--candidates", args->candidates, "Candidates to ask for, 1 to 16 (default 2)");
   cmd->add_option("--cutlass-dir", args->cutlass_dir,
                   "Root of a CUTLASS checkout: adds its include paths and build flags")

@@ -749,6 +749,7 @@ Result<std::vector<Orchestrator::Child>> Orchestrator::Generate(int iteration,
   if (!problem.ok()) return problem.status();
   agents::PromptContext context;
   context.mode = selection.mode;
+  context.device = options_.device;
   context.problem = std::move(*problem);
   context.gpu = options_.gpu;
   context.num_candidates = options_.candidates;
