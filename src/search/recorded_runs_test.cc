@@ -1,7 +1,8 @@
-// The two optimisation runs recorded on the H200 (tests/fixtures/h200-optimize, written by
-// `scripts/gpu_verify OUT optimize-demo optimize-replay`): `kernelpro optimize --demo` (MCTS, tool
-// feedback, memory) and a greedy replay of the same cassette without profiling feedback. Their run
-// stores must still open with today's code, and say what their reports and best kernels say.
+// Optimisation runs recorded where tests cannot go: on the H200 (tests/fixtures/h200-optimize,
+// written by `scripts/gpu_verify OUT optimize-demo optimize-replay`: `kernelpro optimize --demo`
+// and a greedy replay of the same cassette without profiling feedback), and with a real tiny model
+// on the CPU (tests/fixtures/gemma-optimize). Their run stores must still open with today's code
+// and say what their reports say.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -148,6 +149,60 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// Gemma 3 270M wrote an empty reply, three truncated ones and a candidate that does not compile;
+// the run went through its three iterations and recorded every exchange and why each node failed.
+TEST(GemmaCpuRunTest, EveryReplyAndVerdictOfTheTinyModelIsRecorded) {
+  const fs::path dir = fs::temp_directory_path() / ("kp_gemma_run_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/gemma-optimize/run.db",
+                dir / "run.db");
+  store::RunStoreOptions options;
+  options.create = false;
+  auto store = store::RunStore::Open(dir.string(), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok() && runs->size() == 1u);
+  const std::int64_t run = runs->front().id;
+  EXPECT_EQ(runs->front().status, store::RunStatus::kFinished);
+
+  auto exchanges = (*store)->ListLlmExchanges(run);
+  ASSERT_TRUE(exchanges.ok());
+  EXPECT_EQ(exchanges->size(), 12u);
+  int failed = 0;
+  for (const store::LlmExchangeRecord& e : *exchanges) {
+    EXPECT_EQ(e.model, "gemma-3-270m");
+    if (e.error) {
+      ++failed;
+      EXPECT_NE(DumpJson(*e.error).find("holds no JSON value"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(failed, 1);
+
+  // Why each iteration's node has no working kernel.
+  std::vector<std::string> why;
+  for (int iteration = 1; iteration <= 3; ++iteration) {
+    auto generate = (*store)->GetStep(store::StepKey{run, iteration, "generate", ""});
+    ASSERT_TRUE(generate.ok() && generate->has_value()) << iteration;
+    const Json children = JsonGet<Json>((*generate)->payload, "children", Json::array());
+    ASSERT_EQ(children.size(), 1u);
+    why.push_back(JsonGet<std::string>(children[0], "nothing", ""));
+  }
+  EXPECT_NE(why[0].find("malformed response"), std::string::npos) << why[0];
+  EXPECT_NE(why[1].find("response truncated after 3 attempts"), std::string::npos) << why[1];
+  EXPECT_EQ(why[2], "");  // iteration 3 produced a candidate
+  auto nodes = (*store)->ListNodes(run);
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 4u);
+  const store::NodeRecord& last = nodes->back();
+  EXPECT_EQ(last.status, "compile_error");
+  ASSERT_TRUE(last.candidate_id.has_value());
+  auto evaluation = (*store)->LatestEvaluation(*last.candidate_id);
+  ASSERT_TRUE(evaluation.ok() && evaluation->has_value());
+  EXPECT_NE((*evaluation)->message.find("assignment of read-only location"), std::string::npos);
+  fs::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace kernelpro::search
