@@ -288,7 +288,9 @@ INSTANTIATE_TEST_SUITE_P(
         Cheat{"tests/candidates/adversarial/cpu/side_stream.py", kTinySwish, "", true},
         Cheat{"tests/candidates/adversarial/common/cache_first_call.py", kTinySwish,
               "trial check_1", true},
-        Cheat{"tests/candidates/adversarial/common/cache_by_pointer.py", kTinySwish, "trial refill",
+        // The refill trial always catches it; an earlier trial does when the allocator happens
+        // to hand its fresh input the address of a freed one (CI saw extra_0 do it).
+        Cheat{"tests/candidates/adversarial/common/cache_by_pointer.py", kTinySwish, "trial ",
               true},
         Cheat{"tests/candidates/adversarial/cpu/mutate_input.py", kTinySwish, "modified input 0",
               true},
