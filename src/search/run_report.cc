@@ -259,6 +259,10 @@ void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstrea
     out << " · reward " << Fixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
     if (f.info && !f.info->file.empty()) out << " · `" << f.info->file << "`";
+    // Why a failed node failed, in a line (the HTML report holds the head of the errors).
+    if (!node.correct() && f.info && !FirstLine(f.info->errors).empty()) {
+      out << " — " << FirstLine(f.info->errors);
+    }
   }
   out << "\n";
   for (int child : node.children) MarkdownTree(in, child, depth + 1, out);
