@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agents/prompt_texts.h"
+#include "core/text.h"
 
 namespace kernelpro::agents {
 namespace {
@@ -97,15 +98,9 @@ std::string JoinList(const std::vector<std::string>& items, const std::string& s
   return out;
 }
 
-// A cut at `at` moved back to the start of a UTF-8 character (gcc quotes with ‘’).
-size_t CharBoundary(const std::string& s, size_t at) {
-  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
-  return at;
-}
-
 std::string CutLine(const std::string& line) {
   if (line.size() <= kMaxLineChars) return line;
-  return line.substr(0, CharBoundary(line, kMaxLineChars)) + " [...]";
+  return line.substr(0, Utf8Prefix(line, kMaxLineChars)) + " [...]";
 }
 
 // "1 frame", "3 frames".
@@ -124,7 +119,7 @@ std::string Kb(size_t chars) {
 std::string PrefixAtLine(const std::string& text, size_t limit) {
   if (text.size() <= limit) return text;
   size_t cut = text.rfind('\n', limit == 0 ? 0 : limit - 1);
-  if (cut == std::string::npos || cut == 0) return text.substr(0, CharBoundary(text, limit));
+  if (cut == std::string::npos || cut == 0) return text.substr(0, Utf8Prefix(text, limit));
   return text.substr(0, cut + 1);
 }
 
@@ -332,7 +327,7 @@ std::vector<Traceback> FindTracebacks(const std::vector<std::string>& lines) {
 std::string CutToFit(const std::string& text, size_t max_chars) {
   if (text.size() <= max_chars) return text;
   for (size_t note_room = 64;; note_room *= 2) {
-    if (note_room >= max_chars) return text.substr(0, CharBoundary(text, max_chars));
+    if (note_room >= max_chars) return text.substr(0, Utf8Prefix(text, max_chars));
     std::string kept = PrefixAtLine(text, max_chars - note_room);
     if (!kept.empty() && kept.back() != '\n') kept += '\n';
     std::string note =

@@ -23,14 +23,6 @@ constexpr std::array<MemorySection, 5> kAllSections = {
     MemorySection::kSearchFindings, MemorySection::kErrorsAndCorrections,
     MemorySection::kSuccessfulPatterns, MemorySection::kKeyFiles, MemorySection::kLearnings};
 
-// The longest prefix of `text` of at most `max_bytes` bytes that does not split a UTF-8 character.
-size_t Utf8Prefix(const std::string& text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return text.size();
-  size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return cut;
-}
-
 // `text` cut to at most `max_bytes` bytes, ending in "..." when cut.
 std::string CapEntry(std::string text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;

@@ -25,6 +25,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/llm_options.h"
+#include "core/stats.h"
+#include "core/text.h"
 #include "llm/cassette.h"
 #include "llm/factory.h"
 #include "roofline/hardware.h"
@@ -172,12 +174,6 @@ std::string LlmLabel(const llm::LlmConfig& c) {
   return label;
 }
 
-std::string Fixed(double v, int digits = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // ---- the hidden test hook: KERNELPRO_TEST_KILL_AFTER_STEP=STEP[@ITERATION] ends the process
 // with SIGKILL right after that journal step is recorded done (STEP: select, generate, evaluate,
 // profile, record) or, for STEP "exchange", right after an LLM exchange is stored. Tests use it to
@@ -321,10 +317,8 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
          << (p.parent == search::Tree::kRootId ? std::string("ROOT")
                                                : "n" + std::to_string(p.parent))
          << ": " << p.outcome << "  | best "
-         << (p.best ? Fixed(p.best->estimate) + "x [" + Fixed(p.best->low) + ", " +
-                          Fixed(p.best->high) + "]"
-                    : std::string("none"))
-         << " | cost $" << Fixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
+         << (p.best ? RatioText(*p.best) : std::string("none"))
+         << " | cost $" << FormatFixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
     if (tty) {
       // On a terminal the last line says what is running now; the next line replaces it.
       std::cout << "\r\033[K" << line.str() << "\n";
@@ -373,16 +367,15 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
 
   std::cout << "stopped: " << summary->stop_message << "\n";
   if (auto verdict = search::JudgeBest(orchestrator.tree())) {
-    std::cout << "best: n" << verdict->node << " " << Fixed(verdict->speedup.estimate) << "x ["
-              << Fixed(verdict->speedup.low) << ", " << Fixed(verdict->speedup.high)
-              << "] over the reference; " << verdict->text << "\n";
+    std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
+              << " over the reference; " << verdict->text << "\n";
     std::cout << "kernel: " << (dir / "best.py").string() << "\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
   std::cout << "report: " << (dir / "report.md").string()
             << " (HTML: " << (dir / "report.html").string() << ")\n";
-  std::cout << "LLM: " << summary->exchanges << " exchanges, $" << Fixed(summary->cost_usd, 4)
+  std::cout << "LLM: " << summary->exchanges << " exchanges, $" << FormatFixed(summary->cost_usd, 4)
             << "\n";
   return summary->best ? 0 : 1;
 }

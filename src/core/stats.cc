@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "core/text.h"
+
 namespace kernelpro {
 namespace {
 
@@ -89,6 +91,10 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
   result.low = PercentileOfSorted(ratios, (1 - result.confidence) / 2);
   result.high = PercentileOfSorted(ratios, (1 + result.confidence) / 2);
   return result;
+}
+
+std::string RatioText(const RatioInterval& r) {
+  return FormatFixed(r.estimate) + "x [" + FormatFixed(r.low) + ", " + FormatFixed(r.high) + "]";
 }
 
 }  // namespace kernelpro

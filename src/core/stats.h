@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kernelpro {
@@ -31,6 +32,9 @@ struct RatioInterval {
   double high = 0;      // upper bound
   double confidence = 0.95;
 };
+
+// A speedup as people read it: "1.84x [1.82, 1.86]".
+std::string RatioText(const RatioInterval& ratio);
 
 // Speedup-style ratio median(numerator)/median(denominator) with a percentile-bootstrap interval:
 // each resample draws both sample sets with replacement. Deterministic for a given seed.

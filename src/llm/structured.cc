@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/text.h"
+
 namespace kernelpro::llm {
 
 std::string SchemaInstruction(const ResponseSchema& schema) {
@@ -53,12 +55,8 @@ std::variant<Json, Error> ParseJsonBody(const HttpResponse& response, const std:
 }
 
 std::string Snippet(const std::string& text, size_t max_chars) {
-  size_t cut = text.size();
-  if (cut > max_chars) {
-    cut = max_chars;
-    // Never split a UTF-8 sequence: the message may be written out as JSON.
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  }
+  // Never split a UTF-8 sequence: the message may be written out as JSON.
+  const size_t cut = Utf8Prefix(text, max_chars);
   std::string out = text.substr(0, cut);
   for (char& c : out) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';

@@ -5,16 +5,11 @@
 #include <limits>
 #include <sstream>
 
+#include "core/text.h"
 #include "profile/ncu_catalog.h"
 
 namespace kernelpro {
 namespace {
-
-std::string Fixed(double value, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
-  return buf;
-}
 
 // 17179869184 -> "17.18 G"; with unit "FLOP" -> "17.18 GFLOP".
 std::string Si(double value, const std::string& unit) {
@@ -25,16 +20,16 @@ std::string Si(double value, const std::string& unit) {
     v /= 1000;
     ++i;
   }
-  return Fixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
+  return FormatFixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
 }
 
 std::string Time(double seconds) {
-  if (seconds >= 1e-3) return Fixed(seconds * 1e3, 3) + " ms";
-  if (seconds >= 1e-6) return Fixed(seconds * 1e6, 1) + " us";
-  return Fixed(seconds * 1e9, 1) + " ns";
+  if (seconds >= 1e-3) return FormatFixed(seconds * 1e3, 3) + " ms";
+  if (seconds >= 1e-6) return FormatFixed(seconds * 1e6, 1) + " us";
+  return FormatFixed(seconds * 1e9, 1) + " ns";
 }
 
-std::string Pct(double fraction) { return Fixed(fraction * 100, 0) + " %"; }
+std::string Pct(double fraction) { return FormatFixed(fraction * 100, 0) + " %"; }
 
 std::string Name(Bottleneck b) { return std::string(BottleneckName(b)); }
 
@@ -60,8 +55,8 @@ RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, dou
   r.attainable_time_s = std::max(r.compute_time_s, r.memory_time_s);
   r.attainable_flops = r.attainable_time_s > 0 ? flops / r.attainable_time_s : 0;
   const double f = options.mixed_factor;
-  const std::string ai = Fixed(r.arithmetic_intensity, 2) + " FLOP/B";
-  const std::string ridge = Fixed(r.ridge_point, 2) + " FLOP/B";
+  const std::string ai = FormatFixed(r.arithmetic_intensity, 2) + " FLOP/B";
+  const std::string ridge = FormatFixed(r.ridge_point, 2) + " FLOP/B";
   if (r.attainable_time_s < options.latency_threshold_s) {
     r.bottleneck = Bottleneck::kLatency;
     r.reason = "the roofline time " + Time(r.attainable_time_s) + " is below " +
@@ -70,17 +65,17 @@ RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, dou
   } else if (r.arithmetic_intensity >= r.ridge_point / f &&
              r.arithmetic_intensity <= r.ridge_point * f) {
     r.bottleneck = Bottleneck::kMixed;
-    r.reason = "intensity " + ai + " is within " + Fixed(f, 1) + "x of the ridge point " + ridge;
+    r.reason = "intensity " + ai + " is within " + FormatFixed(f, 1) + "x of the ridge point " + ridge;
   } else if (r.arithmetic_intensity < r.ridge_point) {
     r.bottleneck = Bottleneck::kMemory;
     r.reason = "intensity " + ai + " is " +
-               Fixed(r.ridge_point / std::max(r.arithmetic_intensity, 1e-300), 1) +
+               FormatFixed(r.ridge_point / std::max(r.arithmetic_intensity, 1e-300), 1) +
                "x below the ridge point " + ridge;
   } else {
     r.bottleneck = Bottleneck::kCompute;
     r.reason = std::isinf(r.arithmetic_intensity)
                    ? "no bytes to move: only arithmetic"
-                   : "intensity " + ai + " is " + Fixed(r.arithmetic_intensity / r.ridge_point, 1) +
+                   : "intensity " + ai + " is " + FormatFixed(r.arithmetic_intensity / r.ridge_point, 1) +
                          "x the ridge point " + ridge;
   }
   return r;
@@ -140,14 +135,14 @@ std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
   m.duration_s = ncu.aggregate.duration_ns() * 1e-9;
   m.kernel_count = static_cast<int>(ncu.kernels.size());
   const std::string numbers =
-      "SM " + Fixed(m.sm_pct, 1) + " %, memory " + Fixed(m.memory_pct, 1) + " %";
+      "SM " + FormatFixed(m.sm_pct, 1) + " %, memory " + FormatFixed(m.memory_pct, 1) + " %";
   if (m.sm_pct < options.ncu_latency_pct && m.memory_pct < options.ncu_latency_pct) {
     m.bottleneck = Bottleneck::kLatency;
-    m.reason = numbers + ": both below " + Fixed(options.ncu_latency_pct, 0) + " % of peak";
+    m.reason = numbers + ": both below " + FormatFixed(options.ncu_latency_pct, 0) + " % of peak";
   } else if (std::fabs(m.sm_pct - m.memory_pct) < options.ncu_mixed_margin_pct) {
     m.bottleneck = Bottleneck::kMixed;
     m.reason =
-        numbers + ": within " + Fixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
+        numbers + ": within " + FormatFixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
   } else if (m.sm_pct > m.memory_pct) {
     m.bottleneck = Bottleneck::kCompute;
     m.reason = numbers + ": SM throughput leads";
@@ -459,8 +454,8 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   row("precision", precision + ", peak " + Si(a.peak_flops, "FLOP/s") + ": " + a.precision_reason);
   const RooflineBound& r = a.roofline;
   row("intensity",
-      (std::isinf(r.arithmetic_intensity) ? std::string("inf") : Fixed(r.arithmetic_intensity, 2)) +
-          " FLOP/B; ridge point " + Fixed(r.ridge_point, 2) + " FLOP/B (" +
+      (std::isinf(r.arithmetic_intensity) ? std::string("inf") : FormatFixed(r.arithmetic_intensity, 2)) +
+          " FLOP/B; ridge point " + FormatFixed(r.ridge_point, 2) + " FLOP/B (" +
           Si(a.peak_flops, "FLOP/s") + " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
   row("roofline", Time(r.attainable_time_s) + " attainable (compute " + Time(r.compute_time_s) +
                       ", memory " + Time(r.memory_time_s) + "), " +

@@ -13,6 +13,8 @@
 #include "agents/profiling_agent.h"
 #include "agents/programmer.h"
 #include "agents/prompt_builder.h"
+#include "core/stats.h"
+#include "core/text.h"
 #include "search/greedy.h"
 #include "search/mcts.h"
 #include "search/reward.h"
@@ -144,16 +146,6 @@ std::optional<EvalStatus> ParseEvalStatus(const std::string& text) {
     if (text == EvalStatusName(s)) return s;
   }
   return std::nullopt;
-}
-
-std::string Fixed(double v, int digits = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string IntervalText(const RatioInterval& r) {
-  return Fixed(r.estimate) + "x [" + Fixed(r.low) + ", " + Fixed(r.high) + "]";
 }
 
 Json NodeInfoJson(int tree_id, const NodeInfo& n) {
@@ -652,14 +644,14 @@ Result<OptimizeSummary> Orchestrator::Run() {
     }
     if (options_.max_cost_usd && deps_.exchanges->cost_usd() >= *options_.max_cost_usd) {
       summary.stop = StopReason::kCost;
-      summary.stop_message = "the LLM cost $" + Fixed(deps_.exchanges->cost_usd(), 4) +
-                             " reached the limit of $" + Fixed(*options_.max_cost_usd, 4);
+      summary.stop_message = "the LLM cost $" + FormatFixed(deps_.exchanges->cost_usd(), 4) +
+                             " reached the limit of $" + FormatFixed(*options_.max_cost_usd, 4);
       break;
     }
     if (options_.time_limit_s && elapsed >= *options_.time_limit_s) {
       summary.stop = StopReason::kTimeLimit;
       summary.stop_message =
-          "the time limit of " + Fixed(*options_.time_limit_s, 0) + " s was reached";
+          "the time limit of " + FormatFixed(*options_.time_limit_s, 0) + " s was reached";
       break;
     }
     if (strategy_->Exhausted()) {
@@ -1172,7 +1164,7 @@ Status Orchestrator::RecordChildren(int iteration, const Selection& selection,
     if (node.correct()) {
       info.verdict =
           node.speedup && ClearlyFaster(*node.speedup, baseline) ? "accepted" : "not accepted";
-      if (node.speedup) text += " " + IntervalText(*node.speedup);
+      if (node.speedup) text += " " + RatioText(*node.speedup);
       text += " " + info.verdict;
     }
     outcome_text += (outcome_text.empty() ? "" : ", ") + text;

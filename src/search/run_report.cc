@@ -9,24 +9,17 @@
 #include <string_view>
 #include <vector>
 
+#include "core/stats.h"
+#include "core/text.h"
+
 namespace kernelpro::search {
 namespace {
 
 // ---- Pieces both reports (and best.py's header) are made of ----
 
-std::string Fixed(double v, int digits = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string Interval(const RatioInterval& r) {
-  return Fixed(r.estimate) + "x [" + Fixed(r.low) + ", " + Fixed(r.high) + "]";
-}
-
 // "95% interval [1.90, 2.10]"
 std::string ConfidenceInterval(const RatioInterval& r) {
-  return Fixed(100 * r.confidence, 0) + "% interval [" + Fixed(r.low) + ", " + Fixed(r.high) + "]";
+  return FormatFixed(100 * r.confidence, 0) + "% interval [" + FormatFixed(r.low) + ", " + FormatFixed(r.high) + "]";
 }
 
 std::string NodeName(int id) { return id == Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
@@ -53,7 +46,7 @@ std::string LineageText(const Tree& tree, int id) {
     text += NodeName(n);
     if (!node.is_root()) {
       text += " (" + Mode(node);
-      if (node.correct() && node.speedup) text += ", " + Fixed(node.speedup->estimate) + "x";
+      if (node.correct() && node.speedup) text += ", " + FormatFixed(node.speedup->estimate) + "x";
       text += ")";
     }
   }
@@ -65,10 +58,7 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
     if (c == '\n' || c == '\r' || c == '|') c = ' ';
   }
   if (text.size() > max_chars) {
-    size_t cut = max_chars - 3;
-    // Not inside a UTF-8 sequence (a compiler's quotes are ‘ ’).
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    text = text.substr(0, cut) + "...";
+    text = text.substr(0, Utf8Prefix(text, max_chars - 3)) + "...";
   }
   return text;
 }
@@ -108,7 +98,7 @@ NodeFacts FactsOf(const RunReportInput& in, int id) {
 
 // "correct 1.55x [1.45, 1.65]", "compile_error", "reference".
 std::string StatusText(const NodeFacts& f) {
-  return f.speedup ? f.status + " " + Interval(*f.speedup) : f.status;
+  return f.speedup ? f.status + " " + RatioText(*f.speedup) : f.status;
 }
 
 // One line of the header: "Device: cuda (NVIDIA H200), driver 570.86.15".
@@ -139,7 +129,7 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
                                  (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
   facts.push_back({"Stopped", in.summary.stop_message});
   facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
-                                        Fixed(in.summary.cost_usd, 4)});
+                                        FormatFixed(in.summary.cost_usd, 4)});
   int correct = 0, evaluated = 0, unusable = 0;
   for (const Node& node : in.tree->nodes()) {
     if (node.is_root()) continue;
@@ -251,12 +241,12 @@ void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstrea
   const Node& node = *f.node;
   out << std::string(2 * depth, ' ') << "- **" << f.name << "**";
   if (node.is_root()) {
-    out << " (the reference; visits " << node.visits << ", mean reward " << Fixed(node.MeanReward())
+    out << " (the reference; visits " << node.visits << ", mean reward " << FormatFixed(node.MeanReward())
         << ")";
   } else {
     out << " it " << f.iteration << " · " << f.mode << " · " << StatusText(f);
     if (!f.verdict.empty()) out << " · " << f.verdict;
-    out << " · reward " << Fixed(node.reward) << " · visits " << node.visits;
+    out << " · reward " << FormatFixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
     if (f.info && !f.info->file.empty()) out << " · `" << f.info->file << "`";
     // Why a failed node failed, in a line (the HTML report holds the head of the errors).
@@ -332,8 +322,8 @@ pre { background: #f6f8fa; border: 1px solid #d1d9e0; padding: .6em; margin: .3e
 std::string HtmlBar(const std::optional<RatioInterval>& speedup, double best) {
   if (!speedup || best <= 0) return "";
   double fraction = std::clamp(speedup->estimate / std::max(best, 1.0), 0.0, 1.0);
-  return "<span class=\"bar\" title=\"" + Fixed(speedup->estimate) +
-         "x\"><span style=\"width:" + Fixed(100 * fraction, 1) + "%\"></span></span>";
+  return "<span class=\"bar\" title=\"" + FormatFixed(speedup->estimate) +
+         "x\"><span style=\"width:" + FormatFixed(100 * fraction, 1) + "%\"></span></span>";
 }
 
 std::string HtmlStatus(const NodeFacts& f) {
@@ -351,7 +341,7 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
   out << "<li id=\"" << f.name << "\">";
   if (node.is_root()) {
     out << "<b>ROOT</b> <span class=\"muted\">(the reference; visits " << node.visits
-        << ", mean reward " << Fixed(node.MeanReward()) << ")</span>\n";
+        << ", mean reward " << FormatFixed(node.MeanReward()) << ")</span>\n";
   } else {
     const NodeInfo* info = f.info;
     out << "<details><summary><b>" << f.name << "</b> it " << f.iteration << " · "
@@ -365,7 +355,7 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
     if (info && !info->strategy.empty()) {
       out << "<p>Strategy: " << Html(info->strategy) << "</p>\n";
     }
-    out << "<p class=\"muted\">reward " << Fixed(node.reward) << " · visits " << node.visits;
+    out << "<p class=\"muted\">reward " << FormatFixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
     if (info && !info->file.empty()) out << " · <code>" << Html(info->file) << "</code>";
     out << "</p>\n";
@@ -408,7 +398,7 @@ std::optional<BestVerdict> JudgeBest(const Tree& tree) {
   v.baseline = against_parent ? *parent.speedup : RatioInterval{1, 1, 1, 0};
   v.clearly_faster = ClearlyFaster(v.speedup, v.baseline);
   const std::string who =
-      against_parent ? "its parent " + NodeName(v.parent) + " (" + Interval(v.baseline) + ")"
+      against_parent ? "its parent " + NodeName(v.parent) + " (" + RatioText(v.baseline) + ")"
                      : std::string("the reference (1x)");
   if (v.clearly_faster) {
     v.text = NodeName(v.node) + " is faster than " + who +
@@ -445,7 +435,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
   out << "# driver:    " << (env.driver.empty() ? "unknown" : env.driver) << "\n";
   out << "# toolchain: " << (env.toolchain.empty() ? "unknown" : env.toolchain) << "\n";
   if (verdict) {
-    out << "# speedup:   " << Fixed(verdict->speedup.estimate) << "x over the reference, "
+    out << "# speedup:   " << FormatFixed(verdict->speedup.estimate) << "x over the reference, "
         << ConfidenceInterval(verdict->speedup) << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
@@ -476,7 +466,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     const NodeInfo* info = Info(in, verdict->node);
     out << "Best kernel: **" << NodeName(verdict->node) << "**";
     if (info && !info->file.empty()) out << " (`" << info->file << "`, saved as `best.py`)";
-    out << ", **" << Fixed(verdict->speedup.estimate) << "x** over the reference, "
+    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over the reference, "
         << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
     out << "Roofline: " << RooflineText(in) << "\n\n";
@@ -490,7 +480,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
         continue;
       }
       out << "| " << f.name << " | " << f.iteration << " | " << f.mode << " | " << f.status
-          << " | " << (f.speedup ? Interval(*f.speedup) : std::string("-")) << " | " << f.verdict
+          << " | " << (f.speedup ? RatioText(*f.speedup) : std::string("-")) << " | " << f.verdict
           << " | " << (f.info ? OneLine(f.info->strategy) : "") << " |\n";
     }
     out << "\n";
@@ -545,7 +535,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (<code>" << Html(info->file) << "</code>, saved as <code>best.py</code>)";
     }
-    out << ", <strong>" << Fixed(verdict->speedup.estimate) << "x</strong> over the reference, "
+    out << ", <strong>" << FormatFixed(verdict->speedup.estimate) << "x</strong> over the reference, "
         << ConfidenceInterval(verdict->speedup) << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";
@@ -562,7 +552,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       }
       out << "<tr><td>" << HtmlNodeLink(id) << "</td><td>" << f.iteration << "</td><td>"
           << Html(f.mode) << "</td><td>" << Html(f.status) << "</td><td class=\"num\">"
-          << (f.speedup ? Interval(*f.speedup) : std::string("-")) << HtmlBar(f.speedup, best)
+          << (f.speedup ? RatioText(*f.speedup) : std::string("-")) << HtmlBar(f.speedup, best)
           << "</td><td>" << Html(f.verdict) << "</td><td>"
           << (f.info ? Html(f.info->strategy) : "") << "</td></tr>\n";
     }
