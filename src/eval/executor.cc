@@ -71,16 +71,17 @@ Json Executor::BaseRequest() const {
               {"rtol", options_.rtol}};
 }
 
-Result<Json> Executor::PrepareReference(const std::string& problem,
-                                        const std::map<std::string, std::string>& env) {
+Result<Json> Executor::PrepareReference(const std::string& problem) {
   Json request = BaseRequest();
   request["problem"] = problem;
   request["check_seeds"] = Seeds(options_.seed, 0, options_.correctness_trials);
   request["extra_seeds"] = Seeds(options_.seed, 1000, options_.extra_trials);
   request["timing_seeds"] = Seeds(options_.seed, 2000, std::max(1, options_.timing_inputs));
   request["fp64_trials"] = options_.fp64_trials;
+  GpuPool::Lease lease = gpu_pool_->Acquire();
   auto outcome =
-      worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), env);
+      worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), lease.Env());
+  lease.Release();
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
     auto [status, message] = ClassifyProcessFailure("the reference step", outcome->process);
@@ -378,11 +379,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
 
   if (!options_.build_only) {
     auto reference_start = Clock::now();
-    Result<Json> reference = Status::Internal("no reference");
-    {
-      GpuPool::Lease lease = gpu_pool_->Acquire();  // the first free GPU
-      reference = PrepareReference(report.problem, lease.Env());
-    }
+    auto reference = PrepareReference(report.problem);
     if (!reference.ok()) return reference.status();
     report.reference = *reference;
     for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);

@@ -91,10 +91,9 @@ class Executor {
 
   // The pieces a profiler needs: the problem's reference (inputs and outputs, cached) and a built
   // candidate (`result.status` is kCorrect when it built and imports, `shared_objects` its .so).
-  // `env` is added to the reference step's environment: a GpuPool::Lease's Env() pins it to the
-  // leased GPU (the caller holds the lease; PrepareReference leases nothing itself).
-  Result<Json> PrepareReference(const std::string& problem,
-                                const std::map<std::string, std::string>& env = {});
+  // The reference step runs on the first free GPU of gpu_pool(), leased for the step alone (the
+  // caller must hold no lease of this pool).
+  Result<Json> PrepareReference(const std::string& problem);
   void Build(const std::string& candidate, EvalResult& result);
 
   const WorkerClient& worker() const { return worker_; }

@@ -26,11 +26,7 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
 
 Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
                                  const std::string& candidate, const ProfileOptions& options) {
-  Result<Json> reference = Status::Internal("no reference");
-  {
-    GpuPool::Lease lease = executor.gpu_pool().Acquire();
-    reference = executor.PrepareReference(std::filesystem::absolute(problem).string(), lease.Env());
-  }
+  auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
   if (!reference.ok()) return reference.status();
   std::vector<std::string> shared_objects;
   if (!candidate.empty()) {
