@@ -63,8 +63,6 @@ class GpuPool {
 
   std::size_t size() const { return gpus_.size(); }
   std::size_t free_count() const;
-  // The ordinals, as given ("" for the default slot).
-  const std::vector<std::string>& gpus() const { return gpus_; }
 
  private:
   void Return(std::size_t slot);
