@@ -225,7 +225,7 @@ std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t m
     size_t newline = errors.find('\n', end);
     end = newline == std::string::npos ? errors.size() : newline + 1;
   }
-  end = std::min(end, max_chars);
+  end = Utf8Prefix(errors, std::min(end, max_chars));  // never half a character
   std::string text = errors.substr(0, end);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   if (end < errors.size()) {
