@@ -419,8 +419,9 @@ int RunOptimize(OptimizeArgs& args) {
   std::optional<Demo> demo;
   if (args.demo) {
     if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
-      return fail("--demo replays the project's own cassette; leave out --llm and --llm-config (and "
-                  "unset KERNELPRO_LLM and KERNELPRO_LLM_CONFIG)");
+      return fail(
+          "--demo replays the project's own cassette; leave out --llm and --llm-config (and "
+          "unset KERNELPRO_LLM and KERNELPRO_LLM_CONFIG)");
     }
     if (!args.problem.empty()) return fail("--demo runs problems/swish; leave out --problem");
     auto found = FindDemo(args.device);

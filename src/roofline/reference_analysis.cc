@@ -65,7 +65,8 @@ RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, dou
   } else if (r.arithmetic_intensity >= r.ridge_point / f &&
              r.arithmetic_intensity <= r.ridge_point * f) {
     r.bottleneck = Bottleneck::kMixed;
-    r.reason = "intensity " + ai + " is within " + FormatFixed(f, 1) + "x of the ridge point " + ridge;
+    r.reason =
+        "intensity " + ai + " is within " + FormatFixed(f, 1) + "x of the ridge point " + ridge;
   } else if (r.arithmetic_intensity < r.ridge_point) {
     r.bottleneck = Bottleneck::kMemory;
     r.reason = "intensity " + ai + " is " +
@@ -75,7 +76,8 @@ RooflineBound ComputeRoofline(double flops, double bytes, double peak_flops, dou
     r.bottleneck = Bottleneck::kCompute;
     r.reason = std::isinf(r.arithmetic_intensity)
                    ? "no bytes to move: only arithmetic"
-                   : "intensity " + ai + " is " + FormatFixed(r.arithmetic_intensity / r.ridge_point, 1) +
+                   : "intensity " + ai + " is " +
+                         FormatFixed(r.arithmetic_intensity / r.ridge_point, 1) +
                          "x the ridge point " + ridge;
   }
   return r;
@@ -141,8 +143,8 @@ std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
     m.reason = numbers + ": both below " + FormatFixed(options.ncu_latency_pct, 0) + " % of peak";
   } else if (std::fabs(m.sm_pct - m.memory_pct) < options.ncu_mixed_margin_pct) {
     m.bottleneck = Bottleneck::kMixed;
-    m.reason =
-        numbers + ": within " + FormatFixed(options.ncu_mixed_margin_pct, 0) + " points of each other";
+    m.reason = numbers + ": within " + FormatFixed(options.ncu_mixed_margin_pct, 0) +
+               " points of each other";
   } else if (m.sm_pct > m.memory_pct) {
     m.bottleneck = Bottleneck::kCompute;
     m.reason = numbers + ": SM throughput leads";
@@ -453,10 +455,10 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
       a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision));
   row("precision", precision + ", peak " + Si(a.peak_flops, "FLOP/s") + ": " + a.precision_reason);
   const RooflineBound& r = a.roofline;
-  row("intensity",
-      (std::isinf(r.arithmetic_intensity) ? std::string("inf") : FormatFixed(r.arithmetic_intensity, 2)) +
-          " FLOP/B; ridge point " + FormatFixed(r.ridge_point, 2) + " FLOP/B (" +
-          Si(a.peak_flops, "FLOP/s") + " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
+  row("intensity", (std::isinf(r.arithmetic_intensity) ? std::string("inf")
+                                                       : FormatFixed(r.arithmetic_intensity, 2)) +
+                       " FLOP/B; ridge point " + FormatFixed(r.ridge_point, 2) + " FLOP/B (" +
+                       Si(a.peak_flops, "FLOP/s") + " / " + Si(a.dram_bytes_per_s, "B/s") + ")");
   row("roofline", Time(r.attainable_time_s) + " attainable (compute " + Time(r.compute_time_s) +
                       ", memory " + Time(r.memory_time_s) + "), " +
                       Si(r.attainable_flops, "FLOP/s"));

@@ -19,7 +19,8 @@ namespace {
 
 // "95% interval [1.90, 2.10]"
 std::string ConfidenceInterval(const RatioInterval& r) {
-  return FormatFixed(100 * r.confidence, 0) + "% interval [" + FormatFixed(r.low) + ", " + FormatFixed(r.high) + "]";
+  return FormatFixed(100 * r.confidence, 0) + "% interval [" + FormatFixed(r.low) + ", " +
+         FormatFixed(r.high) + "]";
 }
 
 std::string NodeName(int id) { return id == Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
@@ -241,8 +242,8 @@ void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstrea
   const Node& node = *f.node;
   out << std::string(2 * depth, ' ') << "- **" << f.name << "**";
   if (node.is_root()) {
-    out << " (the reference; visits " << node.visits << ", mean reward " << FormatFixed(node.MeanReward())
-        << ")";
+    out << " (the reference; visits " << node.visits << ", mean reward "
+        << FormatFixed(node.MeanReward()) << ")";
   } else {
     out << " it " << f.iteration << " · " << f.mode << " · " << StatusText(f);
     if (!f.verdict.empty()) out << " · " << f.verdict;
@@ -379,7 +380,8 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
 
 std::string ProblemName(const std::string& problem) {
   const std::filesystem::path path(problem);
-  if (path.stem() == "problem" && path.has_parent_path() && !path.parent_path().filename().empty()) {
+  if (path.stem() == "problem" && path.has_parent_path() &&
+      !path.parent_path().filename().empty()) {
     return path.parent_path().filename().string();
   }
   return path.stem().string();
@@ -535,8 +537,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (<code>" << Html(info->file) << "</code>, saved as <code>best.py</code>)";
     }
-    out << ", <strong>" << FormatFixed(verdict->speedup.estimate) << "x</strong> over the reference, "
-        << ConfidenceInterval(verdict->speedup) << ".</p>\n";
+    out << ", <strong>" << FormatFixed(verdict->speedup.estimate)
+        << "x</strong> over the reference, " << ConfidenceInterval(verdict->speedup) << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";
     out << "<p>Roofline: " << Html(RooflineText(in)) << "</p>\n";
