@@ -173,6 +173,7 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
   cmd->add_option("--candidate", args->candidate,
                   "Candidate file (omit to advise on the reference)")
       ->check(CLI::ExistingFile);
+  AddSandboxOptions(*cmd, args->eval);
   cmd->add_option("--from", args->from,
                   "Directory of saved artifacts (the layout of `kernelpro collect --from`)")
       ->check(CLI::ExistingDirectory);

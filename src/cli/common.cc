@@ -84,6 +84,23 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
       ->envname("KERNELPRO_CACHE_DIR");
   command.add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
   command.add_option("--python", python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  AddSandboxOptions(command, o);
+}
+
+void AddSandboxOptions(CLI::App& command, EvalOptions& o) {
+  command.add_flag("--unsafe-no-sandbox", o.unsafe_no_sandbox,
+                   "Run candidate code without the sandbox (bubblewrap): it can then read your "
+                   "files, reach the network and outlive its step. Every result says so");
+  command
+      .add_option("--pass-env", o.pass_env,
+                  "Pass this environment variable to workers too (repeatable); names that look "
+                  "like credentials are never passed")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command
+      .add_option("--sandbox-read", o.sandbox_read_only,
+                  "A file or directory candidate code may read inside the sandbox (repeatable; "
+                  "$CUTLASS_DIR is added by itself)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 Status NormalizeGpus(std::vector<std::string>& gpus) {
@@ -129,10 +146,23 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
   WorkerOptions worker_options;
   worker_options.python = python;
   worker_options.scratch_dir = options.work_dir + "/requests";
+  worker_options.pass_env = options.pass_env;
+  worker_options.sandbox.enabled = !options.unsafe_no_sandbox;
+  worker_options.sandbox.read_only = options.sandbox_read_only;
+  for (const char* name : {"CUTLASS_DIR", "KERNELPRO_CUTLASS_DIR"}) {
+    if (const char* dir = std::getenv(name); dir && *dir) {
+      worker_options.sandbox.read_only.push_back(dir);
+    }
+  }
   auto worker = WorkerClient::Create(worker_options);
   if (!worker.ok()) {
     std::cerr << "kernelpro " << command_name << ": " << worker.status().message() << "\n";
     return std::nullopt;
+  }
+  if (options.unsafe_no_sandbox) {
+    std::cerr << "kernelpro " << command_name
+              << ": WARNING: --unsafe-no-sandbox: candidate code runs unconfined, with your "
+                 "permissions, your files and the network\n";
   }
   return Executor(std::move(*worker), options);
 }

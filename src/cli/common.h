@@ -18,6 +18,10 @@ std::string DefaultCacheDir();
 // interpreter, declared once. --device, --seed and --build-only are each command's own.
 void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python);
 
+// The sandbox's options (--unsafe-no-sandbox, --pass-env, --sandbox-read), for every command that
+// runs candidate code; AddExecutorOptions includes them.
+void AddSandboxOptions(CLI::App& command, EvalOptions& o);
+
 // Splits the values of --gpus on commas ("--gpus 0,1" and "--gpus 0 --gpus 1" both give
 // {"0", "1"}) and checks them: each a device ordinal (digits only, not empty), none twice.
 // InvalidArgument names the bad value. Idempotent.

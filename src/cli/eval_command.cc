@@ -64,6 +64,7 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
     bool built = options.build_only && r.status == EvalStatus::kCorrect;
     out << "status      " << (built ? "built" : EvalStatusName(r.status)) << "\n";
     if (!r.gpu.empty()) out << "gpu         " << r.gpu << " (CUDA_VISIBLE_DEVICES)\n";
+    if (!r.sandbox.empty() && !r.sandboxed) out << "UNSAFE      no sandbox: " << r.sandbox << "\n";
     if (!r.message.empty()) {
       std::istringstream lines(r.message);
       std::string line;

@@ -4,8 +4,11 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "core/termination.h"
 
 int main(int argc, char** argv) {
+  // First, before any thread starts: SIGINT/SIGTERM kill the workers and stop (core/termination.h).
+  kernelpro::InstallTerminationHandler();
   CLI::App app{
       "kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
   app.require_subcommand(1);

@@ -32,6 +32,8 @@
 #include "roofline/hardware.h"
 #include "search/orchestrator.h"
 #include "search/run_report.h"
+#include "core/termination.h"
+#include "store/run_lock.h"
 #include "store/run_store.h"
 
 namespace kernelpro::cli {
@@ -332,6 +334,8 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   };
 
   std::cout << "kernelpro " << command << ": run directory " << options.run_dir << std::endl;
+  SetTerminationNote("the run directory is consistent; continue it with: kernelpro resume " +
+                     options.run_dir);
   if (tty) std::cout << "  ... running" << std::flush;
   search::Orchestrator orchestrator(options, deps);
   auto summary = orchestrator.Run();
@@ -464,6 +468,9 @@ int RunOptimize(OptimizeArgs& args) {
   o.python = args.python.empty() ? "python3" : args.python;
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
+  // Held until this process exits: no second optimize or resume works on this directory.
+  auto lock = store::RunDirectoryLock::Acquire(o.run_dir, "optimize");
+  if (!lock.ok()) return fail(lock.status().message());
   if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName)) {
     return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
                 o.run_dir);
@@ -491,6 +498,9 @@ int RunResume(ResumeArgs& args) {
     return 2;
   };
   search::OptimizeOptions o;
+  if (!fs::is_directory(args.run_dir)) return fail(args.run_dir + " is not a directory");
+  auto lock = store::RunDirectoryLock::Acquire(args.run_dir, "resume");
+  if (!lock.ok()) return fail(lock.status().message());
   {
     store::RunStoreOptions store_options;
     store_options.create = false;

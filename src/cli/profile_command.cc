@@ -85,6 +85,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
       ->envname("KERNELPRO_CACHE_DIR");
   cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  AddSandboxOptions(*cmd, args->eval);
   cmd->add_flag("--json", args->json, "The Metrics record as JSON");
   cmd->add_flag("--list-metrics", args->list_metrics, "Print the ncu metric catalog and exit");
   args->eval.cache_dir.clear();

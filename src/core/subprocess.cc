@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <string_view>
 #include <system_error>
@@ -120,12 +122,41 @@ class HeadTailCapture {
   std::uint64_t total_ = 0;
 };
 
-// The child's environment as "NAME=value" strings: the parent's, minus unset_env, with env applied.
+// The process groups of the children being supervised, for KillAllChildren.
+std::mutex& LiveGroupsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<pid_t>& LiveGroups() {
+  static std::set<pid_t> groups;
+  return groups;
+}
+
+// Registers a child's group while it may run: from fork until it is reaped.
+class LiveGroup {
+ public:
+  explicit LiveGroup(pid_t pid) : pid_(pid) {
+    std::lock_guard<std::mutex> lock(LiveGroupsMutex());
+    LiveGroups().insert(pid_);
+  }
+  ~LiveGroup() {
+    std::lock_guard<std::mutex> lock(LiveGroupsMutex());
+    LiveGroups().erase(pid_);
+  }
+  LiveGroup(const LiveGroup&) = delete;
+  LiveGroup& operator=(const LiveGroup&) = delete;
+
+ private:
+  pid_t pid_;
+};
+
+// The child's environment as "NAME=value" strings: the parent's (unless inherit_env is false),
+// minus unset_env, with env applied.
 std::vector<std::string> ChildEnvironment(const ProcessOptions& options) {
   std::set<std::string, std::less<>> removed(options.unset_env.begin(), options.unset_env.end());
   for (const auto& [name, value] : options.env) removed.insert(name);
   std::vector<std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
+  for (char** entry = environ; options.inherit_env && *entry != nullptr; ++entry) {
     std::string_view text(*entry);
     if (!removed.contains(text.substr(0, text.find('=')))) result.emplace_back(text);
   }
@@ -207,6 +238,7 @@ struct ChildPlan {
   const std::vector<ResourceLimit>* limits;
   int stdio[3];  // the child's ends of the stdin, stdout and stderr pipes
   int error_fd;  // close-on-exec write end of the exec-error pipe
+  pid_t parent;  // getpid() before fork: the death signal's race check
 };
 
 // Moves a descriptor above 0-2 so that placing the stdio pipes on 0-2 cannot clobber it (pipe2
@@ -224,6 +256,10 @@ int LiftAboveStdio(int fd) { return fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
   };
 
   if (setpgid(0, 0) != 0) fail(ChildStep::kProcessGroup);
+  // Dies with kernelpro, even of SIGKILL. If the parent died before prctl took effect, the child
+  // has been re-parented already and must not run on.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(ChildStep::kProcessGroup);
+  if (getppid() != plan.parent) _exit(127);
 
   error_fd = LiftAboveStdio(error_fd);
   if (error_fd < 0) fail(ChildStep::kStdio);
@@ -479,6 +515,7 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
       .stdio = {pipes->stdin_pipe.read.get(), pipes->stdout_pipe.write.get(),
                 pipes->stderr_pipe.write.get()},
       .error_fd = pipes->exec_error.write.get(),
+      .parent = getpid(),
   };
   const Clock::time_point start = Clock::now();
   const pid_t pid = fork();
@@ -487,6 +524,9 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
     return result;
   }
   if (pid == 0) RunChild(plan);
+  // Unregistered before the reap: once reaped, the pid (and group id) may belong to a stranger.
+  std::optional<LiveGroup> live_group;
+  live_group.emplace(pid);
 
   // Only the child keeps these ends; closing ours lets EOF and EPIPE reach us.
   pipes->stdin_pipe.read.Reset();
@@ -494,6 +534,7 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   pipes->stderr_pipe.write.Reset();
   pipes->exec_error.write.Reset();
   if (const std::optional<ChildFailure> failure = ReadChildFailure(pipes->exec_error.read.get())) {
+    live_group.reset();
     Reap(pid);
     result.start_error = DescribeChildFailure(*failure, plan);
     return result;
@@ -501,6 +542,7 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   result.started = true;
 
   const Status supervised = Supervise(pid, *pipes, options, start, result);
+  live_group.reset();
   const std::optional<int> status = Reap(pid);
   result.wall_time = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   if (!supervised.ok()) return supervised;
@@ -511,6 +553,15 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
     result.term_signal = WTERMSIG(*status);
   }
   return result;
+}
+
+int KillAllChildren() {
+  std::lock_guard<std::mutex> lock(LiveGroupsMutex());
+  int signalled = 0;
+  for (pid_t group : LiveGroups()) {
+    if (kill(-group, SIGKILL) == 0) ++signalled;
+  }
+  return signalled;
 }
 
 std::string ProcessResult::Describe() const {

@@ -37,6 +37,8 @@ struct ProcessOptions {
   std::vector<std::string> argv;              // argv[0] is looked up on PATH
   std::map<std::string, std::string> env;     // added to (and overriding) the parent's environment
   std::vector<std::string> unset_env;         // removed from the child's environment
+  // false: the child's environment is `env` alone (an allow-list), nothing inherited.
+  bool inherit_env = true;
   std::string working_dir;                    // empty: inherit
   std::string stdin_data;                     // written to the child's stdin, then closed
   ProcessLimits limits;
@@ -65,9 +67,18 @@ struct ProcessResult {
   std::string Describe() const;
 };
 
+// Every child gets SIGKILL when kernelpro dies (PR_SET_PDEATHSIG, tied to the calling thread, which
+// RunProcess blocks until the child is gone), and KillAllChildren reaches the process groups of all
+// children still running — what a SIGINT/SIGTERM handler calls (core/termination.h).
+
 // Runs the child to completion (or until killed) and returns what happened. Only a failure of
 // kernelpro itself (no pipes) is a non-OK status; anything the child does is in ProcessResult.
 Result<ProcessResult> RunProcess(const ProcessOptions& options);
+
+// Sends SIGKILL to the process group of every child RunProcess is supervising now, from any
+// thread. Returns how many groups were signalled. Children are not reaped here: their RunProcess
+// calls do that.
+int KillAllChildren();
 
 // Name of a signal for messages: "SIGSEGV (segmentation fault)".
 std::string SignalDescription(int signal_number);

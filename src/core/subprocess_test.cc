@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -274,6 +275,58 @@ TEST(RunProcessTest, ConcurrentCallsFromSeveralThreads) {
     EXPECT_EQ(results[i].stdout_text, std::to_string(i) + "\n");
     EXPECT_EQ(results[i].stderr_text, "err" + std::to_string(i) + "\n");
   }
+}
+
+TEST(RunProcessTest, WithoutInheritedEnvironmentTheChildSeesOnlyWhatIsGiven) {
+  setenv("KERNELPRO_TEST_INHERITED", "yes", 1);
+  ProcessOptions options = Shell("echo \"[${KERNELPRO_TEST_INHERITED:-unset}] [$GIVEN]\"");
+  options.inherit_env = false;
+  options.env = {{"GIVEN", "given"}, {"PATH", "/usr/bin:/bin"}};
+  ProcessResult result = RunOrFail(options);
+  unsetenv("KERNELPRO_TEST_INHERITED");
+  EXPECT_EQ(result.stdout_text, "[unset] [given]\n");
+}
+
+TEST(RunProcessTest, KillAllChildrenStopsEveryRunningChildFromAnotherThread) {
+  ProcessResult slow;
+  std::thread runner([&slow] { slow = RunOrFail(Shell("sleep 30")); });
+  // Wait until the child is registered (its group exists), then kill everything.
+  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+  int killed = 0;
+  while (killed == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(20));
+    killed = KillAllChildren();
+  }
+  runner.join();
+  EXPECT_EQ(killed, 1);
+  EXPECT_EQ(slow.term_signal, SIGKILL) << slow.Describe();
+  EXPECT_LT(slow.wall_time, seconds(10));
+}
+
+TEST(RunProcessTest, AChildDiesWhenTheThreadThatStartedItDies) {
+  // PR_SET_PDEATHSIG: what makes workers die with a kernelpro killed by SIGKILL. Here the
+  // "parent" is an intermediate process that starts a child through RunProcess and is then
+  // killed; the child must not run on as an orphan.
+  TempDir dir;
+  const std::string pid_file = dir.path() + "/child.pid";
+  const pid_t parent = fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    ProcessOptions options = Shell("echo $$ > " + pid_file + "; exec sleep 30");
+    (void)RunProcess(options);
+    _exit(0);
+  }
+  pid_t child = 0;
+  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+  while (child == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(20));
+    std::ifstream in(pid_file);
+    in >> child;
+  }
+  ASSERT_GT(child, 0);
+  kill(parent, SIGKILL);
+  waitpid(parent, nullptr, 0);
+  EXPECT_TRUE(EventuallyGone(child));
 }
 
 TEST(DescribeTest, NamesCommonSignals) {

@@ -67,6 +67,11 @@ struct EvalOptions {
   // GPUs the device steps run on, as device ordinals ("0", "1"), each at most once; empty: the
   // process's default device. Several: one candidate per GPU at a time (see above).
   std::vector<std::string> gpus;
+  // Candidate code runs in the sandbox (eval/sandbox.h); true runs it unconfined, and every result
+  // says so. Only --unsafe-no-sandbox sets it.
+  bool unsafe_no_sandbox = false;
+  std::vector<std::string> pass_env;           // extra environment names for workers (--pass-env)
+  std::vector<std::string> sandbox_read_only;  // extra paths candidates may read (a CUTLASS tree)
 };
 
 struct EvalReport {

@@ -86,6 +86,8 @@ Json ToJson(const EvalResult& r) {
       {"findings", findings},
       {"precision_warning", r.precision_warning},
       {"gpu", r.gpu},
+      {"sandbox", r.sandbox},
+      {"sandboxed", r.sandboxed},
       {"reference_ms", number_or_null(r.reference_time ? std::optional<double>(r.reference_time->summary.median) : std::nullopt)},
       {"candidate_ms", number_or_null(r.candidate_time ? std::optional<double>(r.candidate_time->summary.median) : std::nullopt)},
       {"speedup", number_or_null(r.speedup ? std::optional<double>(r.speedup->estimate) : std::nullopt)},

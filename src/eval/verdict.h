@@ -41,6 +41,10 @@ struct EvalResult {
   // The GPU its device steps ran on (an ordinal of --gpus); "" for the process's default device
   // or when it never reached them.
   std::string gpu;
+  // Where its code ran: the sandbox's description (eval/sandbox.h), or the warning that it ran
+  // unconfined under --unsafe-no-sandbox. Empty when no step of it ran candidate code.
+  std::string sandbox;
+  bool sandboxed = false;
 
   // Build.
   bool build_cached = false;

@@ -10,18 +10,60 @@
 namespace kernelpro {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
   return value && *value ? value : fallback;
 }
 
-bool CanImportTorch(const std::string& python) {
+// The interpreter always runs isolated: -I (no user site, no PYTHON* variables, no script
+// directory on sys.path), -B (no .pyc written), -u (unbuffered). The worker package is put on
+// sys.path by this bootstrap, since PYTHONPATH is ignored under -I.
+std::vector<std::string> InterpreterArgs(const std::string& python) {
+  return {python,
+          "-I",
+          "-B",
+          "-u",
+          "-c",
+          "import sys, runpy; sys.path.insert(0, sys.argv.pop(1)); "
+          "runpy.run_module('kernelpro_worker', run_name='__main__', alter_sys=True)"};
+}
+
+// Where the interpreter's own files live (prefixes, sys.path, torch), asked of the interpreter
+// itself in isolated mode, without importing torch (which takes seconds). Empty when it cannot
+// find torch.
+std::optional<std::vector<std::string>> InterpreterPaths(const std::string& python) {
   ProcessOptions probe;
-  probe.argv = {python, "-c",
-                "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)"};
-  probe.limits.wall_timeout = std::chrono::seconds(30);
+  probe.argv = {python, "-I", "-B", "-c",
+                "import importlib.util, os, sys\n"
+                "spec = importlib.util.find_spec('torch')\n"
+                "if spec is None: sys.exit(3)\n"
+                "paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,\n"
+                "         os.path.dirname(sys.executable),\n"
+                "         os.path.dirname(os.path.realpath(sys.executable))]\n"
+                "paths += [p for p in sys.path if p]\n"
+                "paths += list(spec.submodule_search_locations or [])\n"
+                "paths += [os.path.realpath(p) for p in paths]\n"
+                "print('\\n'.join(p for p in paths if os.path.exists(p)))\n"};
+  probe.inherit_env = false;
+  probe.env = WorkerEnvironment({}, {});
+  probe.limits.wall_timeout = std::chrono::seconds(60);
   auto result = RunProcess(probe);
-  return result.ok() && result->exited && result->exit_code == 0;
+  if (!result.ok() || !result->exited || result->exit_code != 0) return std::nullopt;
+  std::vector<std::string> paths;
+  std::size_t start = 0;
+  const std::string& text = result->stdout_text;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && std::find(paths.begin(), paths.end(), line) == paths.end()) {
+      paths.push_back(line);
+    }
+    start = end + 1;
+  }
+  return paths;
 }
 
 }  // namespace
@@ -30,76 +72,118 @@ Result<WorkerClient> WorkerClient::Create(WorkerOptions options) {
   if (options.worker_path.empty()) {
     options.worker_path = EnvOr("KERNELPRO_WORKER_PATH", KERNELPRO_PYTHON_DIR);
   }
-  if (!std::filesystem::exists(std::filesystem::path(options.worker_path) / "kernelpro_worker")) {
+  options.worker_path = fs::absolute(options.worker_path).lexically_normal().string();
+  if (!fs::exists(fs::path(options.worker_path) / "kernelpro_worker")) {
     return Status::NotFound("kernelpro_worker package not found under " + options.worker_path +
                             " (set KERNELPRO_WORKER_PATH to the directory holding it)");
   }
   if (options.python.empty()) options.python = EnvOr("KERNELPRO_PYTHON", "");
+  std::optional<std::vector<std::string>> paths;
   if (options.python.empty()) {
     for (const char* candidate : {"python3", "/usr/bin/python3"}) {
-      if (CanImportTorch(candidate)) {
+      if ((paths = InterpreterPaths(candidate))) {
         options.python = candidate;
         break;
       }
     }
     if (options.python.empty()) {
       return Status::Unavailable(
-          "no Python interpreter with torch found (tried python3 and /usr/bin/python3); install "
-          "torch or set KERNELPRO_PYTHON to an interpreter that has it");
+          "no Python interpreter with torch found (tried python3 and /usr/bin/python3, in "
+          "isolated mode: python -I ignores PYTHONPATH and the user site); install torch or set "
+          "KERNELPRO_PYTHON to an interpreter that has it");
     }
-  } else if (!CanImportTorch(options.python)) {
-    return Status::Unavailable(options.python + " cannot import torch (from KERNELPRO_PYTHON or "
-                               "--python)");
+  } else if (!(paths = InterpreterPaths(options.python))) {
+    return Status::Unavailable(options.python +
+                               " cannot import torch in isolated mode (python -I ignores "
+                               "PYTHONPATH and the user site; from KERNELPRO_PYTHON or --python)");
   }
-  std::filesystem::create_directories(options.scratch_dir);
-  return WorkerClient(std::move(options));
+  std::error_code ec;
+  fs::create_directories(options.scratch_dir, ec);
+  if (ec) {
+    return Status::IoError("cannot create the scratch directory " + options.scratch_dir + ": " +
+                           ec.message());
+  }
+  SandboxOptions sandbox_options = options.sandbox;
+  sandbox_options.read_only.insert(sandbox_options.read_only.end(), paths->begin(), paths->end());
+  sandbox_options.read_only.push_back(options.worker_path);
+  auto sandbox = Sandbox::Create(sandbox_options);
+  if (!sandbox.ok()) {
+    return WorkerClient(std::move(options), Sandbox::Unconfined(), sandbox.status());
+  }
+  return WorkerClient(std::move(options), std::move(*sandbox), Status::Ok());
 }
 
 Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& request,
                                         const ProcessLimits& limits,
                                         const std::map<std::string, std::string>& extra_env,
                                         const std::vector<std::string>& launcher,
-                                        std::size_t capture_bytes) const {
+                                        std::size_t capture_bytes,
+                                        const SandboxMounts* mounts) const {
+  if (mounts != nullptr && !sandbox_status_.ok()) return sandbox_status_;
   static std::atomic<int> counter{0};
-  std::string stem = options_.scratch_dir + "/" + step + "-" + std::to_string(::getpid()) + "-" +
-                     std::to_string(counter++);
-  std::string request_path = stem + ".request.json";
-  std::string result_path = stem + ".result.json";
-  std::filesystem::remove(result_path);
-  if (Status s = WriteJsonFile(request_path, request); !s.ok()) return s;
+  // One directory per call for the request and the result: a sandboxed step sees this directory
+  // and no other part of the scratch directory.
+  const std::string io_dir = options_.scratch_dir + "/kernelpro-" + step + "-" +
+                             std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::error_code ec;
+  fs::remove_all(io_dir, ec);
+  fs::create_directories(io_dir, ec);
+  if (ec) return Status::IoError("cannot create " + io_dir + ": " + ec.message());
+  const std::string request_path = io_dir + "/request.json";
+  const std::string result_path = io_dir + "/result.json";
+  if (Status s = WriteJsonFile(request_path, request); !s.ok()) {
+    fs::remove_all(io_dir, ec);
+    return s;
+  }
 
+  std::vector<std::string> command = launcher;
+  for (const std::string& arg : InterpreterArgs(options_.python)) command.push_back(arg);
+  for (const std::string& arg : {options_.worker_path, step, request_path, result_path}) {
+    command.push_back(arg);
+  }
+  const bool sandboxed = mounts != nullptr && sandbox_.active();
   ProcessOptions process;
-  process.argv = launcher;
-  for (const std::string& arg : {options_.python, std::string("-m"), std::string("kernelpro_worker"),
-                                 step, request_path, result_path}) {
-    process.argv.push_back(arg);
+  if (sandboxed) {
+    SandboxMounts with_io = *mounts;
+    with_io.writable.push_back(io_dir);
+    process.argv = sandbox_.Wrap(command, with_io);
+  } else {
+    process.argv = command;
   }
-  process.env = options_.env;
-  for (const auto& [key, value] : extra_env) process.env[key] = value;
-  std::string pythonpath = options_.worker_path;
-  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) {
-    pythonpath += std::string(":") + existing;
+  std::map<std::string, std::string> set = options_.env;
+  for (const auto& [key, value] : extra_env) set[key] = value;
+  if (limits.wall_timeout.count() > 0) {
+    // The worker's own watchdog: a little later than ours, so ours normally fires first.
+    set["KERNELPRO_STEP_TIMEOUT_S"] =
+        std::to_string(std::chrono::ceil<std::chrono::seconds>(limits.wall_timeout).count() + 5);
   }
-  process.env["PYTHONPATH"] = pythonpath;
-  process.env["PYTHONUNBUFFERED"] = "1";
-  process.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  process.inherit_env = false;
+  process.env = WorkerEnvironment(options_.pass_env, set);
   process.limits = limits;
   process.capture_bytes = capture_bytes;
   process.kill_after_output_bytes = std::max<std::uint64_t>(64ull << 20, 4 * capture_bytes);
 
   auto ran = RunProcess(process);
-  if (!ran.ok()) return ran.status();
-  WorkerOutcome outcome{std::move(*ran), std::nullopt};
-  if (!outcome.process.started) {
-    return Status::Unavailable("cannot start " + options_.python + ": " + outcome.process.start_error);
+  if (!ran.ok()) {
+    fs::remove_all(io_dir, ec);
+    return ran.status();
   }
-  if (std::filesystem::exists(result_path)) {
+  WorkerOutcome outcome{std::move(*ran), std::nullopt, sandboxed};
+  if (!outcome.process.started) {
+    fs::remove_all(io_dir, ec);
+    return Status::Unavailable("cannot start " + process.argv[0] + ": " +
+                               outcome.process.start_error);
+  }
+  // bwrap reports a sandboxed process killed by a signal as exit 128 + signal.
+  if (sandboxed && outcome.process.exited && sandbox_.ExitCodeIsSignal(outcome.process.exit_code)) {
+    outcome.process.exited = false;
+    outcome.process.term_signal = outcome.process.exit_code - 128;
+  }
+  if (fs::exists(result_path)) {
     auto parsed = ReadJsonFile(result_path);
     if (parsed.ok()) outcome.result = std::move(*parsed);
   }
-  std::error_code ignored;
-  std::filesystem::remove(request_path, ignored);
-  std::filesystem::remove(result_path, ignored);
+  fs::remove_all(io_dir, ec);
   return outcome;
 }
 

@@ -1,8 +1,11 @@
 // WorkerClient: runs one step of the Python worker (python/kernelpro_worker) in its own process.
 //
 // Every evaluation step (scan, reference, build, check, compare, time, run, inspect) is a fresh
-// worker process started through RunProcess: its own process group, a wall-clock timeout,
-// CPU-time/file-size/open-file limits and bounded output capture. The request goes to the worker
+// worker process started through RunProcess: its own process group, a wall-clock timeout (which
+// the worker also enforces on itself, in case kernelpro dies), a parent-death signal,
+// CPU-time/file-size/open-file limits and bounded output capture. The interpreter runs isolated
+// (`python -I`: no user site, no PYTHON* variables) with an allow-listed environment, and steps
+// given SandboxMounts run inside the sandbox (eval/sandbox.h). The request goes to the worker
 // as a JSON file and the result comes back as a JSON file, so a candidate that floods stdout
 // cannot corrupt it. A worker that dies without writing a result is described by WorkerOutcome's
 // `process`. Thread-safe: steps may run concurrently from several threads.
@@ -17,6 +20,7 @@
 #include "core/json_io.h"
 #include "core/status.h"
 #include "core/subprocess.h"
+#include "eval/sandbox.h"
 
 namespace kernelpro {
 
@@ -31,31 +35,53 @@ struct WorkerOptions {
   std::string scratch_dir = "/tmp";
   // Extra environment for every step (e.g. CUDA_VISIBLE_DEVICES, MAX_JOBS).
   std::map<std::string, std::string> env;
+  // Names of kernelpro's environment variables passed to workers beyond the allow-list
+  // (--pass-env); credentials never are.
+  std::vector<std::string> pass_env;
+  // The sandbox for steps that run candidate code; enabled = false is --unsafe-no-sandbox.
+  SandboxOptions sandbox;
 };
 
 struct WorkerOutcome {
   ProcessResult process;
   std::optional<Json> result;  // the worker's result file, when it wrote one
+  bool sandboxed = false;      // the step ran inside the sandbox
 };
 
 class WorkerClient {
  public:
-  // Resolves the interpreter and worker path; fails clearly when no python can import torch.
+  // Resolves the interpreter and worker path and tries the sandbox; fails clearly when no python
+  // can import torch in isolated mode. A sandbox that cannot be set up is not an error here (steps
+  // that never run candidate code need none) but in SandboxReady() and in every sandboxed Run.
   static Result<WorkerClient> Create(WorkerOptions options);
 
+  // OK when sandboxed steps can run: the sandbox works, or the user chose --unsafe-no-sandbox.
+  // Otherwise the reason and what to do; callers check it before evaluating anything.
+  const Status& SandboxReady() const { return sandbox_status_; }
+
   // Runs `step` with `request`; `limits` bound the process, `extra_env` is added to it.
-  // `launcher` is put before the interpreter (e.g. ncu and its options).
-  Result<WorkerOutcome> Run(const std::string& step, const Json& request, const ProcessLimits& limits,
+  // `launcher` is put before the interpreter (e.g. ncu and its options). With `mounts`, the step
+  // (launcher included) runs in the sandbox and sees only those paths besides the system's;
+  // without, it runs unconfined (steps that never import candidate code: reference, compare).
+  Result<WorkerOutcome> Run(const std::string& step, const Json& request,
+                            const ProcessLimits& limits,
                             const std::map<std::string, std::string>& extra_env = {},
                             const std::vector<std::string>& launcher = {},
-                            std::size_t capture_bytes = 16 * 1024) const;
+                            std::size_t capture_bytes = 16 * 1024,
+                            const SandboxMounts* mounts = nullptr) const;
 
   const std::string& python() const { return options_.python; }
   const std::string& worker_path() const { return options_.worker_path; }
+  const Sandbox& sandbox() const { return sandbox_; }
 
  private:
-  explicit WorkerClient(WorkerOptions options) : options_(std::move(options)) {}
+  WorkerClient(WorkerOptions options, Sandbox sandbox, Status sandbox_status)
+      : options_(std::move(options)),
+        sandbox_(std::move(sandbox)),
+        sandbox_status_(std::move(sandbox_status)) {}
   WorkerOptions options_;
+  Sandbox sandbox_;
+  Status sandbox_status_;
 };
 
 }  // namespace kernelpro

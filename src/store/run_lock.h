@@ -1,0 +1,36 @@
+// One writer per run directory: the lock `optimize` and `resume` (and later suite shards) hold for
+// as long as they work on a run.
+//
+// Two processes on one run would both evaluate the same iterations and interleave their rows. The
+// lock is flock(2) on RUN_DIR/run.lock, so the kernel releases it when its holder dies, even of
+// SIGKILL: a lock left by a dead process is never in the way. The file names its holder (PID,
+// command, start time) so that a refusal can say who holds it.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+
+namespace kernelpro::store {
+
+inline constexpr const char* kRunLockFileName = "run.lock";
+
+class RunDirectoryLock {
+ public:
+  // Takes the lock of `run_dir` (created if missing) for `command` ("optimize", "resume"), without
+  // waiting. Unavailable, naming the holder's PID and command, when another process holds it;
+  // IoError when the directory or the lock file cannot be made.
+  static Result<RunDirectoryLock> Acquire(const std::string& run_dir, const std::string& command);
+
+  RunDirectoryLock(RunDirectoryLock&& other) noexcept;
+  RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept;
+  RunDirectoryLock(const RunDirectoryLock&) = delete;
+  RunDirectoryLock& operator=(const RunDirectoryLock&) = delete;
+  ~RunDirectoryLock();  // releases the lock
+
+ private:
+  explicit RunDirectoryLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+}  // namespace kernelpro::store
