@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "core/subprocess.h"
+#include "eval/worker_client.h"
 
 namespace kernelpro {
 namespace {
@@ -166,6 +168,38 @@ TEST(SandboxCreateTest, AMissingBwrapIsAClearRefusalNamingTheWayOut) {
   ASSERT_TRUE(unconfined.ok());
   EXPECT_FALSE(unconfined->active());
   EXPECT_NE(unconfined->Describe().find("--unsafe-no-sandbox"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernelpro
+
+namespace kernelpro {
+namespace {
+
+TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) {
+  const std::string root = KERNELPRO_SOURCE_DIR;
+  Json check = {{"candidate", root + "/tests/candidates/good/cpu_tiny_swish.py"},
+                {"inputs_dir", "/cache/inputs/abc"},
+                {"build_root", "/cache/builds/123"},
+                {"out_dir", "/work/check"},
+                {"reference_dir", "/cache/references/abc"},
+                {"cache_dir", "/cache"}};
+  SandboxMounts mounts = MountsForRequest("check", check);
+  EXPECT_EQ(mounts.writable, std::vector<std::string>({"/work/check"}));
+  auto readable = [&](const std::string& p) {
+    return std::find(mounts.read_only.begin(), mounts.read_only.end(), p) != mounts.read_only.end();
+  };
+  EXPECT_TRUE(readable(root + "/tests/candidates/good/cpu_tiny_swish.py"));
+  EXPECT_TRUE(readable(root + "/tests/candidates/good/cpu_relu_rand.py"));  // a sibling it may import
+  EXPECT_TRUE(readable("/cache/inputs/abc"));
+  EXPECT_TRUE(readable("/cache/builds/123"));
+  EXPECT_FALSE(readable("/cache/references/abc"));
+  EXPECT_FALSE(readable("/cache"));
+  EXPECT_FALSE(readable(root + "/tests/candidates/good"));  // files, not the folder
+
+  SandboxMounts build = MountsForRequest("build", check);
+  EXPECT_NE(std::find(build.writable.begin(), build.writable.end(), "/cache/builds/123"),
+            build.writable.end());
 }
 
 }  // namespace

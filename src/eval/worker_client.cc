@@ -66,7 +66,35 @@ std::optional<std::vector<std::string>> InterpreterPaths(const std::string& pyth
   return paths;
 }
 
+// A Python file and the Python files beside it.
+void AddSourceWithSiblings(const std::string& path, std::vector<std::string>& into) {
+  if (path.empty()) return;
+  into.push_back(path);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path(), ec)) {
+    if (entry.path().extension() == ".py" && entry.is_regular_file(ec)) {
+      into.push_back(entry.path().string());
+    }
+  }
+}
+
 }  // namespace
+
+SandboxMounts MountsForRequest(const std::string& step, const Json& request) {
+  SandboxMounts mounts;
+  auto path = [&request](const char* key) { return JsonGet<std::string>(request, key, ""); };
+  if (!path("out_dir").empty()) mounts.writable.push_back(path("out_dir"));
+  if (!path("trace_path").empty()) {
+    mounts.writable.push_back(fs::path(path("trace_path")).parent_path().string());
+  }
+  if (!path("build_root").empty()) {
+    (step == "build" ? mounts.writable : mounts.read_only).push_back(path("build_root"));
+  }
+  AddSourceWithSiblings(path("candidate"), mounts.read_only);
+  AddSourceWithSiblings(path("problem"), mounts.read_only);
+  if (!path("inputs_dir").empty()) mounts.read_only.push_back(path("inputs_dir"));
+  return mounts;
+}
 
 Result<WorkerClient> WorkerClient::Create(WorkerOptions options) {
   if (options.worker_path.empty()) {

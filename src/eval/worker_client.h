@@ -48,6 +48,13 @@ struct WorkerOutcome {
   bool sandboxed = false;      // the step ran inside the sandbox
 };
 
+// What a sandboxed step may see, from the paths its request names (docs/worker-protocol.md):
+// read-only: "candidate" and "problem" (each with the Python files beside it, which it may
+// import), "inputs_dir", "build_root"; writable: "out_dir", the folder of "trace_path", and for
+// the build step "build_root". Nothing else a request names is mounted — in particular no
+// reference outputs and no cache directory.
+SandboxMounts MountsForRequest(const std::string& step, const Json& request);
+
 class WorkerClient {
  public:
   // Resolves the interpreter and worker path and tries the sandbox; fails clearly when no python
