@@ -58,10 +58,20 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       texts.nm += dump->nm;
     }
   }
-  Json request = executor.BaseRequest();
-  request["problem"] = std::filesystem::absolute(problem).string();
-  if (!candidate.empty()) request["candidate"] = std::filesystem::absolute(candidate).string();
-  request["reference_dir"] = JsonGet<std::string>(*reference, "dir", "");
+  // With a candidate, the run is the candidate's process: it gets what the executor's check step
+  // gets (inputs and the reference's metadata, no reference or cache directory); without one, the
+  // reference's model runs from the problem file.
+  Json request;
+  if (!candidate.empty()) {
+    request = executor.CandidateRequest(std::filesystem::absolute(candidate).string(), *reference);
+    if (request.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
+  } else {
+    request = executor.BaseRequest();
+    request["problem"] = std::filesystem::absolute(problem).string();
+    request["inputs_dir"] = JsonGet<std::string>(*reference, "inputs_dir", "");
+    request["inputs_manifest"] = JsonGet<Json>(*reference, "inputs_manifest", Json::object());
+    request["reference"] = {{"trials", JsonGet<Json>(*reference, "trials", Json::object())}};
+  }
 
   // ncu and the trace run on one GPU of the executor's pool, alone on it (the build above needs
   // none: it only compiles).

@@ -89,13 +89,17 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
 
   auto ran = RunProcess(process);
   if (!ran.ok()) return ran.status();
-  WorkerOutcome outcome{std::move(*ran), std::nullopt};
+  WorkerOutcome outcome{std::move(*ran), std::nullopt, ""};
   if (!outcome.process.started) {
     return Status::Unavailable("cannot start " + options_.python + ": " + outcome.process.start_error);
   }
   if (std::filesystem::exists(result_path)) {
     auto parsed = ReadJsonFile(result_path);
-    if (parsed.ok()) outcome.result = std::move(*parsed);
+    if (parsed.ok()) {
+      outcome.result = std::move(*parsed);
+    } else {
+      outcome.result_error = parsed.status().message();
+    }
   }
   std::error_code ignored;
   std::filesystem::remove(request_path, ignored);

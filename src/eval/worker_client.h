@@ -36,6 +36,9 @@ struct WorkerOptions {
 struct WorkerOutcome {
   ProcessResult process;
   std::optional<Json> result;  // the worker's result file, when it wrote one
+  // Why a result file the worker did write could not be used (not JSON, e.g. NaN in it); empty
+  // when `result` is set or there was no file.
+  std::string result_error;
 };
 
 class WorkerClient {
