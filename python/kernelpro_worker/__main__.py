@@ -1,8 +1,26 @@
 """Entry point: python -m kernelpro_worker STEP REQUEST.json RESULT.json"""
 
+import faulthandler
 import os
 import sys
-import traceback
+
+
+def _start_watchdog():
+    """With KERNELPRO_STEP_TIMEOUT_S set, the process ends itself after that many seconds,
+    printing every thread's stack to stderr and exiting with status 1. faulthandler's timer is a
+    C thread that needs no GIL, so it fires even while a candidate's C++ loop holds the GIL and no
+    Python signal handler could run; the binary's own kill stays the backstop."""
+    value = os.environ.get("KERNELPRO_STEP_TIMEOUT_S", "")
+    if not value:
+        return
+    try:
+        seconds = float(value)
+    except ValueError:
+        print(f"kernelpro_worker: ignoring KERNELPRO_STEP_TIMEOUT_S={value!r} (not a number)",
+              file=sys.stderr)
+        return
+    if seconds > 0:
+        faulthandler.dump_traceback_later(seconds, exit=True)
 
 
 def main(argv):
@@ -11,6 +29,8 @@ def main(argv):
         return 2
     step, request_path, result_path = argv[1:]
     # Imported here so a broken install still reports through the result file.
+    import traceback
+
     from .common import StepError, read_json, write_json
     from .steps import STEPS
 
@@ -26,7 +46,11 @@ def main(argv):
         result = {"status": "worker_error",
                   "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}"}
     result.setdefault("status", "ok")
-    write_json(result_path, result)
+    try:
+        write_json(result_path, result)
+    except (TypeError, ValueError) as e:  # a value json cannot hold: still a readable result
+        write_json(result_path, {"status": "worker_error",
+                                 "message": f"the {step} step's result is not JSON: {e}"})
     sys.stdout.flush()
     sys.stderr.flush()
     # Candidate extensions may leave threads or CUDA state that hang a normal interpreter exit.
@@ -34,4 +58,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    _start_watchdog()  # before anything else: importing torch can itself hang
     sys.exit(main(sys.argv))

@@ -2,11 +2,14 @@
 
 Candidates build their C++/CUDA code with torch.utils.cpp_extension.load_inline at import.
 The worker replaces load_inline with a wrapper that puts each call's build in
-CACHE/builds/<key>, where <key> hashes every argument of the call (sources, flags, name) and
-the toolchain (torch, CUDA, compiler versions, target architectures). A later import of the same
-source in any process loads the recorded shared object directly, without invoking ninja or the
-compiler; a failed build is remembered too, so a broken candidate is not recompiled either.
-Builds of one key are serialised with a file lock; different keys build in parallel.
+BUILD_ROOT/<key>, where <key> hashes every argument of the call (sources, flags, name) and
+the toolchain (torch, CUDA, compiler versions, target architectures). BUILD_ROOT is the
+candidate's own build scope, chosen by the binary: CACHE/builds/<hash of the candidate file's
+bytes>, so a candidate can only ever write into builds that its identical source would load. A
+later import of the same source in any process loads the recorded shared object directly,
+without invoking ninja or the compiler; a failed build is remembered too, so a broken candidate is
+not recompiled either. Builds of one key are serialised with a file lock; different keys build in
+parallel.
 """
 
 import fcntl
@@ -67,8 +70,8 @@ def _diagnostics(message):
 class BuildCache:
     """Wraps load_inline; records every extension a candidate builds."""
 
-    def __init__(self, root):
-        self.root = os.path.abspath(root)
+    def __init__(self, build_root):
+        self.root = os.path.abspath(build_root)
         self.extensions = []  # one dict per load_inline call, in call order
         self._real = None
 
@@ -103,7 +106,7 @@ class BuildCache:
         key_parts = {k: v for k, v in call.items() if k != "verbose"}
         key = sha256_text(json.dumps(key_parts, sort_keys=True, default=str),
                           json.dumps(toolchain_fingerprint(with_cuda), sort_keys=True))[:24]
-        build_dir = os.path.join(self.root, "builds", key)
+        build_dir = os.path.join(self.root, key)
         os.makedirs(build_dir, exist_ok=True)
         record = {"name": call["name"], "key": key, "build_dir": build_dir}
         with open(os.path.join(build_dir, ".lock"), "w") as lock:

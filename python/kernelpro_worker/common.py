@@ -3,6 +3,7 @@
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import sys
 import uuid
@@ -73,19 +74,32 @@ def load_problem(path):
     return module
 
 
-def as_output_list(out):
-    """Normalises a forward() result to a list of tensors (tuples and lists are flattened once)."""
+def as_output_list(out, strict=False):
+    """Normalises a forward() result to a list of tensors (tuples and lists are flattened once).
+
+    `strict` (a candidate's outputs): every element must be a plain dense torch.Tensor or a
+    Python number; a tensor subclass or any other object is an incorrect output, named by its
+    type, since what the harness would read from it is whatever the subclass chooses to show."""
     import torch
 
-    items = list(out) if isinstance(out, (tuple, list)) else [out]
+    is_sequence = type(out) in (tuple, list) if strict else isinstance(out, (tuple, list))
+    items = list(out) if is_sequence else [out]
     result = []
-    for item in items:
-        if isinstance(item, torch.Tensor):
+    for i, item in enumerate(items):
+        kind = type(item)
+        if kind is torch.Tensor or (not strict and isinstance(item, torch.Tensor)):
+            if strict and item.layout != torch.strided:
+                raise StepError("incorrect", f"output {i} is a {item.layout} tensor; forward must "
+                                "return dense (strided) tensors")
             result.append(item)
-        elif isinstance(item, (int, float, bool)):
+        elif kind in (int, float, bool):
             result.append(torch.tensor(item))
+        elif strict and isinstance(item, torch.Tensor):
+            raise StepError("incorrect", f"output {i} is a {kind.__qualname__}, a subclass of "
+                            "torch.Tensor; forward must return plain torch.Tensor objects")
         else:
-            raise StepError("runtime_error", f"forward returned a {type(item).__name__}, not a tensor")
+            raise StepError("incorrect" if strict else "runtime_error",
+                            f"output {i} is a {kind.__qualname__}, not a tensor")
     return result
 
 
@@ -95,10 +109,33 @@ def to_device(values, device):
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
+def json_safe(obj):
+    """`obj` with every NaN or infinity replaced by null, so the result is strict JSON (the
+    binary's parser rejects NaN). In an object, the replaced field gets a companion
+    "<field>_text" ("nan", "inf", "-inf") so a reader still sees what the value was."""
+    def text(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+                out[f"{key}_text"] = text(value)
+            else:
+                out[key] = json_safe(value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def write_json(path, obj):
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
+        json.dump(json_safe(obj), f, indent=1, sort_keys=True, allow_nan=False)
     os.replace(tmp, path)
 
 

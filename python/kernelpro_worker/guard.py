@@ -1,8 +1,8 @@
 """Detects a candidate that patches what the harness relies on.
 
 Timing and output capture must run in the candidate's process, so a candidate could replace
-torch.cuda.synchronize, CUDA event timing, clocks, torch.save or the worker's own functions at
-import. The worker takes references to everything it uses before the candidate is imported and,
+torch.cuda.synchronize, CUDA event timing, clocks, the operator trace or the worker's own functions
+at import. The worker takes references to everything it uses before the candidate is imported and,
 after each phase, checks that none of these names was rebound or had its attributes replaced.
 """
 
@@ -12,7 +12,7 @@ import sys
 WATCHED = [
     "time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic", "time.sleep",
     "torch.allclose", "torch.equal", "torch.isclose", "torch.testing.assert_close",
-    "torch.save", "torch.load", "torch.manual_seed", "torch.empty", "torch.empty_like",
+    "torch.manual_seed", "torch.empty", "torch.empty_like",
     "torch.Tensor.copy_", "torch.Tensor.cpu", "torch.Tensor.to", "torch.Tensor.clone",
     "torch.Tensor.data_ptr", "torch.Tensor.untyped_storage", "torch.Tensor.__eq__",
     "torch.nn.Module.__call__", "torch.nn.Module._call_impl",
@@ -20,6 +20,10 @@ WATCHED = [
     "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
     "torch.cuda.Event.query", "torch.cuda.Stream", "torch.cuda.Stream.synchronize",
     "torch._C._cuda_synchronize",
+    # The operator trace of the torch-operator policy (optrace.py).
+    "torch.utils._python_dispatch.TorchDispatchMode.__enter__",
+    "torch.utils._python_dispatch.TorchDispatchMode.__exit__",
+    "kernelpro_worker.optrace.OpTrace.__enter__", "kernelpro_worker.optrace.OpTrace.__exit__",
 ]
 
 

@@ -35,6 +35,17 @@ STREAM_CREATE = re.compile(r"cudaStreamCreate\w*|getStreamFromPool|cudaStreamPer
                            r"torch\.cuda\.Stream\s*\(|torch\.cuda\.stream\s*\(")
 STREAM_JOIN = re.compile(r"cudaStreamWaitEvent|wait_stream|wait_event|cudaStreamSynchronize|"
                          r"cudaDeviceSynchronize|\.synchronize\s*\(")
+# PyTorch's dispatch-mode machinery, in Python or in an extension's C++: kernelpro's operator trace
+# (optrace.py) is a TorchDispatchMode, and code that pops, disables, excludes or looks for it can
+# run the reference's operators unseen or behave differently while traced.
+TRACE_TAMPERING = re.compile(
+    r"_DisableTorchDispatch|_DisablePythonDispatcher|_EnablePythonDispatcher|_python_dispatch|"
+    r"TorchDispatchMode|_pop_mode|_push_mode|_pop\w*dispatch|_push\w*dispatch|"
+    r"_set\w*dispatch_mode|_get\w*dispatch_mode|_unset\w*(?:mode|dispatch)|_dispatch_tls_local|"
+    r"_len_torch_dispatch_stack|"
+    r"_get_dispatch_stack_at|_disabled_torch_dispatch_impl|__torch_dispatch__|"
+    r"ExcludeDispatchKeyGuard|IncludeDispatchKeyGuard|DispatchKey::Python|PythonTLSSnapshot|"
+    r"TorchDispatchModeTLS|tls_set_dispatch_key|_ExcludeDispatchKeyGuard")
 LOW_PRECISION = re.compile(r"\b(__half|half2|__nv_bfloat16|nv_bfloat16|wmma::|mma\.sync|"
                            r"wgmma|tf32|__float2half|allow_tf32|set_float32_matmul_precision)\b")
 
@@ -257,7 +268,15 @@ def scan_candidate(source, reference_ops, policy="forbid", allowed_ops=(), fp32_
             finding("reference_access", "fail", f"looks up the reference class Model by name "
                     f"(line {node.lineno})", node.lineno)
 
-    # 3. Streams and precision, read from the code and the embedded C++/CUDA sources.
+    # 3. Tampering with the operator trace, in the code or the embedded C++/CUDA sources.
+    for m in TRACE_TAMPERING.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        finding("trace_tampering", "fail", f"uses {m.group(0)} (line {line}), part of PyTorch's "
+                "dispatch-mode machinery; kernelpro traces the operators forward runs with it, and "
+                "candidates must not disable, pop or look for that trace", line)
+        break
+
+    # 4. Streams and precision, read from the code and the embedded C++/CUDA sources.
     text = source
     if STREAM_CREATE.search(text) and not STREAM_JOIN.search(text):
         finding("side_stream", "fail", "launches work on a stream of its own and never makes the "

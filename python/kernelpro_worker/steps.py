@@ -3,9 +3,18 @@
 A step never lets a candidate's failure escape as an exception: the failure is classified
 (compile_error, runtime_error, ...) and returned. Reference outputs are computed, and outputs
 compared, only in processes that never import the candidate.
+
+What a candidate's process is told: the inputs tree (CACHE/inputs/<key>), the reference's
+metadata inline, its own build scope and its output directory; never where the reference's
+expected outputs are (CACHE/references/<key>) or the cache as a whole. Every file crosses
+processes as plain data (plain.py), and every reference file is checked against the content
+hashes the reference step recorded before it is used; a file that fails is reported with status
+`reference_changed` and the binary recomputes the reference.
 """
 
 import copy
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -13,12 +22,13 @@ import sys
 import time
 import traceback
 
+from . import optrace, plain
 from . import scan as scan_mod
 from .common import (StepError, as_output_list, bounded, load_module, load_problem, read_json,
                      sha256_file, sha256_text, to_device, write_json)
 
-REFERENCE_LAYOUT = 2  # bump when the reference directory's contents change
-
+REFERENCE_LAYOUT = 3  # bump when the reference cache's contents change
+EXT = ".kpt"  # plain data files
 
 # ----------------------------------------------------------------------------------------------
 # Process set-up
@@ -51,9 +61,22 @@ def _tensor_meta(t):
     return {"shape": list(t.shape), "dtype": str(t.dtype)}
 
 
-def _save(torch, tensors, path):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    torch.save([t.detach().cpu() if hasattr(t, "detach") else t for t in tensors], path)
+def _reference_changed(what, error):
+    return StepError("reference_changed", f"{what} changed on disk after the reference step ran "
+                     f"({error}); kernelpro recomputes the reference")
+
+
+def _read_input(request, name):
+    """Trial inputs (or the init inputs) from the inputs tree, checked against the manifest the
+    binary passed from the reference step's result."""
+    rel = name + EXT
+    sha = (request.get("inputs_manifest") or {}).get(rel)
+    if sha is None:
+        raise _reference_changed("the problem's inputs", f"{rel} is not in the inputs manifest")
+    try:
+        return plain.load(os.path.join(request["inputs_dir"], rel), sha256=sha)
+    except (OSError, plain.PlainError) as e:
+        raise _reference_changed("the problem's inputs", e) from None
 
 
 def _load_candidate(request, torch, guard_holder, cache=None):
@@ -62,8 +85,9 @@ def _load_candidate(request, torch, guard_holder, cache=None):
     from .buildcache import BuildCache
     from .guard import PatchGuard
 
-    cache = cache or BuildCache(request["cache_dir"])
+    cache = cache or BuildCache(request["build_root"])
     cache.install()
+    optrace.OpTrace()  # imports what the trace uses, so the guard's snapshot includes it
     guard_holder.append(PatchGuard())
     path = request["candidate"]
     try:
@@ -243,6 +267,16 @@ def step_analyze(request):
 
 # ----------------------------------------------------------------------------------------------
 # reference
+#
+# The cache of one problem's reference (key: problem file, seeds, device, torch version, layout):
+#
+#   CACHE/references/<key>/meta.json        what step_reference returns, minus per-call fields
+#   CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt
+#   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt
+#
+# Only the inputs tree is ever named to a candidate's process. meta.json records a manifest
+# {relative path: sha256} per tree and a digest of both; a cache hit is used only when every file
+# matches it, and the binary passes the manifests it got here to the steps that read the files.
 
 
 def _reference_key(request, torch):
@@ -253,37 +287,189 @@ def _reference_key(request, torch):
                        device_name, torch.__version__, str(REFERENCE_LAYOUT))[:24]
 
 
-def step_reference(request):
-    """Computes (or finds cached) inputs and reference outputs for every trial of a problem."""
-    device = request["device"]
-    torch = _import_torch(device)
+def manifest_digest(reference_manifest, inputs_manifest):
+    text = json.dumps({"inputs": inputs_manifest, "reference": reference_manifest},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _tree_problem(root, manifest, ignore=()):
+    """'' when the files under `root` are exactly `manifest` ({relative path: sha256}), else the
+    first difference: 'expected/check_0.kpt: content hash differs'."""
+    if not isinstance(manifest, dict) or not manifest:
+        return "no manifest"
+    for rel in sorted(manifest):
+        path = os.path.join(root, rel)
+        if not os.path.isfile(path):
+            return f"{rel}: missing"
+        if sha256_file(path) != manifest[rel]:
+            return f"{rel}: content hash differs"
+    for folder, _, files in os.walk(root):
+        for name in files:
+            rel = os.path.relpath(os.path.join(folder, name), root)
+            if rel not in manifest and rel not in ignore:
+                return f"{rel}: not in the manifest"
+    return ""
+
+
+def _cached_reference(ref_dir, inputs_dir, key):
+    """(meta, '') for a cache that passes its content check, (None, reason) for one that does not,
+    (None, '') when there is none."""
+    meta_path = os.path.join(ref_dir, "meta.json")
+    if not os.path.exists(ref_dir) and not os.path.exists(inputs_dir):
+        return None, ""
+    try:
+        meta = read_json(meta_path)
+    except (OSError, ValueError) as e:
+        return None, f"meta.json: {type(e).__name__}"
+    if not isinstance(meta, dict) or meta.get("layout") != REFERENCE_LAYOUT or meta.get("key") != key:
+        return None, "meta.json: not this reference's"
+    ref_manifest, inputs_manifest = meta.get("reference_manifest"), meta.get("inputs_manifest")
+    if not isinstance(ref_manifest, dict) or not isinstance(inputs_manifest, dict) or \
+            meta.get("manifest_digest") != manifest_digest(ref_manifest, inputs_manifest):
+        return None, "meta.json: manifests do not match their digest"
+    problem = _tree_problem(ref_dir, ref_manifest, ignore=("meta.json",))
+    if not problem:
+        problem = _tree_problem(inputs_dir, inputs_manifest)
+        problem = problem and "inputs: " + problem
+    return (None, problem) if problem else (meta, "")
+
+
+def _spot_check(request, torch, meta, ref_dir):
+    """'' when the first check trial of a cached reference is what the problem gives today: its
+    init inputs and inputs are what get_init_inputs()/get_inputs() return for their seeds, and
+    the reference's outputs on them match the cached ones (within atol/rtol). Else what differs.
+
+    The content check alone trusts meta.json, which anything able to write the cache could have
+    rewritten together with the files; this trial is recomputed, so no cache makes a wrong output
+    pass it."""
     from . import tensors
 
-    key = _reference_key(request, torch)
-    ref_dir = os.path.join(request["cache_dir"], "references", key)
-    meta_path = os.path.join(ref_dir, "meta.json")
-    if os.path.exists(meta_path):
-        meta = read_json(meta_path)
-        meta["cached"] = True
-        return meta
+    name = (meta.get("trials") or {}).get("check", [None])[0]
+    if name is None or not request["check_seeds"]:
+        return ""
+    try:
+        problem = load_problem(request["problem"])
+        torch.manual_seed(request["init_seed"])
+        init_inputs = list(problem.get_init_inputs())
+        if plain.digest(init_inputs) != meta["inputs_manifest"].get("init_inputs" + EXT):
+            return "init_inputs.kpt: differs from what get_init_inputs() returns"
+        inputs = to_device(tensors.generate_inputs(problem, request["check_seeds"][0]), request["device"])
+        if plain.digest(inputs) != meta["inputs_manifest"].get(name + EXT):
+            return f"inputs of {name}: differ from what get_inputs() returns for its seed"
+        model = _construct(torch, problem.Model, init_inputs, request["init_seed"], request["device"])
+        with torch.no_grad():
+            outputs = as_output_list(model(*inputs))
+        rel = f"expected/{name}{EXT}"
+        expected = plain.load(os.path.join(ref_dir, rel), sha256=meta["reference_manifest"][rel])
+    except Exception as e:  # noqa: BLE001 - whatever failed, recomputing says it properly
+        return f"re-running trial {name} failed: {type(e).__name__}: {bounded(str(e), 300)}"
+    if len(outputs) != len(expected):
+        return f"{rel}: {len(expected)} outputs where the reference returns {len(outputs)}"
+    for j, (o, e) in enumerate(zip(outputs, expected)):
+        cmp = tensors.compare_output(o.cpu(), e, request["atol"], request["rtol"], index=j)
+        if not cmp["passed"]:
+            return f"{rel}: differs from a fresh run of the reference ({cmp['reason']})"
+    return ""
 
+
+def _install(tmp_dir, final_dir):
+    """Moves a finished tree into place, replacing an old one (callers hold the key's lock)."""
+    if os.path.exists(final_dir):
+        old = f"{final_dir}.old{os.getpid()}"
+        os.replace(final_dir, old)
+        os.replace(tmp_dir, final_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp_dir, final_dir)
+
+
+def _nonfinite(torch, tensors_list):
+    """[(output index, description)] of outputs holding NaN or infinity."""
+    from . import tensors
+
+    found = []
+    for j, t in enumerate(tensors_list):
+        text = tensors.nonfinite_text(t)
+        if text:
+            found.append((j, text))
+    return found
+
+
+def step_reference(request):
+    """Computes (or finds cached, checked) inputs and reference outputs for every trial."""
+    device = request["device"]
+    torch = _import_torch(device)
+
+    key = _reference_key(request, torch)
+    cache = request["cache_dir"]
+    ref_dir = os.path.join(cache, "references", key)
+    inputs_dir = os.path.join(cache, "inputs", key)
+    os.makedirs(os.path.dirname(ref_dir), exist_ok=True)
+    os.makedirs(os.path.dirname(inputs_dir), exist_ok=True)
+    # One process computes or checks a key at a time; others wait and then find it cached.
+    with open(ref_dir + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        notes = []
+        if request.get("rebuild"):
+            if os.path.exists(ref_dir) or os.path.exists(inputs_dir):
+                notes.append(f"the cached reference at {ref_dir} was recomputed: a later step found "
+                             "its files changed")
+        else:
+            meta, problem = _cached_reference(ref_dir, inputs_dir, key)
+            if meta is not None:
+                problem = _spot_check(request, torch, meta, ref_dir)
+            if meta is not None and not problem:
+                meta.update(cached=True, reference_dir=ref_dir, inputs_dir=inputs_dir)
+                return meta
+            if problem:
+                notes.append(f"the cached reference at {ref_dir} failed its content check "
+                             f"({problem}); rebuilt")
+        meta = _compute_reference(request, torch, key, ref_dir, inputs_dir)
+    meta["notes"] = sorted(set(meta["notes"])) + notes
+    meta.update(cached=False, reference_dir=ref_dir, inputs_dir=inputs_dir)
+    return meta
+
+
+def _compute_reference(request, torch, key, ref_dir, inputs_dir):
+    from . import tensors
+
+    device = request["device"]
     problem = load_problem(request["problem"])
     atol, rtol = request["atol"], request["rtol"]
     init_seed = request["init_seed"]
-    tmp_dir = ref_dir + f".tmp{os.getpid()}"
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    os.makedirs(tmp_dir)
+    ref_tmp = ref_dir + f".tmp{os.getpid()}"
+    inputs_tmp = inputs_dir + f".tmp{os.getpid()}"
+    for d in (ref_tmp, inputs_tmp):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    ref_manifest, inputs_manifest = {}, {}
+
+    def save(tree, rel, value):
+        if tree == "inputs":
+            inputs_manifest[rel] = plain.save(os.path.join(inputs_tmp, rel), value)
+        else:
+            ref_manifest[rel] = plain.save(os.path.join(ref_tmp, rel), value)
+
     try:
         torch.manual_seed(init_seed)
         init_inputs = problem.get_init_inputs()
-        torch.save(list(init_inputs), os.path.join(tmp_dir, "init_inputs.pt"))
+        try:
+            save("inputs", "init_inputs" + EXT, list(init_inputs))
+        except plain.PlainError as e:
+            raise StepError("problem_error", f"get_init_inputs() returned something kernelpro cannot "
+                            f"pass to a candidate: {e}")
         try:
             model = _construct(torch, problem.Model, init_inputs, init_seed, device)
         except Exception as e:  # noqa: BLE001
             raise StepError("problem_error", f"Model(*get_init_inputs()) failed: {type(e).__name__}: {e}")
 
+        # Every forward call of the reference is traced: its aten operators are what the
+        # torch-operator policy holds a candidate's against.
+        trace = optrace.OpTrace()
+
         def run(inputs):
-            with torch.no_grad():
+            with torch.no_grad(), trace:
                 out = as_output_list(model(*inputs))
             _sync(torch, device)
             return out
@@ -294,7 +480,9 @@ def step_reference(request):
         fp32 = None
         fp64_model = None
         fp64_errors = []
+        fp64_trials = []
         aliases = []
+        vacuous = ""
         started = time.monotonic()
         for kind, seeds in (("check", request["check_seeds"]), ("extra", request["extra_seeds"]),
                             ("timing", request["timing_seeds"])):
@@ -316,6 +504,10 @@ def step_reference(request):
                     outputs = run(inputs)
                 except Exception as e:  # noqa: BLE001
                     raise StepError("problem_error", f"the reference forward failed: {type(e).__name__}: {e}")
+                bad = _nonfinite(torch, outputs)
+                if bad:
+                    raise StepError("problem_error", f"the reference's output {bad[0][0]} on trial {name} "
+                                    f"has {bad[0][1]}; a reference must produce finite outputs")
                 if metas is None:
                     metas = [_tensor_meta(t) for t in outputs]
                     fp32 = all(t.dtype == torch.float32 for t in outputs if t.is_floating_point()) and \
@@ -333,45 +525,54 @@ def step_reference(request):
                                             "the reference deterministic (e.g. call .eval()).")
                         if not torch.equal(a, b):
                             notes.append("the reference is not bitwise deterministic (differences within tolerance)")
-                _save(torch, inputs, os.path.join(tmp_dir, "inputs", name + ".pt"))
-                _save(torch, outputs, os.path.join(tmp_dir, "expected", name + ".pt"))
+                try:
+                    save("inputs", name + EXT, list(inputs))
+                    save("reference", f"expected/{name}{EXT}", list(outputs))
+                except plain.PlainError as e:
+                    raise StepError("problem_error", f"trial {name}: {e}")
                 trials[kind].append(name)
+                if kind == "check" and not vacuous:
+                    vacuous = tensors.vacuity(outputs, atol, rtol)
                 if fp32 and kind == "check" and i < request.get("fp64_trials", 2):
                     try:
                         if fp64_model is None:
                             fp64_model = copy.deepcopy(model).double()
                         with torch.no_grad():
                             out64 = as_output_list(fp64_model(*tensors.to_double(inputs)))
-                        _save(torch, out64, os.path.join(tmp_dir, "expected64", name + ".pt"))
-                        fp64_errors.append(max(tensors.relative_l2_error(o, r)
-                                               for o, r in zip(outputs, out64) if o.is_floating_point()))
+                        if _nonfinite(torch, out64):
+                            notes.append(f"the fp64 reference is not finite on trial {name}; lowered "
+                                         "precision is not checked on it")
+                        else:
+                            save("reference", f"expected64/{name}{EXT}", list(out64))
+                            fp64_trials.append(name)
+                            fp64_errors.append(max(tensors.relative_l2_error(o, r)
+                                                   for o, r in zip(outputs, out64) if o.is_floating_point()))
                     except Exception as e:  # noqa: BLE001
                         notes.append(f"fp64 reference unavailable ({type(e).__name__}: {e}); "
                                      "lowered precision cannot be detected")
                         fp32 = False
                 del outputs
-        vacuous = ""
-        for name in trials["check"]:
-            vacuous = tensors.vacuity(torch.load(os.path.join(tmp_dir, "expected", name + ".pt")), atol, rtol)
-            if vacuous:
-                break
+        if not trace.available:
+            notes.append(f"torch {torch.__version__} has no TorchDispatchMode: the torch-operator "
+                         "policy checks only how the candidate's source spells its calls")
         meta = {
-            "status": "ok", "dir": ref_dir, "key": key, "cached": False, "trials": trials,
+            "status": "ok", "layout": REFERENCE_LAYOUT, "key": key, "trials": trials,
             "outputs": metas, "output_aliases_input": aliases, "fp32": bool(fp32),
-            "fp64_trials": [n for n in trials["check"]
-                            if os.path.exists(os.path.join(tmp_dir, "expected64", n + ".pt"))],
-            "reference_fp64_error": max(fp64_errors) if fp64_errors else None,
+            "fp64_trials": fp64_trials if fp32 else [],
+            "reference_fp64_error": max(fp64_errors) if fp64_errors and fp32 else None,
             "vacuous": vacuous, "notes": sorted(set(notes)),
+            "reference_ops": sorted(trace.ops),
             "seconds": time.monotonic() - started, "device": device,
+            "reference_manifest": ref_manifest, "inputs_manifest": inputs_manifest,
+            "manifest_digest": manifest_digest(ref_manifest, inputs_manifest),
         }
-        write_json(os.path.join(tmp_dir, "meta.json"), meta)
-        if os.path.exists(ref_dir):  # another process finished first: keep theirs
-            shutil.rmtree(tmp_dir, ignore_errors=True)
-        else:
-            os.replace(tmp_dir, ref_dir)
+        write_json(os.path.join(ref_tmp, "meta.json"), meta)
+        _install(inputs_tmp, inputs_dir)
+        _install(ref_tmp, ref_dir)
         return meta
     except BaseException:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
+        shutil.rmtree(ref_tmp, ignore_errors=True)
+        shutil.rmtree(inputs_tmp, ignore_errors=True)
         raise
 
 
@@ -399,7 +600,7 @@ def step_build(request):
     torch = _import_torch(request["device"])
     from .buildcache import BuildCache
 
-    cache = BuildCache(request["cache_dir"])
+    cache = BuildCache(request["build_root"])
     started = time.monotonic()
     try:
         _load_candidate(request, torch, [], cache)
@@ -416,24 +617,37 @@ def step_build(request):
 
 
 def step_check(request):
+    """Runs the candidate on the trials' inputs and saves its outputs for step_compare.
+
+    The request names the inputs tree (`inputs_dir`, checked against `inputs_manifest`) and
+    carries the reference's metadata inline (`reference`: trials, outputs, output_aliases_input,
+    reference_ops); the forward calls run under an operator trace for the torch-operator policy
+    (`torch_ops_policy`, `allowed_ops`)."""
     device = request["device"]
     torch = _import_torch(device)
     from . import tensors
 
-    ref = read_json(os.path.join(request["reference_dir"], "meta.json"))
+    ref = request["reference"]
     out_dir = request["out_dir"]
     os.makedirs(out_dir, exist_ok=True)
-    # Everything the harness calls is bound now, before the candidate can rebind anything.
-    save, load, equal, clone = torch.save, torch.load, torch.equal, torch.Tensor.clone
-    guard = []
+    # Everything the harness calls is bound now, before the candidate can rebind anything, and
+    # the inputs are read (and checked) before it can touch them.
+    save, equal, clone = plain.save, torch.equal, torch.Tensor.clone
     findings = []
+    try:
+        init_inputs = _read_input(request, "init_inputs")
+        checks = ref["trials"]["check"]
+        refill = _read_input(request, checks[1]) if len(checks) >= 2 else None
+    except StepError as e:
+        return {"status": e.status, "message": e.message, "findings": findings}
+    trace = optrace.OpTrace()
+    guard = []
     try:
         module, cache = _load_candidate(request, torch, guard)
     except StepError as e:
         return {"status": e.status, "message": e.message, "findings": findings}
     result = {"status": "ok", "message": "", "findings": findings, "extensions": cache.extensions,
               "outputs": []}
-    init_inputs = load(os.path.join(request["reference_dir"], "init_inputs.pt"))
     try:
         model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
     except Exception as e:  # noqa: BLE001
@@ -443,7 +657,9 @@ def step_check(request):
     def call(inputs):
         tensors.poison_allocator(ref["outputs"], device)
         with torch.no_grad():
-            out = as_output_list(model(*inputs))
+            with trace:
+                raw = model(*inputs)
+            out = as_output_list(raw, strict=True)
         # What the caller's stream sees at return: that is the candidate's result.
         if device == "cuda":
             torch.cuda.current_stream().synchronize()
@@ -454,25 +670,22 @@ def step_check(request):
     kept_inputs = None
     try:
         for name in request["trials"]:
-            inputs = load(os.path.join(request["reference_dir"], "inputs", name + ".pt"))
-            inputs = to_device(inputs, device)
+            inputs = to_device(_read_input(request, name), device)
             pristine = [clone(x) if isinstance(x, torch.Tensor) else x for x in inputs]
             out, snapshot = call(inputs)
             _check_side_effects(torch, tensors, name, inputs, pristine, out, snapshot, ref, findings, equal)
-            save(snapshot, os.path.join(out_dir, name + ".pt"))
+            _save_outputs(save, os.path.join(out_dir, name + EXT), snapshot)
             result["outputs"].append([name, name])
             if kept_inputs is None:
                 kept_inputs = inputs
             del out
         # Same buffers, new values: a result cache keyed on the input tensors must not survive it.
-        checks = ref["trials"]["check"]
-        if kept_inputs is not None and len(checks) >= 2:
-            fresh = load(os.path.join(request["reference_dir"], "inputs", checks[1] + ".pt"))
-            for dst, src in zip(kept_inputs, fresh):
+        if kept_inputs is not None and refill is not None:
+            for dst, src in zip(kept_inputs, refill):
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src.to(dst.device))
             out, snapshot = call(kept_inputs)
-            save(snapshot, os.path.join(out_dir, "refill.pt"))
+            _save_outputs(save, os.path.join(out_dir, "refill" + EXT), snapshot)
             result["outputs"].append(["refill", checks[1]])
     except StepError as e:
         return dict(result, status=e.status, message=e.message)
@@ -483,7 +696,22 @@ def step_check(request):
     if patched:
         findings.append({"rule": "patching", "severity": "fail", "line": 0,
                          "message": "candidate rebound " + ", ".join(patched) + " while running"})
+    if trace.tampered:
+        findings.append({"rule": "trace_tampering", "severity": "fail", "line": 0,
+                         "message": "forward removed kernelpro's operator trace while it ran "
+                                    f"({trace.tampered})"})
+    result["torch_ops"] = sorted(trace.ops)
+    findings.extend(optrace.reference_op_findings(trace.ops, ref.get("reference_ops") or [],
+                                          request.get("torch_ops_policy", "forbid"),
+                                          request.get("allowed_ops", [])))
     return result
+
+
+def _save_outputs(save, path, snapshot):
+    try:
+        save(path, snapshot)
+    except plain.PlainError as e:
+        raise StepError("incorrect", f"the output cannot be compared: {e}") from None
 
 
 def _check_side_effects(torch, tensors, name, inputs, pristine, out, snapshot, ref, findings, equal):
@@ -512,34 +740,60 @@ def _check_side_effects(torch, tensors, name, inputs, pristine, out, snapshot, r
 
 
 def step_compare(request):
+    """Compares a candidate's recorded outputs with the reference's.
+
+    `reference_dir` holds the expected outputs; `reference` (inline, from the binary's copy of the
+    reference step's result) gives their manifest and the metadata the comparison needs. A
+    candidate's output file is data it wrote: anything but plain tensors is an incorrect output."""
     import torch
     from . import tensors
 
     ref_dir = request["reference_dir"]
-    ref = read_json(os.path.join(ref_dir, "meta.json"))
+    ref = request["reference"]
+    manifest = ref.get("reference_manifest") or {}
     atol, rtol = request["atol"], request["rtol"]
+
+    def expected(folder, name, required=True):
+        rel = f"{folder}/{name}{EXT}"
+        if rel not in manifest:
+            if not required:
+                return None
+            raise _reference_changed("the reference's outputs", f"{rel} is not in the manifest")
+        try:
+            return plain.load(os.path.join(ref_dir, rel), sha256=manifest[rel])
+        except (OSError, plain.PlainError) as e:
+            raise _reference_changed("the reference's outputs", e) from None
+
+    n_outputs = len(ref["outputs"])
     rows = []
     first_failure = ""
     precision_failure = ""
     for actual_name, expected_name in request["pairs"]:
-        path = os.path.join(request["actual_dir"], actual_name + ".pt")
+        path = os.path.join(request["actual_dir"], actual_name + EXT)
         # "check/check_1" -> "check_1"; "timed-0/timing_2" -> "timing_2 (timed call)"
         folder, _, trial = actual_name.rpartition("/")
         label = f"{trial} (timed call)" if folder.startswith("timed") else trial
         row = {"trial": label, "expected": expected_name, "passed": False}
         rows.append(row)
+        want = expected("expected", expected_name)
+        actual = None
         if not os.path.exists(path):
             row["reason"] = "no output was recorded"
-            first_failure = first_failure or f"trial {label}: no output was recorded"
-            continue
-        actual = torch.load(path)
-        expected = torch.load(os.path.join(ref_dir, "expected", expected_name + ".pt"))
-        if len(actual) != len(expected):
-            row["reason"] = f"{len(actual)} outputs where the reference returns {len(expected)}"
         else:
+            try:
+                actual = plain.load(path)
+            except (OSError, plain.PlainError) as e:
+                row["reason"] = f"the recorded output is not plain tensors: {e}"
+        if actual is not None and (type(actual) is not list or
+                                   not all(type(t) is torch.Tensor for t in actual)):
+            row["reason"] = "the recorded output is not a list of tensors"
+            actual = None
+        if actual is not None and len(actual) != n_outputs:
+            row["reason"] = f"{len(actual)} outputs where the reference returns {n_outputs}"
+        elif actual is not None:
             worst = None
-            for j, (a, e) in enumerate(zip(actual, expected)):
-                cmp = tensors.compare_output(a, e, atol, rtol)
+            for j, (a, e) in enumerate(zip(actual, want)):
+                cmp = tensors.compare_output(a, e, atol, rtol, index=j)
                 if ref["vacuous"] and cmp["passed"] and a.is_floating_point():
                     err = tensors.relative_l2_error(a, e)
                     cmp["relative_l2_error"] = err
@@ -547,26 +801,26 @@ def step_compare(request):
                         cmp["passed"] = False
                         cmp["reason"] = (f"relative error {err:.3g} exceeds {request['vacuous_rel_tol']} "
                                          "(checked because the tolerance alone would accept an all-zero output)")
-                if len(actual) > 1 and cmp["reason"]:
+                if n_outputs > 1 and cmp["reason"] and not cmp["reason"].startswith("output "):
                     cmp["reason"] = f"output {j}: " + cmp["reason"]
                 if worst is None or not cmp["passed"] or (cmp["max_abs_err"] or 0) > (worst["max_abs_err"] or 0):
                     if worst is None or worst["passed"]:
                         worst = cmp
             row.update(worst)
-            exp64 = os.path.join(ref_dir, "expected64", expected_name + ".pt")
-            if row["passed"] and ref["fp32"] and os.path.exists(exp64) and request["precision_policy"] != "off":
-                out64 = torch.load(exp64)
+            out64 = None
+            if row["passed"] and ref["fp32"] and request["precision_policy"] != "off":
+                out64 = expected("expected64", expected_name, required=False)
+            if out64 is not None:
                 err = max(tensors.relative_l2_error(a, e) for a, e in zip(actual, out64) if a.is_floating_point())
-                bound = max(request["precision_factor"] * (ref["reference_fp64_error"] or 0.0),
-                            request["precision_bound"])
+                fp64_error = ref.get("reference_fp64_error") or 0.0
+                bound = max(request["precision_factor"] * fp64_error, request["precision_bound"])
                 row["fp64_relative_error"] = err
                 row["fp64_bound"] = bound
-                if err > bound:
+                if not err <= bound:  # NaN fails too
                     precision_failure = precision_failure or (
                         f"lowered precision: relative error against an fp64 reference is {err:.3g}, "
                         f"above the {bound:.3g} that fp32 arithmetic stays within (the fp32 reference "
-                        f"itself: {ref['reference_fp64_error']:.3g}); TF32 or half-precision math in "
-                        "an fp32 problem")
+                        f"itself: {fp64_error:.3g}); TF32 or half-precision math in an fp32 problem")
         if not row["passed"] and not first_failure:
             first_failure = f"trial {label}: {row.get('reason', 'mismatch')}"
     blocking_precision = precision_failure if request["precision_policy"] == "fail" else ""
@@ -581,15 +835,23 @@ def step_compare(request):
 
 
 def step_time(request):
+    """Times the reference (`which`: reference), torch.compile of it (compiled) or the candidate
+    on the timing trials' inputs. The reference side reads the problem file; the candidate side
+    gets only the inputs tree and the reference's metadata inline, like step_check."""
     device = request["device"]
     torch = _import_torch(device)
-    ref_dir = request["reference_dir"]
-    ref = read_json(os.path.join(ref_dir, "meta.json"))
+    ref = request["reference"]
     which = request["which"]
     perf = time.perf_counter
-    save, load = torch.save, torch.load
+    save = plain.save
     guard = []
-    init_inputs = load(os.path.join(ref_dir, "init_inputs.pt"))
+    names = ref["trials"]["timing"]
+    try:
+        init_inputs = _read_input(request, "init_inputs")
+        # Read and checked before the candidate is imported.
+        inputs = [to_device(_read_input(request, n), device) for n in names]
+    except StepError as e:
+        return {"status": e.status, "message": e.message}
     try:
         if which == "candidate":
             module, _ = _load_candidate(request, torch, guard)
@@ -609,8 +871,6 @@ def step_time(request):
         status, message = _classify_runtime(e)
         return {"status": status, "message": message}
 
-    names = ref["trials"]["timing"]
-    inputs = [to_device(load(os.path.join(ref_dir, "inputs", n + ".pt")), device) for n in names]
     cuda = device == "cuda"
     flush = None
     flush_bytes = int(request.get("flush_bytes", -1))
@@ -677,10 +937,14 @@ def step_time(request):
     if which == "candidate" and request.get("out_dir"):
         os.makedirs(request["out_dir"], exist_ok=True)
         result["outputs"] = []
-        for n, out in zip(names, last):
-            if out is not None:
-                save([t.detach().cpu() for t in as_output_list(out)], os.path.join(request["out_dir"], n + ".pt"))
-                result["outputs"].append([n, n])
+        try:
+            for n, out in zip(names, last):
+                if out is not None:
+                    snapshot = [t.detach().cpu() for t in as_output_list(out, strict=True)]
+                    _save_outputs(save, os.path.join(request["out_dir"], n + EXT), snapshot)
+                    result["outputs"].append([n, n])
+        except StepError as e:
+            return dict(result, status=e.status, message=e.message)
     if guard:
         patched = guard[0].changed()
         if patched:
@@ -699,16 +963,14 @@ NVTX_RANGE = "kernelpro"  # profilers select the candidate's forward by this ran
 def _model_and_inputs(request, torch):
     """The candidate's (or, without one, the reference's) model and the first check inputs."""
     device = request["device"]
-    ref_dir = request["reference_dir"]
-    ref = read_json(os.path.join(ref_dir, "meta.json"))
-    init_inputs = torch.load(os.path.join(ref_dir, "init_inputs.pt"))
+    init_inputs = _read_input(request, "init_inputs")
+    inputs = to_device(_read_input(request, request["reference"]["trials"]["check"][0]), device)
     if request.get("candidate"):
         module, _ = _load_candidate(request, torch, [])
         model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
     else:
         model = _construct(torch, load_problem(request["problem"]).Model, init_inputs,
                            request["init_seed"], device)
-    inputs = to_device(torch.load(os.path.join(ref_dir, "inputs", ref["trials"]["check"][0] + ".pt")), device)
     return model, inputs
 
 

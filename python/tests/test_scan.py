@@ -109,3 +109,18 @@ def test_calls_into_the_candidates_own_extension_are_not_reference_ops():
            "    def forward(self, x):\n        return _ext.relu(self.ext.relu(x))\n")
     assert scan_candidate(src, {"relu"})["findings"] == []
     assert fails(scan_candidate(src.replace("_ext.relu(self.ext.relu(x))", "x.relu()"), {"relu"}))
+
+
+def test_touching_the_dispatch_mode_machinery_fails():
+    for code in ("torch._C._DisableTorchDispatch()",
+                 "from torch.utils._python_dispatch import _pop_mode_temporarily",
+                 "torch._C._set_torch_dispatch_mode(None)",
+                 "torch._C._unset_dispatch_mode(0)"):
+        src = f"import torch\nclass ModelNew:\n    def forward(self, x):\n        {code}\n        return x\n"
+        found = [f for f in fails(scan_candidate(src, set())) if f["rule"] == "trace_tampering"]
+        assert len(found) == 1 and "(line 4)" in found[0]["message"], code
+    cpp = ('import torch\n_CPP = """\nc10::impl::ExcludeDispatchKeyGuard g(c10::DispatchKey::Python);\n"""\n'
+           "class ModelNew:\n    def forward(self, x):\n        return x\n")
+    found = [f for f in fails(scan_candidate(cpp, set())) if f["rule"] == "trace_tampering"]
+    assert found and "ExcludeDispatchKeyGuard (line 3)" in found[0]["message"]
+    assert fails(scan_candidate(read("tests/candidates/good/cpu_tiny_swish.py"), {"sigmoid"})) == []

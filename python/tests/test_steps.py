@@ -1,5 +1,6 @@
 """Worker steps on CPU: inspect, reference, build cache, check, compare, time, run."""
 
+import hashlib
 import json
 import os
 
@@ -27,6 +28,29 @@ def reference(cache):
                                      extra_seeds=[1001], timing_seeds=[2001, 2002], fp64_trials=2))
 
 
+def build_root(cache, candidate):
+    """The build scope the binary gives a candidate: CACHE/builds/<24 hex of its bytes' sha256>."""
+    with open(candidate, "rb") as f:
+        return os.path.join(cache, "builds", hashlib.sha256(f.read()).hexdigest()[:24])
+
+
+def candidate_request(reference, cache, candidate, **fields):
+    """What the binary sends a candidate's process: the inputs tree and the reference's metadata
+    inline, never the reference directory or the cache."""
+    inline = {k: reference[k] for k in ("trials", "outputs", "output_aliases_input", "reference_ops")}
+    return dict(BASE, candidate=candidate, build_root=build_root(cache, candidate),
+                inputs_dir=reference["inputs_dir"], inputs_manifest=reference["inputs_manifest"],
+                reference=inline, **fields)
+
+
+def compare_request(reference, work, pairs):
+    inline = {k: reference[k] for k in ("outputs", "vacuous", "fp32", "reference_fp64_error",
+                                        "fp64_trials", "reference_manifest")}
+    return dict(BASE, reference_dir=reference["reference_dir"], reference=inline, actual_dir=work,
+                pairs=pairs, vacuous_rel_tol=1e-2, precision_policy="fail", precision_bound=1e-5,
+                precision_factor=16)
+
+
 def test_inspect_reports_versions_paths_and_minimum_bytes():
     result = steps.step_inspect({"device": "cpu", "problem": TINY})
     info = result["info"]
@@ -46,7 +70,15 @@ def test_reference_is_cached_and_describes_the_trials(reference, cache):
     assert reference["reference_fp64_error"] < 1e-6
     again = steps.step_reference(dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[1, 2],
                                       extra_seeds=[1001], timing_seeds=[2001, 2002], fp64_trials=2))
-    assert again["cached"] and again["dir"] == reference["dir"]
+    assert again["cached"] and again["reference_dir"] == reference["reference_dir"]
+    assert again["manifest_digest"] == reference["manifest_digest"]
+    # The expected outputs and the inputs a candidate gets live in separate trees.
+    assert reference["reference_dir"] == os.path.join(cache, "references", reference["key"])
+    assert reference["inputs_dir"] == os.path.join(cache, "inputs", reference["key"])
+    assert sorted(reference["inputs_manifest"]) == [
+        "check_0.kpt", "check_1.kpt", "extra_0.kpt", "init_inputs.kpt", "timing_0.kpt", "timing_1.kpt"]
+    assert "expected/check_0.kpt" in reference["reference_manifest"]
+    assert reference["reference_ops"] == ["mul", "sigmoid"]
 
 
 def test_nondeterministic_reference_is_a_problem_error(cache):
@@ -57,7 +89,7 @@ def test_nondeterministic_reference_is_a_problem_error(cache):
 
 
 def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monkeypatch):
-    first = steps.step_build(dict(BASE, candidate=GOOD, cache_dir=cache))
+    first = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     assert first["status"] == "ok" and os.path.exists(first["extensions"][0]["so_path"])
 
     def no_compiler(*args, **kwargs):
@@ -65,7 +97,7 @@ def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monke
 
     from torch.utils import cpp_extension
     monkeypatch.setattr(cpp_extension, "load_inline", no_compiler)
-    second = steps.step_build(dict(BASE, candidate=GOOD, cache_dir=cache))
+    second = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     assert second["status"] == "ok", second
     assert second["extensions"][0]["cached"]
     assert second["extensions"][0]["so_path"] == first["extensions"][0]["so_path"]
@@ -73,27 +105,28 @@ def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monke
 
 def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_path):
     work = str(tmp_path)
-    checked = steps.step_check(dict(BASE, candidate=GOOD, cache_dir=cache, reference_dir=reference["dir"],
-                                    trials=["check_0", "check_1", "extra_0"], out_dir=os.path.join(work, "check")))
+    checked = steps.step_check(candidate_request(reference, cache, GOOD,
+                                                 trials=["check_0", "check_1", "extra_0"],
+                                                 out_dir=os.path.join(work, "check")))
     assert checked["status"] == "ok" and checked["findings"] == [], checked
     assert ["refill", "check_1"] in checked["outputs"]
     pairs = [["check/" + a, e] for a, e in checked["outputs"]]
-    compared = steps.step_compare(dict(BASE, reference_dir=reference["dir"], actual_dir=work, pairs=pairs,
-                                       vacuous_rel_tol=1e-2, precision_policy="fail",
-                                       precision_bound=1e-5, precision_factor=16))
+    compared = steps.step_compare(compare_request(reference, work, pairs))
     assert compared["passed"], compared
     assert all(row["max_abs_err"] < 1e-5 for row in compared["trials"])
-    timed = steps.step_time(dict(BASE, which="candidate", problem=TINY, candidate=GOOD, cache_dir=cache,
-                                 reference_dir=reference["dir"], trials=7, budget_s=5,
-                                 out_dir=os.path.join(work, "timed")))
+    timed = steps.step_time(candidate_request(reference, cache, GOOD, which="candidate", trials=7,
+                                              budget_s=5, out_dir=os.path.join(work, "timed")))
     assert timed["status"] == "ok" and len(timed["times_ms"]) == 7
     assert sorted(n for n, _ in timed["outputs"]) == ["timing_0", "timing_1"]
-    ran = steps.step_run(dict(BASE, problem=TINY, candidate=GOOD, cache_dir=cache,
-                              reference_dir=reference["dir"], iterations=2))
+    timed_ref = steps.step_time(dict(BASE, which="reference", problem=TINY, trials=3, budget_s=5,
+                                     inputs_dir=reference["inputs_dir"],
+                                     inputs_manifest=reference["inputs_manifest"],
+                                     reference={"trials": reference["trials"]}))
+    assert timed_ref["status"] == "ok" and len(timed_ref["times_ms"]) == 3
+    ran = steps.step_run(candidate_request(reference, cache, GOOD, iterations=2))
     assert ran["status"] == "ok"
     trace = os.path.join(work, "trace.json")
-    traced = steps.step_trace(dict(BASE, problem=TINY, candidate=GOOD, cache_dir=cache,
-                                   reference_dir=reference["dir"], trace_path=trace))
+    traced = steps.step_trace(candidate_request(reference, cache, GOOD, trace_path=trace))
     assert traced["status"] == "ok" and os.path.getsize(trace) > 0
     # Only the recorded call: the profiler's warm-up step is discarded.
     with open(trace) as f:
@@ -111,3 +144,147 @@ def test_scan_step_reads_files_without_torch(tmp_path):
         ROOT, "tests/candidates/adversarial/common/calls_reference_op.py")})
     assert result["problem"]["reference_ops"] == ["sigmoid"]
     assert "calls sigmoid" in result["candidate"]["message"]
+
+
+def reference_request(cache, problem=TINY, **fields):
+    request = dict(BASE, problem=problem, cache_dir=cache, check_seeds=[1, 2], extra_seeds=[1001],
+                   timing_seeds=[2001, 2002], fp64_trials=2)
+    request.update(fields)
+    return request
+
+
+def test_a_changed_reference_cache_is_rebuilt_with_a_note(tmp_path):
+    from kernelpro_worker import plain
+
+    cache = str(tmp_path)
+    first = steps.step_reference(reference_request(cache))
+    path = os.path.join(first["reference_dir"], "expected", "check_0.kpt")
+    plain.save(path, [torch.zeros(4096)])
+    again = steps.step_reference(reference_request(cache))
+    assert not again["cached"]
+    assert any("failed its content check (expected/check_0.kpt: content hash differs); rebuilt" in n
+               for n in again["notes"]), again["notes"]
+    assert again["manifest_digest"] == first["manifest_digest"]  # the same bytes again
+    assert steps.step_reference(reference_request(cache))["cached"]
+    # A missing input file and a stray file are caught too.
+    os.remove(os.path.join(first["inputs_dir"], "timing_1.kpt"))
+    assert "inputs: timing_1.kpt: missing" in " ".join(steps.step_reference(reference_request(cache))["notes"])
+    with open(os.path.join(first["reference_dir"], "expected", "extra.kpt"), "w") as f:
+        f.write("x")
+    assert "expected/extra.kpt: not in the manifest" in " ".join(
+        steps.step_reference(reference_request(cache))["notes"])
+
+
+def test_a_cache_rewritten_consistently_with_its_manifest_fails_the_recomputed_trial(tmp_path):
+    from kernelpro_worker import plain
+
+    cache = str(tmp_path)
+    first = steps.step_reference(reference_request(cache))
+    meta_path = os.path.join(first["reference_dir"], "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    for rel in meta["reference_manifest"]:
+        meta["reference_manifest"][rel] = plain.save(os.path.join(first["reference_dir"], rel),
+                                                     [torch.zeros(4096)])
+    meta["manifest_digest"] = steps.manifest_digest(meta["reference_manifest"], meta["inputs_manifest"])
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    again = steps.step_reference(reference_request(cache))
+    assert not again["cached"]
+    assert any("expected/check_0.kpt: differs from a fresh run of the reference" in n
+               for n in again["notes"]), again["notes"]
+
+
+def test_compare_and_check_refuse_reference_files_changed_after_the_reference_step(reference, cache, tmp_path):
+    from kernelpro_worker import plain
+
+    # A private copy of the reference, so the module's shared one stays intact.
+    private = steps.step_reference(reference_request(str(tmp_path / "cache")))
+    work = str(tmp_path / "work")
+    plain.save(os.path.join(work, "check", "check_0.kpt"), [torch.zeros(4096)])
+    plain.save(os.path.join(private["reference_dir"], "expected", "check_0.kpt"), [torch.zeros(4096)])
+    with pytest.raises(StepError) as err:
+        steps.step_compare(compare_request(private, work, [["check/check_0", "check_0"]]))
+    assert err.value.status == "reference_changed"
+    assert "reference's outputs changed on disk" in err.value.message
+    assert "expected/check_0.kpt: content hash" in err.value.message
+    plain.save(os.path.join(private["inputs_dir"], "check_1.kpt"), [torch.zeros(4096)])
+    checked = steps.step_check(candidate_request(private, cache, GOOD, trials=["check_0"],
+                                                 out_dir=os.path.join(work, "check")))
+    assert checked["status"] == "reference_changed" and "check_1.kpt" in checked["message"], checked
+
+
+def _write_candidate(tmp_path, body, name="cand.py"):
+    path = tmp_path / name
+    path.write_text("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n" + body)
+    return str(path)
+
+
+def _check(reference, cache, candidate, tmp_path, **fields):
+    return steps.step_check(candidate_request(reference, cache, candidate, trials=["check_0"],
+                                              out_dir=str(tmp_path / "check"), **fields))
+
+
+def test_an_output_that_is_not_a_plain_tensor_is_incorrect_naming_its_type(reference, cache, tmp_path):
+    subclass = os.path.join(ROOT, "tests/candidates/adversarial/common/tensor_subclass.py")
+    checked = _check(reference, cache, subclass, tmp_path)
+    assert checked["status"] == "incorrect", checked
+    assert "output 0 is a EvilTensor, a subclass of torch.Tensor" in checked["message"]
+    not_tensor = _write_candidate(tmp_path, "class ModelNew(nn.Module):\n"
+                                  "    def forward(self, x):\n        return [x.numpy()]\n")
+    checked = _check(reference, cache, not_tensor, tmp_path)
+    assert checked["status"] == "incorrect" and "output 0 is a ndarray, not a tensor" in checked["message"]
+
+
+def test_nan_outputs_are_an_incorrect_verdict_in_strict_json(reference, cache, tmp_path):
+    from kernelpro_worker import plain
+    from kernelpro_worker.common import write_json
+
+    work = str(tmp_path)
+    plain.save(os.path.join(work, "check", "check_0.kpt"), [torch.full((4096,), float("nan"))])
+    compared = steps.step_compare(compare_request(reference, work, [["check/check_0", "check_0"]]))
+    assert not compared["passed"]
+    assert compared["message"] == "trial check_0: output 0 has 4096 NaN values (of 4096)"
+    result_path = os.path.join(work, "result.json")
+    write_json(result_path, compared)
+    def strict(name):  # what the binary's parser does with NaN and Infinity
+        raise ValueError(f"non-JSON number {name}")
+
+    with open(result_path) as f:
+        row = json.loads(f.read(), parse_constant=strict)["trials"][0]
+    assert row["max_abs_err"] is None and row["max_abs_err_text"] == "inf"
+
+
+def test_a_malformed_output_file_is_an_incorrect_verdict(reference, cache, tmp_path):
+    work = str(tmp_path)
+    os.makedirs(os.path.join(work, "check"))
+    import pickle
+    with open(os.path.join(work, "check", "check_0.kpt"), "wb") as f:
+        pickle.dump([torch.zeros(4096)], f)
+    compared = steps.step_compare(compare_request(reference, work, [["check/check_0", "check_0"]]))
+    assert not compared["passed"]
+    assert "the recorded output is not plain tensors" in compared["message"]
+
+
+def test_a_reference_with_nan_outputs_is_a_problem_error(tmp_path):
+    with pytest.raises(StepError) as err:
+        steps.step_reference(reference_request(str(tmp_path),
+                                               problem=os.path.join(ROOT, "tests/problems/nan_reference.py")))
+    assert err.value.status == "problem_error"
+    assert "the reference's output 0 on trial check_0 has " in err.value.message
+    assert " NaN values (of 4096); a reference must produce finite outputs" in err.value.message
+
+
+LINEAR = os.path.join(ROOT, "tests/problems/small_linear.py")
+
+
+def test_the_check_step_names_the_reference_operator_a_candidate_runs(cache, tmp_path):
+    reference = steps.step_reference(reference_request(cache, problem=LINEAR))
+    assert {"addmm"} <= set(reference["reference_ops"])
+    functional = os.path.join(ROOT, "tests/candidates/adversarial/common/linear_functional.py")
+    checked = _check(reference, cache, functional, tmp_path)
+    assert [f["message"] for f in checked["findings"]] == [
+        "forward calls aten.addmm, an operator the reference uses; write the computation yourself "
+        "(policy 'forbid'; allow it with --allow-torch-op addmm)"]
+    assert _check(reference, cache, functional, tmp_path, allowed_ops=["linear"])["findings"] == []
+    assert _check(reference, cache, functional, tmp_path, torch_ops_policy="allow")["findings"] == []

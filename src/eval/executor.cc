@@ -4,10 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <unistd.h>
+
+#include "core/hash.h"
 
 namespace kernelpro {
 namespace {
@@ -61,32 +65,85 @@ std::vector<int> Seeds(std::uint64_t base, int offset, int count) {
   return seeds;
 }
 
+// A worker that ended without a usable result: its result file could not be read (say so: the
+// process itself was fine), or it died (ClassifyProcessFailure).
+std::pair<EvalStatus, std::string> DescribeMissingResult(const std::string& step,
+                                                         const WorkerOutcome& outcome) {
+  if (!outcome.result_error.empty()) {
+    return {EvalStatus::kRuntimeError, "the worker's result could not be read (" + step +
+                                           " step): " + outcome.result_error};
+  }
+  return ClassifyProcessFailure(step, outcome.process);
+}
+
+// The fields of the reference step's result that the named steps need, inline in their requests.
+Json Pick(const Json& meta, std::initializer_list<const char*> keys) {
+  Json picked = Json::object();
+  for (const char* key : keys) picked[key] = JsonGet<Json>(meta, key, nullptr);
+  return picked;
+}
+
 }  // namespace
+
+// One evaluation's reference, shared by its device threads. A thread whose step found the cached
+// files changed replaces it with a recomputed one; threads that saw the same stale one then take
+// the replacement instead of recomputing again.
+struct Executor::SharedReference {
+  std::mutex mutex;
+  Json meta;
+
+  Json Get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return meta;
+  }
+};
 
 Json Executor::BaseRequest() const {
   return Json{{"device", options_.device},
-              {"cache_dir", Absolute(options_.cache_dir)},
               {"init_seed", options_.init_seed},
               {"atol", options_.atol},
               {"rtol", options_.rtol}};
 }
 
+Json Executor::CandidateRequest(const std::string& candidate, const Json& reference) const {
+  std::ifstream in(candidate, std::ios::binary);
+  if (!in) return Json();
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  Json request = BaseRequest();
+  request["candidate"] = candidate;
+  // One scope per source: a candidate can only poison builds that its identical source loads.
+  request["build_root"] =
+      Absolute(options_.cache_dir) + "/builds/" + Sha256Hex(bytes.str()).substr(0, 24);
+  if (!reference.is_null()) {
+    request["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
+    request["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+    request["reference"] =
+        Pick(reference, {"trials", "outputs", "output_aliases_input", "reference_ops"});
+  }
+  return request;
+}
+
 Result<Json> Executor::PrepareReference(const std::string& problem) {
+  GpuPool::Lease lease = gpu_pool_->Acquire();
+  return RunReference(problem, lease.Env(), /*rebuild=*/false);
+}
+
+Result<Json> Executor::RunReference(const std::string& problem,
+                                    const std::map<std::string, std::string>& env, bool rebuild) {
   Json request = BaseRequest();
   request["problem"] = problem;
+  request["cache_dir"] = Absolute(options_.cache_dir);
+  request["rebuild"] = rebuild;
   request["check_seeds"] = Seeds(options_.seed, 0, options_.correctness_trials);
   request["extra_seeds"] = Seeds(options_.seed, 1000, options_.extra_trials);
   request["timing_seeds"] = Seeds(options_.seed, 2000, std::max(1, options_.timing_inputs));
   request["fp64_trials"] = options_.fp64_trials;
-  GpuPool::Lease lease = gpu_pool_->Acquire();
-  auto outcome =
-      worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), lease.Env());
-  lease.Release();
+  auto outcome = worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), env);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
-    auto [status, message] = ClassifyProcessFailure("the reference step", outcome->process);
-    (void)status;
-    return Status::Internal("the reference could not be computed: " + message);
+    return Status::Internal("the reference could not be computed: " +
+                            DescribeMissingResult("the reference step", *outcome).second);
   }
   const Json& meta = *outcome->result;
   std::string status = JsonGet<std::string>(meta, "status", "");
@@ -101,21 +158,31 @@ Result<Json> Executor::PrepareReference(const std::string& problem) {
 std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Json& request,
                                                int timeout_s,
                                                const std::map<std::string, std::string>& env,
-                                               EvalResult& result) {
-  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s), env);
+                                               EvalResult& result,
+                                               std::string* reference_changed) {
+  // Every step but the comparison runs code of the candidate (or times the reference the same
+  // way it times the candidate): in the sandbox. The comparison reads the reference's outputs,
+  // which no sandboxed step may see.
+  const SandboxMounts mounts = MountsForRequest(step, request);
+  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s), env, {}, 16 * 1024,
+                             step == "compare" ? nullptr : &mounts);
   if (!outcome.ok()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "could not run the " + step + " step: " + outcome.status().message();
     return std::nullopt;
   }
   if (!outcome->result) {
-    auto [status, message] = ClassifyProcessFailure(step, outcome->process);
-    result.status = status;
-    result.message = message;
+    std::tie(result.status, result.message) = DescribeMissingResult(step, *outcome);
     return std::nullopt;
   }
   Json& json = *outcome->result;
   std::string status = JsonGet<std::string>(json, "status", "ok");
+  if (status == "reference_changed" && reference_changed) {
+    *reference_changed = JsonGet<std::string>(json, "message", "the reference's files changed");
+    result.status = EvalStatus::kRuntimeError;
+    result.message = *reference_changed;
+    return std::nullopt;
+  }
   if (status != "ok" && status != "unavailable") {
     result.status = StatusFromWorker(status);
     result.message = JsonGet<std::string>(json, "message", status);
@@ -127,13 +194,18 @@ std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Js
 
 void Executor::Build(const std::string& candidate, EvalResult& result) {
   auto start = Clock::now();
-  Json request = BaseRequest();
-  request["candidate"] = candidate;
+  Json request = CandidateRequest(candidate, Json());
+  if (request.is_null()) {
+    result.status = EvalStatus::kCompileError;
+    result.message = "cannot read the candidate file " + candidate;
+    return;
+  }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));
+  const SandboxMounts mounts = MountsForRequest("build", request);
   auto outcome = worker_.Run("build", request, LimitsFor(options_.build_timeout_s),
-                             {{"MAX_JOBS", max_jobs}});
+                             {{"MAX_JOBS", max_jobs}}, {}, 16 * 1024, &mounts);
   result.build_seconds = SecondsSince(start);
   if (!outcome.ok()) {
     result.status = EvalStatus::kRuntimeError;
@@ -141,7 +213,7 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     return;
   }
   if (!outcome->result) {
-    std::tie(result.status, result.message) = ClassifyProcessFailure("build", outcome->process);
+    std::tie(result.status, result.message) = DescribeMissingResult("build", *outcome);
     return;
   }
   const Json& json = *outcome->result;
@@ -161,33 +233,87 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   result.status = EvalStatus::kCorrect;  // provisional: built and importable
 }
 
-void Executor::CheckAndTime(const std::string& problem, const Json& reference,
+void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
                             const std::string& work, const std::map<std::string, std::string>& env,
                             EvalResult& result) {
-  const std::string reference_dir = JsonGet<std::string>(reference, "dir", "");
+  const EvalResult before = result;
+  Json reference = shared.Get();
+  for (int attempt = 0;; ++attempt) {
+    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result);
+    if (changed.empty()) return;
+    if (attempt > 0) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "the cached reference changed on disk again while this candidate was "
+                       "checked (" + changed + "); is another process writing into " +
+                       Absolute(options_.cache_dir) + "?";
+      return;
+    }
+    // Something wrote into the cache since the reference step (a candidate of this evaluation,
+    // without a sandbox, or another kernelpro): recompute it, unless another device thread
+    // already has, and check this candidate again from the start.
+    Result<Json> fresh = [&]() -> Result<Json> {
+      std::lock_guard<std::mutex> lock(shared.mutex);
+      if (JsonGet<std::string>(shared.meta, "manifest_digest", "") !=
+          JsonGet<std::string>(reference, "manifest_digest", "")) {
+        return shared.meta;
+      }
+      auto rebuilt = RunReference(problem, env, /*rebuild=*/true);
+      if (rebuilt.ok()) shared.meta = *rebuilt;
+      return rebuilt;
+    }();
+    result = before;
+    if (!fresh.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "the cached reference changed on disk (" + changed +
+                       ") and could not be recomputed: " + fresh.status().message();
+      return;
+    }
+    reference = *fresh;
+    MergeFindings(result.findings,
+                  {{"reference_changed", "warn",
+                    "the cached reference changed on disk while this candidate was checked (" +
+                        changed + "); it was recomputed and the candidate checked again"}});
+  }
+}
+
+std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& reference,
+                                       const std::string& work,
+                                       const std::map<std::string, std::string>& env,
+                                       EvalResult& result) {
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
+  std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
 
-  Json check = BaseRequest();
-  check["candidate"] = result.candidate;
-  check["reference_dir"] = reference_dir;
+  const Json candidate = CandidateRequest(result.candidate, reference);
+  if (candidate.is_null()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "cannot read the candidate file " + result.candidate;
+    return "";
+  }
+  Json check = candidate;
   check["out_dir"] = work + "/check";
+  check["torch_ops_policy"] = options_.torch_ops_policy;
+  check["allowed_ops"] = options_.allowed_ops;
   Json names = Json::array();
   for (const char* kind : {"check", "extra"}) {
     for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
   }
   check["trials"] = names;
-  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, env, result);
+  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, env, result, &changed);
   result.check_seconds = SecondsSince(start);
-  if (!checked) return;
+  if (!checked) return changed;
   if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
     result.status = EvalStatus::kIncorrect;
     result.message = fail;
-    return;
+    return "";
   }
 
+  // The compare step is the referee: it alone is told where the expected outputs are, with the
+  // manifest they must match from this process's copy of the reference step's result.
   Json compare = BaseRequest();
-  compare["reference_dir"] = reference_dir;
+  compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
+  compare["reference"] = Pick(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error",
+                                          "fp64_trials", "reference_manifest"});
   compare["vacuous_rel_tol"] = options_.vacuous_rel_tol;
   compare["precision_policy"] = options_.precision_policy;
   compare["precision_bound"] = options_.precision_bound;
@@ -197,9 +323,10 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
     Json request = compare;
     request["actual_dir"] = work;
     request["pairs"] = pairs;
-    auto compared = RunCandidateStep("compare", request, options_.step_timeout_s, env, result);
+    auto compared =
+        RunCandidateStep("compare", request, options_.step_timeout_s, env, result, &changed);
     if (!compared) {
-      result.message = "the comparison failed: " + result.message;
+      if (changed.empty()) result.message = "the comparison failed: " + result.message;
       return std::nullopt;
     }
     return compared;
@@ -210,48 +337,54 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
   }
   auto compared = run_compare(check_pairs);
   result.check_seconds = SecondsSince(start);
-  if (!compared) return;
+  if (!compared) return changed;
   result.correctness = JsonGet<Json>(*compared, "trials", Json::array());
   result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
   if (!JsonGet<bool>(*compared, "passed", false)) {
     result.status = EvalStatus::kIncorrect;
     result.message = JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
-    return;
+    return "";
   }
 
   // Timing: fresh processes, A B B A, so slow drift of clocks or temperature favours neither.
   start = Clock::now();
-  Json time = BaseRequest();
-  time["problem"] = problem;
-  time["candidate"] = result.candidate;
-  time["reference_dir"] = reference_dir;
+  // The reference side reads the problem file; the candidate side gets what check got.
+  Json time_reference = BaseRequest();
+  time_reference["problem"] = problem;
+  time_reference["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
+  time_reference["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+  time_reference["reference"] = Pick(reference, {"trials"});
+  Json time_candidate = candidate;
   int rounds = std::max(1, options_.timing_rounds);
-  time["trials"] = std::max(1, (options_.timing_trials + rounds - 1) / rounds);
-  time["budget_s"] = options_.time_budget_s / rounds;
-  time["flush_bytes"] = options_.flush_bytes;
+  for (Json* time : {&time_reference, &time_candidate}) {
+    (*time)["trials"] = std::max(1, (options_.timing_trials + rounds - 1) / rounds);
+    (*time)["budget_s"] = options_.time_budget_s / rounds;
+    (*time)["flush_bytes"] = options_.flush_bytes;
+  }
   TimingSummary ref_time, cand_time;
   Json timed_pairs = Json::array();
   for (int round = 0; round < rounds; ++round) {
     for (int slot = 0; slot < 2; ++slot) {
       bool candidate_turn = (round % 2 == 0) == (slot == 1);
-      Json request = time;
+      Json request = candidate_turn ? time_candidate : time_reference;
       request["which"] = candidate_turn ? "candidate" : "reference";
       if (candidate_turn) request["out_dir"] = work + "/timed-" + std::to_string(round);
       EvalResult scratch;
       EvalResult& sink = candidate_turn ? result : scratch;
-      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, env, sink);
+      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, env, sink, &changed);
       if (!timed) {
+        if (!changed.empty()) return changed;
         if (!candidate_turn) {
           result.status = EvalStatus::kRuntimeError;
           result.message = "timing the reference failed: " + scratch.message;
         }
         result.time_seconds = SecondsSince(start);
-        return;
+        return "";
       }
       if (std::string fail = MergeFindings(result.findings, FindingsFrom(*timed)); !fail.empty()) {
         result.status = EvalStatus::kIncorrect;
         result.message = fail;
-        return;
+        return "";
       }
       std::vector<double> samples = JsonGet<std::vector<double>>(*timed, "times_ms", {});
       TimingSummary& into = candidate_turn ? cand_time : ref_time;
@@ -283,18 +416,18 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
   // The timed calls' own outputs must be right too (no caching, no shortcut while timed).
   if (!timed_pairs.empty()) {
     auto timed_compare = run_compare(timed_pairs);
-    if (!timed_compare) return;
+    if (!timed_compare) return changed;
     for (const Json& row : JsonGet<Json>(*timed_compare, "trials", Json::array())) {
       result.correctness.push_back(row);
     }
     if (!JsonGet<bool>(*timed_compare, "passed", false)) {
       result.status = EvalStatus::kIncorrect;
       result.message = "while being timed: " + JsonGet<std::string>(*timed_compare, "message", "mismatch");
-      return;
+      return "";
     }
   }
   if (options_.compile_baseline) {
-    Json request = time;
+    Json request = time_reference;
     request["which"] = "compiled";
     request["trials"] = options_.timing_trials;
     request["budget_s"] = options_.time_budget_s;
@@ -320,6 +453,7 @@ void Executor::CheckAndTime(const std::string& problem, const Json& reference,
   result.speedup = BootstrapMedianRatio(ref_time.samples, cand_time.samples);
   result.status = EvalStatus::kCorrect;
   result.message = "";
+  return "";
 }
 
 Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
@@ -329,7 +463,13 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   report.problem = Absolute(problem_path);
   if (!fs::exists(report.problem)) return Status::NotFound("problem file not found: " + problem_path);
 
+  // Candidate code runs only in the sandbox, unless the user chose to run it unconfined.
+  if (!worker_.SandboxReady().ok()) return worker_.SandboxReady();
   std::vector<EvalResult> results(candidate_paths.size());
+  for (EvalResult& r : results) {
+    r.sandbox = worker_.sandbox().Describe();
+    r.sandboxed = worker_.sandbox().active();
+  }
   // Not vector<bool>: the build threads write their own elements concurrently.
   std::vector<char> proceed(candidate_paths.size(), true);
   // Static checks first: they cost no build and no device.
@@ -346,11 +486,12 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       continue;
     }
     auto scan_start = Clock::now();
-    auto scanned = worker_.Run("scan", request, LimitsFor(60));
+    const SandboxMounts mounts = MountsForRequest("scan", request);
+    auto scanned = worker_.Run("scan", request, LimitsFor(60), {}, {}, 16 * 1024, &mounts);
     r.scan_seconds = SecondsSince(scan_start);
     if (!scanned.ok()) return scanned.status();
     if (!scanned->result) {
-      std::tie(r.status, r.message) = ClassifyProcessFailure("scan", scanned->process);
+      std::tie(r.status, r.message) = DescribeMissingResult("scan", *scanned);
       proceed[i] = false;
       continue;
     }
@@ -377,11 +518,13 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     }
   }
 
+  SharedReference shared_reference;
   if (!options_.build_only) {
     auto reference_start = Clock::now();
     auto reference = PrepareReference(report.problem);
     if (!reference.ok()) return reference.status();
     report.reference = *reference;
+    shared_reference.meta = *reference;
     for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
   }
 
@@ -440,7 +583,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
           continue;
         }
         try {
-          CheckAndTime(report.problem, report.reference, work, lease.Env(), r);
+          CheckAndTime(report.problem, shared_reference, work, lease.Env(), r);
         } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
           r.status = EvalStatus::kRuntimeError;
           r.message = std::string("internal error during the device steps: ") + e.what();
@@ -458,6 +601,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       for (std::thread& t : pool) t.join();
     }
   }
+  if (!options_.build_only) report.reference = shared_reference.Get();  // recomputed, if it was
   for (EvalResult& r : results) r.total_seconds = SecondsSince(total_start);
   report.results = std::move(results);
   return report;

@@ -6,9 +6,16 @@
 //        ─► compare the timed calls' outputs ─► speedup with a bootstrap interval
 //
 // Reference outputs are computed, and outputs compared, only in processes that never import the
-// candidate, so nothing a candidate patches at import can change a verdict. Every step is its own
-// worker process (see worker_client.h); a candidate that crashes, hangs or floods is classified
-// and the next evaluation is unaffected. Builds run on `jobs` threads.
+// candidate, so nothing a candidate patches at import can change a verdict. Nothing a candidate
+// can write is trusted: its processes are told where the problem's inputs are (CACHE/inputs/<key>)
+// and get the reference's metadata inline, never where the expected outputs are
+// (CACHE/references/<key>); every reference file is checked against the content hashes the
+// reference step reported before it is used, and a step that finds one changed makes the
+// executor recompute the reference and check the candidate again; outputs cross processes as
+// plain data, never pickles. A candidate's builds go to its own scope, CACHE/builds/<hash of its
+// source>. Every step is its own worker process (see worker_client.h); a candidate that crashes,
+// hangs or floods is classified and the next evaluation is unaffected. Builds run on `jobs`
+// threads.
 //
 // Device steps run on the GPUs of `gpus` (one GPU each: CUDA_VISIBLE_DEVICES=<ordinal> in the
 // worker's environment), one step at a time per GPU. With several GPUs, one thread per GPU takes
@@ -58,7 +65,7 @@ struct EvalOptions {
   std::uint64_t seed = 1;         // base seed of the trials' inputs
   int init_seed = 42;             // seed before constructing Model and ModelNew (same weights)
   long long flush_bytes = -1;     // L2 flush buffer per timed call; -1: twice the device's L2
-  std::string cache_dir = ".kernelpro/cache";  // builds and reference outputs, shared across runs
+  std::string cache_dir = ".kernelpro/cache";  // builds, inputs and references, shared across runs
   std::string work_dir = ".kernelpro/work";    // per-evaluation outputs
   int step_timeout_s = 300;                    // check, time, compare, run
   int build_timeout_s = 1200;
@@ -76,7 +83,7 @@ struct EvalOptions {
 
 struct EvalReport {
   std::string problem;
-  Json reference;  // the reference step's metadata: trials, vacuity, fp64 error, notes
+  Json reference;  // the reference step's metadata: trials, vacuity, fp64 error, notes, manifests
   std::vector<EvalResult> results;  // one per candidate, in the order given
 };
 
@@ -101,20 +108,43 @@ class Executor {
   Result<Json> PrepareReference(const std::string& problem);
   void Build(const std::string& candidate, EvalResult& result);
 
+  // What a request to a process that imports `candidate` may carry besides BaseRequest(): its
+  // build scope (`build_root`), the inputs tree and its manifest, and the reference's metadata
+  // inline (`reference`: trials, output shapes and dtypes, aliasing, operators); never the
+  // reference directory or the cache directory. Empty when the candidate file cannot be read.
+  Json CandidateRequest(const std::string& candidate, const Json& reference) const;
+
   const WorkerClient& worker() const { return worker_; }
   const EvalOptions& options() const { return options_; }
   // The GPUs of options().gpus (one default slot without them). Lease one around every worker
   // step that uses the device and pass the lease's Env() to the step.
   GpuPool& gpu_pool() const { return *gpu_pool_; }
+  // device, init_seed, atol, rtol: the fields every step gets (no paths).
   Json BaseRequest() const;
 
  private:
-  void CheckAndTime(const std::string& problem, const Json& reference, const std::string& work,
+  struct SharedReference;  // the reference one evaluation's device threads share
+
+  // The reference step with the caller's device environment; `rebuild` recomputes it even when
+  // the cache passes its content check.
+  Result<Json> RunReference(const std::string& problem,
+                            const std::map<std::string, std::string>& env, bool rebuild);
+  // Check, compare and time one candidate; when a step reports the reference's files changed on
+  // disk, recomputes the reference (once) and starts over.
+  void CheckAndTime(const std::string& problem, SharedReference& reference, const std::string& work,
                     const std::map<std::string, std::string>& env, EvalResult& result);
+  // One attempt of CheckAndTime; returns what changed when a step found the reference's files
+  // changed on disk, else "".
+  std::string CheckAndTimeOnce(const std::string& problem, const Json& reference,
+                               const std::string& work,
+                               const std::map<std::string, std::string>& env, EvalResult& result);
   // Runs a step whose failure is the candidate's; returns the result JSON or records the failure.
+  // A step that found the reference's files changed sets `reference_changed` (when given) to its
+  // message instead.
   std::optional<Json> RunCandidateStep(const std::string& step, const Json& request, int timeout_s,
                                        const std::map<std::string, std::string>& env,
-                                       EvalResult& result);
+                                       EvalResult& result,
+                                       std::string* reference_changed = nullptr);
 
   WorkerClient worker_;
   EvalOptions options_;

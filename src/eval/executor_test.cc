@@ -73,6 +73,7 @@ std::string Message(const Json& j) { return JsonGet<std::string>(j, "message", "
   } while (0)
 
 const char* kTinySwish = "tests/problems/tiny_swish.py";
+const char* kSmallLinear = "tests/problems/small_linear.py";
 
 // "tests/candidates/faults/cpu/segfault.py" -> "cpu_segfault": readable parameterised test names.
 std::string TestName(const std::string& path) {
@@ -181,7 +182,8 @@ TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
 
 // A correct CPU candidate for tiny_swish that, on its first forward call in each process, appends
 // the CUDA_VISIBLE_DEVICES it was given to RECORD_DIR/NAME.gpus and then sleeps `sleep_s`. Its
-// extension is cpu_tiny_swish's (same load_inline call), so the build is shared and cached.
+// extension is cpu_tiny_swish's (same load_inline call), built once per candidate source (each
+// source has its own build scope) and cached across runs.
 std::string GpuRecordingCandidate(const std::string& record_dir, const std::string& name,
                                   double sleep_s) {
   std::ifstream in(kRoot + "/tests/candidates/good/cpu_tiny_swish.py");
@@ -315,7 +317,28 @@ INSTANTIATE_TEST_SUITE_P(
         Cheat{"tests/candidates/adversarial/cpu/low_precision.py", "tests/problems/small_matmul.py",
               "lowered precision", true},
         Cheat{"tests/candidates/adversarial/common/zeros.py", "tests/problems/vacuous.py",
-              "relative error", true}),
+              "relative error", true},
+        // The torch-operator policy by what runs: every spelling of the reference's GEMM is
+        // named by the aten operator it reached, with or without the static scan.
+        Cheat{"tests/candidates/adversarial/common/calls_reference_op.py", kTinySwish,
+              "forward calls aten.sigmoid, an operator the reference uses", false},
+        Cheat{"tests/candidates/adversarial/common/linear_functional.py", kSmallLinear,
+              "forward calls aten.addmm, an operator the reference uses", true},
+        Cheat{"tests/candidates/adversarial/common/linear_matmul_operator.py", kSmallLinear,
+              "forward calls aten.mm, which does the reference's gemm", true},
+        Cheat{"tests/candidates/adversarial/common/linear_tensor_method.py", kSmallLinear,
+              "forward calls aten.mm", true},
+        Cheat{"tests/candidates/adversarial/common/linear_submodule.py", kSmallLinear,
+              "calls nn.Linear", true},
+        Cheat{"tests/candidates/adversarial/common/linear_submodule.py", kSmallLinear,
+              "forward calls aten.addmm", false},
+        Cheat{"tests/candidates/adversarial/common/linear_helper.py", kSmallLinear,
+              "forward calls aten.addmm", true},
+        Cheat{"tests/candidates/adversarial/cpu/linear_cpp_aten.py", kSmallLinear,
+              "forward calls aten.addmm", true},
+        // Outputs cross processes as plain data: an unpickling payload is refused by its type.
+        Cheat{"tests/candidates/adversarial/common/tensor_subclass.py", kTinySwish,
+              "output 0 is a EvilTensor, a subclass of torch.Tensor", true}),
     [](const ::testing::TestParamInfo<Cheat>& info) {
       return TestName(info.param.candidate) + (info.param.static_checks ? "" : "_RuntimeOnly") +
              "_" + std::to_string(info.index);
@@ -325,7 +348,8 @@ TEST(EvalCpuTest, HonestCandidatesForTheCheatProblemsPass) {
   for (auto [problem, candidate] : std::vector<std::pair<const char*, const char*>>{
            {"tests/problems/relu_rand.py", "tests/candidates/good/cpu_relu_rand.py"},
            {"tests/problems/small_matmul.py", "tests/candidates/good/cpu_small_matmul.py"},
-           {"tests/problems/vacuous.py", "tests/candidates/good/cpu_vacuous.py"}}) {
+           {"tests/problems/vacuous.py", "tests/candidates/good/cpu_vacuous.py"},
+           {kSmallLinear, "tests/candidates/good/cpu_small_linear.py"}}) {
     Eval e = RunEval({"--problem", problem, "--candidate", candidate});
     ASSERT_EQ(e.results.size(), 1u) << problem << e.stderr_text;
     EXPECT_EQ(Status(e[0]), "correct") << problem << "\n" << e[0].dump(1);
@@ -371,7 +395,11 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"tests/candidates/faults/common/no_modelnew.py", "compile_error", "ModelNew"},
         Fault{"tests/candidates/faults/cpu/compile_error.py", "compile_error", "error"},
         Fault{"tests/candidates/faults/common/wrong_shape.py", "incorrect", "shape"},
-        Fault{"tests/candidates/faults/cpu/wrong_dtype.py", "incorrect", "dtype"}),
+        Fault{"tests/candidates/faults/cpu/wrong_dtype.py", "incorrect", "dtype"},
+        // Bad values get a verdict on the values, never "worker exit 0 during compare".
+        Fault{"tests/candidates/faults/common/nan_output.py", "incorrect",
+              "trial check_0: output 0 has 4096 NaN values (of 4096)"},
+        Fault{"tests/candidates/faults/cpu/never_written.py", "incorrect", "trial check_0: "}),
     [](const ::testing::TestParamInfo<Fault>& info) { return TestName(info.param.candidate); });
 
 TEST(EvalCpuTest, ACrashDoesNotAffectTheNextCandidate) {
@@ -381,6 +409,45 @@ TEST(EvalCpuTest, ACrashDoesNotAffectTheNextCandidate) {
   ASSERT_EQ(e.results.size(), 2u);
   EXPECT_EQ(Status(e[0]), "runtime_error");
   EXPECT_EQ(Status(e[1]), "correct");
+}
+
+bool HasFinding(const Json& result, const std::string& rule, const std::string& needle) {
+  for (const Json& f : JsonGet<Json>(result, "findings", Json::array())) {
+    if (JsonGet<std::string>(f, "rule", "") == rule &&
+        JsonGet<std::string>(f, "message", "").find(needle) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The attack of issue 13: a candidate that rewrites the cached expected outputs (and meta.json's
+// manifests, so the cache is consistent on its own) and returns what it wrote.
+TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesStillPass) {
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache-poison";
+  std::filesystem::remove_all(cache);
+  const char* poison = "tests/candidates/adversarial/common/poison_reference.py";
+  const char* good = "tests/candidates/good/cpu_tiny_swish.py";
+  // In one run: the poisoner is never correct; the honest candidate after it is, once the
+  // reference it found changed has been recomputed.
+  Eval e = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison,
+                    "--candidate", good});
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
+  EXPECT_VERDICT(e[0], "runtime_error", "changed on disk again");
+  EXPECT_EQ(Status(e[1]), "correct") << e[1].dump(1);
+  EXPECT_TRUE(HasFinding(e[1], "reference_changed", "it was recomputed")) << e[1].dump(1);
+  // The poisoner alone leaves a poisoned cache behind; the next run sees it and recomputes.
+  Eval alone = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison});
+  ASSERT_EQ(alone.results.size(), 1u) << alone.stderr_text;
+  EXPECT_NE(Status(alone[0]), "correct") << alone[0].dump(1);
+  Eval next = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", good});
+  ASSERT_EQ(next.results.size(), 1u) << next.stderr_text;
+  EXPECT_EQ(Status(next[0]), "correct") << next[0].dump(1);
+  EXPECT_NE(next[0]["reference"]["notes"].dump().find("failed its content check"),
+            std::string::npos)
+      << next[0]["reference"].dump(1);
+  std::filesystem::remove_all(cache);
 }
 
 TEST(EvalCpuTest, MissingCandidateFileIsACompileErrorNotACrash) {
@@ -408,7 +475,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair("tests/problems/no_model.py", "Model"),
                       std::make_pair("tests/problems/no_get_inputs.py", "get_inputs"),
                       std::make_pair("tests/problems/syntax_error.py", "syntax error"),
-                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic")),
+                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic"),
+                      std::make_pair("tests/problems/nan_reference.py",
+                                      "the reference's output 0 on trial check_0 has ")),
     [](const auto& info) { return TestName(info.param.first); });
 
 }  // namespace

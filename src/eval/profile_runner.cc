@@ -26,6 +26,7 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
 
 Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
                                  const std::string& candidate, const ProfileOptions& options) {
+  if (!executor.worker().SandboxReady().ok()) return executor.worker().SandboxReady();
   auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
   if (!reference.ok()) return reference.status();
   std::vector<std::string> shared_objects;
@@ -58,10 +59,20 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       texts.nm += dump->nm;
     }
   }
-  Json request = executor.BaseRequest();
-  request["problem"] = std::filesystem::absolute(problem).string();
-  if (!candidate.empty()) request["candidate"] = std::filesystem::absolute(candidate).string();
-  request["reference_dir"] = JsonGet<std::string>(*reference, "dir", "");
+  // With a candidate, the run is the candidate's process: it gets what the executor's check step
+  // gets (inputs and the reference's metadata, no reference or cache directory); without one, the
+  // reference's model runs from the problem file.
+  Json request;
+  if (!candidate.empty()) {
+    request = executor.CandidateRequest(std::filesystem::absolute(candidate).string(), *reference);
+    if (request.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
+  } else {
+    request = executor.BaseRequest();
+    request["problem"] = std::filesystem::absolute(problem).string();
+    request["inputs_dir"] = JsonGet<std::string>(*reference, "inputs_dir", "");
+    request["inputs_manifest"] = JsonGet<Json>(*reference, "inputs_manifest", Json::object());
+    request["reference"] = {{"trials", JsonGet<Json>(*reference, "trials", Json::object())}};
+  }
 
   // ncu and the trace run on one GPU of the executor's pool, alone on it (the build above needs
   // none: it only compiles).
@@ -82,8 +93,11 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       ProcessLimits limits;
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
-        auto outcome = executor.worker().Run(
-            "run", request, limits, env, NcuArgv(ncu, options.ncu_options, names), 256ull << 20);
+        // ncu itself runs in the sandbox too, around the candidate's process.
+        const SandboxMounts mounts = MountsForRequest("run", request);
+        auto outcome =
+            executor.worker().Run("run", request, limits, env,
+                                  NcuArgv(ncu, options.ncu_options, names), 256ull << 20, &mounts);
         if (!outcome.ok()) {
           metrics.notes.push_back("ncu: " + outcome.status().message());
           return "";
@@ -115,15 +129,20 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   if (options.timeline) {
     // Unique per call: profiles may run concurrently in one process.
     static std::atomic<unsigned> traces{0};
-    std::string trace_path =
-        (std::filesystem::temp_directory_path() / ("kernelpro-trace-" + std::to_string(::getpid()) +
-                                                   "-" + std::to_string(traces++) + ".json"))
-            .string();
+    // In a folder of its own: the sandboxed trace step may write there and nowhere else.
+    const std::filesystem::path trace_dir =
+        std::filesystem::temp_directory_path() /
+        ("kernelpro-trace-" + std::to_string(::getpid()) + "-" + std::to_string(traces++));
+    std::error_code ec;
+    std::filesystem::create_directories(trace_dir, ec);
+    std::string trace_path = (trace_dir / "trace.json").string();
     Json trace_request = request;
     trace_request["trace_path"] = trace_path;
     ProcessLimits limits;
     limits.wall_timeout = std::chrono::seconds(600);
-    auto outcome = executor.worker().Run("trace", trace_request, limits, env);
+    const SandboxMounts mounts = MountsForRequest("trace", trace_request);
+    auto outcome =
+        executor.worker().Run("trace", trace_request, limits, env, {}, 16 * 1024, &mounts);
     if (!outcome.ok() || !outcome->result ||
         JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
       metrics.notes.push_back("timeline: the trace step failed" +
@@ -141,7 +160,7 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
         metrics.notes.push_back("timeline: " + timeline.status().message());
       }
     }
-    std::filesystem::remove(trace_path);
+    std::filesystem::remove_all(trace_dir, ec);
   }
   return metrics;
 }

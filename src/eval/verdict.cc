@@ -58,7 +58,24 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
     stderr_text.erase(at, end == std::string::npos ? std::string::npos : end - at + 1);
   }
   std::string tail = LastLines(stderr_text, 6, 1500);
+  // The worker's own watchdog (faulthandler, armed by KERNELPRO_STEP_TIMEOUT_S) ended it: it
+  // prints "Timeout (0:05:00)!" and every thread's stack, then exits with status 1.
+  if (process.exited && process.exit_code == 1) {
+    std::size_t at = stderr_text.find("Timeout (");
+    std::size_t end = at == std::string::npos ? at : stderr_text.find(")!", at);
+    if (end != std::string::npos && end - at < 40) {
+      std::string limit = stderr_text.substr(at + 9, end - at - 9);
+      std::string message = "worker stopped itself at its time limit (" + limit + ")" + where +
+                            " (an endless loop or a hung kernel?)";
+      if (!tail.empty()) message += "; where it was: " + tail;
+      return {EvalStatus::kTimeout, message};
+    }
+  }
   std::string message = "worker " + process.Describe() + where;
+  if (process.exited && process.exit_code == 0) {
+    message += " without writing its result (did the candidate end the process itself, e.g. "
+               "with os._exit?)";
+  }
   if (!tail.empty()) message += ": " + tail;
   return {EvalStatus::kRuntimeError, message};
 }

@@ -49,6 +49,33 @@ TEST(VerdictTest, SignalWithEmptyOrNoiseOnlyStderrStillGivesAMessage) {
   }
 }
 
+TEST(VerdictTest, TheWorkersOwnWatchdogIsATimeoutNamingItsLimit) {
+  ProcessResult p;
+  p.started = true;
+  p.exited = true;
+  p.exit_code = 1;
+  p.stderr_text =
+      "Timeout (0:00:05)!\nThread 0x00007f0000000000 (most recent call first):\n"
+      "  File \"/tmp/cand.py\", line 12 in forward\n";
+  auto [status, message] = ClassifyProcessFailure("check", p);
+  EXPECT_EQ(status, EvalStatus::kTimeout);
+  EXPECT_NE(message.find("time limit (0:00:05) during check"), std::string::npos) << message;
+  EXPECT_NE(message.find("line 12 in forward"), std::string::npos) << message;
+  // An ordinary exit 1 is not a timeout.
+  p.stderr_text = "Traceback (most recent call last):\nValueError: boom\n";
+  EXPECT_EQ(ClassifyProcessFailure("check", p).first, EvalStatus::kRuntimeError);
+}
+
+TEST(VerdictTest, AWorkerThatExitsCleanlyWithoutAResultIsNotCalledAnExitCode) {
+  ProcessResult p;
+  p.started = true;
+  p.exited = true;
+  p.exit_code = 0;
+  auto [status, message] = ClassifyProcessFailure("check", p);
+  EXPECT_EQ(status, EvalStatus::kRuntimeError);
+  EXPECT_NE(message.find("without writing its result"), std::string::npos) << message;
+}
+
 TEST(VerdictTest, WorkerStatusesMapOntoVerdicts) {
   EXPECT_EQ(StatusFromWorker("compile_error"), EvalStatus::kCompileError);
   EXPECT_EQ(StatusFromWorker("timeout"), EvalStatus::kTimeout);

@@ -196,7 +196,7 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
     fs::remove_all(io_dir, ec);
     return ran.status();
   }
-  WorkerOutcome outcome{std::move(*ran), std::nullopt, sandboxed};
+  WorkerOutcome outcome{std::move(*ran), std::nullopt, "", sandboxed};
   if (!outcome.process.started) {
     fs::remove_all(io_dir, ec);
     return Status::Unavailable("cannot start " + process.argv[0] + ": " +
@@ -209,7 +209,11 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   }
   if (fs::exists(result_path)) {
     auto parsed = ReadJsonFile(result_path);
-    if (parsed.ok()) outcome.result = std::move(*parsed);
+    if (parsed.ok()) {
+      outcome.result = std::move(*parsed);
+    } else {
+      outcome.result_error = parsed.status().message();
+    }
   }
   fs::remove_all(io_dir, ec);
   return outcome;

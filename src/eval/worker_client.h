@@ -45,7 +45,10 @@ struct WorkerOptions {
 struct WorkerOutcome {
   ProcessResult process;
   std::optional<Json> result;  // the worker's result file, when it wrote one
-  bool sandboxed = false;      // the step ran inside the sandbox
+  // Why a result file the worker did write could not be used (not JSON, e.g. NaN in it); empty
+  // when `result` is set or there was no file.
+  std::string result_error;
+  bool sandboxed = false;  // the step ran inside the sandbox
 };
 
 // What a sandboxed step may see, from the paths its request names (docs/worker-protocol.md):
