@@ -107,26 +107,26 @@ class BuildCache:
         key = sha256_text(json.dumps(key_parts, sort_keys=True, default=str),
                           json.dumps(toolchain_fingerprint(with_cuda), sort_keys=True))[:24]
         build_dir = os.path.join(self.root, key)
-        os.makedirs(build_dir, exist_ok=True)
         record = {"name": call["name"], "key": key, "build_dir": build_dir}
-        with open(os.path.join(build_dir, ".lock"), "w") as lock:
+        # Steps after the build see the build root read-only (sandbox): what the build step made
+        # is loaded without a lock, since the manifest is written atomically and last.
+        module = self._cached(build_dir, record, call)
+        if module is not None:
+            return module
+        try:
+            os.makedirs(build_dir, exist_ok=True)
+            lock = open(os.path.join(build_dir, ".lock"), "w")
+        except OSError as e:
+            raise StepError("runtime_error", f"extension '{call['name']}' was not built by the "
+                            f"build step and cannot be built here ({e.strerror}): do its "
+                            "load_inline arguments change from one process to the next?") from None
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            module = self._cached(build_dir, record, call)
+            if module is not None:
+                return module
             manifest = os.path.join(build_dir, MANIFEST)
             failure = os.path.join(build_dir, FAILURE)
-            if os.path.exists(manifest):
-                with open(manifest) as f:
-                    so_path = json.load(f)["so_path"]
-                if os.path.exists(so_path):
-                    record.update(so_path=so_path, cached=True, seconds=0.0)
-                    self.extensions.append(record)
-                    return _import_extension(call["name"], so_path)
-            if os.path.exists(failure):
-                with open(failure) as f:
-                    diag = json.load(f)["diagnostics"]
-                record.update(cached=True, failed=True, diagnostics=diag)
-                self.extensions.append(record)
-                raise StepError("compile_error", f"build of extension '{call['name']}' failed "
-                                f"(cached result):\n{diag}")
             start = time.monotonic()
             try:
                 module = self._real(build_directory=build_dir, **call)
@@ -144,6 +144,27 @@ class BuildCache:
             record.update(so_path=so_path, cached=False, seconds=seconds)
             self.extensions.append(record)
             return module
+
+    def _cached(self, build_dir, record, call):
+        """The recorded extension of this key (imported), or None when there is none; a recorded
+        failure raises it again."""
+        manifest = os.path.join(build_dir, MANIFEST)
+        failure = os.path.join(build_dir, FAILURE)
+        if os.path.exists(manifest):
+            with open(manifest) as f:
+                so_path = json.load(f)["so_path"]
+            if os.path.exists(so_path):
+                record.update(so_path=so_path, cached=True, seconds=0.0)
+                self.extensions.append(record)
+                return _import_extension(call["name"], so_path)
+        if os.path.exists(failure):
+            with open(failure) as f:
+                diag = json.load(f)["diagnostics"]
+            record.update(cached=True, failed=True, diagnostics=diag)
+            self.extensions.append(record)
+            raise StepError("compile_error", f"build of extension '{call['name']}' failed "
+                            f"(cached result):\n{diag}")
+        return None
 
 
 _SIGNATURE = []
