@@ -380,6 +380,29 @@ TEST_F(IsolationTest, WorkersDieWhenKernelproIsTerminated) {
   KillWhileAWorkerRuns(dir_, SIGTERM, kRoot + "/tests/candidates/faults/cpu/endless_loop.py");
 }
 
+// The attacks are real: without the sandbox the same candidates do get through, so the tests
+// above would fail if the sandbox stopped confining them.
+TEST_F(IsolationTest, WithoutTheSandboxTheSameAttacksSucceed) {
+  Listener listener;
+  const std::string secrets = Candidate(
+      "read_secrets.py",
+      {{"secret_files", {(dir_ / "home/.ssh/id_rsa").string()}}, {"secret_text", kSecretText}});
+  const std::string network = Candidate("network.py", {{"port", listener.port()}});
+  ProcessOptions unsafe = EvalCommand({secrets, network});
+  unsafe.argv.push_back("--unsafe-no-sandbox");
+  auto r = RunProcess(unsafe);
+  ASSERT_TRUE(r.ok());
+  std::istringstream lines(r->stdout_text);
+  std::vector<Json> results;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) results.push_back(Json::parse(line, nullptr, false));
+  }
+  ASSERT_EQ(results.size(), 2u) << r->stdout_text << r->stderr_text;
+  EXPECT_EQ(StatusOf(results[0]), "incorrect") << results[0].dump(1);
+  EXPECT_EQ(StatusOf(results[1]), "incorrect") << results[1].dump(1);
+  EXPECT_GT(listener.Connections(), 0);
+}
+
 TEST_F(IsolationTest, WithoutTheSandboxKernelproRefusesUnlessToldAndThenSaysSoInEveryResult) {
   ProcessOptions refused = EvalCommand({kRoot + "/tests/candidates/good/cpu_tiny_swish.py"});
   refused.env["KERNELPRO_BWRAP"] = "/nonexistent/bwrap";

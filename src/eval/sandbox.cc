@@ -228,7 +228,9 @@ std::vector<std::string> Sandbox::Wrap(const std::vector<std::string>& argv,
   } else {
     args.insert(args.end(), {"--chdir", "/tmp", "--setenv", "HOME", "/tmp"});
   }
-  args.insert(args.end(), {"--setenv", "TMPDIR", "/tmp", "--"});
+  // The sandbox's own root (a tmpfs holding the mount points) is read-only too: the step's
+  // writable directories and /tmp are the only places it can write.
+  args.insert(args.end(), {"--remount-ro", "/", "--setenv", "TMPDIR", "/tmp", "--"});
   args.insert(args.end(), argv.begin(), argv.end());
   return args;
 }
