@@ -64,8 +64,10 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
                 "fp32 GEMMs/convolutions may use TF32 tensor cores");
   cmd->add_option("--latency-us", args->latency_us,
                   "Roofline time below which a problem is latency-bound")
+      ->check(FiniteRange(0, 1e6))
       ->capture_default_str();
   cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")
+      ->check(WholeRange(1, 86400))
       ->capture_default_str();
   cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
       ->envname("KERNELPRO_CACHE_DIR");
