@@ -71,8 +71,20 @@ int Advise(AdviseArgs& args) {
     metrics = CollectFromArtifacts(paths);
     subject = args.from + "/" + args.name;
   } else if (!args.problem.empty()) {
+    std::optional<CreatedDirectory> saved;
+    if (!args.profile.artifacts_dir.empty()) {
+      auto made = CreatedDirectory::Create(args.profile.artifacts_dir, "--save");
+      if (!made.ok()) {
+        std::cerr << "kernelpro advise: " << made.status().message() << "\n";
+        return 2;
+      }
+      saved = std::move(*made);
+    }
     auto executor = MakeExecutor(args.eval, args.python, "advise");
-    if (!executor) return 2;
+    if (!executor) {
+      if (saved) saved->Undo();
+      return 2;
+    }
     if (!stage1 && !options.bottleneck) {
       std::optional<GpuSpec> forced;
       if (!args.gpu.empty()) {
@@ -92,6 +104,7 @@ int Advise(AdviseArgs& args) {
     }
     auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
     if (!profiled.ok()) {
+      if (saved) saved->Undo();
       std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
       return 2;
     }
@@ -187,6 +200,7 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
   cmd->add_option("--gpu", args->gpu,
                   "With --problem: the GPU of the hardware table for Stage 1 (default: detected)");
   cmd->add_option("--max-chars", args->max_chars, "Bound on the rendered analysis")
+      ->check(WholeRange(1, 1e8))
       ->capture_default_str();
   cmd->add_option("--save", args->profile.artifacts_dir,
                   "With --problem: keep the raw profiler outputs in DIR");

@@ -1,6 +1,7 @@
 // `kernelpro advise` and `kernelpro tools list` as a user runs them (the binary, saved artifacts).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -66,6 +67,52 @@ TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {
       Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "p_many_launches",
                  "--tool-rules", kRoot + "/examples/rules/memory_rules.toml", "--json"});
   EXPECT_EQ(again.out, r.out);
+}
+
+// A profile with a negative, a NaN and an absurd counter (tests/fixtures/implausible): the values
+// are dropped with notes naming them, and no tool advises on them ("uses only -5 % of DRAM
+// bandwidth" is what it said before).
+TEST(AdviseTest, ImplausibleCountersAreDroppedWithANoteAndNoToolUsesThem) {
+  const std::vector<std::string> args = {
+      "advise",  "--from", kRoot + "/tests/fixtures/implausible", "--name", "swish_bad",
+      "--class", "memory"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  CliRun r = Kernelpro(json_args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  std::vector<std::string> notes = j["notes"].get<std::vector<std::string>>();
+  const std::string kernel = " in kernel 0 (swish_scalar)";
+  for (const std::string& expected :
+       {"ncu: dropped dram__throughput.avg.pct_of_peak_sustained_elapsed = -5 % (negative)" +
+            kernel,
+        "ncu: dropped lts__t_sector_hit_rate.pct = 250 % (above 110 %)" + kernel,
+        "ncu: dropped sm__warps_active.avg.pct_of_peak_sustained_active = nan % (not a finite "
+        "number)" +
+            kernel}) {
+    EXPECT_NE(std::find(notes.begin(), notes.end(), expected), notes.end())
+        << expected << "\nin " << j["notes"].dump();
+  }
+  EXPECT_EQ(j["guidance"].get<std::string>().find("-5"), std::string::npos) << j["guidance"];
+  EXPECT_EQ(r.out.find("uses only -5"), std::string::npos);
+  bool dram_skipped = false;
+  for (const Json& s : j["skipped"]) {
+    if (s["tool"] == "dram_bandwidth") {
+      dram_skipped = true;
+      EXPECT_NE(
+          s["reason"].get<std::string>().find("dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+          std::string::npos)
+          << s.dump();
+    }
+  }
+  EXPECT_TRUE(dram_skipped) << j["skipped"].dump();
+  // The human form prints the same notes.
+  CliRun human = Kernelpro(args);
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("note: ncu: dropped dram__throughput.avg.pct_of_peak_sustained_elapsed "
+                           "= -5 % (negative)"),
+            std::string::npos)
+      << human.out;
 }
 
 TEST(AdviseTest, ASavedStageOneAnalysisFiltersTheToolsAndPlacesTheKernel) {

@@ -64,8 +64,10 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
                 "fp32 GEMMs/convolutions may use TF32 tensor cores");
   cmd->add_option("--latency-us", args->latency_us,
                   "Roofline time below which a problem is latency-bound")
+      ->check(FiniteRange(0, 1e6))
       ->capture_default_str();
   cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")
+      ->check(WholeRange(1, 86400))
       ->capture_default_str();
   cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
       ->envname("KERNELPRO_CACHE_DIR");
@@ -84,7 +86,8 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
                                   "for with --gpu NAME (" +
                                   KnownGpuList() + ")");
     }
-    auto executor = MakeExecutor(args->eval, args->python, "analyze");
+    // The reference alone runs: no candidate code, no sandbox needed.
+    auto executor = MakeExecutor(args->eval, args->python, "analyze", /*runs_candidates=*/false);
     if (!executor) return 2;
     args->roofline.latency_threshold_s = args->latency_us * 1e-6;
     // A saved profile replaces the ncu run; otherwise Stage 1 in full, as the agents run it.

@@ -2,13 +2,136 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "agents/benchmarking_agent.h"
+#include "core/text.h"
 
 namespace kernelpro::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 1e+06 prints as 1000000, 0.001 as 0.001: bounds as a user would write them.
+std::string BoundText(double bound) {
+  if (bound == std::floor(bound) && std::fabs(bound) < 1e15) {
+    return std::to_string(static_cast<long long>(bound));
+  }
+  std::string text = FormatFixed(bound, 6);
+  while (text.back() == '0') text.pop_back();
+  return text;
+}
+
+// ">= 0", "from 1 to 1000", "> 0 and <= 86400": the accepted values, for messages and --help.
+std::string BoundsText(const NumberRange& r) {
+  const bool no_max = r.max >= std::numeric_limits<double>::max();
+  const bool no_min = r.min <= std::numeric_limits<double>::lowest();
+  if (no_min && no_max) return "";
+  if (no_max) return (r.min_exclusive ? "> " : ">= ") + BoundText(r.min);
+  if (r.min_exclusive) return "> " + BoundText(r.min) + " and <= " + BoundText(r.max);
+  if (no_min) return "<= " + BoundText(r.max);
+  return "from " + BoundText(r.min) + " to " + BoundText(r.max);
+}
+
+CLI::Validator NumberValidator(const NumberRange& range) {
+  return CLI::Validator([range](std::string& text) { return CheckNumber(text, range); },
+                        BoundsText(range));
+}
+
+}  // namespace
+
+std::string CheckNumber(const std::string& text, const NumberRange& range) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+  double value = 0;
+  bool parsed = false;
+  if (range.whole) {
+    long long whole = 0;
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), whole);
+    parsed = !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+    value = static_cast<double>(whole);
+  } else {
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    parsed = !digits.empty() && error == std::errc() && end == digits.data() + digits.size() &&
+             std::isfinite(value);
+  }
+  const bool below = range.min_exclusive ? !(value > range.min) : !(value >= range.min);
+  if (!parsed || below || !(value <= range.max)) {
+    const std::string bounds = BoundsText(range);
+    return "'" + text + "' is not accepted: give " +
+           (range.whole ? "a whole number" : "a finite number") +
+           (bounds.empty() ? "" : " " + bounds);
+  }
+  return "";
+}
+
+CLI::Validator FiniteRange(double min, double max) {
+  return NumberValidator({.min = min, .max = max});
+}
+
+CLI::Validator PositiveUpTo(double max) {
+  return NumberValidator({.min = 0, .max = max, .min_exclusive = true});
+}
+
+CLI::Validator WholeRange(double min, double max) {
+  return NumberValidator({.min = min, .max = max, .whole = true});
+}
+
+Result<CreatedDirectory> CreatedDirectory::Create(const std::string& path,
+                                                  const std::string& label) {
+  CreatedDirectory made;
+  made.path_ = path;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status)) {
+      return Status::IoError("cannot create " + label + " " + path +
+                             ": it exists and is not a directory");
+    }
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      made.before_.insert(it->path().filename().string());
+    }
+    return made;
+  }
+  // The topmost missing ancestor is what Undo removes: everything below it is this command's.
+  fs::path missing = fs::absolute(path, ec);
+  if (ec) missing = path;
+  missing = missing.lexically_normal();
+  if (!missing.has_filename()) missing = missing.parent_path();
+  for (fs::path parent = missing.parent_path(); !parent.empty() && parent != missing;
+       parent = parent.parent_path()) {
+    if (fs::exists(fs::status(parent, ec))) break;
+    missing = parent;
+  }
+  fs::create_directories(path, ec);
+  if (ec) {
+    // Parents made before the failing component are taken back at once.
+    std::error_code ignored;
+    fs::remove_all(missing, ignored);
+    return Status::IoError("cannot create " + label + " " + path + ": " + ec.message());
+  }
+  made.created_root_ = missing.string();
+  return made;
+}
+
+void CreatedDirectory::Undo() {
+  std::error_code ec;
+  if (!created_root_.empty()) {
+    fs::remove_all(created_root_, ec);
+  } else if (!path_.empty()) {
+    std::vector<fs::path> added;
+    for (fs::directory_iterator it(path_, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!before_.contains(it->path().filename().string())) added.push_back(it->path());
+    }
+    for (const fs::path& entry : added) fs::remove_all(entry, ec);
+  }
+  path_.clear();
+  created_root_.clear();
+}
 
 std::string DefaultCacheDir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
@@ -20,26 +143,31 @@ std::string DefaultCacheDir() {
 
 void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) {
   command.add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
-      ->check(CLI::Range(1, 1000))
+      ->check(WholeRange(1, 1000))
       ->capture_default_str();
   command
       .add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
-      ->check(CLI::Range(0, 100))
+      ->check(WholeRange(0, 100))
       ->capture_default_str();
   command
       .add_option("--timing-trials", o.timing_trials,
                   "Timed calls per side (at least, unless the budget ends first)")
-      ->check(CLI::Range(1, 100000))
+      ->check(WholeRange(1, 100000))
       ->capture_default_str();
   command
       .add_option("--timing-rounds", o.timing_rounds,
                   "Timing processes per side, alternating A B B A")
-      ->check(CLI::Range(1, 20))
+      ->check(WholeRange(1, 20))
       ->capture_default_str();
   command.add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")
+      ->check(PositiveUpTo(86400))
       ->capture_default_str();
-  command.add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
-  command.add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
+  command.add_option("--atol", o.atol, "Absolute tolerance")
+      ->check(FiniteRange(0))
+      ->capture_default_str();
+  command.add_option("--rtol", o.rtol, "Relative tolerance")
+      ->check(FiniteRange(0))
+      ->capture_default_str();
   command
       .add_option("--precision-check", o.precision_policy,
                   "fp32 problems vs an fp64 reference: fail, warn or off")
@@ -59,7 +187,7 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
       "Report static findings without failing on them (to exercise the runtime guards)");
   command.add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
   command.add_option("--jobs,-j", o.jobs, "Parallel builds")
-      ->check(CLI::Range(1, 256))
+      ->check(WholeRange(1, 256))
       ->capture_default_str();
   command
       .add_option("--gpus", o.gpus,
@@ -71,10 +199,10 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
   command
       .add_option("--timeout", o.step_timeout_s,
                   "Wall-clock limit of each check/time step, seconds")
-      ->check(CLI::Range(1, 86400))
+      ->check(WholeRange(1, 86400))
       ->capture_default_str();
   command.add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
-      ->check(CLI::Range(1, 86400))
+      ->check(WholeRange(1, 86400))
       ->capture_default_str();
   o.cache_dir.clear();
   o.work_dir.clear();
@@ -134,14 +262,32 @@ Status NormalizeGpus(std::vector<std::string>& gpus) {
 }
 
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
-                                     const char* command_name) {
+                                     const char* command_name, bool runs_candidates) {
   if (Status s = NormalizeGpus(options.gpus); !s.ok()) {
     std::cerr << "kernelpro " << command_name << ": " << s.message() << "\n";
     return std::nullopt;
   }
+  auto fail = [&](const std::string& message) -> std::optional<Executor> {
+    std::cerr << "kernelpro " << command_name << ": " << message << "\n";
+    return std::nullopt;
+  };
+  const bool default_work_dir = options.work_dir.empty();
   if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
-  if (options.work_dir.empty()) {
-    options.work_dir = (std::filesystem::temp_directory_path() / "kernelpro-work").string();
+  if (default_work_dir) {
+    std::error_code ec;
+    fs::path temp = fs::temp_directory_path(ec);
+    if (ec) return fail("no usable temporary directory (TMPDIR): " + ec.message());
+    options.work_dir = (temp / "kernelpro-work").string();
+  }
+  // Made here, without exceptions, so that a path that cannot be a directory is a clear error and
+  // not an abort deeper down.
+  auto cache = CreatedDirectory::Create(options.cache_dir, "--cache-dir");
+  if (!cache.ok()) return fail(cache.status().message());
+  auto work = CreatedDirectory::Create(options.work_dir,
+                                       default_work_dir ? "the work directory" : "--work-dir");
+  if (!work.ok()) {
+    cache->Undo();
+    return fail(work.status().message());
   }
   WorkerOptions worker_options;
   worker_options.python = python;
@@ -154,10 +300,22 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
       worker_options.sandbox.read_only.push_back(dir);
     }
   }
-  auto worker = WorkerClient::Create(worker_options);
+  std::error_code ec;
+  fs::create_directories(worker_options.scratch_dir, ec);
+  Result<WorkerClient> worker =
+      ec ? Result<WorkerClient>(
+               Status::IoError("cannot create " + worker_options.scratch_dir + ": " + ec.message()))
+         : WorkerClient::Create(worker_options);
   if (!worker.ok()) {
-    std::cerr << "kernelpro " << command_name << ": " << worker.status().message() << "\n";
-    return std::nullopt;
+    work->Undo();
+    cache->Undo();
+    return fail(worker.status().message());
+  }
+  // Refused here, before a run directory or anything else is made, not at the first candidate.
+  if (runs_candidates && !worker->SandboxReady().ok()) {
+    work->Undo();
+    cache->Undo();
+    return fail(worker->SandboxReady().message());
   }
   if (options.unsafe_no_sandbox) {
     std::cerr << "kernelpro " << command_name

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <limits>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +12,57 @@
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
+
+// ---- numeric options
+//
+// Every numeric option of every subcommand is checked by one validator: the value must be a finite
+// number (CLI::Range lets "nan" through, since every comparison with NaN is false, and "inf" makes
+// a timeout never fire) within the option's range. A refused value is a usage error (exit 2) that
+// names the option, the value and the accepted range: "--atol: 'nan' is not accepted: give a finite
+// number >= 0".
+struct NumberRange {
+  double min = std::numeric_limits<double>::lowest();
+  double max = std::numeric_limits<double>::max();
+  bool min_exclusive = false;  // (min, max]: a duration or a budget must be more than 0
+  bool whole = false;          // counts: whole numbers only
+};
+
+// "" when `text` is a number within `range`; otherwise why not, naming the value and the range.
+std::string CheckNumber(const std::string& text, const NumberRange& range);
+
+// Finite real numbers in [min, max].
+CLI::Validator FiniteRange(double min, double max = std::numeric_limits<double>::max());
+// Finite real numbers in (0, max]: durations, time budgets.
+CLI::Validator PositiveUpTo(double max);
+// Whole numbers in [min, max]: counts, token budgets, timeouts in whole seconds.
+CLI::Validator WholeRange(double min, double max);
+
+// ---- directories the user names
+//
+// A directory a command creates (--work-dir, --cache-dir, --save, a run directory), made without
+// exceptions, that can be taken back: a command that fails before it produced anything leaves the
+// file system as it found it. Undo() removes exactly what this invocation added: the topmost
+// directory it created (with everything under it), or, when the directory already existed, the
+// entries that were not there before. Move-only; not thread-safe.
+class CreatedDirectory {
+ public:
+  // Creates `path` and its missing parents. IoError "cannot create LABEL PATH: REASON" (or "... is
+  // not a directory") when it cannot; `label` names the option ("--work-dir").
+  static Result<CreatedDirectory> Create(const std::string& path, const std::string& label);
+
+  CreatedDirectory(CreatedDirectory&&) = default;
+  CreatedDirectory& operator=(CreatedDirectory&&) = default;
+
+  // Removes what Create and everything since added. Errors are ignored: this runs on a failure
+  // path, and what cannot be removed is no worse than before.
+  void Undo();
+
+ private:
+  CreatedDirectory() = default;
+  std::string path_;
+  std::string created_root_;      // the topmost directory Create made; "" when `path_` existed
+  std::set<std::string> before_;  // the entries of `path_` before, when it existed
+};
 
 // $XDG_CACHE_HOME/kernelpro, else ~/.cache/kernelpro: builds and references shared by runs.
 std::string DefaultCacheDir();
@@ -27,11 +81,12 @@ void AddSandboxOptions(CLI::App& command, EvalOptions& o);
 // InvalidArgument names the bad value. Idempotent.
 Status NormalizeGpus(std::vector<std::string>& gpus);
 
-// Checks --gpus (NormalizeGpus), fills empty cache/work directories with their defaults and starts
-// a worker client. On failure prints the reason to stderr and returns nullopt (the caller exits
-// with 2).
+// Checks --gpus (NormalizeGpus), fills empty cache/work directories with their defaults, creates
+// them and starts a worker client. On failure prints the reason to stderr, removes the directories
+// it created and returns nullopt (the caller exits with 2). A command that `runs_candidates` is
+// refused when the sandbox cannot be set up (unless --unsafe-no-sandbox).
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
-                                     const char* command_name);
+                                     const char* command_name, bool runs_candidates = true);
 
 // Stage 1, theoretical side: agents::RunStageOne (agents/benchmarking_agent.h), where the
 // benchmarking agent lives. The measured side (ncu) is the caller's.

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/llm_options.h"
 #include "llm/factory.h"
 #include "llm/tool_loop.h"
@@ -190,7 +191,7 @@ CommandRunner RegisterLlmCommand(CLI::App& app) {
   ping->add_option("--prompt", args->prompt, "The prompt to send")->capture_default_str();
   ping->add_option("--max-tokens", args->max_tokens, "Output token limit")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(WholeRange(1, 1e7));
   ping->add_flag("--tool-call", args->tool_call,
                  "Offer an add(a, b) tool and run the conversation until the model answers");
   ping->add_flag("--json", args->json,

@@ -101,6 +101,24 @@ TEST(LlmPingTest, ErrorsSayWhatWentWrong) {
   EXPECT_NE(malformed.out.find("error: malformed response"), std::string::npos) << malformed.out;
 }
 
+TEST(LlmPingTest, AKeyIsNotSentOverPlainHttpToAnotherHostFromTheCommandLine) {
+  // Nothing listens at 192.0.2.10: the refusal comes before any connection.
+  CliRun refused =
+      Ping({"--llm", "openai:m@http://192.0.2.10:8000/v1"}, {{"OPENAI_API_KEY", "sk-test-123"}});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("refusing to send OPENAI_API_KEY over plain http to "
+                             "http://192.0.2.10:8000/v1: use https, a loopback address"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("sk-test-123"), std::string::npos) << "keys are never printed";
+  // Numbers are checked too: a token budget is a whole number >= 1.
+  CliRun tokens = Ping({"--llm", "openai:m@http://127.0.0.1:9/v1", "--max-tokens", "nan"});
+  EXPECT_EQ(tokens.exit_code, 2);
+  EXPECT_NE(tokens.err.find("--max-tokens: 'nan' is not accepted: give a whole number from 1"),
+            std::string::npos)
+      << tokens.err;
+}
+
 // One scripted provider: how it asks for add(2, 3), how it answers, and where the tool result
 // sits in the request that follows.
 struct ProviderScript {

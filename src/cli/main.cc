@@ -1,14 +1,22 @@
 // kernelpro: makes GPU kernels faster the way a human expert does. main() parses and dispatches.
+//
+// Exit codes: 0 success, 1 a command's own "nothing found" (optimize: no correct kernel), 2 a usage
+// error (CLI11 has its own codes, 100 and up; every one of them is a usage error here), bad input,
+// or anything that stopped a command. No exception leaves main: the last-resort handler prints
+// "kernelpro: <what>" and exits 2, rather than aborting with 134 and a core.
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <iostream>
 #include <map>
 
 #include "cli/commands.h"
 #include "core/termination.h"
 
-int main(int argc, char** argv) {
-  // First, before any thread starts: SIGINT/SIGTERM kill the workers and stop (core/termination.h).
-  kernelpro::InstallTerminationHandler();
+namespace {
+
+constexpr int kUsageError = 2;
+
+int Main(int argc, char** argv) {
   CLI::App app{
       "kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
   app.require_subcommand(1);
@@ -30,10 +38,26 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0; everything else is a usage error.
+    return app.exit(e) == 0 ? 0 : kUsageError;
   }
   for (auto& [sub, runner] : runners) {
     if (sub->parsed()) return runner();
   }
-  return 2;
+  return kUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // First, before any thread starts: SIGINT/SIGTERM kill the workers and stop (core/termination.h).
+  kernelpro::InstallTerminationHandler();
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kernelpro: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "kernelpro: stopped by an unexpected error\n";
+  }
+  return kUsageError;
 }

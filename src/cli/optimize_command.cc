@@ -6,13 +6,16 @@
 // where and how it was measured), report.md and report.html (the same report as one offline page).
 //
 // Exit codes: 0 a correct kernel was found, 1 none was, 2 bad input or a run that could not go on
-// (the run directory can then be resumed).
+// (the run directory can then be resumed; a new run that stopped before its first LLM exchange
+// takes back what it created instead, so that optimize can simply be run again).
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +74,7 @@ Json LlmConfigJson(const llm::LlmConfig& c) {
               {"model", c.model},
               {"base_url", c.base_url},
               {"api_key_env", c.api_key_env},
+              {"allow_insecure_key", c.allow_insecure_key},
               {"region", c.region},
               {"aws_profile", c.aws_profile},
               {"structured_output", c.structured_output},
@@ -90,6 +94,9 @@ llm::LlmConfig LlmConfigFromJson(const Json& j) {
   c.model = JsonGet<std::string>(j, "model", c.model);
   c.base_url = JsonGet<std::string>(j, "base_url", c.base_url);
   c.api_key_env = JsonGet<std::string>(j, "api_key_env", c.api_key_env);
+  // Stored from the profile that started the run, so `resume` sends the key where that profile
+  // allowed it; a new --llm on resume replaces the whole config and with it this.
+  c.allow_insecure_key = JsonGet<bool>(j, "allow_insecure_key", c.allow_insecure_key);
   c.region = JsonGet<std::string>(j, "region", c.region);
   c.aws_profile = JsonGet<std::string>(j, "aws_profile", c.aws_profile);
   c.structured_output = JsonGet<bool>(j, "structured_output", c.structured_output);
@@ -227,10 +234,34 @@ search::RunEnvironment InspectEnvironment(const Executor& executor, const std::s
   return env;
 }
 
+// Whether the run in `store` holds anything worth resuming: an LLM exchange (paid for, and where
+// every candidate comes from). A run that stopped before its first exchange is cheaper to start
+// again than to resume.
+bool HoldsExchanges(store::RunStore& store) {
+  auto runs = store.ListRuns();
+  if (!runs.ok()) return true;  // unreadable: keep it, the user decides
+  for (const store::RunRecord& run : *runs) {
+    auto exchanges = store.ListLlmExchanges(run.id);
+    if (!exchanges.ok() || !exchanges->empty()) return true;
+  }
+  return false;
+}
+
+// Writes a report file; a run directory that became unwritable is an error the user must see, not
+// a silently missing report.
+Status WriteTextFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path.string() + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
 // ---- one run, new or resumed
 
-int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOptions eval,
-             const std::string& python, bool resume) {
+// `recorded` is set once the run holds something worth resuming (see HoldsExchanges).
+int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOptions eval,
+              const std::string& python, bool resume, bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
   auto fail = [&](const std::string& message) {
     std::cerr << "kernelpro " << command << ": " << message << "\n";
@@ -318,8 +349,7 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
          << " from "
          << (p.parent == search::Tree::kRootId ? std::string("ROOT")
                                                : "n" + std::to_string(p.parent))
-         << ": " << p.outcome << "  | best "
-         << (p.best ? RatioText(*p.best) : std::string("none"))
+         << ": " << p.outcome << "  | best " << (p.best ? RatioText(*p.best) : std::string("none"))
          << " | cost $" << FormatFixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
     if (tty) {
       // On a terminal the last line says what is running now; the next line replaces it.
@@ -341,10 +371,18 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   auto summary = orchestrator.Run();
   if (tty) std::cout << "\r\033[K" << std::flush;
   if (!summary.ok()) {
+    recorded = resume || HoldsExchanges(**store);
     std::cerr << "kernelpro " << command << ": the run stopped: " << summary.status().message()
-              << "\n(continue it with: kernelpro resume " << options.run_dir << ")\n";
+              << "\n";
+    if (recorded) {
+      std::cerr << "(continue it with: kernelpro resume " << options.run_dir << ")\n";
+    } else {
+      std::cerr << "(nothing was recorded: " << options.run_dir
+                << " is left as it was; run optimize again once the cause is fixed)\n";
+    }
     return 2;
   }
+  recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
 
   search::RunReportInput report;
@@ -359,15 +397,21 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   const fs::path dir = options.run_dir;
   std::error_code ec;
   fs::remove(dir / "best.py", ec);
+  Status written;
   if (summary->best) {
     const search::NodeInfo& info = orchestrator.nodes().at(*summary->best);
     auto candidate = (*store)->GetCandidate(info.candidate_id);
     if (candidate.ok()) {
-      std::ofstream(dir / "best.py") << search::RenderBestKernel(report, candidate->source);
+      written = WriteTextFile(dir / "best.py", search::RenderBestKernel(report, candidate->source));
     }
   }
-  std::ofstream(dir / "report.md") << search::RenderMarkdownReport(report);
-  std::ofstream(dir / "report.html") << search::RenderHtmlReport(report);
+  if (written.ok())
+    written = WriteTextFile(dir / "report.md", search::RenderMarkdownReport(report));
+  if (written.ok()) written = WriteTextFile(dir / "report.html", search::RenderHtmlReport(report));
+  if (!written.ok()) {
+    return fail(written.message() + " (the run is recorded; `kernelpro resume " + options.run_dir +
+                "` writes the reports again)");
+  }
 
   std::cout << "stopped: " << summary->stop_message << "\n";
   if (auto verdict = search::JudgeBest(orchestrator.tree())) {
@@ -382,6 +426,36 @@ int Optimize(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOpt
   std::cout << "LLM: " << summary->exchanges << " exchanges, $" << FormatFixed(summary->cost_usd, 4)
             << "\n";
   return summary->best ? 0 : 1;
+}
+
+int Optimize(const search::OptimizeOptions& options, const llm::LlmConfig& llm_config,
+             const EvalOptions& eval, const std::string& python, bool resume) {
+  bool recorded = false;
+  if (resume) return RunSearch(options, llm_config, eval, python, resume, recorded);
+  // A new run: a run that fails before it recorded anything takes back what it created (the run
+  // directory, or what it added to an existing one), so that no half-made run.db makes the next
+  // `optimize` refuse the directory as "already holding a run".
+  auto made = CreatedDirectory::Create(options.run_dir, "the run directory");
+  if (!made.ok()) {
+    std::cerr << "kernelpro optimize: " << made.status().message() << "\n";
+    return 2;
+  }
+  // Held until this process exits: no second optimize or resume works on this directory. Refused,
+  // nothing is undone: the directory is the holder's.
+  auto lock = store::RunDirectoryLock::Acquire(options.run_dir, "optimize");
+  if (!lock.ok()) {
+    std::cerr << "kernelpro optimize: " << lock.status().message() << "\n";
+    return 2;
+  }
+  if (std::error_code ec; fs::exists(fs::path(options.run_dir) / store::kRunStoreFileName, ec)) {
+    std::cerr << "kernelpro optimize: " << options.run_dir
+              << " already holds a run; continue it with: kernelpro resume " << options.run_dir
+              << "\n";
+    return 2;
+  }
+  const int code = RunSearch(options, llm_config, eval, python, resume, recorded);
+  if (!recorded) made->Undo();
+  return code;
 }
 
 std::string DefaultRunDir(const std::string& name) {
@@ -406,7 +480,8 @@ Result<Demo> FindDemo(const std::string& device) {
   Demo demo{(root / "problems/swish/problem.py").string(),
             (root / "problems/swish/demo" / (device + ".jsonl")).string()};
   for (const std::string& path : {demo.problem, demo.cassette}) {
-    if (!fs::exists(path)) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
       return Status::NotFound("the demo needs " + path +
                               " (from the source tree this binary was built from)");
     }
@@ -452,8 +527,11 @@ int RunOptimize(OptimizeArgs& args) {
   o.memory = !args.no_memory;
   o.seed = args.seed;
   if (args.run_dir.empty()) {
-    args.run_dir = demo ? DefaultRunDir("demo-swish-" + args.device)
-                        : DefaultRunDir(search::ProblemName(fs::absolute(args.problem).string()));
+    std::error_code ec;
+    const fs::path problem = fs::absolute(args.problem, ec);
+    args.run_dir =
+        demo ? DefaultRunDir("demo-swish-" + args.device)
+             : DefaultRunDir(search::ProblemName((ec ? fs::path(args.problem) : problem).string()));
   }
   o.run_dir = args.run_dir;
   if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
@@ -468,10 +546,8 @@ int RunOptimize(OptimizeArgs& args) {
   o.python = args.python.empty() ? "python3" : args.python;
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
-  // Held until this process exits: no second optimize or resume works on this directory.
-  auto lock = store::RunDirectoryLock::Acquire(o.run_dir, "optimize");
-  if (!lock.ok()) return fail(lock.status().message());
-  if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName)) {
+  std::error_code ec;
+  if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName, ec)) {
     return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
                 o.run_dir);
   }
@@ -545,14 +621,14 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations,
                   "Expansions of the search tree (default 30; 4 with --demo)")
-      ->check(CLI::Range(1, 100000));
+      ->check(WholeRange(1, 100000));
   cmd->add_option("--candidates", args->candidates, "Candidates asked for per iteration")
-      ->check(CLI::Range(1, 16))
+      ->check(WholeRange(1, 16))
       ->capture_default_str();
   cmd->add_option("--max-tokens", args->max_tokens,
                   "Reply length asked of the programmer (lower it for a small local model; a "
                   "truncated reply is asked again with twice as many, up to the LLM's cap)")
-      ->check(CLI::Range(256, 1000000))
+      ->check(WholeRange(256, 1000000))
       ->capture_default_str();
   cmd->add_option("--feedback", args->feedback,
                   "What the programmer learns of a working kernel: tools (micro-profiling "
@@ -567,8 +643,10 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed recorded with the run")->capture_default_str();
   cmd->add_option("--run-dir", args->run_dir,
                   "Run directory (default runs/PROBLEM-TIMESTAMP); must not hold a run yet");
-  cmd->add_option("--max-cost", args->max_cost, "Stop once the LLM exchanges cost this many USD");
-  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds");
+  cmd->add_option("--max-cost", args->max_cost, "Stop once the LLM exchanges cost this many USD")
+      ->check(FiniteRange(0));
+  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds")
+      ->check(PositiveUpTo(std::numeric_limits<double>::max()));
   cmd->add_option("--device", args->device, "cuda, or cpu for C++ CPU extensions (no profiling)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
@@ -589,9 +667,10 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--iterations", args->iterations, "A new iteration budget for the run")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--max-cost", args->max_cost, "A new cost limit in USD");
-  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds");
+      ->check(WholeRange(1, 100000));
+  cmd->add_option("--max-cost", args->max_cost, "A new cost limit in USD")->check(FiniteRange(0));
+  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds")
+      ->check(PositiveUpTo(std::numeric_limits<double>::max()));
   AddLlmOptions(*cmd, args->llm);
   return [args] { return RunResume(*args); };
 }

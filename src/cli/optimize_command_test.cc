@@ -191,8 +191,8 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   EXPECT_NE(report.find("profiling: skipped on device cpu"), std::string::npos) << report;
 
   // The same report as a page: the best kernel's speedup with its interval, as the CLI printed it.
-  EXPECT_NE(r.out.find("report: " + (run / "report.md").string() + " (HTML: " +
-                       (run / "report.html").string() + ")"),
+  EXPECT_NE(r.out.find("report: " + (run / "report.md").string() +
+                       " (HTML: " + (run / "report.html").string() + ")"),
             std::string::npos)
       << r.out;
   std::smatch best_line;
@@ -201,10 +201,13 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
       << r.out;
   const std::string html = ReadFile(run / "report.html");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html;
-  EXPECT_NE(html.find("<strong>" + best_line[2].str() + "</strong> over the reference, 95% "
-                      "interval " + best_line[3].str()),
+  EXPECT_NE(html.find("<strong>" + best_line[2].str() +
+                      "</strong> over the reference, 95% "
+                      "interval " +
+                      best_line[3].str()),
             std::string::npos)
-      << best_line[0] << "\n" << html;
+      << best_line[0] << "\n"
+      << html;
   EXPECT_NE(html.find("<li id=\"" + best_line[1].str() + "\">"), std::string::npos) << html;
   EXPECT_NE(html.find("profiling: skipped on device cpu"), std::string::npos) << html;
 
@@ -300,15 +303,99 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
   EXPECT_FALSE(fs::exists(dir_ / "fourth" / "run.db"));
 }
 
+// A run that cannot start leaves nothing behind, so the next optimize is not told the directory
+// "already holds a run".
+TEST_F(OptimizeCommandTest, ARunThatCannotStartLeavesNoHalfMadeRunDirectory) {
+  const fs::path fresh = dir_ / "fresh" / "run";
+  std::vector<std::string> args = OptimizeArgs(fresh);
+  // The key may not go to that URL (key_policy.h): the backend is refused after the run store was
+  // opened.
+  const std::vector<std::string> remote = {"--llm", "openai:m@http://192.0.2.10:8000/v1"};
+  std::vector<std::string> refused = args;
+  refused.insert(refused.end(), remote.begin(), remote.end());
+  CliRun first = RunKernelpro(refused, 5, {{"OPENAI_API_KEY", "sk-test"}});
+  EXPECT_EQ(first.exit_code, 2) << first.err;
+  EXPECT_NE(first.err.find("refusing to send OPENAI_API_KEY"), std::string::npos) << first.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fresh")) << "every directory it made is taken back";
+  // A directory that existed keeps what it held and loses only what the failed run added.
+  const fs::path existing = dir_ / "existing";
+  fs::create_directories(existing);
+  std::ofstream(existing / "notes.txt") << "mine";
+  refused = OptimizeArgs(existing);
+  refused.insert(refused.end(), remote.begin(), remote.end());
+  CliRun second = RunKernelpro(refused, 5, {{"OPENAI_API_KEY", "sk-test"}});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  ASSERT_TRUE(fs::exists(existing / "notes.txt"));
+  EXPECT_FALSE(fs::exists(existing / "run.db"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(existing), fs::directory_iterator()), 1);
+  // A run that starts but stops before its first exchange (the problem has no Model) has nothing
+  // worth resuming: it says so, and takes its directory back.
+  std::vector<std::string> broken = OptimizeArgs(fresh);
+  broken[4] = kRoot + "/tests/problems/no_model.py";
+  CliRun stopped = RunKernelpro(broken, 5);
+  EXPECT_EQ(stopped.exit_code, 2) << stopped.err;
+  EXPECT_NE(stopped.err.find("defines no class Model"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("(nothing was recorded: "), std::string::npos) << stopped.err;
+  EXPECT_EQ(stopped.err.find("kernelpro resume"), std::string::npos) << stopped.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fresh"));
+  // A run directory that cannot be a directory is a clear error (not an abort).
+  CliRun under_file = RunKernelpro(OptimizeArgs("/etc/hostname/run"));
+  EXPECT_EQ(under_file.exit_code, 2) << under_file.err;
+  EXPECT_NE(under_file.err.find("kernelpro optimize: cannot create the run directory "
+                                "/etc/hostname/run: Not a directory"),
+            std::string::npos)
+      << under_file.err;
+  // A --work-dir that cannot be made: the same, and the run directory is taken back too.
+  std::vector<std::string> work = OptimizeArgs(fresh);
+  work.insert(work.end(), {"--work-dir", "/proc/kernelpro-work"});
+  CliRun proc = RunKernelpro(work);
+  EXPECT_EQ(proc.exit_code, 2) << proc.err;
+  EXPECT_NE(proc.err.find("cannot create --work-dir /proc/kernelpro-work: "), std::string::npos)
+      << proc.err;
+  EXPECT_FALSE(fs::exists(dir_ / "fresh"));
+}
+
+TEST_F(OptimizeCommandTest, NumbersOutOfRangeAreUsageErrors) {
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--atol", "nan"},
+                                                        {"--rtol", "-1"},
+                                                        {"--time-budget", "inf"},
+                                                        {"--max-cost", "nan"},
+                                                        {"--time-limit", "0"},
+                                                        {"--iterations", "0"},
+                                                        {"--candidates", "17"},
+                                                        {"--timeout", "1.5"}}) {
+    std::vector<std::string> args = OptimizeArgs(dir_ / "never");
+    args.insert(args.end(), {option, value});
+    CliRun r = RunKernelpro(args, 1);
+    EXPECT_EQ(r.exit_code, 2) << option << " " << value << ": " << r.err;
+    EXPECT_NE(r.err.find(option + ": '" + value + "' is not accepted: give a "), std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
+  CliRun resume = RunKernelpro({"resume", dir_.string(), "--max-cost", "-inf"}, 1);
+  EXPECT_EQ(resume.exit_code, 2) << resume.err;
+  EXPECT_NE(resume.err.find("--max-cost: '-inf' is not accepted: give a finite number >= 0"),
+            std::string::npos)
+      << resume.err;
+}
+
 // `kernelpro optimize --demo --device cpu`, as a new user without a GPU or an API key runs it
 // (cut to two iterations and short timings): the project's CPU candidates replayed into the real
 // loop, memory on, and a complete run directory at the end.
 TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
   const fs::path run = dir_ / "demo";
-  CliRun demo = RunKernelpro({"optimize", "--demo", "--device", "cpu", "--iterations", "2",
-                              "--run-dir", run.string(), "--cache-dir", kCache, "--trials", "2",
-                              "--extra-trials", "1", "--timing-trials", "10", "--timing-rounds",
-                              "1", "--time-budget", "2", "--python", "/usr/bin/python3"},
+  CliRun demo = RunKernelpro({"optimize",        "--demo",
+                              "--device",        "cpu",
+                              "--iterations",    "2",
+                              "--run-dir",       run.string(),
+                              "--cache-dir",     kCache,
+                              "--trials",        "2",
+                              "--extra-trials",  "1",
+                              "--timing-trials", "10",
+                              "--timing-rounds", "1",
+                              "--time-budget",   "2",
+                              "--python",        "/usr/bin/python3"},
                              20, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   ASSERT_EQ(demo.exit_code, 0) << demo.out << demo.err;
   EXPECT_NE(demo.out.find("problems/swish/demo/cpu.jsonl"), std::string::npos) << demo.out;
@@ -318,16 +405,17 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
       << demo.out;
   EXPECT_NE(demo.out.find("iteration 2/2  debug from n1: correct"), std::string::npos) << demo.out;
   EXPECT_NE(demo.out.find("best: n"), std::string::npos) << demo.out;
-  for (const char* file : {"run.db", "best.py", "report.md", "report.html", "memory.jsonl",
-                           "candidates/0001.py"}) {
+  for (const char* file :
+       {"run.db", "best.py", "report.md", "report.html", "memory.jsonl", "candidates/0001.py"}) {
     EXPECT_TRUE(fs::exists(run / file)) << file;
   }
   EXPECT_NE(ReadFile(run / "best.py").find("kp_demo_cpu_swish"), std::string::npos);
   // The memory extractor's notes were replayed too, tagged with their iterations.
   EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges WHERE purpose = 'programmer'"), 2);
   EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges WHERE purpose = 'memory'"), 2);
-  EXPECT_EQ(Count(run, "SELECT COUNT(DISTINCT iteration) FROM llm_exchanges WHERE purpose = "
-                       "'memory'"),
+  EXPECT_EQ(Count(run,
+                  "SELECT COUNT(DISTINCT iteration) FROM llm_exchanges WHERE purpose = "
+                  "'memory'"),
             2);
   EXPECT_NE(ReadFile(run / "memory.jsonl").find("returning the sigmoid alone"), std::string::npos);
 }

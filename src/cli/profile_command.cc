@@ -77,6 +77,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
       "--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
       "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
   cmd->add_option("--ncu-timeout", args->profile.ncu_options.timeout_s, "Seconds for the ncu run")
+      ->check(WholeRange(1, 86400))
       ->capture_default_str();
   cmd->add_option(
       "--save", args->profile.artifacts_dir,
@@ -95,8 +96,22 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
       std::cerr << "kernelpro profile: --problem is required\n";
       return 2;
     }
+    // The --save directory is made first: a path that cannot hold the outputs fails before the
+    // minutes of profiling, not after them.
+    std::optional<CreatedDirectory> saved;
+    if (!args->profile.artifacts_dir.empty()) {
+      auto made = CreatedDirectory::Create(args->profile.artifacts_dir, "--save");
+      if (!made.ok()) {
+        std::cerr << "kernelpro profile: " << made.status().message() << "\n";
+        return 2;
+      }
+      saved = std::move(*made);
+    }
     auto executor = MakeExecutor(args->eval, args->python, "profile");
-    if (!executor) return 2;
+    if (!executor) {
+      if (saved) saved->Undo();
+      return 2;
+    }
     args->profile.ncu = !args->no_ncu;
     args->profile.sass = !args->no_sass;
     args->profile.timeline = !args->no_timeline;
@@ -106,6 +121,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
     }
     auto metrics = ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
     if (!metrics.ok()) {
+      if (saved) saved->Undo();
       std::cerr << "kernelpro profile: " << metrics.status().message() << "\n";
       return 2;
     }

@@ -10,6 +10,7 @@
 #include "agents/prompt_builder.h"
 #include "agents/search_memory.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/json_io.h"
 
 namespace kernelpro::cli {
@@ -33,15 +34,6 @@ Result<std::string> ReadText(const std::string& flag, const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// A whole positive number, or nothing: "12x", "-3" and "" are refused.
-std::optional<long long> ParseCount(const std::string& text) {
-  if (text.empty() || text.size() > 12) return std::nullopt;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  return std::stoll(text);
 }
 
 int Run(const PromptArgs& args) {
@@ -71,13 +63,12 @@ int Run(const PromptArgs& args) {
     if (!feedback.ok()) return Fail(feedback.status().message());
     context.feedback = std::move(*feedback);
   }
+  // Numbers are checked as every command checks them (cli/common.h), here after the mode so that
+  // every error of this command reads "kernelpro prompt: ...".
   if (!args.speedup.empty()) {
-    char* end = nullptr;
-    const double speedup = std::strtod(args.speedup.c_str(), &end);
-    if (end == args.speedup.c_str() || *end != '\0' || !(speedup > 0)) {
-      return Fail("--speedup '" + args.speedup + "': give a positive number such as 1.8");
-    }
-    context.parent_speedup = speedup;
+    std::string problem = CheckNumber(args.speedup, {.min = 0, .min_exclusive = true});
+    if (!problem.empty()) return Fail("--speedup " + problem + ", such as 1.8");
+    context.parent_speedup = std::strtod(args.speedup.c_str(), nullptr);
   }
   if (!args.memory.empty() && args.memory.ends_with(".jsonl")) {
     // A run's search-memory store: rendered as the run would inject it.
@@ -105,16 +96,14 @@ int Run(const PromptArgs& args) {
     context.gpu = *gpu;
   }
   if (!args.candidates.empty()) {
-    auto n = ParseCount(args.candidates);
-    if (!n || *n < 1 || *n > 16) {
-      return Fail("--candidates '" + args.candidates + "': give a whole number from 1 to 16");
-    }
-    context.num_candidates = static_cast<int>(*n);
+    std::string problem = CheckNumber(args.candidates, {.min = 1, .max = 16, .whole = true});
+    if (!problem.empty()) return Fail("--candidates " + problem);
+    context.num_candidates = std::stoi(args.candidates);
   }
   if (!args.max_chars.empty()) {
-    auto n = ParseCount(args.max_chars);
-    if (!n || *n < 1) return Fail("--max-chars '" + args.max_chars + "': give a positive number");
-    context.max_chars = static_cast<size_t>(*n);
+    std::string problem = CheckNumber(args.max_chars, {.min = 1, .max = 1e8, .whole = true});
+    if (!problem.empty()) return Fail("--max-chars " + problem);
+    context.max_chars = static_cast<size_t>(std::stoll(args.max_chars));
   }
 
   auto prompt = agents::BuildPrompt(context);
@@ -165,8 +154,9 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   cmd->add_option("--gpu", args->gpu,
                   "Target: sm_80, sm_86, sm_89, sm_90, sm_100, or a name (A100, H100, H200, L40S, "
                   "B200); default sm_90");
-  cmd->add_option("--device", args->device,
-                  "cuda: CUDA kernels for --gpu; cpu: C++ CPU extensions (as optimize --device cpu)")
+  cmd->add_option(
+         "--device", args->device,
+         "cuda: CUDA kernels for --gpu; cpu: C++ CPU extensions (as optimize --device cpu)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
   cmd->add_option("--candidates", args->candidates, "Candidates to ask for, 1 to 16 (default 2)");

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "cli/common.h"
 #include "tools/plugin.h"
 #include "tools/rule_tool.h"
 
@@ -66,12 +67,12 @@ Result<ThresholdOverrides> ParseThresholds(const ToolOptions& options,
                                      "' has no threshold '" + name +
                                      "' (it has: " + (known.empty() ? "none" : known) + ")");
     }
-    char* end = nullptr;
-    double value = std::strtod(value_text.c_str(), &end);
-    if (value_text.empty() || *end != '\0') {
-      return Status::InvalidArgument("--threshold " + item + ": '" + value_text +
-                                     "' is not a number");
+    // Thresholds compare with measured values; NaN would make every comparison false and turn the
+    // tool off without a word.
+    if (std::string problem = CheckNumber(value_text, NumberRange{}); !problem.empty()) {
+      return Status::InvalidArgument("--threshold " + item + ": " + problem);
     }
+    const double value = std::strtod(value_text.c_str(), nullptr);
     overrides[tool_name][name] = value;
   }
   return overrides;

@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -11,6 +13,37 @@ namespace kernelpro::llm {
 namespace {
 
 const std::set<std::string> kProviders = {"openai", "anthropic", "bedrock", "replay"};
+
+// What each numeric key accepts. A timeout of NaN or infinity would never fire (and overflows the
+// milliseconds it is converted to); a count below 1 would never send anything.
+struct NumericKey {
+  const char* key;
+  double min, max;
+  bool min_exclusive;  // (min, max] rather than [min, max]
+};
+constexpr NumericKey kConnectTimeout{"connect_timeout_s", 0, 3600, true};
+constexpr NumericKey kTimeout{"timeout_s", 0, 86400, true};
+constexpr NumericKey kMaxAttempts{"max_attempts", 1, 100, false};
+constexpr NumericKey kMaxConcurrency{"max_concurrency", 1, 1024, false};
+constexpr NumericKey kMaxTokensCap{"max_tokens_cap", 1, 10'000'000, false};
+
+// The shortest text that reads back as `v`, whole numbers in full: 4294967297, -1.5, nan, inf.
+std::string Shortest(double v) {
+  char text[400];
+  const bool whole = std::isfinite(v) && v == std::floor(v);
+  auto [end, error] = whole ? std::to_chars(text, text + sizeof text, v, std::chars_format::fixed)
+                            : std::to_chars(text, text + sizeof text, v);
+  return error == std::errc() ? std::string(text, end) : "?";
+}
+
+Status CheckNumber(const std::string& where, const NumericKey& k, double value) {
+  const bool above_min = k.min_exclusive ? value > k.min : value >= k.min;
+  if (std::isfinite(value) && above_min && value <= k.max) return Status::Ok();
+  return Status::InvalidArgument(where + "'" + k.key + "' = " + Shortest(value) +
+                                 " is not accepted: give a finite number " +
+                                 (k.min_exclusive ? "> " : "from ") + Shortest(k.min) +
+                                 (k.min_exclusive ? " and <= " : " to ") + Shortest(k.max));
+}
 
 Status Validate(const LlmConfig& c, const std::string& where) {
   if (!kProviders.contains(c.provider)) {
@@ -31,12 +64,16 @@ Status Validate(const LlmConfig& c, const std::string& where) {
     return Status::InvalidArgument(where + "replay_mode must be fingerprint or sequential, not '" +
                                    c.replay_mode + "'");
   }
-  if (c.timeout_s <= 0 || c.connect_timeout_s <= 0) {
-    return Status::InvalidArgument(where + "timeouts must be positive");
+  for (const auto& [key, value] :
+       {std::pair{&kConnectTimeout, c.connect_timeout_s}, std::pair{&kTimeout, c.timeout_s},
+        std::pair{&kMaxAttempts, static_cast<double>(c.max_attempts)},
+        std::pair{&kMaxConcurrency, static_cast<double>(c.max_concurrency)},
+        std::pair{&kMaxTokensCap, static_cast<double>(c.max_tokens_cap)}}) {
+    if (Status s = CheckNumber(where, *key, value); !s.ok()) return s;
   }
-  if (c.max_attempts < 1 || c.max_concurrency < 1 || c.max_tokens_cap < 1) {
-    return Status::InvalidArgument(where +
-                                   "max_attempts, max_concurrency and max_tokens_cap must be >= 1");
+  if (c.allow_insecure_key && c.base_url.empty()) {
+    return Status::InvalidArgument(
+        where + "'allow_insecure_key' allows the profile's own base_url; give base_url");
   }
   return Status::Ok();
 }
@@ -103,15 +140,17 @@ Result<LlmConfig> LoadLlmProfile(const std::string& path, const std::string& nam
       field = *v;
       return Status::Ok();
     };
-    auto num = [&](double& field) -> Status {
+    auto num = [&](double& field, const NumericKey& limits) -> Status {
       auto v = value.value<double>();
       if (!v) return bad_type("a number");
       field = *v;
-      return Status::Ok();
+      return CheckNumber(where, limits, field);
     };
-    auto integer = [&](int& field) -> Status {
+    auto integer = [&](int& field, const NumericKey& limits) -> Status {
       auto v = value.value<int64_t>();
       if (!v || !value.is_integer()) return bad_type("an integer");
+      // Checked before narrowing to int, so 2^32 + 1 is refused rather than read as 1.
+      if (Status s = CheckNumber(where, limits, static_cast<double>(*v)); !s.ok()) return s;
       field = static_cast<int>(*v);
       return Status::Ok();
     };
@@ -135,21 +174,21 @@ Result<LlmConfig> LoadLlmProfile(const std::string& path, const std::string& nam
     else if (key == "prices_file")
       s = str(c.prices_file);
     else if (key == "connect_timeout_s")
-      s = num(c.connect_timeout_s);
+      s = num(c.connect_timeout_s, kConnectTimeout);
     else if (key == "timeout_s")
-      s = num(c.timeout_s);
+      s = num(c.timeout_s, kTimeout);
     else if (key == "max_attempts")
-      s = integer(c.max_attempts);
+      s = integer(c.max_attempts, kMaxAttempts);
     else if (key == "max_concurrency")
-      s = integer(c.max_concurrency);
+      s = integer(c.max_concurrency, kMaxConcurrency);
     else if (key == "max_tokens_cap")
-      s = integer(c.max_tokens_cap);
-    else if (key == "structured_output") {
+      s = integer(c.max_tokens_cap, kMaxTokensCap);
+    else if (key == "structured_output" || key == "allow_insecure_key") {
       auto v = value.value<bool>();
-      if (!v)
+      if (!v || !value.is_boolean())
         s = bad_type("true or false");
       else
-        c.structured_output = *v;
+        (key == "structured_output" ? c.structured_output : c.allow_insecure_key) = *v;
     } else if (key == "api_key") {
       s = Status::InvalidArgument(where +
                                   "keys do not belong in profile files; name the environment "
@@ -167,6 +206,7 @@ Json DescribeLlmConfig(const LlmConfig& c) {
   Json j = {{"provider", c.provider}, {"model", c.model}};
   if (!c.base_url.empty()) j["base_url"] = c.base_url;
   if (!c.api_key_env.empty()) j["api_key_env"] = c.api_key_env;
+  if (c.allow_insecure_key) j["allow_insecure_key"] = true;
   if (!c.region.empty()) j["region"] = c.region;
   if (!c.record_to.empty()) j["record_to"] = c.record_to;
   return j;

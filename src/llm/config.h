@@ -16,6 +16,19 @@
 //   base_url = "http://127.0.0.1:8080/v1"
 //   timeout_s = 120
 //
+// A key goes only where it belongs (llm/key_policy.h): over https, or over plain http to a loopback
+// address. A profile that names a plain-http base_url elsewhere on a network the user trusts says
+// so explicitly, next to the key variable:
+//
+//   [profiles.lab]
+//   provider = "openai"
+//   base_url = "http://192.0.2.10:8000/v1"
+//   api_key_env = "LAB_KEY"
+//   allow_insecure_key = true      # send LAB_KEY to that URL over plain http
+//
+// Numbers in a profile are checked: finite and in range (timeouts > 0, counts >= 1); an error names
+// the file, the profile, the key and what it accepts.
+//
 // Keys never live in an LlmConfig: it names the environment variable that holds them, so a config
 // can be printed, logged and stored. Plain values; safe to copy across threads.
 #pragma once
@@ -39,6 +52,9 @@ struct LlmConfig {
   // The environment variable holding the API key; "" = OPENAI_API_KEY for openai,
   // ANTHROPIC_API_KEY for anthropic. An OpenAI-compatible server at a base_url may need none.
   std::string api_key_env;
+  // Send the key to base_url even over plain http to a host that is not a loopback address. Only a
+  // profile (which names that base_url) can set it; `--llm` never does.
+  bool allow_insecure_key = false;
   std::string region;       // bedrock: "" = AWS_REGION, then AWS_DEFAULT_REGION
   std::string aws_profile;  // bedrock: "" = AWS_PROFILE, then "default"
   // openai: ask for JSON-Schema structured output first (falls back by itself if refused).
@@ -60,8 +76,8 @@ struct LlmConfig {
 // base URL starts at the first '@' after the provider.
 Result<LlmConfig> ParseLlmSpec(const std::string& spec);
 
-// The profile `name` from a TOML file (see above); unknown keys and wrong types are errors that
-// name the file, the profile and the key.
+// The profile `name` from a TOML file (see above); unknown keys, wrong types and numbers out of
+// range (NaN and infinities included) are errors that name the file, the profile and the key.
 Result<LlmConfig> LoadLlmProfile(const std::string& path, const std::string& name);
 
 // What a log, a report or `llm ping --json` may show: everything but secrets (there are none in

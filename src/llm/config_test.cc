@@ -95,6 +95,68 @@ TEST_F(LlmProfileTest, RejectsKeysInFilesUnknownKeysAndWrongTypes) {
   EXPECT_FALSE(LoadLlmProfile("/no/such/file.toml", "p").ok());
 }
 
+TEST_F(LlmProfileTest, NumbersMustBeFiniteAndInRangeAndTheErrorSaysWhere) {
+  auto error = [&](const std::string& line) {
+    auto c =
+        LoadLlmProfile(Write("[profiles.p]\nprovider = \"openai\"\nmodel = \"m\"\n" + line), "p");
+    return c.ok() ? std::string("(accepted)") : c.status().message();
+  };
+  // An infinite or NaN timeout is no timeout at all.
+  std::string nan = error("timeout_s = nan\n");
+  EXPECT_NE(nan.find("llm_profiles.toml, profile 'p': 'timeout_s' = nan is not accepted: give a "
+                     "finite number > 0 and <= 86400"),
+            std::string::npos)
+      << nan;
+  EXPECT_NE(error("timeout_s = inf\n").find("'timeout_s' = inf"), std::string::npos);
+  EXPECT_NE(error("connect_timeout_s = -1.5\n").find("'connect_timeout_s' = -1.5"),
+            std::string::npos);
+  EXPECT_NE(error("timeout_s = 0\n").find("'timeout_s' = 0 is not accepted"), std::string::npos);
+  EXPECT_NE(error("max_attempts = 0\n")
+                .find("'max_attempts' = 0 is not accepted: give a finite "
+                      "number from 1 to 100"),
+            std::string::npos);
+  EXPECT_NE(error("max_concurrency = -3\n").find("'max_concurrency' = -3"), std::string::npos);
+  // 2^32 + 1 once narrowed to int as 1.
+  EXPECT_NE(error("max_tokens_cap = 4294967297\n").find("'max_tokens_cap' = 4294967297"),
+            std::string::npos);
+  EXPECT_EQ(error("timeout_s = 0.5\nmax_attempts = 1\nmax_tokens_cap = 1000\n"), "(accepted)");
+}
+
+TEST_F(LlmProfileTest, AllowInsecureKeyIsABooleanForTheProfilesOwnBaseUrl) {
+  std::string path = Write(R"(
+[profiles.lab]
+provider = "openai"
+model = "m"
+base_url = "http://192.0.2.10:8000/v1"
+api_key_env = "LAB_KEY"
+allow_insecure_key = true
+
+[profiles.nourl]
+provider = "openai"
+model = "m"
+allow_insecure_key = true
+
+[profiles.text]
+provider = "openai"
+model = "m"
+base_url = "http://192.0.2.10:8000/v1"
+allow_insecure_key = "yes"
+)");
+  auto lab = LoadLlmProfile(path, "lab");
+  ASSERT_TRUE(lab.ok()) << lab.status().ToString();
+  EXPECT_TRUE(lab->allow_insecure_key);
+  EXPECT_EQ(DescribeLlmConfig(*lab)["allow_insecure_key"], true);
+  auto nourl = LoadLlmProfile(path, "nourl");
+  ASSERT_FALSE(nourl.ok());
+  EXPECT_NE(nourl.status().message().find("give base_url"), std::string::npos);
+  auto text = LoadLlmProfile(path, "text");
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("'allow_insecure_key' must be true or false"),
+            std::string::npos);
+  // The short form has no way to say it.
+  EXPECT_FALSE(ParseLlmSpec("openai:m@http://192.0.2.10:8000/v1")->allow_insecure_key);
+}
+
 TEST(LlmConfigTest, DescriptionNamesTheKeyVariableNotTheKey) {
   LlmConfig c = *ParseLlmSpec("anthropic:claude-sonnet-4-5");
   c.api_key_env = "TEAM_ANTHROPIC_KEY";

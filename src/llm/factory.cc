@@ -6,6 +6,7 @@
 #include "llm/aws_credentials.h"
 #include "llm/bedrock.h"
 #include "llm/cassette.h"
+#include "llm/key_policy.h"
 #include "llm/openai.h"
 #include "llm/recovery.h"
 
@@ -33,6 +34,10 @@ Result<std::unique_ptr<Backend>> MakeProvider(const LlmConfig& c, const BackendD
       return Status::InvalidArgument("openai: set " + ApiKeyVariable(c) +
                                      " (or give a base URL for a local OpenAI-compatible server)");
     }
+    if (!o.api_key.empty()) {
+      Status where = CheckKeyDestination(o.base_url, ApiKeyVariable(c), c.allow_insecure_key);
+      if (!where.ok()) return Status::InvalidArgument("openai: " + where.message());
+    }
     o.structured_output = c.structured_output;
     o.connect_timeout = Millis(c.connect_timeout_s);
     o.total_timeout = Millis(c.timeout_s);
@@ -45,6 +50,10 @@ Result<std::unique_ptr<Backend>> MakeProvider(const LlmConfig& c, const BackendD
     o.api_key = key();
     if (o.api_key.empty() && c.base_url.empty()) {
       return Status::InvalidArgument("anthropic: set " + ApiKeyVariable(c));
+    }
+    if (!o.api_key.empty()) {
+      Status where = CheckKeyDestination(o.base_url, ApiKeyVariable(c), c.allow_insecure_key);
+      if (!where.ok()) return Status::InvalidArgument("anthropic: " + where.message());
     }
     o.connect_timeout = Millis(c.connect_timeout_s);
     o.total_timeout = Millis(c.timeout_s);
@@ -61,6 +70,12 @@ Result<std::unique_ptr<Backend>> MakeProvider(const LlmConfig& c, const BackendD
     }
     o.model = c.model;
     o.base_url = c.base_url;
+    // The default endpoint is https by construction; a custom one (a VPC endpoint, a proxy) is
+    // held to the same rule as any key.
+    if (!o.base_url.empty()) {
+      Status where = CheckKeyDestination(o.base_url, "AWS credentials", c.allow_insecure_key);
+      if (!where.ok()) return Status::InvalidArgument("bedrock: " + where.message());
+    }
     auto credentials = LoadAwsCredentials(c.aws_profile, d.env);
     if (!credentials.ok())
       return Status::InvalidArgument("bedrock: " + credentials.status().message());

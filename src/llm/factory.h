@@ -6,7 +6,8 @@
 // Recording sits outside so a cassette holds what the caller finally got for each request it
 // made (after retries and truncation recovery), and replaying it reproduces a run exactly
 // without paying twice. Keys are read here, from the environment variable the config names, and
-// go only into the provider backend. The returned backend is safe to use from several threads.
+// go only into the provider backend, and only when the base URL may receive them (key_policy.h).
+// The returned backend is safe to use from several threads.
 #pragma once
 
 #include <functional>

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "llm/fake_server_testing.h"
 
@@ -119,6 +120,112 @@ TEST(MakeBackendTest, MissingCredentialsAreErrorsBeforeAnythingIsSent) {
   EXPECT_NE(bedrock.status().message().find("no region"), std::string::npos);
   auto replay = MakeBackend(*ParseLlmSpec("replay:/no/such/cassette.jsonl"), deps);
   EXPECT_FALSE(replay.ok());
+}
+
+// Answers every request with one completion and keeps what it was sent: a network that would
+// carry a key anywhere, to show what MakeBackend lets through.
+class KeptRequestsTransport : public HttpTransport {
+ public:
+  HttpResult Send(const HttpRequest& request) override {
+    sent.push_back(request);
+    HttpResponse response;
+    response.status = 200;
+    response.body = Answer("ok", "stop", 1, 1).dump();
+    return response;
+  }
+  std::string Header(size_t i, const std::string& name) const {
+    for (const auto& [k, v] : sent.at(i).headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+  std::vector<HttpRequest> sent;
+};
+
+EnvLookup Environment(std::map<std::string, std::string> values) {
+  return [values](const std::string& name) -> std::optional<std::string> {
+    auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(MakeBackendTest, AKeyIsNeverSentOverPlainHttpToAnotherHost) {
+  auto network = std::make_shared<KeptRequestsTransport>();
+  BackendDependencies deps;
+  deps.env = Environment({{"OPENAI_API_KEY", "sk-test"},
+                          {"ANTHROPIC_API_KEY", "ak-test"},
+                          {"AWS_REGION", "us-east-1"},
+                          {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+                          {"AWS_SECRET_ACCESS_KEY", "secret"}});
+  deps.transport = network;
+  auto openai = MakeBackend(*ParseLlmSpec("openai:m@http://192.0.2.10:8000/v1"), deps);
+  ASSERT_FALSE(openai.ok());
+  EXPECT_EQ(openai.status().message(),
+            "openai: refusing to send OPENAI_API_KEY over plain http to http://192.0.2.10:8000/v1: "
+            "use https, a loopback address (127.0.0.1, ::1, localhost), or name this base_url in "
+            "an --llm-config profile with allow_insecure_key = true");
+  auto anthropic = MakeBackend(*ParseLlmSpec("anthropic:claude@http://llm.lab.example"), deps);
+  ASSERT_FALSE(anthropic.ok());
+  EXPECT_NE(anthropic.status().message().find("refusing to send ANTHROPIC_API_KEY over plain "
+                                              "http to http://llm.lab.example"),
+            std::string::npos)
+      << anthropic.status().message();
+  auto bedrock =
+      MakeBackend(*ParseLlmSpec("bedrock:anthropic.claude-v1:0@http://192.0.2.11"), deps);
+  ASSERT_FALSE(bedrock.ok());
+  EXPECT_NE(bedrock.status().message().find("refusing to send AWS credentials over plain http"),
+            std::string::npos)
+      << bedrock.status().message();
+  EXPECT_TRUE(network->sent.empty()) << "nothing may reach the network";
+  // https anywhere is fine.
+  auto secure = MakeBackend(*ParseLlmSpec("openai:m@https://192.0.2.10:8443/v1"), deps);
+  ASSERT_TRUE(secure.ok()) << secure.status().ToString();
+  ASSERT_TRUE((*secure)->Complete(Ask("hi")).ok());
+  EXPECT_EQ(network->Header(0, "Authorization"), "Bearer sk-test");
+}
+
+TEST(MakeBackendTest, AKeyGoesOverPlainHttpToThisMachine) {
+  FakeServer server;
+  server.ReplyJson(Answer("local", "stop", 1, 1));
+  BackendDependencies deps;
+  deps.env = Environment({{"OPENAI_API_KEY", "sk-local"}});
+  auto local = MakeBackend(*ParseLlmSpec("openai:m@" + server.BaseUrl() + "/v1"), deps);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  ASSERT_TRUE((*local)->Complete(Ask("hi")).ok());
+  ASSERT_EQ(server.Received().size(), 1u);
+  EXPECT_EQ(server.Received()[0].Header("Authorization"), "Bearer sk-local");
+}
+
+TEST(MakeBackendTest, AProfileThatNamesThePlainHttpUrlMayAllowTheKeyThere) {
+  const std::string path = ::testing::TempDir() + "/factory_lab.toml";
+  std::ofstream(path) << "[profiles.lab]\nprovider = \"openai\"\nmodel = \"m\"\n"
+                         "base_url = \"http://192.0.2.10:8000/v1\"\napi_key_env = \"LAB_KEY\"\n"
+                         "allow_insecure_key = true\n";
+  auto network = std::make_shared<KeptRequestsTransport>();
+  BackendDependencies deps;
+  deps.env = Environment({{"LAB_KEY", "lab-secret"}});
+  deps.transport = network;
+  auto config = LoadLlmProfile(path, "lab");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto backend = MakeBackend(*config, deps);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ASSERT_TRUE((*backend)->Complete(Ask("hi")).ok());
+  ASSERT_EQ(network->sent.size(), 1u);
+  EXPECT_EQ(network->sent[0].url, "http://192.0.2.10:8000/v1/chat/completions");
+  EXPECT_EQ(network->Header(0, "Authorization"), "Bearer lab-secret");
+}
+
+TEST(MakeBackendTest, AKeylessServerIsNeverRefused) {
+  auto network = std::make_shared<KeptRequestsTransport>();
+  BackendDependencies deps;
+  deps.env = NoEnvironment();
+  deps.transport = network;
+  auto backend = MakeBackend(*ParseLlmSpec("openai:m@http://192.0.2.10:8000/v1"), deps);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ASSERT_TRUE((*backend)->Complete(Ask("hi")).ok());
+  ASSERT_EQ(network->sent.size(), 1u);
+  EXPECT_EQ(network->Header(0, "Authorization"), "");
 }
 
 }  // namespace

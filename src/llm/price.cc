@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -18,7 +19,7 @@ bool IsGlob(std::string_view pattern) {
   return pattern.find_first_of("*?") != std::string_view::npos;
 }
 
-// A price must be given, be a number and not be negative: a forgotten output price silently
+// A price must be given, be a finite number and not be negative: a forgotten output price silently
 // read as 0 would under-report spending.
 Result<double> PriceField(const toml::table& entry, std::string_view key,
                           const std::string& where) {
@@ -30,8 +31,10 @@ Result<double> PriceField(const toml::table& entry, std::string_view key,
   if (!node->is_number() || !value) {
     return Status::InvalidArgument(where + ": '" + std::string(key) + "' must be a number");
   }
-  if (*value < 0) {
-    return Status::InvalidArgument(where + ": '" + std::string(key) + "' must not be negative");
+  // NaN passes every comparison as false, so "not below zero" must be said as "at or above".
+  if (!std::isfinite(*value) || !(*value >= 0)) {
+    return Status::InvalidArgument(where + ": '" + std::string(key) +
+                                   "' must be a finite number >= 0");
   }
   return *value;
 }

@@ -91,7 +91,13 @@ TEST(PriceTableTest, TomlErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(message("[models.m]\ninput_per_mtok = \"2.5\"\noutput_per_mtok = 1\n"),
             "prices.toml: models.\"m\": 'input_per_mtok' must be a number");
   EXPECT_EQ(message("[models.m]\ninput_per_mtok = -1\noutput_per_mtok = 1\n"),
-            "prices.toml: models.\"m\": 'input_per_mtok' must not be negative");
+            "prices.toml: models.\"m\": 'input_per_mtok' must be a finite number >= 0");
+  // NaN compares false with everything, so it once passed as "not negative"; inf made every
+  // exchange cost inf and stopped a --max-cost run at once.
+  EXPECT_EQ(message("[models.m]\ninput_per_mtok = nan\noutput_per_mtok = 1\n"),
+            "prices.toml: models.\"m\": 'input_per_mtok' must be a finite number >= 0");
+  EXPECT_EQ(message("[models.m]\ninput_per_mtok = 1\noutput_per_mtok = inf\n"),
+            "prices.toml: models.\"m\": 'output_per_mtok' must be a finite number >= 0");
   EXPECT_EQ(message("[models.m]\ninput_per_mtok = 1\noutput_per_mtok = 1\ncached = 0.5\n"),
             "prices.toml: models.\"m\": unknown key 'cached'");
   EXPECT_EQ(message("[model.m]\ninput_per_mtok = 1\n"),

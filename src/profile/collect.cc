@@ -26,6 +26,41 @@ std::string ReadFile(const std::string& path, std::vector<std::string>& notes) {
   return buffer.str();
 }
 
+// Reads the ncu CSV while the view is built: what the SASS says (entry kernels, library calls)
+// selects the candidate's kernels as rows stream by, and the reader's notes join the record's.
+NcuReadOptions NcuSelection(const Metrics& m) {
+  NcuReadOptions options;
+  if (m.sass && (!m.sass->entry_points.empty() || !m.sass->library_calls.empty())) {
+    options.select_candidate_kernels = true;
+    options.entry_points = m.sass->entry_points;
+    options.calls_libraries = !m.sass->library_calls.empty();
+  }
+  return options;
+}
+
+void AddNcu(Result<NcuView> parsed, Metrics& m) {
+  if (!parsed.ok()) {
+    m.notes.push_back("ncu: " + parsed.status().message());
+    return;
+  }
+  for (const std::string& note : parsed->notes) m.notes.push_back("ncu: " + note);
+  parsed->notes.clear();
+  m.ncu = std::move(*parsed);
+}
+
+Metrics CollectSass(const ArtifactTexts& t) {
+  Metrics m;
+  if (!t.sass.empty() || !t.res_usage.empty() || !t.symbols.empty() || !t.nm.empty()) {
+    m.sass = CombineSass(t.sass, t.res_usage, t.symbols, t.nm);
+    if (!t.sass.empty() && m.sass->kernels.empty())
+      m.notes.push_back("sass: no kernels found in the SASS dump");
+  }
+  return m;
+}
+
+// Kernels past this many are counted, not listed, in the human rendering (--json lists them all).
+constexpr std::size_t kMaxRenderedKernels = 50;
+
 std::string Fmt(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
@@ -38,7 +73,8 @@ ArtifactPaths ArtifactsIn(const std::string& dir, const std::string& name) {
   namespace fs = std::filesystem;
   auto pick = [&](const std::string& suffix) {
     fs::path p = fs::path(dir) / (name + suffix);
-    return fs::exists(p) ? p.string() : std::string();
+    std::error_code ec;  // an unreadable directory holds nothing usable: no exception
+    return fs::exists(p, ec) ? p.string() : std::string();
   };
   ArtifactPaths paths{pick(".ncu.csv"),     pick(".sass.txt"), pick(".resusage.txt"),
                       pick(".symbols.txt"), pick(".nm.txt"),   pick(".trace.json")};
@@ -47,33 +83,26 @@ ArtifactPaths ArtifactsIn(const std::string& dir, const std::string& name) {
 }
 
 Metrics CollectFromTexts(const ArtifactTexts& t) {
-  Metrics m;
-  if (!t.sass.empty() || !t.res_usage.empty() || !t.symbols.empty() || !t.nm.empty()) {
-    m.sass = CombineSass(t.sass, t.res_usage, t.symbols, t.nm);
-    if (!t.sass.empty() && m.sass->kernels.empty())
-      m.notes.push_back("sass: no kernels found in the SASS dump");
-  }
-  if (!t.ncu_csv.empty()) {
-    auto parsed = ParseNcuCsv(t.ncu_csv);
-    if (!parsed.ok()) {
-      m.notes.push_back("ncu: " + parsed.status().message());
-    } else {
-      m.ncu = std::move(*parsed);
-      if (m.sass && (!m.sass->entry_points.empty() || !m.sass->library_calls.empty())) {
-        SelectCandidateKernels(*m.ncu, m.sass->entry_points, !m.sass->library_calls.empty(),
-                               m.notes);
-      }
-    }
-  }
+  Metrics m = CollectSass(t);
+  if (!t.ncu_csv.empty()) AddNcu(ParseNcuCsv(t.ncu_csv, NcuSelection(m)), m);
   return m;
 }
 
 Metrics CollectFromArtifacts(const ArtifactPaths& paths) {
   std::vector<std::string> notes;
-  ArtifactTexts texts{ReadFile(paths.ncu_csv, notes), ReadFile(paths.sass, notes),
-                      ReadFile(paths.res_usage, notes), ReadFile(paths.symbols, notes),
-                      ReadFile(paths.nm, notes)};
-  Metrics m = CollectFromTexts(texts);
+  ArtifactTexts texts{"", ReadFile(paths.sass, notes), ReadFile(paths.res_usage, notes),
+                      ReadFile(paths.symbols, notes), ReadFile(paths.nm, notes)};
+  Metrics m = CollectSass(texts);
+  // The ncu CSV is the one artifact that grows with the profiled program (a row of ~400 counters
+  // per launch): it is streamed from the file, never held whole.
+  if (!paths.ncu_csv.empty()) {
+    std::ifstream in(paths.ncu_csv, std::ios::binary);
+    if (!in) {
+      notes.push_back("cannot read " + paths.ncu_csv);
+    } else if (in.peek() != std::ifstream::traits_type::eof()) {
+      AddNcu(ReadNcuCsv(in, NcuSelection(m)), m);
+    }
+  }
   if (!paths.trace.empty()) {
     Result<TimelineSummary> timeline = Status::NotFound("");
     if (paths.trace.size() > 7 && paths.trace.substr(paths.trace.size() - 7) == ".sqlite") {
@@ -105,7 +134,13 @@ std::string RenderMetrics(const Metrics& m) {
       }
       out << "\n";
     };
-    for (const NcuKernel& k : m.ncu->kernels) show(k);
+    for (std::size_t i = 0; i < m.ncu->kernels.size() && i < kMaxRenderedKernels; ++i) {
+      show(m.ncu->kernels[i]);
+    }
+    if (m.ncu->kernels.size() > kMaxRenderedKernels) {
+      out << "  ... and " << m.ncu->kernels.size() - kMaxRenderedKernels
+          << " more launch(es) (--json lists every one)\n";
+    }
     if (m.ncu->kernels.size() > 1) show(m.ncu->aggregate);
   }
   if (m.sass) {

@@ -25,26 +25,30 @@ inline constexpr int kMetricsSchemaVersion = 1;
 // ---- ncu ------------------------------------------------------------------------------------
 
 struct NcuKernel {
-  int id = -1;                       // ncu's launch ID
-  std::string name;                  // kernel name as ncu printed it (mangled with --kernel-name-base mangled)
-  std::string block_size, grid_size; // "(256, 1, 1)"
+  int id = -1;       // ncu's launch ID
+  std::string name;  // kernel name as ncu printed it (mangled with --kernel-name-base mangled)
+  std::string block_size, grid_size;         // "(256, 1, 1)"
   std::map<std::string, double> values;      // metric name -> value in base units
   std::map<std::string, std::string> units;  // metric name -> unit ("byte", "nsecond", "%", "")
-  double duration_ns() const;        // gpu__time_duration.sum, 0 when absent
+  double duration_ns() const;                // gpu__time_duration.sum, 0 when absent
 };
 
 struct NcuView {
-  std::vector<NcuKernel> kernels;    // in launch order
+  std::vector<NcuKernel> kernels;  // in launch order
   // Duration-weighted mean over kernels for rates and percentages; sums for counts and bytes.
   NcuKernel aggregate;
-  std::vector<std::string> warnings; // ncu's own ==WARNING== / ==PROF== lines worth keeping
+  std::vector<std::string> warnings;  // ncu's own ==WARNING== / ==PROF== lines worth keeping
+  // What kernelpro did to ncu's numbers while reading them: counters dropped as implausible
+  // (profile/counter_check.h), kernels left out, per-kernel counters cut. Not part of the JSON
+  // form: CollectFromTexts moves them into Metrics::notes, where commands print them.
+  std::vector<std::string> notes;
 };
 
 // ---- SASS -------------------------------------------------------------------------------------
 
 struct SassKernel {
-  std::string name;                              // mangled entry name
-  std::map<std::string, std::int64_t> opcodes;   // base opcode ("FFMA", "LDG") -> static count
+  std::string name;                                // mangled entry name
+  std::map<std::string, std::int64_t> opcodes;     // base opcode ("FFMA", "LDG") -> static count
   std::map<std::string, std::int64_t> categories;  // see sass.h: "tensor_wgmma", "ldgsts", ...
   std::int64_t total_instructions = 0;
   // From cuobjdump -res-usage; -1 when unknown.
@@ -53,10 +57,10 @@ struct SassKernel {
 };
 
 struct SassView {
-  std::string arch;                              // "sm_90a"
-  std::vector<SassKernel> kernels;               // entry kernels first, then device functions
-  std::vector<std::string> entry_points;         // STB_GLOBAL/STO_ENTRY names (cuobjdump -symbols)
-  std::vector<std::string> library_calls;        // e.g. "cublasGemmEx", "cublasLtMatmul" (nm -D)
+  std::string arch;                        // "sm_90a"
+  std::vector<SassKernel> kernels;         // entry kernels first, then device functions
+  std::vector<std::string> entry_points;   // STB_GLOBAL/STO_ENTRY names (cuobjdump -symbols)
+  std::vector<std::string> library_calls;  // e.g. "cublasGemmEx", "cublasLtMatmul" (nm -D)
 };
 
 // ---- Timeline --------------------------------------------------------------------------------
@@ -69,21 +73,21 @@ struct MemcpySummary {
 };
 
 struct IdleGap {
-  double start_us = 0;     // from the start of the window
+  double start_us = 0;  // from the start of the window
   double duration_us = 0;
 };
 
 struct TimelineSummary {
-  std::string source;              // "torch_profiler" or "nsys"
-  double end_to_end_us = 0;        // first API call to last GPU activity
+  std::string source;        // "torch_profiler" or "nsys"
+  double end_to_end_us = 0;  // first API call to last GPU activity
   int kernel_count = 0;
-  double gpu_busy_us = 0;          // union of kernel and copy intervals
+  double gpu_busy_us = 0;            // union of kernel and copy intervals
   double launch_overhead_share = 0;  // 1 - busy / end-to-end, in [0, 1]
   double avg_launch_latency_us = 0;  // launch API call to kernel start, averaged
   int sync_calls = 0;
   double sync_time_us = 0;
   std::vector<MemcpySummary> memcpy;
-  std::vector<IdleGap> gaps;       // GPU idle gaps above max(1 % of end-to-end, 5 us)
+  std::vector<IdleGap> gaps;  // GPU idle gaps above max(1 % of end-to-end, 5 us)
   double gap_threshold_us = 0;
 };
 

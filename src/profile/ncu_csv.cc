@@ -4,11 +4,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <utility>
 
+#include "profile/counter_check.h"
 #include "profile/ncu_catalog.h"
+#include "profile/ncu_runner.h"
 
 namespace kernelpro {
 
@@ -118,121 +121,473 @@ std::string PermissionMessage(std::string_view ncu_line) {
   return message;
 }
 
-class NcuCsvParser {
+// One line at a time, without its line break ("\n" or "\r\n"), from text in memory or a stream.
+class LineSource {
  public:
-  explicit NcuCsvParser(std::string_view text) : text_(text) {}
+  virtual ~LineSource() = default;
+  // False at the end of the input.
+  virtual bool Next(std::string_view* line) = 0;
+};
 
-  Result<NcuView> Parse() {
-    if (StartsWith(text_, "\xEF\xBB\xBF")) text_.remove_prefix(3);  // UTF-8 byte order mark
-    std::size_t pos = FindHeader();
-    if (have_header_) ReadRows(pos);
-    if (view_.kernels.empty()) return Failure();
+class TextLines : public LineSource {
+ public:
+  explicit TextLines(std::string_view text) : text_(text) {}
+  bool Next(std::string_view* line) override {
+    if (pos_ >= text_.size()) return false;
+    std::size_t next = 0;
+    *line = LineAt(text_, pos_, &next);
+    pos_ = next;
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+class StreamLines : public LineSource {
+ public:
+  explicit StreamLines(std::istream& in) : in_(in) {}
+  bool Next(std::string_view* line) override {
+    if (!std::getline(in_, buffer_)) return false;
+    if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
+    *line = buffer_;
+    return true;
+  }
+
+ private:
+  std::istream& in_;
+  std::string buffer_;
+};
+
+// Whether a CSV record that starts (or continues) with `line` is still inside a quoted field at
+// the end of it, by NextCsvRecord's rules: a quote opens a field only at its start, "" inside
+// quotes is a quote. `state` carries over between the lines of one record.
+struct QuoteState {
+  bool in_quotes = false;
+  bool at_field_start = true;
+};
+bool EndsInsideQuotes(std::string_view line, QuoteState* state) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (state->in_quotes) {
+      if (c != '"') continue;
+      if (i + 1 < line.size() && line[i + 1] == '"') {
+        ++i;
+      } else {
+        state->in_quotes = false;
+      }
+      continue;
+    }
+    if (c == ',') {
+      state->at_field_start = true;
+      continue;
+    }
+    if (c == '"' && state->at_field_start) state->in_quotes = true;
+    state->at_field_start = false;
+  }
+  state->at_field_start = false;  // the line break inside the field is a character of it
+  return state->in_quotes;
+}
+
+// A cell as a number, NaN and infinities included (the caller says why it drops them); nullopt for
+// "n/a", empty cells and text.
+std::optional<double> ParseNcuCell(std::string_view cell) {
+  cell = Trim(cell);
+  if (cell.empty() || cell == "n/a" || cell == "N/A") return std::nullopt;
+  std::string digits;
+  digits.reserve(cell.size());
+  for (char c : cell) {
+    if (c != ',') digits += c;  // thousands separators
+  }
+  std::string_view number = digits;
+  if (StartsWith(number, "+")) number.remove_prefix(1);
+  double value = 0;
+  auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || end != number.data() + number.size()) return std::nullopt;
+  if (error == std::errc::result_out_of_range) {
+    // 1e999 is a number too big for a double: as good as infinite. 1e-999 is as good as 0.
+    return std::strtod(std::string(number).c_str(), nullptr);
+  }
+  if (error != std::errc()) return std::nullopt;
+  return value;
+}
+
+// What the header and units rows say about a column, worked out once rather than per cell.
+struct Column {
+  std::string name;
+  bool metric = false;
+  std::string unit;      // in base units
+  bool has_unit = true;  // false for hand-made kernels without units (AggregateKernels)
+  double factor = 1;
+  bool sum = false;  // combined over kernels by adding up (else: duration-weighted mean)
+};
+
+// A kernel's identity, which every kernel keeps whatever the detail bound.
+struct KernelIdentity {
+  std::size_t index = 0;  // launch order among the rows read
+  int id = -1;
+  std::string name, block_size, grid_size;
+  double duration = 0;  // ns; 0 when unknown
+  bool has_duration = false;
+};
+
+// A kernel with every counter, in column order (NaN: absent).
+struct DetailedKernel {
+  KernelIdentity identity;
+  std::vector<double> values;
+};
+
+// Longer first; on a tie the earlier launch. As a heap comparator it keeps the least of these at
+// the front, ready to be evicted.
+bool Longer(const KernelIdentity& a, const KernelIdentity& b) {
+  if (a.duration != b.duration) return a.duration > b.duration;
+  return a.index < b.index;
+}
+bool Longer(const DetailedKernel& a, const DetailedKernel& b) {
+  return Longer(a.identity, b.identity);
+}
+
+// The `limit` longest kernels offered, with their counters; memory bounded by `limit` rows.
+class LongestKernels {
+ public:
+  explicit LongestKernels(std::size_t limit) : limit_(limit) {}
+  void Offer(const KernelIdentity& identity, const std::vector<double>& values) {
+    auto longer = [](const DetailedKernel& a, const DetailedKernel& b) { return Longer(a, b); };
+    if (limit_ == 0) return;
+    if (heap_.size() == limit_) {
+      if (!Longer(identity, heap_.front().identity)) return;
+      std::pop_heap(heap_.begin(), heap_.end(), longer);
+      heap_.back().identity = identity;
+      heap_.back().values = values;
+    } else {
+      heap_.push_back({identity, values});
+    }
+    std::push_heap(heap_.begin(), heap_.end(), longer);
+  }
+  std::vector<DetailedKernel>& kernels() { return heap_; }
+
+ private:
+  std::size_t limit_;
+  std::vector<DetailedKernel> heap_;
+};
+
+// AggregateKernels, one kernel at a time, per column. Both weightings are kept, because whether
+// any kernel has a duration (and so whether durations weigh) is known only at the end.
+struct ColumnTotal {
+  double sum = 0, weighted_sum = 0, weight = 0;
+  int count = 0;
+};
+
+class RunningAggregate {
+ public:
+  explicit RunningAggregate(std::size_t columns) : totals_(columns) {}
+
+  void Add(const KernelIdentity& k, const std::vector<double>& values) {
+    if (kernels_++ == 0) {
+      block_size_ = k.block_size;
+      grid_size_ = k.grid_size;
+    }
+    if (k.block_size != block_size_) block_size_.clear();
+    if (k.grid_size != grid_size_) grid_size_.clear();
+    if (k.duration > 0) any_duration_ = true;
+    const double weight = std::max(0.0, k.duration);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (std::isnan(values[i])) continue;
+      ColumnTotal& t = totals_[i];
+      t.sum += values[i];
+      t.weighted_sum += weight * values[i];
+      t.weight += weight;
+      ++t.count;
+    }
+  }
+
+  NcuKernel Finish(const std::vector<Column>& columns) const {
+    NcuKernel aggregate;
+    aggregate.name =
+        "aggregate (" + std::to_string(kernels_) + (kernels_ == 1 ? " kernel)" : " kernels)");
+    if (kernels_ == 0) return aggregate;
+    aggregate.block_size = block_size_;
+    aggregate.grid_size = grid_size_;
+    for (std::size_t i = 0; i < totals_.size(); ++i) {
+      const ColumnTotal& t = totals_[i];
+      if (t.count == 0) continue;
+      double value;
+      if (columns[i].sum) {
+        value = t.sum;
+      } else if (any_duration_ && t.weight > 0) {
+        value = t.weighted_sum / t.weight;
+      } else {
+        value = t.sum / t.count;  // equal weights, or only kernels without a duration have it
+      }
+      aggregate.values.insert_or_assign(columns[i].name, value);
+      if (columns[i].has_unit) aggregate.units.insert_or_assign(columns[i].name, columns[i].unit);
+    }
+    return aggregate;
+  }
+
+ private:
+  std::vector<ColumnTotal> totals_;
+  std::size_t kernels_ = 0;
+  bool any_duration_ = false;
+  std::string block_size_, grid_size_;
+};
+
+class NcuCsvReader {
+ public:
+  explicit NcuCsvReader(const NcuReadOptions& options)
+      : options_(options),
+        longest_own_(std::max<std::size_t>(1, options.max_detailed_kernels)),
+        longest_others_(options.select_candidate_kernels ? kMaxLongestOtherKernels : 0) {
+    if (options_.select_candidate_kernels) matcher_.emplace(options_.entry_points);
+  }
+
+  Result<NcuView> Read(LineSource& lines) {
+    bool first_line = true;
+    std::string_view line;
+    while (lines.Next(&line)) {
+      if (first_line && StartsWith(line, "\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 BOM
+      first_line = false;
+      See(line);
+      if (!have_header_) {
+        FindHeader(line);
+      } else if (!pending_.empty()) {
+        pending_ += '\n';
+        pending_ += line;
+        if (!EndsInsideQuotes(line, &quotes_)) Row();
+      } else if (StartsWith(line, "==")) {
+        NoteMessage(line);
+      } else if (!Trim(line).empty()) {
+        pending_.assign(line);
+        quotes_ = {};
+        if (!EndsInsideQuotes(line, &quotes_)) Row();
+      }
+    }
+    if (!pending_.empty()) Row();  // the input ended inside a quoted field
+    if (rows_ == 0) return Failure();
     if (skipped_rows_ > 0) {
       view_.warnings.push_back(
           "skipped " + std::to_string(skipped_rows_) +
           " malformed ncu CSV row(s) (truncated output?); first: " + first_skip_reason_);
     }
-    view_.aggregate = AggregateKernels(view_.kernels);
+    if (dropped_messages_ > 0) {
+      view_.warnings.push_back("(" + std::to_string(dropped_messages_) +
+                               " more distinct ncu messages not kept)");
+    }
+    Finish();
     return std::move(view_);
   }
 
  private:
-  // Skips profiler messages and whatever the program printed, up to the header row. Returns the
-  // position after the header (or the end).
-  std::size_t FindHeader() {
+  static constexpr std::size_t kMaxMessages = 100;
+  static constexpr std::size_t kHeadChars = 200;
+
+  // What Failure() needs of the whole text, kept as it streams by.
+  void See(std::string_view line) {
+    if (line.find(kPermissionCode) != std::string_view::npos ||
+        line.find(kPermissionText) != std::string_view::npos) {
+      saw_permission_text_ = true;
+    }
+    if (head_.size() < kHeadChars && (!head_.empty() || !Trim(line).empty())) {
+      if (!head_.empty()) head_ += '\n';
+      head_ += line.substr(0, kHeadChars);
+    }
+  }
+
+  // Skips profiler messages and whatever the program printed, up to the header row.
+  void FindHeader(std::string_view line) {
+    if (StartsWith(line, "==")) {
+      NoteMessage(line);
+      return;
+    }
+    if (!StartsWith(line, "\"ID\"")) return;
     std::size_t pos = 0;
-    while (pos < text_.size()) {
-      std::size_t next = 0;
-      std::string_view line = LineAt(text_, pos, &next);
-      if (StartsWith(line, "==")) {
-        NoteMessage(line);
-      } else if (StartsWith(line, "\"ID\"")) {
-        std::size_t after = pos;
-        CsvRecord record;
-        NextCsvRecord(text_, &after, &record);
-        if (IsHeader(record)) {
-          SetHeader(std::move(record.fields));
-          return after;
-        }
-      }
-      pos = next;
-    }
-    return pos;
+    CsvRecord record;
+    NextCsvRecord(line, &pos, &record);
+    if (IsHeader(record)) SetHeader(record.fields);
   }
 
-  void SetHeader(std::vector<std::string> header) {
-    header_ = std::move(header);
+  void SetHeader(const std::vector<std::string>& header) {
     have_header_ = true;
-    id_column_ = ColumnIndex(header_, "ID");
-    name_column_ = ColumnIndex(header_, "Kernel Name");
-    block_column_ = ColumnIndex(header_, "Block Size");
-    grid_column_ = ColumnIndex(header_, "Grid Size");
+    header_size_ = header.size();
+    id_column_ = ColumnIndex(header, "ID");
+    name_column_ = ColumnIndex(header, "Kernel Name");
+    block_column_ = ColumnIndex(header, "Block Size");
+    grid_column_ = ColumnIndex(header, "Grid Size");
+    columns_.resize(header.size());
+    std::map<std::string_view, std::size_t> last;  // a repeated column: the last one counts
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      columns_[i].name = header[i];
+      if (IsMetricColumn(header[i])) last[header[i]] = i;
+    }
+    for (const auto& [name, i] : last) columns_[i].metric = true;
+    auto duration = last.find(kNcuDuration);
+    duration_column_ = duration == last.end() ? -1 : static_cast<int>(duration->second);
+    SetUnits({});
+    own_ = RunningAggregate(columns_.size());
   }
 
-  void ReadRows(std::size_t pos) {
-    bool first_record = true;
-    while (pos < text_.size()) {
-      std::size_t next = 0;
-      std::string_view line = LineAt(text_, pos, &next);
-      if (StartsWith(line, "==")) {
-        NoteMessage(line);
-        pos = next;
-        continue;
-      }
-      if (Trim(line).empty()) {
-        pos = next;
-        continue;
-      }
-      CsvRecord record;
-      NextCsvRecord(text_, &pos, &record);
-      // The units row is the first record after the header; it has no ID.
-      bool is_units = first_record && static_cast<std::size_t>(id_column_) < record.fields.size() &&
-                      Trim(record.fields[id_column_]).empty();
-      first_record = false;
-      if (is_units) {
-        units_ = std::move(record.fields);
-        continue;
-      }
-      AddKernel(record);
+  void SetUnits(const std::vector<std::string>& units) {
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      auto [factor, unit] = ToBaseUnit(i < units.size() ? Trim(units[i]) : std::string_view());
+      columns_[i].factor = factor;
+      columns_[i].unit = std::move(unit);
+      columns_[i].sum = NcuAggregation(columns_[i].name, columns_[i].unit) == "sum";
     }
+  }
+
+  void Row() {
+    std::size_t pos = 0;
+    NextCsvRecord(pending_, &pos, &record_);
+    pending_.clear();
+    // The units row is the first record after the header; it has no ID.
+    const bool is_units = first_record_ &&
+                          static_cast<std::size_t>(id_column_) < record_.fields.size() &&
+                          Trim(record_.fields[id_column_]).empty();
+    first_record_ = false;
+    if (is_units) {
+      SetUnits(record_.fields);
+      return;
+    }
+    AddKernel();
   }
 
   void Skip(const std::string& reason) {
     if (skipped_rows_++ == 0) first_skip_reason_ = reason;
   }
 
-  void AddKernel(const CsvRecord& record) {
-    std::size_t row = view_.kernels.size() + skipped_rows_ + 1;
-    if (!record.complete) {
+  void AddKernel() {
+    const std::size_t row = rows_ + skipped_rows_ + 1;
+    if (!record_.complete) {
       Skip("row " + std::to_string(row) + " ends inside a quoted field");
       return;
     }
-    if (record.fields.size() != header_.size()) {
-      Skip("row " + std::to_string(row) + " has " + std::to_string(record.fields.size()) +
-           " fields, the header " + std::to_string(header_.size()));
+    if (record_.fields.size() != header_size_) {
+      Skip("row " + std::to_string(row) + " has " + std::to_string(record_.fields.size()) +
+           " fields, the header " + std::to_string(header_size_));
       return;
     }
-    std::optional<int> id = ParseId(record.fields[id_column_]);
+    std::optional<int> id = ParseId(record_.fields[id_column_]);
     if (!id) {
       Skip("row " + std::to_string(row) + " has no launch ID: \"" +
-           Shorten(record.fields[id_column_], 40) + "\"");
+           Shorten(record_.fields[id_column_], 40) + "\"");
       return;
     }
-    NcuKernel kernel;
+    KernelIdentity kernel;
+    kernel.index = rows_++;
     kernel.id = *id;
-    kernel.name = record.fields[name_column_];
-    if (block_column_ >= 0) kernel.block_size = record.fields[block_column_];
-    if (grid_column_ >= 0) kernel.grid_size = record.fields[grid_column_];
-    for (std::size_t i = 0; i < header_.size(); ++i) {
-      if (!IsMetricColumn(header_[i])) continue;
-      std::optional<double> value = ParseNcuNumber(record.fields[i]);
-      if (!value) continue;
-      auto [factor, unit] = ToBaseUnit(i < units_.size() ? Trim(units_[i]) : std::string_view());
-      // ncu prints metric columns in name order, so the end is the right hint.
-      kernel.values.insert_or_assign(kernel.values.end(), header_[i], *value * factor);
-      kernel.units.insert_or_assign(kernel.units.end(), header_[i], std::move(unit));
+    kernel.name = std::move(record_.fields[name_column_]);
+    if (block_column_ >= 0) kernel.block_size = std::move(record_.fields[block_column_]);
+    if (grid_column_ >= 0) kernel.grid_size = std::move(record_.fields[grid_column_]);
+    values_.assign(columns_.size(), std::nan(""));
+    std::string label;  // "kernel 3 (copy_kernel)", made only when a counter is dropped
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      const Column& column = columns_[i];
+      if (!column.metric) continue;
+      std::optional<double> cell = ParseNcuCell(record_.fields[i]);
+      if (!cell) continue;
+      const double value = *cell * column.factor;
+      if (auto why = ImplausibleCounterReason(column.name, column.unit, value)) {
+        if (label.empty()) {
+          label = "kernel " + std::to_string(kernel.id) + " (" + KernelBaseName(kernel.name) + ")";
+        }
+        dropped_.Add(column.name, column.unit, value, *why, label);
+        continue;
+      }
+      values_[i] = value;
     }
-    view_.kernels.push_back(std::move(kernel));
+    if (duration_column_ >= 0 && !std::isnan(values_[duration_column_])) {
+      kernel.duration = values_[duration_column_];
+      kernel.has_duration = true;
+    }
+    const bool own = !matcher_ || matcher_->IsOwn(kernel.name);
+    durations_.push_back(kernel.duration);
+    own_flags_.push_back(own);
+    if (own) {
+      own_.Add(kernel, values_);
+      longest_own_.Offer(kernel, values_);
+      own_kernels_.push_back(std::move(kernel));
+    } else {
+      longest_others_.Offer(kernel, values_);
+    }
+  }
+
+  // The kernels kept, their aggregate and the notes on what was left out.
+  void Finish() {
+    std::vector<DetailedKernel> others;
+    if (matcher_) {
+      const std::vector<std::size_t> picked =
+          LongestOtherKernels(durations_, own_flags_, options_.calls_libraries);
+      for (DetailedKernel& k : longest_others_.kernels()) {
+        if (std::binary_search(picked.begin(), picked.end(), k.identity.index)) {
+          others.push_back(std::move(k));
+        }
+      }
+      std::sort(others.begin(), others.end(), [](const DetailedKernel& a, const DetailedKernel& b) {
+        return a.identity.index < b.identity.index;
+      });
+      const std::size_t own = own_kernels_.size();
+      if (std::string note = KernelSelectionNote(own, others.size(), rows_); !note.empty()) {
+        view_.notes.push_back(note);
+      }
+    }
+    RunningAggregate aggregate = own_;
+    for (const DetailedKernel& k : others) aggregate.Add(k.identity, k.values);
+    view_.aggregate = aggregate.Finish(columns_);
+
+    // Every counter for the longest kernels kept; identity and duration for the rest.
+    std::vector<DetailedKernel*> detailed;
+    for (DetailedKernel& k : longest_own_.kernels()) detailed.push_back(&k);
+    for (DetailedKernel& k : others) detailed.push_back(&k);
+    std::sort(detailed.begin(), detailed.end(),
+              [](const DetailedKernel* a, const DetailedKernel* b) { return Longer(*a, *b); });
+    const std::size_t limit = std::max<std::size_t>(1, options_.max_detailed_kernels);
+    if (detailed.size() > limit) detailed.resize(limit);
+    std::map<std::size_t, const std::vector<double>*> values_of;
+    for (const DetailedKernel* k : detailed) values_of[k->identity.index] = &k->values;
+
+    const std::size_t kept = own_kernels_.size() + others.size();
+    view_.kernels.reserve(kept);
+    auto own_it = own_kernels_.begin();
+    auto other_it = others.begin();
+    while (own_it != own_kernels_.end() || other_it != others.end()) {
+      const bool take_own = other_it == others.end() || (own_it != own_kernels_.end() &&
+                                                         own_it->index < other_it->identity.index);
+      KernelIdentity& identity = take_own ? *own_it++ : (other_it++)->identity;
+      view_.kernels.push_back(MakeKernel(std::move(identity), values_of));
+    }
+    if (kept > limit) {
+      view_.notes.push_back("every counter kept for the " + std::to_string(limit) + " longest of " +
+                            std::to_string(kept) +
+                            " kernels; the others keep their name and duration, and the "
+                            "aggregate covers them all");
+    }
+    for (std::string& note : dropped_.Notes()) view_.notes.push_back(std::move(note));
+  }
+
+  NcuKernel MakeKernel(KernelIdentity identity,
+                       const std::map<std::size_t, const std::vector<double>*>& values_of) const {
+    NcuKernel kernel;
+    kernel.id = identity.id;
+    kernel.name = std::move(identity.name);
+    kernel.block_size = std::move(identity.block_size);
+    kernel.grid_size = std::move(identity.grid_size);
+    auto values = values_of.find(identity.index);
+    if (values == values_of.end()) {
+      if (identity.has_duration) {
+        kernel.values.emplace(columns_[duration_column_].name, identity.duration);
+        kernel.units.emplace(columns_[duration_column_].name, columns_[duration_column_].unit);
+      }
+      return kernel;
+    }
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      const double value = (*values->second)[i];
+      if (std::isnan(value)) continue;
+      // ncu prints metric columns in name order, so the end is the right hint.
+      kernel.values.insert_or_assign(kernel.values.end(), columns_[i].name, value);
+      kernel.units.insert_or_assign(kernel.units.end(), columns_[i].name, columns_[i].unit);
+    }
+    return kernel;
   }
 
   void NoteMessage(std::string_view line) {
@@ -248,15 +603,18 @@ class NcuCsvParser {
     // ncu repeats some warnings for every kernel it replays; one copy says it.
     if ((StartsWith(line, "==WARNING==") || StartsWith(line, "==ERROR==")) &&
         std::find(view_.warnings.begin(), view_.warnings.end(), line) == view_.warnings.end()) {
-      view_.warnings.push_back(std::string(line));
+      if (view_.warnings.size() < kMaxMessages) {
+        view_.warnings.push_back(std::string(line));
+      } else {
+        ++dropped_messages_;
+      }
     }
   }
 
   Status Failure() const {
     // The permission error may reach us without its ==ERROR== prefix (a wrapped line, or stderr
     // merged into stdout mid-line), so a match anywhere in the text counts.
-    if (!permission_line_.empty() || text_.find(kPermissionCode) != std::string_view::npos ||
-        text_.find(kPermissionText) != std::string_view::npos) {
+    if (!permission_line_.empty() || saw_permission_text_) {
       return Status::Unavailable(PermissionMessage(permission_line_));
     }
     if (!no_kernels_line_.empty()) {
@@ -265,24 +623,48 @@ class NcuCsvParser {
                               "names, the NVTX range and --launch-skip/--launch-count)");
     }
     std::string said = first_error_.empty() ? "" : "; ncu said: " + Shorten(first_error_);
-    if (Trim(text_).empty()) return Status::InvalidArgument("ncu output is empty");
+    if (Trim(head_).empty()) return Status::InvalidArgument("ncu output is empty");
     if (!have_header_) {
       return Status::InvalidArgument(
           "ncu output has no CSV header row (\"ID\",...,\"Kernel Name\",...); was it run with "
           "--csv --page raw? It starts: \"" +
-          Shorten(Trim(text_), 80) + "\"" + said);
+          Shorten(Trim(head_), 80) + "\"" + said);
     }
     std::string first = skipped_rows_ > 0 ? " (first problem: " + first_skip_reason_ + ")" : "";
     return Status::InvalidArgument("ncu CSV has a header but no complete kernel row" + first +
                                    said);
   }
 
-  std::string_view text_;
+  const NcuReadOptions& options_;
+  std::optional<CandidateKernelMatcher> matcher_;
   NcuView view_;
+
+  // The header.
   bool have_header_ = false;
-  std::vector<std::string> header_, units_;
+  std::size_t header_size_ = 0;
+  std::vector<Column> columns_;
   int id_column_ = -1, name_column_ = -1, block_column_ = -1, grid_column_ = -1;
-  std::size_t skipped_rows_ = 0;
+  int duration_column_ = -1;
+
+  // The record being read: its text (several lines when a quoted field holds line breaks).
+  std::string pending_;
+  QuoteState quotes_;
+  CsvRecord record_;
+  bool first_record_ = true;
+  std::vector<double> values_;  // the current row's counters, by column
+
+  // What the rows gave, bounded: per kernel only its identity (own) or duration (all).
+  std::size_t rows_ = 0;
+  std::vector<double> durations_;
+  std::vector<bool> own_flags_;
+  std::vector<KernelIdentity> own_kernels_;
+  RunningAggregate own_{0};
+  LongestKernels longest_own_, longest_others_;
+  DroppedCounters dropped_;
+
+  std::size_t skipped_rows_ = 0, dropped_messages_ = 0;
+  bool saw_permission_text_ = false;
+  std::string head_;
   std::string first_skip_reason_, permission_line_, no_kernels_line_, first_error_;
 };
 
@@ -355,80 +737,58 @@ std::vector<std::vector<std::string>> SplitCsv(std::string_view text) {
 }
 
 std::optional<double> ParseNcuNumber(std::string_view cell) {
-  cell = Trim(cell);
-  if (cell.empty() || cell == "n/a" || cell == "N/A") return std::nullopt;
-  std::string digits;
-  digits.reserve(cell.size());
-  for (char c : cell) {
-    if (c != ',') digits += c;  // thousands separators
-  }
-  std::string_view number = digits;
-  if (StartsWith(number, "+")) number.remove_prefix(1);
-  double value = 0;
-  auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (number.empty() || error != std::errc() || end != number.data() + number.size() ||
-      !std::isfinite(value)) {
-    return std::nullopt;
-  }
+  std::optional<double> value = ParseNcuCell(cell);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 
-Result<NcuView> ParseNcuCsv(std::string_view text) { return NcuCsvParser(text).Parse(); }
+Result<NcuView> ReadNcuCsv(std::istream& in, const NcuReadOptions& options) {
+  StreamLines lines(in);
+  return NcuCsvReader(options).Read(lines);
+}
+
+Result<NcuView> ParseNcuCsv(std::string_view text, const NcuReadOptions& options) {
+  TextLines lines(text);
+  return NcuCsvReader(options).Read(lines);
+}
 
 NcuKernel AggregateKernels(const std::vector<NcuKernel>& kernels) {
-  NcuKernel aggregate;
-  aggregate.name = "aggregate (" + std::to_string(kernels.size()) +
-                   (kernels.size() == 1 ? " kernel)" : " kernels)");
-  if (kernels.empty()) return aggregate;
-  aggregate.block_size = kernels[0].block_size;
-  aggregate.grid_size = kernels[0].grid_size;
-  bool any_duration = false;
+  // The reader's aggregation, over kernels already in memory: one column per metric any kernel
+  // has, its unit from the first kernel that gives one.
+  std::vector<Column> columns;
+  std::map<std::string_view, std::size_t> column_of;
   for (const NcuKernel& kernel : kernels) {
-    if (kernel.block_size != aggregate.block_size) aggregate.block_size.clear();
-    if (kernel.grid_size != aggregate.grid_size) aggregate.grid_size.clear();
-    if (kernel.duration_ns() > 0) any_duration = true;
-  }
-  struct Accumulator {
-    double sum = 0, weighted_sum = 0, weight = 0;
-    int count = 0;
-    const std::string* unit = nullptr;
-  };
-  // Keys point into the kernels' maps, which outlive this function. Every map here is walked in
-  // key order and hinted, so kernels with the same metrics cost no searches (a 200-launch profile
-  // has 200 x 400 values).
-  std::map<std::string_view, Accumulator> accumulators;
-  for (const NcuKernel& kernel : kernels) {
-    double weight = any_duration ? std::max(0.0, kernel.duration_ns()) : 1.0;
-    auto hint = accumulators.begin();
-    auto unit = kernel.units.begin();
     for (const auto& [name, value] : kernel.values) {
-      hint = accumulators.try_emplace(hint, name);
-      Accumulator& a = hint->second;
-      ++hint;
-      a.sum += value;
-      a.weighted_sum += weight * value;
-      a.weight += weight;
-      ++a.count;
-      while (unit != kernel.units.end() && unit->first < name) ++unit;
-      if (a.unit == nullptr && unit != kernel.units.end() && unit->first == name) {
-        a.unit = &unit->second;
+      auto [it, added] = column_of.try_emplace(name, columns.size());
+      if (added) {
+        columns.emplace_back();
+        columns.back().name = name;
+        columns.back().has_unit = false;
+      }
+      Column& column = columns[it->second];
+      if (!column.has_unit) {
+        if (auto unit = kernel.units.find(name); unit != kernel.units.end()) {
+          column.unit = unit->second;
+          column.has_unit = true;
+        }
       }
     }
   }
-  for (const auto& [name, a] : accumulators) {
-    std::string_view how = NcuAggregation(name, a.unit ? std::string_view(*a.unit) : "");
-    double value;
-    if (how == "sum") {
-      value = a.sum;
-    } else if (a.weight > 0) {
-      value = a.weighted_sum / a.weight;
-    } else {
-      value = a.sum / a.count;  // only kernels without a duration have this metric
-    }
-    aggregate.values.emplace_hint(aggregate.values.end(), name, value);
-    if (a.unit) aggregate.units.emplace_hint(aggregate.units.end(), name, *a.unit);
+  for (Column& column : columns) column.sum = NcuAggregation(column.name, column.unit) == "sum";
+  RunningAggregate aggregate(columns.size());
+  std::vector<double> values;
+  for (std::size_t index = 0; index < kernels.size(); ++index) {
+    const NcuKernel& kernel = kernels[index];
+    KernelIdentity identity;
+    identity.index = index;
+    identity.block_size = kernel.block_size;
+    identity.grid_size = kernel.grid_size;
+    identity.duration = kernel.duration_ns();
+    values.assign(columns.size(), std::nan(""));
+    for (const auto& [name, value] : kernel.values) values[column_of.at(name)] = value;
+    aggregate.Add(identity, values);
   }
-  return aggregate;
+  return aggregate.Finish(columns);
 }
 
 }  // namespace kernelpro

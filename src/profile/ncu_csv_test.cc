@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "profile/ncu_catalog.h"
+#include "profile/ncu_csv_testing.h"
+#include "profile/ncu_runner.h"
 
 namespace kernelpro {
 namespace {
@@ -317,6 +319,113 @@ TEST(NcuCsvTest, SyntheticOutputWithSeparatorsNaQuotesScaledUnitsAndMessages) {
   EXPECT_DOUBLE_EQ(Value(view->aggregate, kNcuSmThroughputPct), 50.5);  // only one kernel has it
 }
 
+TEST(NcuCsvTest, ImplausibleCountersAreDroppedFromKernelAndAggregateWithANote) {
+  const std::string header = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"" +
+                             std::string(kNcuDramThroughputPct) +
+                             "\",\"dram__bytes_read.sum\"\n\"\",\"\",\"ns\",\"%\",\"byte\"\n";
+  Result<NcuView> view = ParseNcuCsv(header +
+                                     "\"0\",\"_Z4copyPf\",\"100\",\"-5\",\"1000\"\n"
+                                     "\"1\",\"_Z4copyPf\",\"300\",\"40\",\"-2\"\n");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->kernels[0].values.count(std::string(kNcuDramThroughputPct)), 0u);
+  EXPECT_DOUBLE_EQ(Value(view->kernels[1], kNcuDramThroughputPct), 40);
+  // The aggregate is over the values that stand: kernel 1's 40 %, kernel 0's 1000 bytes.
+  EXPECT_DOUBLE_EQ(Value(view->aggregate, kNcuDramThroughputPct), 40);
+  EXPECT_DOUBLE_EQ(Value(view->aggregate, kNcuDramBytesRead), 1000);
+  EXPECT_EQ(view->notes,
+            (std::vector<std::string>{
+                "dropped dram__bytes_read.sum = -2 byte (negative) in kernel 1 (copy)",
+                "dropped dram__throughput.avg.pct_of_peak_sustained_elapsed = -5 % (negative) in "
+                "kernel 0 (copy)"}));
+}
+
+// ---- Large profiles: read row by row, bounded memory ---------------------------------------
+
+TEST(NcuCsvTest, StreamAndTextGiveTheSameView) {
+  for (const std::string& fixture : kFixtures) {
+    SCOPED_TRACE(fixture);
+    Result<NcuView> text = ParseNcuCsv(Fixture(fixture));
+    std::ifstream in(kH200 + "/" + fixture + ".ncu.csv", std::ios::binary);
+    Result<NcuView> stream = ReadNcuCsv(in);
+    ASSERT_TRUE(text.ok() && stream.ok());
+    ASSERT_EQ(text->kernels.size(), stream->kernels.size());
+    for (std::size_t i = 0; i < text->kernels.size(); ++i) {
+      EXPECT_EQ(text->kernels[i].values, stream->kernels[i].values);
+      EXPECT_EQ(text->kernels[i].units, stream->kernels[i].units);
+    }
+    EXPECT_EQ(text->aggregate.values, stream->aggregate.values);
+    EXPECT_EQ(text->aggregate.values, AggregateKernels(text->kernels).values);
+    EXPECT_EQ(text->warnings, stream->warnings);
+  }
+}
+
+TEST(NcuCsvTest, TenThousandKernelsAreAggregatedWholeAndTheLongestKeepEveryCounter) {
+  // The 3 recorded launches of p_many_launches, 3334 times each.
+  const std::string recorded = Fixture("p_many_launches");
+  Result<NcuView> three = ParseNcuCsv(recorded);
+  ASSERT_TRUE(three.ok());
+  ASSERT_EQ(three->kernels.size(), 3u);
+  std::stringstream large;
+  testing::WriteRepeatedNcuCsv(recorded, 3 * 3334, large);
+  Result<NcuView> view = ReadNcuCsv(large);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(view->kernels.size(), 10002u);
+  std::size_t detailed = 0;
+  for (std::size_t i = 0; i < view->kernels.size(); ++i) {
+    const NcuKernel& k = view->kernels[i];
+    ASSERT_EQ(k.id, static_cast<int>(i)) << "launch order";
+    EXPECT_EQ(k.name, three->kernels[i % 3].name);
+    EXPECT_DOUBLE_EQ(k.duration_ns(), three->kernels[i % 3].duration_ns());
+    if (k.values.size() > 1) {
+      ++detailed;
+      EXPECT_EQ(k.values, three->kernels[i % 3].values);
+    }
+  }
+  EXPECT_EQ(detailed, 100u);
+  // Sums scale with the launches; duration-weighted means are those of the three.
+  for (std::string_view sum : {kNcuDuration, kNcuDramBytesRead, kNcuGlobalLoadSectors}) {
+    EXPECT_NEAR(Value(view->aggregate, sum), 3334 * Value(three->aggregate, sum),
+                1e-9 * Value(view->aggregate, sum))
+        << sum;
+  }
+  for (std::string_view mean : {kNcuSmThroughputPct, kNcuDramThroughputPct,
+                                kNcuAchievedOccupancyPct, kNcuRegistersPerThread}) {
+    EXPECT_NEAR(Value(view->aggregate, mean), Value(three->aggregate, mean), 1e-9) << mean;
+  }
+  EXPECT_EQ(view->aggregate.name, "aggregate (10002 kernels)");
+  EXPECT_EQ(view->notes, (std::vector<std::string>{
+                             "every counter kept for the 100 longest of 10002 kernels; the "
+                             "others keep their name and duration, and the aggregate covers "
+                             "them all"}));
+}
+
+TEST(NcuCsvTest, SelectingWhileReadingKeepsWhatSelectingAfterwardsKeeps) {
+  for (bool calls_libraries : {false, true}) {
+    for (const std::vector<std::string>& entries :
+         {std::vector<std::string>{"_Z9my_kernelPf"}, std::vector<std::string>{}}) {
+      const std::string text = Fixture("p_cublas_bf16");
+      Result<NcuView> after = ParseNcuCsv(text);
+      ASSERT_TRUE(after.ok());
+      std::vector<std::string> notes;
+      SelectCandidateKernels(*after, entries, calls_libraries, notes);
+      NcuReadOptions options;
+      options.select_candidate_kernels = true;
+      options.entry_points = entries;
+      options.calls_libraries = calls_libraries;
+      options.max_detailed_kernels = 1;
+      Result<NcuView> during = ParseNcuCsv(text, options);
+      ASSERT_TRUE(during.ok());
+      ASSERT_EQ(during->kernels.size(), after->kernels.size());
+      for (std::size_t i = 0; i < after->kernels.size(); ++i) {
+        EXPECT_EQ(during->kernels[i].id, after->kernels[i].id);
+      }
+      EXPECT_EQ(during->aggregate.values, after->aggregate.values);
+      ASSERT_FALSE(during->notes.empty());
+      EXPECT_EQ("ncu: " + during->notes[0], notes.at(0));
+    }
+  }
+}
+
 TEST(NcuCsvTest, RepeatedWarningsAreKeptOnce) {
   std::string text = Fixture("k_swish_vec");
   const std::string warning =
@@ -556,8 +665,16 @@ TEST(NcuCsvRobustnessTest, CorpusDetails) {
   EXPECT_EQ(weird->kernels[0].values.size(), 0u);  // 1e999, 0x10, nan
   EXPECT_DOUBLE_EQ(weird->kernels[1].duration_ns(), 7);
   EXPECT_DOUBLE_EQ(Value(weird->kernels[1], kNcuDramBytesRead), 3);
-  EXPECT_DOUBLE_EQ(Value(weird->kernels[1], kNcuSmThroughputPct), -5);
-  EXPECT_DOUBLE_EQ(Value(weird->kernels[2], kNcuSmThroughputPct), 123);
+  // -5 % and 123 % ("1,2,3") cannot be measurements: dropped, and said so.
+  EXPECT_EQ(weird->kernels[1].values.count(std::string(kNcuSmThroughputPct)), 0u);
+  EXPECT_EQ(weird->kernels[2].values.count(std::string(kNcuSmThroughputPct)), 0u);
+  EXPECT_EQ(weird->aggregate.values.count(std::string(kNcuSmThroughputPct)), 0u);
+  EXPECT_EQ(weird->notes,
+            (std::vector<std::string>{
+                "dropped dram__bytes_read.sum = inf byte (not a finite number) in kernel 2 (k)",
+                "dropped gpu__time_duration.sum = inf ns (not a finite number) in kernel 0 (k)",
+                "dropped sm__throughput.avg.pct_of_peak_sustained_elapsed = nan % (not a finite "
+                "number) in kernel 0 (k) and 2 other kernel(s)"}));
 
   Result<NcuView> names = parse("ok_quotes_and_newlines_in_names.csv");
   ASSERT_TRUE(names.ok());

@@ -97,59 +97,80 @@ std::string TrimNcuOutput(std::string_view text) {
   return kept;
 }
 
+CandidateKernelMatcher::CandidateKernelMatcher(std::vector<std::string> entry_points)
+    : entry_points_(std::move(entry_points)) {
+  for (const std::string& e : entry_points_) entry_bases_.push_back(KernelBaseName(e));
+}
+
+bool CandidateKernelMatcher::IsOwn(const std::string& kernel_name) const {
+  if (std::find(entry_points_.begin(), entry_points_.end(), kernel_name) != entry_points_.end()) {
+    return true;
+  }
+  if (entry_bases_.empty()) return false;
+  return std::find(entry_bases_.begin(), entry_bases_.end(), KernelBaseName(kernel_name)) !=
+         entry_bases_.end();
+}
+
+std::vector<std::size_t> LongestOtherKernels(const std::vector<double>& durations,
+                                             const std::vector<bool>& own, bool calls_libraries) {
+  const bool any_own = std::find(own.begin(), own.end(), true) != own.end();
+  if (any_own && !calls_libraries) return {};
+  std::vector<std::size_t> order(durations.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return durations[a] > durations[b]; });
+  double total = 0, kept_time = 0;
+  for (double d : durations) total += d;
+  std::vector<std::size_t> others;
+  for (std::size_t i : order) {
+    if (others.size() >= kMaxLongestOtherKernels || (total > 0 && kept_time >= 0.95 * total)) break;
+    kept_time += durations[i];
+    if (!own[i]) others.push_back(i);
+  }
+  std::sort(others.begin(), others.end());
+  return others;
+}
+
+std::string KernelSelectionNote(std::size_t own, std::size_t longest, std::size_t profiled) {
+  if (own == 0) {
+    return "none of the candidate's own entry kernels ran (a library call?); kept the " +
+           std::to_string(longest) + " longest of " + std::to_string(profiled) + " kernels";
+  }
+  if (longest > 0) {
+    return "kept the candidate's " + std::to_string(own) + " own kernel launch(es) and the " +
+           std::to_string(longest) + " longest other(s) of " + std::to_string(profiled) +
+           " profiled (it calls a library)";
+  }
+  if (own != profiled) {
+    return "kept the candidate's " + std::to_string(own) + " own kernel launch(es) of " +
+           std::to_string(profiled) + " profiled";
+  }
+  return "";
+}
+
 void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry_points,
                             bool calls_libraries, std::vector<std::string>& notes) {
   if (view.kernels.empty()) return;
-  // Exact (mangled) names first; reports printed with demangled names match by base name.
-  std::vector<std::string> entry_bases;
-  for (const std::string& e : entry_points) entry_bases.push_back(KernelBaseName(e));
-  auto is_own = [&](const NcuKernel& k) {
-    return std::find(entry_points.begin(), entry_points.end(), k.name) != entry_points.end() ||
-           std::find(entry_bases.begin(), entry_bases.end(), KernelBaseName(k.name)) !=
-               entry_bases.end();
-  };
-  std::vector<bool> keep(view.kernels.size(), false);
-  std::size_t own = 0;
-  for (std::size_t i = 0; i < view.kernels.size(); ++i) {
-    keep[i] = is_own(view.kernels[i]);
-    own += keep[i];
+  const CandidateKernelMatcher matcher(entry_points);
+  std::vector<double> durations;
+  std::vector<bool> own;
+  std::size_t own_count = 0;
+  for (const NcuKernel& k : view.kernels) {
+    durations.push_back(k.duration_ns());
+    own.push_back(matcher.IsOwn(k.name));
+    own_count += own.back();
   }
-  std::size_t longest = 0;
-  if (own == 0 || calls_libraries) {
-    std::vector<std::size_t> order(view.kernels.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return view.kernels[a].duration_ns() > view.kernels[b].duration_ns();
-    });
-    double total = 0, kept_time = 0;
-    for (const NcuKernel& k : view.kernels) total += k.duration_ns();
-    for (std::size_t i : order) {
-      if (longest >= 8 || (total > 0 && kept_time >= 0.95 * total)) break;
-      kept_time += view.kernels[i].duration_ns();
-      if (!keep[i]) {
-        keep[i] = true;
-        ++longest;
-      }
-    }
-  }
-  std::size_t profiled = view.kernels.size();
+  const std::vector<std::size_t> others = LongestOtherKernels(durations, own, calls_libraries);
+  const std::size_t profiled = view.kernels.size();
   std::vector<NcuKernel> kept;
-  for (std::size_t i = 0; i < profiled; ++i) {
-    if (keep[i]) kept.push_back(std::move(view.kernels[i]));
+  for (std::size_t i = 0, next_other = 0; i < profiled; ++i) {
+    const bool other = next_other < others.size() && others[next_other] == i;
+    if (other) ++next_other;
+    if (own[i] || other) kept.push_back(std::move(view.kernels[i]));
   }
   view.kernels = std::move(kept);  // launch order preserved
-  if (own == 0) {
-    notes.push_back(
-        "ncu: none of the candidate's own entry kernels ran (a library call?); kept the " +
-        std::to_string(longest) + " longest of " + std::to_string(profiled) + " kernels");
-  } else if (longest > 0) {
-    notes.push_back("ncu: kept the candidate's " + std::to_string(own) +
-                    " own kernel launch(es) and the " + std::to_string(longest) +
-                    " longest other(s) of " + std::to_string(profiled) +
-                    " profiled (it calls a library)");
-  } else if (own != profiled) {
-    notes.push_back("ncu: kept the candidate's " + std::to_string(own) +
-                    " own kernel launch(es) of " + std::to_string(profiled) + " profiled");
+  if (std::string note = KernelSelectionNote(own_count, others.size(), profiled); !note.empty()) {
+    notes.push_back("ncu: " + note);
   }
   view.aggregate = AggregateKernels(view.kernels);
 }

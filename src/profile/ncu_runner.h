@@ -7,6 +7,7 @@
 // none`): kernelpro never changes a GPU's clocks unless asked to with `lock_clocks`.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,5 +47,32 @@ std::string KernelBaseName(const std::string& name);
 // did in `notes`.
 void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry_points,
                             bool calls_libraries, std::vector<std::string>& notes);
+
+// ---- The pieces of that rule, shared with the streaming reader (ReadNcuCsv with
+// select_candidate_kernels), which applies it without holding every kernel.
+
+inline constexpr std::size_t kMaxLongestOtherKernels = 8;
+
+// Whether a kernel is one of the candidate's entry kernels: by exact (mangled) name, or by base
+// name for reports printed with demangled names.
+class CandidateKernelMatcher {
+ public:
+  explicit CandidateKernelMatcher(std::vector<std::string> entry_points);
+  bool IsOwn(const std::string& kernel_name) const;
+
+ private:
+  std::vector<std::string> entry_points_, entry_bases_;
+};
+
+// Which kernels that are not the candidate's own to keep as well, by launch index: none when some
+// own kernel ran and the candidate calls no library; otherwise the longest others (ties: earlier
+// first), until the kernels walked take 95 % of the time or kMaxLongestOtherKernels are added.
+// `durations` in ns (0 when unknown) and `own` are per launch.
+std::vector<std::size_t> LongestOtherKernels(const std::vector<double>& durations,
+                                             const std::vector<bool>& own, bool calls_libraries);
+
+// What the selection did, for the notes ("kept the candidate's 1 own kernel launch(es) and the 1
+// longest other(s) of 3 profiled (it calls a library)"); "" when it kept every kernel.
+std::string KernelSelectionNote(std::size_t own, std::size_t longest, std::size_t profiled);
 
 }  // namespace kernelpro
