@@ -82,7 +82,7 @@ int Advise(AdviseArgs& args) {
     }
     auto executor = MakeExecutor(args.eval, args.python, "advise");
     if (!executor) {
-      if (saved) saved->Undo();
+      if (saved) saved->RemoveIfEmpty();
       return 2;
     }
     if (!stage1 && !options.bottleneck) {
@@ -104,7 +104,7 @@ int Advise(AdviseArgs& args) {
     }
     auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
     if (!profiled.ok()) {
-      if (saved) saved->Undo();
+      if (saved) saved->RemoveIfEmpty();
       std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
       return 2;
     }

@@ -84,8 +84,10 @@ CLI::Validator WholeRange(double min, double max) {
 Result<CreatedDirectory> CreatedDirectory::Create(const std::string& path,
                                                   const std::string& label) {
   CreatedDirectory made;
-  made.path_ = path;
   std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  made.path_ = (ec ? fs::path(path) : absolute).lexically_normal().string();
+  if (made.path_.size() > 1 && made.path_.back() == '/') made.path_.pop_back();
   const fs::file_status status = fs::status(path, ec);
   if (fs::exists(status)) {
     if (!fs::is_directory(status)) {
@@ -98,10 +100,7 @@ Result<CreatedDirectory> CreatedDirectory::Create(const std::string& path,
     return made;
   }
   // The topmost missing ancestor is what Undo removes: everything below it is this command's.
-  fs::path missing = fs::absolute(path, ec);
-  if (ec) missing = path;
-  missing = missing.lexically_normal();
-  if (!missing.has_filename()) missing = missing.parent_path();
+  fs::path missing = made.path_;
   for (fs::path parent = missing.parent_path(); !parent.empty() && parent != missing;
        parent = parent.parent_path()) {
     if (fs::exists(fs::status(parent, ec))) break;
@@ -128,6 +127,18 @@ void CreatedDirectory::Undo() {
       if (!before_.contains(it->path().filename().string())) added.push_back(it->path());
     }
     for (const fs::path& entry : added) fs::remove_all(entry, ec);
+  }
+  path_.clear();
+  created_root_.clear();
+}
+
+void CreatedDirectory::RemoveIfEmpty() {
+  std::error_code ec;
+  if (!created_root_.empty()) {
+    // Deepest first; fs::remove refuses a directory that is not empty, which ends the walk.
+    for (fs::path dir = path_; fs::remove(dir, ec) && !ec; dir = dir.parent_path()) {
+      if (dir == created_root_) break;
+    }
   }
   path_.clear();
   created_root_.clear();
@@ -286,7 +297,7 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
   auto work = CreatedDirectory::Create(options.work_dir,
                                        default_work_dir ? "the work directory" : "--work-dir");
   if (!work.ok()) {
-    cache->Undo();
+    cache->RemoveIfEmpty();
     return fail(work.status().message());
   }
   WorkerOptions worker_options;
@@ -300,21 +311,22 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
       worker_options.sandbox.read_only.push_back(dir);
     }
   }
-  std::error_code ec;
-  fs::create_directories(worker_options.scratch_dir, ec);
+  auto scratch = CreatedDirectory::Create(worker_options.scratch_dir, "the request directory");
   Result<WorkerClient> worker =
-      ec ? Result<WorkerClient>(
-               Status::IoError("cannot create " + worker_options.scratch_dir + ": " + ec.message()))
-         : WorkerClient::Create(worker_options);
+      scratch.ok() ? WorkerClient::Create(worker_options) : Result<WorkerClient>(scratch.status());
   if (!worker.ok()) {
-    work->Undo();
-    cache->Undo();
+    // Cache and work directories may be shared with other kernelpro processes: only what this one
+    // made and left empty goes.
+    if (scratch.ok()) scratch->RemoveIfEmpty();
+    work->RemoveIfEmpty();
+    cache->RemoveIfEmpty();
     return fail(worker.status().message());
   }
   // Refused here, before a run directory or anything else is made, not at the first candidate.
   if (runs_candidates && !worker->SandboxReady().ok()) {
-    work->Undo();
-    cache->Undo();
+    scratch->RemoveIfEmpty();
+    work->RemoveIfEmpty();
+    cache->RemoveIfEmpty();
     return fail(worker->SandboxReady().message());
   }
   if (options.unsafe_no_sandbox) {

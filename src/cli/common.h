@@ -41,9 +41,14 @@ CLI::Validator WholeRange(double min, double max);
 //
 // A directory a command creates (--work-dir, --cache-dir, --save, a run directory), made without
 // exceptions, that can be taken back: a command that fails before it produced anything leaves the
-// file system as it found it. Undo() removes exactly what this invocation added: the topmost
-// directory it created (with everything under it), or, when the directory already existed, the
-// entries that were not there before. Move-only; not thread-safe.
+// file system as it found it. Two ways back, for two kinds of place:
+//   - Undo(), for a place that belongs to this one command (a run directory, which must not hold a
+//     run yet): removes everything this invocation added, the topmost directory it created with
+//     all below it, or, when the directory already existed, the entries that were not there.
+//   - RemoveIfEmpty(), for a place other processes may share (a cache, a work directory, a --save
+//     directory several profiles write into): removes the directories it created, and only while
+//     they are empty, so nothing another process wrote there is ever lost.
+// Not thread-safe.
 class CreatedDirectory {
  public:
   // Creates `path` and its missing parents. IoError "cannot create LABEL PATH: REASON" (or "... is
@@ -53,13 +58,14 @@ class CreatedDirectory {
   CreatedDirectory(CreatedDirectory&&) = default;
   CreatedDirectory& operator=(CreatedDirectory&&) = default;
 
-  // Removes what Create and everything since added. Errors are ignored: this runs on a failure
-  // path, and what cannot be removed is no worse than before.
+  // Errors are ignored in both: they run on a failure path, and what cannot be removed is no worse
+  // than before.
   void Undo();
+  void RemoveIfEmpty();
 
  private:
   CreatedDirectory() = default;
-  std::string path_;
+  std::string path_;              // absolute, normalised
   std::string created_root_;      // the topmost directory Create made; "" when `path_` existed
   std::set<std::string> before_;  // the entries of `path_` before, when it existed
 };

@@ -135,6 +135,21 @@ TEST_F(CreatedDirectoryTest, UndoInAnExistingDirectoryRemovesOnlyWhatWasAdded) {
   EXPECT_FALSE(fs::exists(dir_ / "work"));
 }
 
+TEST_F(CreatedDirectoryTest, RemoveIfEmptyNeverTakesWhatAnotherProcessWroteThere) {
+  // A cache or --save directory may be shared: only the empty directories this made go.
+  auto made = CreatedDirectory::Create((dir_ / "a" / "b" / "c").string(), "--cache-dir");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::ofstream(dir_ / "a" / "b" / "theirs.txt") << "another process's";
+  made->RemoveIfEmpty();
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "b" / "c"));
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "b" / "theirs.txt"));
+  auto empty = CreatedDirectory::Create((dir_ / "x" / "y").string(), "--save");
+  ASSERT_TRUE(empty.ok());
+  empty->RemoveIfEmpty();
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+  EXPECT_TRUE(fs::exists(dir_));
+}
+
 TEST_F(CreatedDirectoryTest, PathsThatCannotBeDirectoriesAreErrorsNamingThePathAndTheReason) {
   // Root ignores permission bits; a path under a regular file or in /proc fails even for root.
   auto under_file = CreatedDirectory::Create("/etc/hostname/x", "--work-dir");

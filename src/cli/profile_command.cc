@@ -109,7 +109,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
     }
     auto executor = MakeExecutor(args->eval, args->python, "profile");
     if (!executor) {
-      if (saved) saved->Undo();
+      if (saved) saved->RemoveIfEmpty();
       return 2;
     }
     args->profile.ncu = !args->no_ncu;
@@ -121,7 +121,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
     }
     auto metrics = ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
     if (!metrics.ok()) {
-      if (saved) saved->Undo();
+      if (saved) saved->RemoveIfEmpty();
       std::cerr << "kernelpro profile: " << metrics.status().message() << "\n";
       return 2;
     }

@@ -72,7 +72,8 @@ int Run(const PromptArgs& args) {
   }
   if (!args.memory.empty() && args.memory.ends_with(".jsonl")) {
     // A run's search-memory store: rendered as the run would inject it.
-    if (!std::filesystem::exists(args.memory))
+    std::error_code ec;
+    if (!std::filesystem::exists(args.memory, ec))
       return Fail("--memory " + args.memory + " does not exist");
     auto store = agents::SearchMemory::Open(args.memory);
     if (!store.ok()) return Fail(store.status().message());

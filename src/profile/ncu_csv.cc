@@ -320,8 +320,11 @@ class RunningAggregate {
       } else {
         value = t.sum / t.count;  // equal weights, or only kernels without a duration have it
       }
-      aggregate.values.insert_or_assign(columns[i].name, value);
-      if (columns[i].has_unit) aggregate.units.insert_or_assign(columns[i].name, columns[i].unit);
+      // ncu prints metric columns in name order, so the end is the right hint.
+      aggregate.values.insert_or_assign(aggregate.values.end(), columns[i].name, value);
+      if (columns[i].has_unit) {
+        aggregate.units.insert_or_assign(aggregate.units.end(), columns[i].name, columns[i].unit);
+      }
     }
     return aggregate;
   }
@@ -382,8 +385,10 @@ class NcuCsvReader {
   static constexpr std::size_t kMaxMessages = 100;
   static constexpr std::size_t kHeadChars = 200;
 
-  // What Failure() needs of the whole text, kept as it streams by.
+  // What Failure() needs of the whole text, kept as it streams by. Once a kernel row has been read
+  // there is no failure to explain, and rows are not searched.
   void See(std::string_view line) {
+    if (rows_ > 0) return;
     if (line.find(kPermissionCode) != std::string_view::npos ||
         line.find(kPermissionText) != std::string_view::npos) {
       saw_permission_text_ = true;
@@ -423,10 +428,10 @@ class NcuCsvReader {
     for (const auto& [name, i] : last) columns_[i].metric = true;
     auto duration = last.find(kNcuDuration);
     duration_column_ = duration == last.end() ? -1 : static_cast<int>(duration->second);
-    SetUnits({});
     own_ = RunningAggregate(columns_.size());
   }
 
+  // From the units row, or (without one) before the first kernel row.
   void SetUnits(const std::vector<std::string>& units) {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       auto [factor, unit] = ToBaseUnit(i < units.size() ? Trim(units[i]) : std::string_view());
@@ -444,12 +449,9 @@ class NcuCsvReader {
     const bool is_units = first_record_ &&
                           static_cast<std::size_t>(id_column_) < record_.fields.size() &&
                           Trim(record_.fields[id_column_]).empty();
+    if (first_record_) SetUnits(is_units ? record_.fields : std::vector<std::string>());
     first_record_ = false;
-    if (is_units) {
-      SetUnits(record_.fields);
-      return;
-    }
-    AddKernel();
+    if (!is_units) AddKernel();
   }
 
   void Skip(const std::string& reason) {

@@ -20,7 +20,7 @@
 // grow with the counters of every launch. Every kernel keeps its identity and duration; only the
 // longest `max_detailed_kernels` keep every counter (a note says so when others were cut). The
 // aggregate always covers every kernel kept. `collect --json` of a 10,000-kernel profile takes
-// 0.65 s and 93 MB at peak on 2 cores (bench/large_profile_bench.cc).
+// 0.6 s and 86 MB at peak on 2 cores (bench/large_profile_bench.cc).
 //
 // Failures are values. When no kernel row can be read: a counter-permission error
 // (ERR_NVGPUCTRPERM) is Unavailable, ncu's "No kernels were profiled" is NotFound, anything else
