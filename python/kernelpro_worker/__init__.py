@@ -5,7 +5,8 @@ from a file and writes one JSON result to a file (never to stdout, which a candi
 
     python -m kernelpro_worker STEP REQUEST.json RESULT.json
 
-Steps: inspect, scan, reference, build, check, compare, time, run. See docs/worker-protocol.md.
+Steps: inspect, analyze, scan, reference, build, check, compare, time, run, trace. See
+docs/worker-protocol.md.
 """
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: plain-data files, split reference cache, no reference_dir for candidates

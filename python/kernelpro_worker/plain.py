@@ -165,21 +165,18 @@ def sha256_file(path):
 
 def load(path, sha256=None):
     """Reads a plain data file. With `sha256`, the bytes must have that hash (ContentMismatch
-    otherwise), checked before anything in them is interpreted."""
+    otherwise), checked before anything in them is interpreted. Errors do not repeat the path."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         data = bytearray(size)
         if f.readinto(data) != size:
-            raise PlainError(f"{path}: the file changed size while being read")
+            raise PlainError("the file changed size while being read")
     if sha256 is not None:
         actual = hashlib.sha256(data).hexdigest()
         if actual != sha256:
-            raise ContentMismatch(f"{path}: content hash {actual[:12]}... where "
-                                  f"{sha256[:12]}... was recorded")
-    try:
-        return loads(data)
-    except PlainError as e:
-        raise PlainError(f"{path}: {e}") from None
+            raise ContentMismatch(f"its content hash is {actual[:12]}..., {sha256[:12]}... was "
+                                  "recorded")
+    return loads(data)
 
 
 def _reject_constant(name):

@@ -62,8 +62,11 @@ def _tensor_meta(t):
 
 
 def _reference_changed(what, error):
-    return StepError("reference_changed", f"{what} changed on disk after the reference step ran "
-                     f"({error}); kernelpro recomputes the reference")
+    """The status the binary answers by recomputing the reference: `what` ("the reference's
+    expected/check_0.kpt") is not what the reference step wrote."""
+    detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return StepError("reference_changed", f"{what} changed after the reference step wrote it "
+                     f"({detail})")
 
 
 def _read_input(request, name):
@@ -72,11 +75,11 @@ def _read_input(request, name):
     rel = name + EXT
     sha = (request.get("inputs_manifest") or {}).get(rel)
     if sha is None:
-        raise _reference_changed("the problem's inputs", f"{rel} is not in the inputs manifest")
+        raise _reference_changed(f"the problem's input file {rel}", "not in the inputs manifest")
     try:
         return plain.load(os.path.join(request["inputs_dir"], rel), sha256=sha)
     except (OSError, plain.PlainError) as e:
-        raise _reference_changed("the problem's inputs", e) from None
+        raise _reference_changed(f"the problem's input file {rel}", e) from None
 
 
 def _load_candidate(request, torch, guard_holder, cache=None):
@@ -758,11 +761,11 @@ def step_compare(request):
         if rel not in manifest:
             if not required:
                 return None
-            raise _reference_changed("the reference's outputs", f"{rel} is not in the manifest")
+            raise _reference_changed(f"the reference's {rel}", "not in the manifest")
         try:
             return plain.load(os.path.join(ref_dir, rel), sha256=manifest[rel])
         except (OSError, plain.PlainError) as e:
-            raise _reference_changed("the reference's outputs", e) from None
+            raise _reference_changed(f"the reference's {rel}", e) from None
 
     n_outputs = len(ref["outputs"])
     rows = []

@@ -1,7 +1,5 @@
 """The torch-operator policy decided by the operators forward runs, whatever their spelling."""
 
-import os
-
 import pytest
 import torch
 import torch.nn as nn

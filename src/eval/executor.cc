@@ -1,5 +1,7 @@
 #include "eval/executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -8,8 +10,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-
-#include <unistd.h>
 
 #include "core/hash.h"
 
@@ -70,8 +70,8 @@ std::vector<int> Seeds(std::uint64_t base, int offset, int count) {
 std::pair<EvalStatus, std::string> DescribeMissingResult(const std::string& step,
                                                          const WorkerOutcome& outcome) {
   if (!outcome.result_error.empty()) {
-    return {EvalStatus::kRuntimeError, "the worker's result could not be read (" + step +
-                                           " step): " + outcome.result_error};
+    return {EvalStatus::kRuntimeError,
+            "the worker's result could not be read (" + step + " step): " + outcome.result_error};
   }
   return ClassifyProcessFailure(step, outcome.process);
 }
@@ -243,9 +243,9 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
     if (changed.empty()) return;
     if (attempt > 0) {
       result.status = EvalStatus::kRuntimeError;
-      result.message = "the cached reference changed on disk again while this candidate was "
-                       "checked (" + changed + "); is another process writing into " +
-                       Absolute(options_.cache_dir) + "?";
+      result.message = "the recomputed reference changed on disk again: " + changed +
+                       ". Something keeps writing into " + Absolute(options_.cache_dir) +
+                       " (without a sandbox, a candidate's process can)";
       return;
     }
     // Something wrote into the cache since the reference step (a candidate of this evaluation,
@@ -269,10 +269,9 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
       return;
     }
     reference = *fresh;
-    MergeFindings(result.findings,
-                  {{"reference_changed", "warn",
-                    "the cached reference changed on disk while this candidate was checked (" +
-                        changed + "); it was recomputed and the candidate checked again"}});
+    MergeFindings(result.findings, {{"reference_changed", "warn",
+                                     "the cached reference had changed on disk (" + changed +
+                                         "); it was recomputed and this candidate checked again"}});
   }
 }
 

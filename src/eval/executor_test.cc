@@ -430,11 +430,15 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   const char* good = "tests/candidates/good/cpu_tiny_swish.py";
   // In one run: the poisoner is never correct; the honest candidate after it is, once the
   // reference it found changed has been recomputed.
-  Eval e = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison,
-                    "--candidate", good});
+  Eval e = RunEval(
+      {"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison, "--candidate", good});
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
   EXPECT_VERDICT(e[0], "runtime_error", "changed on disk again");
+  const char* what =
+      "the reference's expected/check_0.kpt changed after the reference step wrote "
+      "it (its content hash is ";
+  EXPECT_VERDICT(e[0], "runtime_error", what);
   EXPECT_EQ(Status(e[1]), "correct") << e[1].dump(1);
   EXPECT_TRUE(HasFinding(e[1], "reference_changed", "it was recomputed")) << e[1].dump(1);
   // The poisoner alone leaves a poisoned cache behind; the next run sees it and recomputes.
@@ -477,7 +481,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("tests/problems/syntax_error.py", "syntax error"),
                       std::make_pair("tests/problems/nondeterministic.py", "nondeterministic"),
                       std::make_pair("tests/problems/nan_reference.py",
-                                      "the reference's output 0 on trial check_0 has ")),
+                                     "the reference's output 0 on trial check_0 has ")),
     [](const auto& info) { return TestName(info.param.first); });
 
 }  // namespace

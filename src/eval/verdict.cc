@@ -73,8 +73,7 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
   }
   std::string message = "worker " + process.Describe() + where;
   if (process.exited && process.exit_code == 0) {
-    message += " without writing its result (did the candidate end the process itself, e.g. "
-               "with os._exit?)";
+    message += " without writing its result (did the candidate end the process, e.g. os._exit?)";
   }
   if (!tail.empty()) message += ": " + tail;
   return {EvalStatus::kRuntimeError, message};
