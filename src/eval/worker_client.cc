@@ -181,9 +181,10 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   std::map<std::string, std::string> set = options_.env;
   for (const auto& [key, value] : extra_env) set[key] = value;
   if (limits.wall_timeout.count() > 0) {
-    // The worker's own watchdog: a little later than ours, so ours normally fires first.
-    set["KERNELPRO_STEP_TIMEOUT_S"] =
-        std::to_string(std::chrono::ceil<std::chrono::seconds>(limits.wall_timeout).count() + 5);
+    // The worker's own watchdog, for when kernelpro is gone: a little before ours, so that the
+    // worker's stack dump (where it hung) reaches the verdict; ours still kills what ignores it.
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(limits.wall_timeout).count();
+    set["KERNELPRO_STEP_TIMEOUT_S"] = std::to_string(seconds > 10 ? seconds - 2 : seconds + 1);
   }
   process.inherit_env = false;
   process.env = WorkerEnvironment(options_.pass_env, set);
