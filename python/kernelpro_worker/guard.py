@@ -37,24 +37,61 @@ def _resolve(dotted):
     return obj
 
 
+def _dynamo_wrapper_code():
+    """The code of the wrapper torch 2 puts around torch.manual_seed the first time torch._dynamo
+    is imported (torch._disable_dynamo), which the operator trace or torch itself may trigger
+    while a candidate runs; None on a torch without it."""
+    torch = sys.modules.get("torch")
+    disable = getattr(torch, "_disable_dynamo", None)
+    try:
+        return disable(lambda: None).__code__ if disable else None
+    except Exception:  # noqa: BLE001 - another torch, another signature: no such wrapper
+        return None
+
+
+def _cells(function):
+    values = []
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return values
+
+
+def _unchanged(current, original, wrapper_code):
+    """`current` is `original`, or torch's own dynamo-disabling wrapper around exactly it (same
+    code object, wrapping nothing but `original`): that rebinding is torch's, not a candidate's."""
+    if current is original:
+        return True
+    if wrapper_code is None or getattr(current, "__code__", None) is not wrapper_code:
+        return False
+    if getattr(current, "__wrapped__", None) is not original:
+        return False
+    return all(value is original for value in _cells(current) if callable(value))
+
+
 class PatchGuard:
-    """Snapshot of watched callables and of the worker's own module globals."""
+    """Snapshot of watched callables and of the worker's own module globals. The objects are
+    kept, not their ids, so that an id reused after garbage collection cannot hide a change."""
 
     def __init__(self):
-        self._watched = {name: id(_resolve(name)) for name in WATCHED}
+        self._wrapper_code = _dynamo_wrapper_code()
+        self._watched = {name: _resolve(name) for name in WATCHED}
         self._worker = {}
         for mod_name, module in list(sys.modules.items()):
             if mod_name.startswith("kernelpro_worker") and module is not None:
                 for attr, value in vars(module).items():
                     if callable(value):
-                        self._worker[f"{mod_name}.{attr}"] = id(value)
+                        self._worker[f"{mod_name}.{attr}"] = value
 
     def changed(self):
         """Names rebound since the snapshot, sorted."""
-        names = [n for n, ident in self._watched.items() if id(_resolve(n)) != ident]
-        for dotted, ident in self._worker.items():
+        names = [n for n, original in self._watched.items()
+                 if not _unchanged(_resolve(n), original, self._wrapper_code)]
+        for dotted, original in self._worker.items():
             mod_name, attr = dotted.rsplit(".", 1)
             module = sys.modules.get(mod_name)
-            if module is None or id(getattr(module, attr, None)) != ident:
+            if module is None or getattr(module, attr, None) is not original:
                 names.append(dotted)
         return sorted(names)

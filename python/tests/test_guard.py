@@ -30,3 +30,41 @@ def test_guard_sees_patched_worker_functions():
         assert "kernelpro_worker.tensors.compare_output" in guard.changed()
     finally:
         tensors.compare_output = original
+
+
+def test_torchs_own_dynamo_wrapper_around_manual_seed_is_not_a_patch(monkeypatch):
+    # torch 2 does `torch.manual_seed = torch._disable_dynamo(torch.manual_seed)` when
+    # torch._dynamo is first imported; a run that triggers it is not the candidate's patch.
+    import torch
+    from kernelpro_worker.guard import PatchGuard
+
+    if not hasattr(torch, "_disable_dynamo"):
+        def _disable_dynamo(fn):
+            import functools
+
+            @functools.wraps(fn)
+            def inner(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return inner
+        monkeypatch.setattr(torch, "_disable_dynamo", _disable_dynamo, raising=False)
+    original = torch.manual_seed
+    guard = PatchGuard()
+    monkeypatch.setattr(torch, "manual_seed", torch._disable_dynamo(original))
+    assert "torch.manual_seed" not in guard.changed()
+
+
+def test_a_look_alike_wrapper_around_something_else_is_a_patch(monkeypatch):
+    import functools
+
+    import torch
+    from kernelpro_worker.guard import PatchGuard
+
+    original = torch.manual_seed
+    guard = PatchGuard()
+
+    @functools.wraps(original)
+    def fake(*args, **kwargs):
+        return None
+
+    monkeypatch.setattr(torch, "manual_seed", fake)
+    assert "torch.manual_seed" in guard.changed()

@@ -37,7 +37,10 @@ Eval RunEval(std::vector<std::string> args, bool json = true) {
             "--timing-trials", "6",
             "--time-budget",   "2",
             "--timeout",       "120",
-            "--cache-dir",     std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+            "--cache-dir",     std::string(KERNELPRO_BINARY_DIR) + "/test-cache",
+            // The compiled swish the common candidates import from tests/candidates/, a folder
+            // above their own: the sandbox shows only a candidate's own folder's Python files.
+            "--sandbox-read",  kRoot + "/tests/candidates/swish_ext.py"};
   if (json) p.argv.push_back("--json");
   for (auto& a : args) {
     bool relative_path = a.rfind("--", 0) != 0 && a.find('/') != std::string::npos && a[0] != '/';
@@ -217,7 +220,10 @@ TEST(EvalCpuTest, WithSeveralGpusEachCandidateRunsWhollyOnOneOfThemAndResultsKee
   // busy with it the other GPU's thread takes the next ones: both GPUs are used.
   const std::vector<std::pair<std::string, double>> specs = {
       {"gpus_slow", 2.0}, {"gpus_fast_a", 0.0}, {"gpus_fast_b", 0.0}};
-  std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1"};
+  // The recording candidates write outside their directory: unconfined, since this test is about
+  // scheduling, not the sandbox.
+  std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1",
+                                   "--unsafe-no-sandbox"};
   for (const auto& [name, sleep_s] : specs) {
     std::string code = GpuRecordingCandidate(dir.string(), name, sleep_s);
     ASSERT_FALSE(code.empty());
@@ -422,7 +428,9 @@ bool HasFinding(const Json& result, const std::string& rule, const std::string& 
 }
 
 // The attack of issue 13: a candidate that rewrites the cached expected outputs (and meta.json's
-// manifests, so the cache is consistent on its own) and returns what it wrote.
+// manifests, so the cache is consistent on its own) and returns what it wrote. In the sandbox it
+// cannot even see the cache (IsolationTest); this is the second line of defence, the content
+// hashes, tested where the first is off (--unsafe-no-sandbox).
 TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesStillPass) {
   const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache-poison";
   std::filesystem::remove_all(cache);
@@ -431,7 +439,7 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   // In one run: the poisoner is never correct; the honest candidate after it is, once the
   // reference it found changed has been recomputed.
   Eval e = RunEval(
-      {"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison, "--candidate", good});
+      {"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", poison, "--candidate", good});
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
   EXPECT_VERDICT(e[0], "runtime_error", "changed on disk again");
@@ -442,10 +450,10 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   EXPECT_EQ(Status(e[1]), "correct") << e[1].dump(1);
   EXPECT_TRUE(HasFinding(e[1], "reference_changed", "it was recomputed")) << e[1].dump(1);
   // The poisoner alone leaves a poisoned cache behind; the next run sees it and recomputes.
-  Eval alone = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", poison});
+  Eval alone = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", poison});
   ASSERT_EQ(alone.results.size(), 1u) << alone.stderr_text;
   EXPECT_NE(Status(alone[0]), "correct") << alone[0].dump(1);
-  Eval next = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--candidate", good});
+  Eval next = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", good});
   ASSERT_EQ(next.results.size(), 1u) << next.stderr_text;
   EXPECT_EQ(Status(next[0]), "correct") << next[0].dump(1);
   EXPECT_NE(next[0]["reference"]["notes"].dump().find("failed its content check"),

@@ -65,7 +65,7 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
     std::size_t end = at == std::string::npos ? at : stderr_text.find(")!", at);
     if (end != std::string::npos && end - at < 40) {
       std::string limit = stderr_text.substr(at + 9, end - at - 9);
-      std::string message = "worker stopped itself at its time limit (" + limit + ")" + where +
+      std::string message = "timed out: the worker stopped itself at its time limit (" + limit + ")" + where +
                             " (an endless loop or a hung kernel?)";
       if (!tail.empty()) message += "; where it was: " + tail;
       return {EvalStatus::kTimeout, message};

@@ -125,6 +125,8 @@ Result<WorkerClient> WorkerClient::Create(WorkerOptions options) {
                                " cannot import torch in isolated mode (python -I ignores "
                                "PYTHONPATH and the user site; from KERNELPRO_PYTHON or --python)");
   }
+  // Absolute: a sandboxed step starts in a directory of its own, not in ours.
+  options.scratch_dir = fs::absolute(options.scratch_dir).lexically_normal().string();
   std::error_code ec;
   fs::create_directories(options.scratch_dir, ec);
   if (ec) {
