@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/cli_testing.h"
+#include "store/run_lock.h"
 #include "store/run_store.h"
 
 namespace kernelpro {
@@ -258,6 +259,21 @@ TEST_F(OptimizeCommandTest, ARunKilledWhereverItIsResumesToTheSameEnd) {
   CliRun done = RunKernelpro({"resume", run.string()}, 20);
   ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
   ExpectCompleteRun(run);
+}
+
+TEST_F(OptimizeCommandTest, ASecondProcessOnARunDirectoryIsRefusedWithTheHoldersPid) {
+  const fs::path run = dir_ / "busy";
+  // Another process works on the run: here, this test holds its lock.
+  auto held = store::RunDirectoryLock::Acquire(run.string(), "optimize");
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  const std::string holder = "kernelpro optimize (PID " + std::to_string(getpid());
+  CliRun resume = RunKernelpro({"resume", run.string()});
+  EXPECT_EQ(resume.exit_code, 2);
+  EXPECT_NE(resume.err.find(holder), std::string::npos) << resume.err;
+  CliRun optimize = RunKernelpro(OptimizeArgs(run));
+  EXPECT_EQ(optimize.exit_code, 2);
+  EXPECT_NE(optimize.err.find(holder), std::string::npos) << optimize.err;
+  EXPECT_FALSE(fs::exists(run / store::kRunStoreFileName));
 }
 
 TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
