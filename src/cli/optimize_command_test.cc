@@ -276,6 +276,29 @@ TEST_F(OptimizeCommandTest, ASecondProcessOnARunDirectoryIsRefusedWithTheHolders
   EXPECT_FALSE(fs::exists(run / store::kRunStoreFileName));
 }
 
+TEST_F(OptimizeCommandTest, ARunStoppedBySigtermKillsItsWorkersAndResumesToTheSameEnd) {
+  // SIGTERM to kernelpro alone (not its process group), as `kill PID` or a scheduler sends it.
+  const fs::path run = dir_ / "run";
+  std::string command;
+  for (const std::string& a : OptimizeArgs(run)) command += " '" + a + "'";
+  ProcessOptions p;
+  p.argv = {"/bin/sh", "-c",
+            std::string("'") + KERNELPRO_BINARY + "'" + command +
+                " > /dev/null 2> err.txt & pid=$!; sleep 6; kill -TERM $pid; wait $pid; "
+                "echo exit=$?; cat err.txt"};
+  p.working_dir = dir_.string();
+  p.limits.wall_timeout = std::chrono::minutes(5);
+  auto stopped = RunProcess(p);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_NE(stopped->stdout_text.find("exit=143"), std::string::npos) << stopped->stdout_text;
+  EXPECT_NE(stopped->stdout_text.find("stopped by SIGTERM"), std::string::npos)
+      << stopped->stdout_text;
+  ASSERT_TRUE(fs::exists(run / "run.db"));
+  CliRun done = RunKernelpro({"resume", run.string()}, 20);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  ExpectCompleteRun(run);
+}
+
 TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
   const fs::path run = dir_ / "run";
   // Resume of a directory that holds no run.
