@@ -158,8 +158,7 @@ Result<Json> Executor::RunReference(const std::string& problem,
 std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Json& request,
                                                int timeout_s,
                                                const std::map<std::string, std::string>& env,
-                                               EvalResult& result,
-                                               std::string* reference_changed) {
+                                               EvalResult& result, std::string* reference_changed) {
   // Every step but the comparison runs code of the candidate (or times the reference the same
   // way it times the candidate): in the sandbox. The comparison reads the reference's outputs,
   // which no sandboxed step may see.

@@ -30,17 +30,12 @@ struct Eval {
 
 Eval RunEval(std::vector<std::string> args, bool json = true) {
   ProcessOptions p;
-  p.argv = {KERNELPRO_BINARY,  "eval",
-            "--device",        "cpu",
-            "--trials",        "3",
-            "--extra-trials",  "1",
-            "--timing-trials", "6",
-            "--time-budget",   "2",
-            "--timeout",       "120",
-            "--cache-dir",     std::string(KERNELPRO_BINARY_DIR) + "/test-cache",
+  p.argv = {KERNELPRO_BINARY, "eval", "--device", "cpu", "--trials", "3", "--extra-trials", "1",
+            "--timing-trials", "6", "--time-budget", "2", "--timeout", "120", "--cache-dir",
+            std::string(KERNELPRO_BINARY_DIR) + "/test-cache",
             // The compiled swish the common candidates import from tests/candidates/, a folder
             // above their own: the sandbox shows only a candidate's own folder's Python files.
-            "--sandbox-read",  kRoot + "/tests/candidates/swish_ext.py"};
+            "--sandbox-read", kRoot + "/tests/candidates/swish_ext.py"};
   if (json) p.argv.push_back("--json");
   for (auto& a : args) {
     bool relative_path = a.rfind("--", 0) != 0 && a.find('/') != std::string::npos && a[0] != '/';
@@ -222,8 +217,7 @@ TEST(EvalCpuTest, WithSeveralGpusEachCandidateRunsWhollyOnOneOfThemAndResultsKee
       {"gpus_slow", 2.0}, {"gpus_fast_a", 0.0}, {"gpus_fast_b", 0.0}};
   // The recording candidates write outside their directory: unconfined, since this test is about
   // scheduling, not the sandbox.
-  std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1",
-                                   "--unsafe-no-sandbox"};
+  std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1", "--unsafe-no-sandbox"};
   for (const auto& [name, sleep_s] : specs) {
     std::string code = GpuRecordingCandidate(dir.string(), name, sleep_s);
     ASSERT_FALSE(code.empty());
@@ -438,8 +432,8 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   const char* good = "tests/candidates/good/cpu_tiny_swish.py";
   // In one run: the poisoner is never correct; the honest candidate after it is, once the
   // reference it found changed has been recomputed.
-  Eval e = RunEval(
-      {"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", poison, "--candidate", good});
+  Eval e = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox",
+                    "--candidate", poison, "--candidate", good});
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
   EXPECT_VERDICT(e[0], "runtime_error", "changed on disk again");
@@ -450,10 +444,12 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   EXPECT_EQ(Status(e[1]), "correct") << e[1].dump(1);
   EXPECT_TRUE(HasFinding(e[1], "reference_changed", "it was recomputed")) << e[1].dump(1);
   // The poisoner alone leaves a poisoned cache behind; the next run sees it and recomputes.
-  Eval alone = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", poison});
+  Eval alone = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox",
+                        "--candidate", poison});
   ASSERT_EQ(alone.results.size(), 1u) << alone.stderr_text;
   EXPECT_NE(Status(alone[0]), "correct") << alone[0].dump(1);
-  Eval next = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", good});
+  Eval next = RunEval(
+      {"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox", "--candidate", good});
   ASSERT_EQ(next.results.size(), 1u) << next.stderr_text;
   EXPECT_EQ(Status(next[0]), "correct") << next[0].dump(1);
   EXPECT_NE(next[0]["reference"]["notes"].dump().find("failed its content check"),

@@ -190,7 +190,8 @@ TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) 
     return std::find(mounts.read_only.begin(), mounts.read_only.end(), p) != mounts.read_only.end();
   };
   EXPECT_TRUE(readable(root + "/tests/candidates/good/cpu_tiny_swish.py"));
-  EXPECT_TRUE(readable(root + "/tests/candidates/good/cpu_relu_rand.py"));  // a sibling it may import
+  EXPECT_TRUE(
+      readable(root + "/tests/candidates/good/cpu_relu_rand.py"));  // a sibling it may import
   EXPECT_TRUE(readable("/cache/inputs/abc"));
   EXPECT_TRUE(readable("/cache/builds/123"));
   EXPECT_FALSE(readable("/cache/references/abc"));

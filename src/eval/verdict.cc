@@ -65,8 +65,8 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
     std::size_t end = at == std::string::npos ? at : stderr_text.find(")!", at);
     if (end != std::string::npos && end - at < 40) {
       std::string limit = stderr_text.substr(at + 9, end - at - 9);
-      std::string message = "timed out: the worker stopped itself at its time limit (" + limit + ")" + where +
-                            " (an endless loop or a hung kernel?)";
+      std::string message = "timed out: the worker stopped itself at its time limit (" + limit +
+                            ")" + where + " (an endless loop or a hung kernel?)";
       if (!tail.empty()) message += "; where it was: " + tail;
       return {EvalStatus::kTimeout, message};
     }
@@ -104,22 +104,36 @@ Json ToJson(const EvalResult& r) {
       {"gpu", r.gpu},
       {"sandbox", r.sandbox},
       {"sandboxed", r.sandboxed},
-      {"reference_ms", number_or_null(r.reference_time ? std::optional<double>(r.reference_time->summary.median) : std::nullopt)},
-      {"candidate_ms", number_or_null(r.candidate_time ? std::optional<double>(r.candidate_time->summary.median) : std::nullopt)},
-      {"speedup", number_or_null(r.speedup ? std::optional<double>(r.speedup->estimate) : std::nullopt)},
-      {"speedup_interval", r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
+      {"reference_ms",
+       number_or_null(r.reference_time ? std::optional<double>(r.reference_time->summary.median)
+                                       : std::nullopt)},
+      {"candidate_ms",
+       number_or_null(r.candidate_time ? std::optional<double>(r.candidate_time->summary.median)
+                                       : std::nullopt)},
+      {"speedup",
+       number_or_null(r.speedup ? std::optional<double>(r.speedup->estimate) : std::nullopt)},
+      {"speedup_interval",
+       r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},
-      {"speedup_vs_compiled", number_or_null(r.speedup_vs_compiled ? std::optional<double>(r.speedup_vs_compiled->estimate) : std::nullopt)},
+      {"speedup_vs_compiled",
+       number_or_null(r.speedup_vs_compiled ? std::optional<double>(r.speedup_vs_compiled->estimate)
+                                            : std::nullopt)},
       {"compiled_note", r.compiled_note},
       {"correctness", r.correctness},
-      {"build", {{"cached", r.build_cached}, {"shared_objects", r.shared_objects},
-                 {"diagnostics", r.diagnostics}}},
-      {"phase_seconds", {{"scan", r.scan_seconds}, {"reference", r.reference_seconds},
-                         {"build", r.build_seconds}, {"check", r.check_seconds},
-                         {"time", r.time_seconds}, {"total", r.total_seconds}}},
+      {"build",
+       {{"cached", r.build_cached},
+        {"shared_objects", r.shared_objects},
+        {"diagnostics", r.diagnostics}}},
+      {"phase_seconds",
+       {{"scan", r.scan_seconds},
+        {"reference", r.reference_seconds},
+        {"build", r.build_seconds},
+        {"check", r.check_seconds},
+        {"time", r.time_seconds},
+        {"total", r.total_seconds}}},
   };
   return j;
 }
