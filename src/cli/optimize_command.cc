@@ -61,6 +61,7 @@ struct OptimizeArgs {
 
 struct ResumeArgs {
   std::string run_dir;
+  EvalOptions sandbox;  // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
   int iterations = -1;  // < 0: the run's own
   double max_cost = -1;
   double time_limit = -1;
@@ -139,7 +140,10 @@ Json EvalOptionsJson(const EvalOptions& o) {
               {"work_dir", o.work_dir},
               {"step_timeout_s", o.step_timeout_s},
               {"build_timeout_s", o.build_timeout_s},
-              {"reference_timeout_s", o.reference_timeout_s}};
+              {"reference_timeout_s", o.reference_timeout_s},
+              // Not --unsafe-no-sandbox: running unconfined is chosen anew by each process.
+              {"pass_env", o.pass_env},
+              {"sandbox_read_only", o.sandbox_read_only}};
 }
 
 EvalOptions EvalOptionsFromJson(const Json& j) {
@@ -173,6 +177,8 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(step_timeout_s);
   KP_FIELD(build_timeout_s);
   KP_FIELD(reference_timeout_s);
+  KP_FIELD(pass_env);
+  KP_FIELD(sandbox_read_only);
 #undef KP_FIELD
   return o;
 }
@@ -597,6 +603,11 @@ int RunResume(ResumeArgs& args) {
     llm_config = *given;
   }
   EvalOptions eval = EvalOptionsFromJson(JsonGet<Json>(o.frontend, "eval", Json::object()));
+  eval.unsafe_no_sandbox = args.sandbox.unsafe_no_sandbox;
+  for (const std::string& name : args.sandbox.pass_env) eval.pass_env.push_back(name);
+  for (const std::string& path : args.sandbox.sandbox_read_only) {
+    eval.sandbox_read_only.push_back(path);
+  }
   std::string python = JsonGet<std::string>(o.frontend, "python", "");
   return Optimize(o, llm_config, eval, python, /*resume=*/true);
 }
@@ -663,6 +674,7 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "resume", "Continue an optimisation run that stopped or was killed, from its run directory");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  AddSandboxOptions(*cmd, args->sandbox);
   cmd->add_option("run_dir", args->run_dir, "The run directory (holds run.db)")
       ->required()
       ->check(CLI::ExistingDirectory);
