@@ -162,9 +162,8 @@ std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Js
   // Every step but the comparison runs code of the candidate (or times the reference the same
   // way it times the candidate): in the sandbox. The comparison reads the reference's outputs,
   // which no sandboxed step may see.
-  const SandboxMounts mounts = MountsForRequest(step, request);
   auto outcome = worker_.Run(step, request, LimitsFor(timeout_s), env, {}, 16 * 1024,
-                             step == "compare" ? nullptr : &mounts);
+                             step == "compare" ? Confinement::kNone : Confinement::kSandbox);
   if (!outcome.ok()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "could not run the " + step + " step: " + outcome.status().message();
@@ -202,9 +201,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));
-  const SandboxMounts mounts = MountsForRequest("build", request);
   auto outcome = worker_.Run("build", request, LimitsFor(options_.build_timeout_s),
-                             {{"MAX_JOBS", max_jobs}}, {}, 16 * 1024, &mounts);
+                             {{"MAX_JOBS", max_jobs}}, {}, 16 * 1024, Confinement::kSandbox);
   result.build_seconds = SecondsSince(start);
   if (!outcome.ok()) {
     result.status = EvalStatus::kRuntimeError;
@@ -484,8 +482,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       continue;
     }
     auto scan_start = Clock::now();
-    const SandboxMounts mounts = MountsForRequest("scan", request);
-    auto scanned = worker_.Run("scan", request, LimitsFor(60), {}, {}, 16 * 1024, &mounts);
+    auto scanned =
+        worker_.Run("scan", request, LimitsFor(60), {}, {}, 16 * 1024, Confinement::kSandbox);
     r.scan_seconds = SecondsSince(scan_start);
     if (!scanned.ok()) return scanned.status();
     if (!scanned->result) {

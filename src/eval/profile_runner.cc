@@ -94,10 +94,9 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
         // ncu itself runs in the sandbox too, around the candidate's process.
-        const SandboxMounts mounts = MountsForRequest("run", request);
-        auto outcome =
-            executor.worker().Run("run", request, limits, env,
-                                  NcuArgv(ncu, options.ncu_options, names), 256ull << 20, &mounts);
+        auto outcome = executor.worker().Run("run", request, limits, env,
+                                             NcuArgv(ncu, options.ncu_options, names), 256ull << 20,
+                                             Confinement::kSandbox);
         if (!outcome.ok()) {
           metrics.notes.push_back("ncu: " + outcome.status().message());
           return "";
@@ -140,9 +139,8 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
     trace_request["trace_path"] = trace_path;
     ProcessLimits limits;
     limits.wall_timeout = std::chrono::seconds(600);
-    const SandboxMounts mounts = MountsForRequest("trace", trace_request);
-    auto outcome =
-        executor.worker().Run("trace", trace_request, limits, env, {}, 16 * 1024, &mounts);
+    auto outcome = executor.worker().Run("trace", trace_request, limits, env, {}, 16 * 1024,
+                                         Confinement::kSandbox);
     if (!outcome.ok() || !outcome->result ||
         JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
       metrics.notes.push_back("timeline: the trace step failed" +

@@ -147,9 +147,8 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
                                         const ProcessLimits& limits,
                                         const std::map<std::string, std::string>& extra_env,
                                         const std::vector<std::string>& launcher,
-                                        std::size_t capture_bytes,
-                                        const SandboxMounts* mounts) const {
-  if (mounts != nullptr && !sandbox_status_.ok()) return sandbox_status_;
+                                        std::size_t capture_bytes, Confinement confinement) const {
+  if (confinement == Confinement::kSandbox && !sandbox_status_.ok()) return sandbox_status_;
   static std::atomic<int> counter{0};
   // One directory per call for the request and the result: a sandboxed step sees this directory
   // and no other part of the scratch directory.
@@ -171,12 +170,12 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   for (const std::string& arg : {options_.worker_path, step, request_path, result_path}) {
     command.push_back(arg);
   }
-  const bool sandboxed = mounts != nullptr && sandbox_.active();
+  const bool sandboxed = confinement == Confinement::kSandbox && sandbox_.active();
   ProcessOptions process;
   if (sandboxed) {
-    SandboxMounts with_io = *mounts;
-    with_io.writable.push_back(io_dir);
-    process.argv = sandbox_.Wrap(command, with_io);
+    SandboxMounts mounts = MountsForRequest(step, request);
+    mounts.writable.push_back(io_dir);
+    process.argv = sandbox_.Wrap(command, mounts);
   } else {
     process.argv = command;
   }
@@ -199,7 +198,7 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
     fs::remove_all(io_dir, ec);
     return ran.status();
   }
-  WorkerOutcome outcome{std::move(*ran), std::nullopt, "", sandboxed};
+  WorkerOutcome outcome{std::move(*ran), std::nullopt, ""};
   if (!outcome.process.started) {
     fs::remove_all(io_dir, ec);
     return Status::Unavailable("cannot start " + process.argv[0] + ": " +

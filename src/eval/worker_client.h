@@ -48,8 +48,11 @@ struct WorkerOutcome {
   // Why a result file the worker did write could not be used (not JSON, e.g. NaN in it); empty
   // when `result` is set or there was no file.
   std::string result_error;
-  bool sandboxed = false;  // the step ran inside the sandbox
 };
+
+// Where a step runs: unconfined (steps that never import candidate code: reference, compare,
+// inspect, analyze) or in the sandbox, seeing what MountsForRequest lets through.
+enum class Confinement { kNone, kSandbox };
 
 // What a sandboxed step may see, from the paths its request names (docs/worker-protocol.md):
 // read-only: "candidate" and "problem" (each with the Python files beside it, which it may
@@ -70,15 +73,15 @@ class WorkerClient {
   const Status& SandboxReady() const { return sandbox_status_; }
 
   // Runs `step` with `request`; `limits` bound the process, `extra_env` is added to it.
-  // `launcher` is put before the interpreter (e.g. ncu and its options). With `mounts`, the step
-  // (launcher included) runs in the sandbox and sees only those paths besides the system's;
-  // without, it runs unconfined (steps that never import candidate code: reference, compare).
+  // `launcher` is put before the interpreter (e.g. ncu and its options). With
+  // Confinement::kSandbox the step (launcher included) runs in the sandbox and sees only the
+  // paths MountsForRequest(step, request) gives it besides the system's.
   Result<WorkerOutcome> Run(const std::string& step, const Json& request,
                             const ProcessLimits& limits,
                             const std::map<std::string, std::string>& extra_env = {},
                             const std::vector<std::string>& launcher = {},
                             std::size_t capture_bytes = 16 * 1024,
-                            const SandboxMounts* mounts = nullptr) const;
+                            Confinement confinement = Confinement::kNone) const;
 
   const std::string& python() const { return options_.python; }
   const std::string& worker_path() const { return options_.worker_path; }
