@@ -37,8 +37,12 @@ def sha256_text(*parts):
 
 
 def sha256_file(path):
+    """Read in chunks: reference outputs can be gigabytes."""
+    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+        for chunk in iter(lambda: f.read(1 << 24), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def load_module(path, prefix):

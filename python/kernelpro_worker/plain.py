@@ -155,14 +155,6 @@ def digest(value):
     return h.hexdigest()
 
 
-def sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 24), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def load(path, sha256=None):
     """Reads a plain data file. With `sha256`, the bytes must have that hash (ContentMismatch
     otherwise), checked before anything in them is interpreted. Errors do not repeat the path."""

@@ -387,7 +387,7 @@ def _install(tmp_dir, final_dir):
         os.replace(tmp_dir, final_dir)
 
 
-def _nonfinite(torch, tensors_list):
+def _nonfinite(tensors_list):
     """[(output index, description)] of outputs holding NaN or infinity."""
     from . import tensors
 
@@ -507,7 +507,7 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                     outputs = run(inputs)
                 except Exception as e:  # noqa: BLE001
                     raise StepError("problem_error", f"the reference forward failed: {type(e).__name__}: {e}")
-                bad = _nonfinite(torch, outputs)
+                bad = _nonfinite(outputs)
                 if bad:
                     raise StepError("problem_error", f"the reference's output {bad[0][0]} on trial {name} "
                                     f"has {bad[0][1]}; a reference must produce finite outputs")
@@ -542,7 +542,7 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                             fp64_model = copy.deepcopy(model).double()
                         with torch.no_grad():
                             out64 = as_output_list(fp64_model(*tensors.to_double(inputs)))
-                        if _nonfinite(torch, out64):
+                        if _nonfinite(out64):
                             notes.append(f"the fp64 reference is not finite on trial {name}; lowered "
                                          "precision is not checked on it")
                         else:

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kernelpro_worker import plain
+from kernelpro_worker.common import sha256_file
 
 from conftest import ROOT
 
@@ -18,7 +19,7 @@ from conftest import ROOT
 def roundtrip(tmp_path, value):
     path = str(tmp_path / "v.kpt")
     digest = plain.save(path, value)
-    assert digest == plain.sha256_file(path) == plain.digest(value)
+    assert digest == sha256_file(path) == plain.digest(value)
     return plain.load(path, sha256=digest)
 
 
