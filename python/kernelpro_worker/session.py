@@ -130,7 +130,7 @@ class CandidateHost:
     def __init__(self):
         self.loaded = None
         self.timer = None
-        self.kept = 0
+        self.reference_timer = None  # the reference in this process: the between-process spread
 
     def load(self, request):
         self.loaded, failure = steps.load_candidate(request)
@@ -177,9 +177,33 @@ class CandidateHost:
         except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
             status, message = steps._classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
-        return {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
-                "warmup_calls": warm, "samples": samples, "method": self.timer.method,
-                "findings": steps.patch_findings(loaded, "while being timed")}
+        result = {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
+                  "warmup_calls": warm, "samples": samples, "method": self.timer.method,
+                  "findings": steps.patch_findings(loaded, "while being timed")}
+        if request.get("problem"):
+            # The reference, timed here too: never a verdict (this process is the candidate's),
+            # only how much this process's timings differ from the referee's.
+            try:
+                result["reference_times_ms"] = self._time_reference(request)
+            except Exception as e:  # noqa: BLE001 - the spread is then unknown, and said so
+                result["reference_note"] = f"the reference could not be timed here: {type(e).__name__}: {e}"
+        return result
+
+    def _time_reference(self, request):
+        loaded = self.loaded
+        torch = loaded.torch
+        if self.reference_timer is None:
+            model = steps._construct(torch, load_problem(request["problem"]).Model,
+                                     loaded.init_inputs, request["init_seed"], loaded.device)
+
+            def forward(args):
+                with torch.no_grad():
+                    return model(*args)
+
+            self.reference_timer = Timer(torch, loaded.device, forward, self.timer.base_sets,
+                                         request.get("flush_bytes", -1), request.get("perturb", True))
+        self.reference_timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+        return self.reference_timer.block(request["calls"])[0]
 
     COMMANDS = {"load": load, "check": check, "time": time}
 

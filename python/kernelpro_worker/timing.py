@@ -76,6 +76,7 @@ class Timer:
             if flush_bytes > 0:
                 self.flush = torch.empty(int(flush_bytes), dtype=torch.int8, device=device)
         self.idle_sync_s = None  # an idle device's synchronize(), calibrated in warm_up
+        self.idle_waits = []     # every warm-up call's synchronize() wait
         self.calls = 0           # every call made, warm-up included (the index of the next)
         self.warmup_calls = 0
 
@@ -133,7 +134,7 @@ class Timer:
         if not self.cuda:
             seconds = min(seconds, 0.05)  # no clocks to ramp up; caches and the allocator only
         start = self.perf()
-        waits = []
+        waits = self.idle_waits
         n = 0
         while n < min_calls or self.perf() - start < seconds:
             self._one()
@@ -144,9 +145,8 @@ class Timer:
             n += 1
             if n >= min_calls and self.perf() - start > 10 * max(seconds, 0.5):
                 break
-        if self.cuda and waits:
-            waits.sort()
-            self.idle_sync_s = waits[len(waits) // 2]
+        if self.cuda and len(waits) >= 3:  # the median of every warm-up call so far
+            self.idle_sync_s = sorted(waits)[len(waits) // 2]
         self.warmup_calls += n
         return n
 
@@ -163,6 +163,12 @@ class Timer:
                 draw = int.from_bytes(self.urandom(4), "little") / 2**32
                 if draw < sample_p:
                     keep(index, set_index, seed, out)
+                    # Keeping (a copy, a file) disturbs caches and clocks: one untimed call
+                    # before the next timed one, so the sampled calls' neighbours pay nothing.
+                    del out
+                    self._one()
+                    self.warmup_calls += 1
+                    continue
             del out
         return times, full_calls
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -248,6 +249,24 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     result.message = "cannot read the candidate file " + candidate;
     return;
   }
+  // A source built before needs no build process: the record beside its scope (where no
+  // sandboxed process can write) names its shared objects. The candidate's process loads them
+  // through the same content-addressed cache, and rebuilds there if they went stale.
+  const std::string scope = JsonGet<std::string>(request, "build_root", "");
+  const std::string record_path = scope + ".built.json";
+  if (auto record = ReadJsonFile(record_path);
+      record.ok() && JsonGet<std::string>(*record, "python", "") == worker_.python()) {
+    std::vector<std::string> objects = JsonGet<std::vector<std::string>>(*record, "shared_objects", {});
+    bool present = !objects.empty();
+    for (const std::string& so : objects) present = present && fs::is_regular_file(so);
+    if (present) {
+      result.shared_objects = objects;
+      result.build_cached = true;
+      result.build_seconds = SecondsSince(start);
+      result.status = EvalStatus::kCorrect;
+      return;
+    }
+  }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));
@@ -278,15 +297,41 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     return;
   }
   result.status = EvalStatus::kCorrect;  // provisional: built and importable
+  if (!result.shared_objects.empty()) {
+    // Best effort: without the record the next evaluation runs the (cached) build step again.
+    (void)WriteJsonFile(record_path, Json{{"python", worker_.python()},
+                                          {"shared_objects", result.shared_objects}});
+  }
+}
+
+Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
+    const std::string& problem, const std::string& candidate, const std::string& work,
+    const std::map<std::string, std::string>& env) const {
+  Json mounts = CandidateRequest(candidate, Json());
+  if (mounts.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
+  // The whole inputs tree (inputs are no secret; expected outputs live elsewhere), so that the
+  // process can start before the reference step has named this problem's key.
+  const std::string inputs = Absolute(options_.cache_dir) + "/inputs";
+  std::error_code ec;
+  fs::create_directories(inputs, ec);
+  mounts["inputs_dir"] = inputs;
+  mounts["out_dir"] = work;
+  mounts["problem"] = problem;
+  ProcessLimits limits;
+  // CPU time may exceed wall time (torch's intra-op pool, a rebuild), but not without bound.
+  limits.cpu_seconds = (options_.build_timeout_s + 4 * options_.step_timeout_s) * 8;
+  limits.max_file_bytes = 64ull << 30;
+  limits.max_open_files = 4096;
+  return WorkerSession::Start(worker_, "candidate", mounts, limits, env, Confinement::kSandbox);
 }
 
 void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
                             const std::string& work, const std::map<std::string, std::string>& env,
-                            EvalResult& result) {
+                            EvalResult& result, std::unique_ptr<WorkerSession> session) {
   const EvalResult before = result;
   Json reference = shared.Get();
   for (int attempt = 0;; ++attempt) {
-    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result);
+    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result, std::move(session));
     if (changed.empty()) return;
     if (attempt > 0) {
       result.status = EvalStatus::kRuntimeError;
@@ -325,7 +370,8 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
 std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                        const std::string& work,
                                        const std::map<std::string, std::string>& env,
-                                       EvalResult& result) {
+                                       EvalResult& result,
+                                       std::unique_ptr<WorkerSession> session) {
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
   std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
@@ -362,27 +408,21 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
       return "the reference loaded on this GPU differs from the evaluation's";
     }
   }
-  // One process for the candidate: it sees its own source, build scope, the inputs tree and
-  // `work` (where it writes its outputs), nothing else of the cache.
-  Json mounts = candidate;
-  mounts["out_dir"] = work;
-  int step_timeout = options_.step_timeout_s;
-  ProcessLimits limits;
-  // CPU time may exceed wall time (torch's intra-op pool), but not without bound.
-  limits.cpu_seconds = step_timeout * 8 * 4;
-  limits.max_file_bytes = 64ull << 30;
-  limits.max_open_files = 4096;
-  auto session = WorkerSession::Start(worker_, "candidate", mounts, limits, env,
-                                      Confinement::kSandbox);
-  if (!session.ok()) {
-    result.status = EvalStatus::kRuntimeError;
-    result.message = "could not start the candidate's process: " + session.status().message();
-    return "";
+  if (!session || !session->alive()) {
+    auto started = StartCandidate(problem, result.candidate, work, env);
+    if (!started.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "could not start the candidate's process: " + started.status().message();
+      return "";
+    }
+    session = std::move(*started);
   }
-  WorkerSession& cand = **session;
+  const int step_timeout = options_.step_timeout_s;
+  WorkerSession& cand = *session;
 
   // Load (import, a cached build's .so, construct) and check, in the candidate's process.
-  if (!Ask(cand, "load", candidate, step_timeout, result, &changed)) {
+  // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
+  if (!Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed)) {
     result.check_seconds = SecondsSince(start);
     return changed;
   }
@@ -502,9 +542,11 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   cand_request["flush_bytes"] = options_.flush_bytes;
   cand_request["out_dir"] = work + "/timed";
   cand_request["sample_p"] = sample_p;
+  cand_request["problem"] = problem;  // the reference is timed there too: the process spread
 
   TimingSummary ref_time, cand_time;
   std::vector<std::vector<double>> ref_blocks, cand_blocks;
+  std::vector<double> reference_in_candidate;  // the reference timed in the candidate's process
   Json samples = Json::array();
   int full_calls = 0;
   auto started = Clock::now();
@@ -545,6 +587,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       (candidate_turn ? cand_blocks : ref_blocks).push_back(times);
       if (candidate_turn) {
         full_calls += JsonGet<int>(*timed, "full_calls", 0);
+        auto here = JsonGet<std::vector<double>>(*timed, "reference_times_ms", {});
+        reference_in_candidate.insert(reference_in_candidate.end(), here.begin(), here.end());
         result.timing_method = JsonGet<std::string>(*timed, "method", "");
         for (const Json& sample : JsonGet<Json>(*timed, "samples", Json::array())) {
           samples.push_back(sample);
@@ -586,6 +630,17 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   ref_time.summary = Summarize(ref_time.samples);
   cand_time.summary = Summarize(cand_time.samples);
   result.speedup = BootstrapBlockMedianRatio(ref_blocks, cand_blocks);
+  // The two sides ran in two processes; whatever makes one process's calls slower than
+  // another's (placement in memory, the cores it landed on) is measured by the reference's own
+  // times in both, and the interval is widened by it. Only widened: the candidate's process
+  // can slow the reference there, never make the estimate better.
+  if (!reference_in_candidate.empty() && ref_time.summary.median > 0 && cand_time.summary.median > 0) {
+    const double here = Median(reference_in_candidate);
+    result.process_spread = std::abs(here / ref_time.summary.median - 1.0);
+    result.speedup_in_process = here / cand_time.summary.median;
+    result.speedup->low /= 1.0 + result.process_spread;
+    result.speedup->high *= 1.0 + result.process_spread;
+  }
   result.reference_time = std::move(ref_time);
   result.candidate_time = std::move(cand_time);
   return true;
@@ -653,50 +708,81 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     }
   }
 
-  SharedReference shared_reference;
-  if (!options_.build_only) {
-    auto reference_start = Clock::now();
-    auto reference = PrepareReference(report.problem);
-    if (!reference.ok()) return reference.status();
-    report.reference = *reference;
-    shared_reference.meta = *reference;
-    for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
+  // Unique per evaluation too: evaluations may run concurrently in one process. Each candidate's
+  // work directory is created empty before its process starts (the sandbox mounts it).
+  static std::atomic<unsigned> evaluations{0};
+  const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
+                                  "-" + std::to_string(evaluations++) + "-";
+  auto work_dir = [&](std::size_t i) {
+    std::string work = work_prefix + std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
+    std::error_code ec;
+    if (!fs::exists(work, ec)) fs::create_directories(work, ec);
+    return work;
+  };
+  // With one GPU, the first candidate's process starts now, beside the builds and the reference.
+  const bool single_device = gpu_pool_->size() == 1;
+  std::unique_ptr<WorkerSession> first_ahead;
+  std::size_t first_ahead_for = results.size();
+  if (single_device && !options_.build_only) {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!proceed[i]) continue;
+      auto started = StartCandidate(report.problem, results[i].candidate, work_dir(i),
+                                    GpuPool::EnvFor(gpu_pool_->only_gpu()));
+      if (started.ok()) {
+        first_ahead = std::move(*started);
+        first_ahead_for = i;
+      }
+      break;
+    }
   }
 
-  // Builds in parallel: CPU-bound, one cache directory per source.
+  // Builds in parallel (CPU-bound, one cache directory per source), while the referee starts
+  // and prepares the reference on the device.
+  std::vector<std::thread> pool;
   {
-    std::vector<std::thread> pool;
-    std::mutex mutex;
-    std::size_t next = 0;
+    auto mutex = std::make_shared<std::mutex>();
+    auto next = std::make_shared<std::size_t>(0);
     int threads = std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
     for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
+      pool.emplace_back([this, mutex, next, &results, &proceed] {
         for (;;) {
           std::size_t i;
           {
-            std::lock_guard<std::mutex> lock(mutex);
-            while (next < results.size() && !proceed[next]) ++next;
-            if (next >= results.size()) return;
-            i = next++;
+            std::lock_guard<std::mutex> lock(*mutex);
+            while (*next < results.size() && !proceed[*next]) ++*next;
+            if (*next >= results.size()) return;
+            i = (*next)++;
           }
           Build(results[i].candidate, results[i]);
           if (results[i].status != EvalStatus::kCorrect) proceed[i] = false;
         }
       });
     }
-    for (std::thread& t : pool) t.join();
   }
+  SharedReference shared_reference;
+  Status reference_status = Status::Ok();
+  if (!options_.build_only) {
+    auto reference_start = Clock::now();
+    auto reference = PrepareReference(report.problem);
+    if (reference.ok()) {
+      report.reference = *reference;
+      shared_reference.meta = *reference;
+      for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
+    } else {
+      reference_status = reference.status();
+    }
+  }
+  for (std::thread& t : pool) t.join();
+  if (!reference_status.ok()) return reference_status;
 
   // Device steps: each thread leases a free GPU, takes the next pending candidate and runs all of
-  // its steps there; one thread per GPU, so each GPU runs one step at a time.
+  // its steps there; one thread per GPU, so each GPU runs one step at a time. With one GPU, the
+  // next candidate's process starts while the current one is on it (it touches no device
+  // before its first request), so its interpreter and torch import cost no waiting.
   if (!options_.build_only) {
-    // Unique per evaluation too: evaluations may run concurrently in one process.
-    static std::atomic<unsigned> evaluations{0};
-    const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
-                                    "-" + std::to_string(evaluations++) + "-";
     std::mutex mutex;
     std::size_t next = 0;
-    auto device_steps = [&] {
+    auto device_steps = [&](std::unique_ptr<WorkerSession> ahead, std::size_t ahead_for) {
       for (;;) {
         GpuPool::Lease lease = gpu_pool_->Acquire();
         std::size_t i;
@@ -708,31 +794,40 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
         }
         EvalResult& r = results[i];
         r.gpu = lease.gpu();
-        std::string work =
-            work_prefix + std::to_string(i) + "-" + fs::path(r.candidate).stem().string();
-        std::error_code ec;
-        fs::remove_all(work, ec);
-        if (!fs::create_directories(work, ec) && ec) {
-          r.status = EvalStatus::kRuntimeError;
-          r.message = "cannot create the work directory " + work + ": " + ec.message();
-          continue;
+        std::unique_ptr<WorkerSession> session;
+        if (ahead_for == i) session = std::move(ahead);
+        ahead.reset();
+        ahead_for = results.size();
+        if (single_device) {
+          std::lock_guard<std::mutex> lock(mutex);
+          std::size_t j = next;
+          while (j < results.size() && !proceed[j]) ++j;
+          if (j < results.size()) {
+            auto started = StartCandidate(report.problem, results[j].candidate, work_dir(j), lease.Env());
+            if (started.ok()) {
+              ahead = std::move(*started);
+              ahead_for = j;
+            }
+          }
         }
         try {
-          CheckAndTime(report.problem, shared_reference, work, lease.Env(), r);
+          CheckAndTime(report.problem, shared_reference, work_dir(i), lease.Env(), r,
+                       std::move(session));
         } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
           r.status = EvalStatus::kRuntimeError;
           r.message = std::string("internal error during the device steps: ") + e.what();
         }
-        fs::remove_all(work, ec);  // outputs can be large; the verdict and errors are kept
+        std::error_code ec;
+        fs::remove_all(work_dir(i), ec);  // outputs can be large; the verdict and errors are kept
       }
     };
     std::size_t pending = static_cast<std::size_t>(std::count(proceed.begin(), proceed.end(), 1));
     std::size_t threads = std::min(gpu_pool_->size(), pending);
     if (threads <= 1) {
-      if (pending > 0) device_steps();
+      if (pending > 0) device_steps(std::move(first_ahead), first_ahead_for);
     } else {
       std::vector<std::thread> pool;
-      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps);
+      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps, nullptr, results.size());
       for (std::thread& t : pool) t.join();
     }
   }

@@ -136,15 +136,25 @@ class Executor {
   // the cache passes its content check.
   Result<Json> RunReference(const std::string& problem,
                             const std::map<std::string, std::string>& env, bool rebuild);
+  // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
+  // but touches no device until its first request, so it may start ahead, while another
+  // candidate is on the GPU. It sees its source, its build scope, the problem (it times the
+  // reference too, for the spread between processes), CACHE/inputs and `work`.
+  Result<std::unique_ptr<WorkerSession>> StartCandidate(
+      const std::string& problem, const std::string& candidate, const std::string& work,
+      const std::map<std::string, std::string>& env) const;
   // Check, compare and time one candidate; when a step reports the reference's files changed on
-  // disk, recomputes the reference (once) and starts over.
+  // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
+  // when one was started ahead (consumed), else null.
   void CheckAndTime(const std::string& problem, SharedReference& reference, const std::string& work,
-                    const std::map<std::string, std::string>& env, EvalResult& result);
+                    const std::map<std::string, std::string>& env, EvalResult& result,
+                    std::unique_ptr<WorkerSession> session);
   // One attempt of CheckAndTime; returns what changed when a step found the reference's files
   // changed on disk, else "".
   std::string CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                const std::string& work,
-                               const std::map<std::string, std::string>& env, EvalResult& result);
+                               const std::map<std::string, std::string>& env, EvalResult& result,
+                               std::unique_ptr<WorkerSession> session);
   // Sends a request to a session; returns the reply or records the failure in `result` (a dead
   // worker is classified, a worker status mapped). A reply that found the reference's files
   // changed sets `reference_changed` (when given) to its message instead.

@@ -117,6 +117,8 @@ Json ToJson(const EvalResult& r) {
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"timing_method", r.timing_method},
       {"full_sync_calls", r.full_sync_calls},
+      {"process_spread", r.process_spread},
+      {"speedup_in_process", number_or_null(r.speedup_in_process)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},

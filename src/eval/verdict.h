@@ -63,6 +63,11 @@ struct EvalResult {
   // running on other streams.
   std::string timing_method;
   int full_sync_calls = 0;
+  // The reference's median in the candidate's process over its median in the referee, minus one,
+  // as a magnitude: the spread between processes, by which `speedup`'s interval is widened; and
+  // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
+  double process_spread = 0;
+  std::optional<double> speedup_in_process;
   // Optional torch.compile baseline (--compile-baseline).
   std::optional<TimingSummary> compiled_time;
   std::optional<RatioInterval> speedup_vs_compiled;
