@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_KERNELPRO = os.path.join(ROOT, "build-gpu", "kernelpro")  # scripts/gpu_verify OUT binary
 
 
 @dataclass

@@ -237,7 +237,7 @@ def load_records(out, kind):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernelbench", required=True, help="KernelBench checkout (not committed)")
-    parser.add_argument("--kernelpro", default=os.path.join(benchlib.ROOT, "build-gpu", "kernelpro"))
+    parser.add_argument("--kernelpro", default=benchlib.DEFAULT_KERNELPRO)
     parser.add_argument("--out", required=True)
     parser.add_argument("--candidates", nargs="*", default=PAIRS,
                         help=f"few-shot pairs to compare (default: {' '.join(PAIRS)})")

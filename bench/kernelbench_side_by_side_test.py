@@ -16,7 +16,8 @@ def test_pairs_are_found_in_either_kernelbench_layout(tmp_path):
     new, old = str(tmp_path / "new"), str(tmp_path / "old")
     make_checkout(new, "src/kernelbench/prompts/few_shot", ["add"])
     make_checkout(old, "src/prompts/few_shot", ["add"])
-    assert sbs.find_pair(new, "add")[1].endswith("src/kernelbench/prompts/few_shot/model_new_ex_add.py")
+    found = sbs.find_pair(new, "add")[1]
+    assert found.endswith("src/kernelbench/prompts/few_shot/model_new_ex_add.py")
     assert sbs.find_pair(old, "add")[0].endswith("src/prompts/few_shot/model_ex_add.py")
     assert sbs.find_pair(new, "fuse_gelu") is None
 

@@ -37,6 +37,10 @@ def as_candidate(problem_source):
 def summarize(name, results, repeats):
     """One table row's numbers from the runs' JSON results (None for a run that gave none)."""
     correct = [r for r in results if r and r.get("status") == "correct"]
+
+    def us(key):
+        return benchlib.ms_to_us(benchlib.median([r.get(key) for r in correct]))
+
     speedups = [r.get("speedup") for r in correct]
     within = sum(s is not None and abs(s - 1.0) <= SPEEDUP_TOLERANCE for s in speedups)
     excluding = sum(benchlib.interval_excludes(r.get("speedup_interval"), 1.0) for r in correct)
@@ -44,8 +48,8 @@ def summarize(name, results, repeats):
         "problem": name,
         "runs": repeats,
         "correct": len(correct),
-        "reference_us": benchlib.ms_to_us(benchlib.median([r.get("reference_ms") for r in correct])),
-        "candidate_us": benchlib.ms_to_us(benchlib.median([r.get("candidate_ms") for r in correct])),
+        "reference_us": us("reference_ms"),
+        "candidate_us": us("candidate_ms"),
         "median_speedup": benchlib.median(speedups),
         "min_speedup": min(speedups) if speedups else None,
         "max_speedup": max(speedups) if speedups else None,
@@ -70,7 +74,7 @@ def table_row(s):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kernelpro", default=os.path.join(benchlib.ROOT, "build-gpu", "kernelpro"))
+    parser.add_argument("--kernelpro", default=benchlib.DEFAULT_KERNELPRO)
     parser.add_argument("--out", required=True)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--problems", nargs="+", default=PROBLEMS)
