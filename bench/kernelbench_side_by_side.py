@@ -212,6 +212,11 @@ def render(side_records, batch_records):
                      "evaluation (fresh process each; ratio = kernelpro / KernelBench)\n")
         parts.append(benchlib.markdown_table(SIDE_BY_SIDE_HEADERS,
                                              [side_by_side_row(r) for r in side_records]))
+        stubbed = sorted({m for r in side_records for state in ("cold", "warm")
+                          for m in r.get(f"kernelbench_{state}", {}).get("stubbed") or []})
+        if stubbed:
+            parts.append(f"\nKernelBench ran with stand-ins for modules not installed here "
+                         f"(never called by an evaluation): {', '.join(stubbed)}")
     if batch_records:
         parts.append("\nkernelpro eval of a batch of candidates of one problem in one call\n")
         parts.append(benchlib.markdown_table(BATCH_HEADERS,

@@ -73,3 +73,10 @@ def test_missing_kernelbench_dependencies_get_stand_ins_with_defaults():
     assert a.compiled and not b.compiled and b.metadata == {}  # defaults are not shared
     anything = kernelbench_eval_one._Anything()
     assert isinstance(anything.load_dotenv(), kernelbench_eval_one._Anything)
+
+
+def test_the_table_names_the_modules_kernelbench_ran_without():
+    record = {"name": "add", "kernelbench_cold": {"wall_s": 1.0, "stubbed": ["litellm"]},
+              "kernelbench_warm": {"wall_s": 1.0, "stubbed": ["litellm", "openai"]}}
+    assert "stand-ins for modules not installed here (never called by an evaluation): " \
+        "litellm, openai" in sbs.render([record], [])
