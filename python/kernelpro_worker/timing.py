@@ -28,18 +28,19 @@ import time
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
 
 
-def perturbed(torch, base, seed, into=None):
+def perturbed(torch, base, seed, into=None, scratch=None):
     """`base` (a list of inputs) with every floating-point tensor's elements scaled by factors
     in [0.5, 1) from `seed`; the same (base, seed) gives the same bits in any process on the same
-    device. Written into `into` (same shapes) when given, else into new tensors."""
+    device. Written into `into` (same shapes) when given, else into new tensors; `scratch`
+    (tensors like base's) holds the factors, else they are allocated."""
     out = []
     for i, x in enumerate(base):
         dst = into[i] if into is not None else None
         if isinstance(x, torch.Tensor) and x.is_floating_point():
             g = torch.Generator(device=x.device)
             g.manual_seed((seed * 1009 + i) % (1 << 63))
-            u = torch.rand(x.shape, generator=g, device=x.device, dtype=torch.float32)
-            factor = (u * (1 - SCALE_LOW) + SCALE_LOW).to(x.dtype)
+            factor = scratch[i] if scratch is not None else torch.empty_like(x)
+            factor.uniform_(SCALE_LOW, 1.0, generator=g)
             if dst is None:
                 dst = x * factor
             else:
@@ -67,6 +68,8 @@ class Timer:
         self.clone = torch.Tensor.clone
         self.buffers = [[self.clone(x) if isinstance(x, torch.Tensor) else x for x in base]
                         for base in base_sets]
+        self.scratch = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else None for x in base]
+                        for base in base_sets]
         self.flush = None
         if self.cuda:
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
@@ -88,7 +91,7 @@ class Timer:
         base = self.base_sets[set_index]
         buffers = self.buffers[set_index]
         if self.perturb:
-            perturbed(torch, base, seed, into=buffers)
+            perturbed(torch, base, seed, into=buffers, scratch=self.scratch[set_index])
         else:
             for dst, src in zip(buffers, base):
                 if isinstance(dst, torch.Tensor):

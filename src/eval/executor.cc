@@ -516,7 +516,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
                                const Json& candidate_request, const std::string& work,
                                EvalResult& result, std::string& changed) {
   const int trials = std::max(1, options_.timing_trials);
-  const int rounds = std::clamp(options_.timing_rounds, 1, trials);
+  // At least 5 calls a block (and 2 rounds) where the trials allow: a block's median needs a few.
+  const int rounds = std::clamp(std::min(options_.timing_rounds, trials / 5), std::min(2, trials), trials);
   const int calls = (trials + rounds - 1) / rounds;
   const int planned = calls * rounds;
   // Each timed call of the candidate is kept for verification with this probability, decided
@@ -561,9 +562,9 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       Json request = candidate_turn ? cand_request : ref_request;
       request["calls"] = calls;
       // The first block of each side starts with a warm-up long enough to leave idle clocks;
-      // later blocks with one untimed call.
+      // later blocks with one untimed call (none in blocks of fewer than 4 calls).
       request["warmup_s"] = round == 0 ? 0.5 : 0.0;
-      request["warmup_calls"] = round == 0 ? 3 : 1;
+      request["warmup_calls"] = round == 0 ? 3 : (calls >= 4 ? 1 : 0);
       EvalResult scratch;
       EvalResult& sink = candidate_turn ? result : scratch;
       auto timed = Ask(candidate_turn ? candidate : referee, "time", request,

@@ -111,9 +111,10 @@ TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
   }
   EXPECT_GE(timed_rows, 1) << r["correctness"].dump(1);
   ASSERT_FALSE(r["build"]["shared_objects"].empty());
-  // --timing-trials 6 with the default 10 rounds: six interleaved rounds of one call per side.
-  EXPECT_EQ(r["reference_timing"]["block_medians_ms"].size(), 6u);
-  EXPECT_EQ(r["candidate_timing"]["block_medians_ms"].size(), 6u);
+  // --timing-trials 6: two interleaved rounds of three calls per side (a block gets at least 5
+  // calls where the trials allow, and there are at least 2 rounds).
+  EXPECT_EQ(r["reference_timing"]["block_medians_ms"].size(), 2u);
+  EXPECT_EQ(r["candidate_timing"]["block_medians_ms"].size(), 2u);
   EXPECT_EQ(r["candidate_timing"]["count"].get<int>(), 6);
   EXPECT_EQ(JsonGet<std::string>(r, "timing_method", ""), "host perf_counter around the call");
 }
