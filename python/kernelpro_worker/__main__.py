@@ -34,6 +34,18 @@ def main(argv):
     from .common import StepError, read_json, write_json
     from .steps import STEPS
 
+    if step == "serve":  # a long-lived worker (session.py): requests through FIFOs, until exit
+        from .session import serve
+
+        try:
+            serve(read_json(request_path))
+        except BaseException as e:  # noqa: BLE001 - the binary sees the exit and this on stderr
+            print(f"kernelpro_worker serve: {type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}",
+                  file=sys.stderr, flush=True)
+            os._exit(1)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     if step not in STEPS:
         write_json(result_path, {"status": "worker_error", "message": f"unknown step '{step}'"})
         return 2

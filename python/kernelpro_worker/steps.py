@@ -627,6 +627,56 @@ def step_build(request):
 # check: run the candidate on every trial's inputs, save what it returns
 
 
+class LoadedCandidate:
+    """A candidate imported and constructed in this process, with what the harness bound before
+    the import: the functions it calls, the patch guard and the operator trace."""
+
+    def __init__(self, torch, device, module, model, cache, guard, trace, init_inputs):
+        self.torch, self.device, self.module, self.model = torch, device, module, model
+        self.cache, self.guard, self.trace, self.init_inputs = cache, guard, trace, init_inputs
+        # Everything the harness calls is bound before the candidate can rebind anything.
+        self.save, self.equal, self.clone = plain.save, torch.equal, torch.Tensor.clone
+        self.calls = 0  # forward calls made through the harness
+
+
+def load_candidate(request):
+    """Imports and constructs the candidate for check and timing. Returns (LoadedCandidate, None)
+    or (None, result dict of the failure)."""
+    device = request["device"]
+    torch = _import_torch(device)
+    try:
+        init_inputs = _read_input(request, "init_inputs")
+    except StepError as e:
+        return None, {"status": e.status, "message": e.message, "findings": []}
+    trace = optrace.OpTrace()
+    guard = []
+    try:
+        module, cache = _load_candidate(request, torch, guard)
+    except StepError as e:
+        return None, {"status": e.status, "message": e.message, "findings": []}
+    try:
+        model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
+    except Exception as e:  # noqa: BLE001
+        status, message = _classify_runtime(e)
+        return None, {"status": status, "findings": [], "extensions": cache.extensions,
+                      "message": "ModelNew(*get_init_inputs()) failed: " + message}
+    return LoadedCandidate(torch, device, module, model, cache, guard[0], trace, init_inputs), None
+
+
+def patch_findings(loaded, when):
+    """'fail' findings for what the candidate rebound or tampered with so far."""
+    findings = []
+    patched = loaded.guard.changed()
+    if patched:
+        findings.append({"rule": "patching", "severity": "fail", "line": 0,
+                         "message": "candidate rebound " + ", ".join(patched) + " " + when})
+    if loaded.trace.tampered:
+        findings.append({"rule": "trace_tampering", "severity": "fail", "line": 0,
+                         "message": "forward removed kernelpro's operator trace while it ran "
+                                    f"({loaded.trace.tampered})"})
+    return findings
+
+
 def step_check(request):
     """Runs the candidate on the trials' inputs and saves its outputs for step_compare.
 
@@ -634,39 +684,33 @@ def step_check(request):
     carries the reference's metadata inline (`reference`: trials, outputs, output_aliases_input,
     reference_ops); the forward calls run under an operator trace for the torch-operator policy
     (`torch_ops_policy`, `allowed_ops`)."""
-    device = request["device"]
-    torch = _import_torch(device)
+    loaded, failure = load_candidate(request)
+    if failure is not None:
+        return failure
+    return run_check(loaded, request)
+
+
+def run_check(loaded, request):
+    """The check trials on a loaded candidate (step_check without the import)."""
     from . import tensors
 
+    torch, device, model, trace = loaded.torch, loaded.device, loaded.model, loaded.trace
+    save, equal, clone = loaded.save, loaded.equal, loaded.clone
     ref = request["reference"]
     out_dir = request["out_dir"]
     os.makedirs(out_dir, exist_ok=True)
-    # Everything the harness calls is bound now, before the candidate can rebind anything, and
-    # the inputs are read (and checked) before it can touch them.
-    save, equal, clone = plain.save, torch.equal, torch.Tensor.clone
     findings = []
     try:
-        init_inputs = _read_input(request, "init_inputs")
         checks = ref["trials"]["check"]
         refill = _read_input(request, checks[1]) if len(checks) >= 2 else None
     except StepError as e:
         return {"status": e.status, "message": e.message, "findings": findings}
-    trace = optrace.OpTrace()
-    guard = []
-    try:
-        module, cache = _load_candidate(request, torch, guard)
-    except StepError as e:
-        return {"status": e.status, "message": e.message, "findings": findings}
-    result = {"status": "ok", "message": "", "findings": findings, "extensions": cache.extensions,
-              "outputs": []}
-    try:
-        model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
-    except Exception as e:  # noqa: BLE001
-        status, message = _classify_runtime(e)
-        return dict(result, status=status, message="ModelNew(*get_init_inputs()) failed: " + message)
+    result = {"status": "ok", "message": "", "findings": findings,
+              "extensions": loaded.cache.extensions, "outputs": []}
 
     def call(inputs):
         tensors.poison_allocator(ref["outputs"], device)
+        loaded.calls += 1
         with torch.no_grad():
             with trace:
                 raw = model(*inputs)
@@ -703,14 +747,7 @@ def step_check(request):
     except Exception as e:  # noqa: BLE001 - the candidate failed while running
         status, message = _classify_runtime(e)
         return dict(result, status=status, message=message)
-    patched = guard[0].changed()
-    if patched:
-        findings.append({"rule": "patching", "severity": "fail", "line": 0,
-                         "message": "candidate rebound " + ", ".join(patched) + " while running"})
-    if trace.tampered:
-        findings.append({"rule": "trace_tampering", "severity": "fail", "line": 0,
-                         "message": "forward removed kernelpro's operator trace while it ran "
-                                    f"({trace.tampered})"})
+    findings.extend(patch_findings(loaded, "while running"))
     result["torch_ops"] = sorted(trace.ops)
     findings.extend(optrace.reference_op_findings(trace.ops, ref.get("reference_ops") or [],
                                           request.get("torch_ops_policy", "forbid"),
@@ -842,129 +879,6 @@ def step_compare(request):
 
 
 # ----------------------------------------------------------------------------------------------
-# time
-
-
-def step_time(request):
-    """Times the reference (`which`: reference), torch.compile of it (compiled) or the candidate
-    on the timing trials' inputs. The reference side reads the problem file; the candidate side
-    gets only the inputs tree and the reference's metadata inline, like step_check."""
-    device = request["device"]
-    torch = _import_torch(device)
-    ref = request["reference"]
-    which = request["which"]
-    perf = time.perf_counter
-    save = plain.save
-    guard = []
-    names = ref["trials"]["timing"]
-    try:
-        init_inputs = _read_input(request, "init_inputs")
-        # Read and checked before the candidate is imported.
-        inputs = [to_device(_read_input(request, n), device) for n in names]
-    except StepError as e:
-        return {"status": e.status, "message": e.message}
-    try:
-        if which == "candidate":
-            module, _ = _load_candidate(request, torch, guard)
-            model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
-        else:
-            from .guard import PatchGuard
-            guard.append(PatchGuard())
-            problem = load_problem(request["problem"])
-            model = _construct(torch, problem.Model, init_inputs, request["init_seed"], device)
-            if which == "compiled":
-                if not hasattr(torch, "compile"):
-                    return {"status": "unavailable", "message": f"torch {torch.__version__} has no torch.compile"}
-                model = torch.compile(model)
-    except StepError as e:
-        return {"status": e.status, "message": e.message}
-    except Exception as e:  # noqa: BLE001
-        status, message = _classify_runtime(e)
-        return {"status": status, "message": message}
-
-    cuda = device == "cuda"
-    flush = None
-    flush_bytes = int(request.get("flush_bytes", -1))
-    if cuda and flush_bytes < 0:  # auto: twice the L2, so no input survives in cache between calls
-        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
-        flush_bytes = 2 * l2
-    if cuda and flush_bytes > 0:
-        flush = torch.empty(flush_bytes, dtype=torch.int8, device=device)
-    if cuda:
-        Event, synchronize = torch.cuda.Event, torch.cuda.synchronize
-
-    def forward(args):
-        with torch.no_grad():
-            return model(*args)
-
-    try:
-        # Warm-up: module load, autotuning and allocator growth stay out of the numbers, and
-        # the GPU has run long enough to leave its idle clocks (they ramp within ~100 ms).
-        warm_start = perf()
-        warmups = 0
-        warmup_s = request.get("warmup_s", 0.5 if cuda else 0.05)
-        while warmups < request.get("warmup_calls", 3) or perf() - warm_start < warmup_s:
-            forward(inputs[warmups % len(inputs)])
-            if cuda:
-                synchronize()
-            warmups += 1
-            if warmups >= 3 and perf() - warm_start > 10 * max(warmup_s, 0.5):
-                break
-        times, stream_times = [], []
-        last = [None] * len(inputs)
-        budget, minimum = request["budget_s"], request["trials"]
-        start_all = perf()
-        i = 0
-        while i < minimum:
-            if i >= 5 and perf() - start_all > budget:
-                break
-            args = inputs[i % len(inputs)]
-            if flush is not None:
-                flush.zero_()
-            if cuda:
-                begin, stream_end, all_end = Event(enable_timing=True), Event(enable_timing=True), Event(enable_timing=True)
-                synchronize()
-                begin.record()
-                out = forward(args)
-                stream_end.record()
-                synchronize()  # waits for every stream, so side-stream work is timed too
-                all_end.record()
-                all_end.synchronize()
-                times.append(begin.elapsed_time(all_end))
-                stream_times.append(begin.elapsed_time(stream_end))
-            else:
-                t0 = perf()
-                out = forward(args)
-                times.append((perf() - t0) * 1e3)
-            last[i % len(inputs)] = out
-            i += 1
-    except Exception as e:  # noqa: BLE001
-        status, message = _classify_runtime(e)
-        return {"status": status, "message": message}
-    result = {"status": "ok", "message": "", "which": which, "times_ms": times, "warmup_calls": warmups,
-              "flush_bytes": int(flush.numel()) if flush is not None else 0, "findings": []}
-    if cuda:
-        result["stream_times_ms"] = stream_times
-    if which == "candidate" and request.get("out_dir"):
-        os.makedirs(request["out_dir"], exist_ok=True)
-        result["outputs"] = []
-        try:
-            for n, out in zip(names, last):
-                if out is not None:
-                    snapshot = [t.detach().cpu() for t in as_output_list(out, strict=True)]
-                    _save_outputs(save, os.path.join(request["out_dir"], n + EXT), snapshot)
-                    result["outputs"].append([n, n])
-        except StepError as e:
-            return dict(result, status=e.status, message=e.message)
-    if guard:
-        patched = guard[0].changed()
-        if patched:
-            result["findings"].append({"rule": "patching", "severity": "fail", "line": 0,
-                                       "message": "rebound " + ", ".join(patched) + " while being timed"})
-    return result
-
-
-# ----------------------------------------------------------------------------------------------
 # run: the target process a profiler attaches to; trace: a PyTorch profiler timeline
 
 
@@ -1060,7 +974,6 @@ STEPS = {
     "build": step_build,
     "check": step_check,
     "compare": step_compare,
-    "time": step_time,
     "run": step_run,
     "trace": step_trace,
 }

@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from kernelpro_worker import steps
+from kernelpro_worker import session, steps
 from kernelpro_worker.common import StepError
 
 from conftest import ROOT
@@ -114,15 +114,22 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     compared = steps.step_compare(compare_request(reference, work, pairs))
     assert compared["passed"], compared
     assert all(row["max_abs_err"] < 1e-5 for row in compared["trials"])
-    timed = steps.step_time(candidate_request(reference, cache, GOOD, which="candidate", trials=7,
-                                              budget_s=5, out_dir=os.path.join(work, "timed")))
-    assert timed["status"] == "ok" and len(timed["times_ms"]) == 7
-    assert sorted(n for n, _ in timed["outputs"]) == ["timing_0", "timing_1"]
-    timed_ref = steps.step_time(dict(BASE, which="reference", problem=TINY, trials=3, budget_s=5,
-                                     inputs_dir=reference["inputs_dir"],
-                                     inputs_manifest=reference["inputs_manifest"],
-                                     reference={"trials": reference["trials"]}))
+    # Timing lives in the long-lived processes (session.py): the candidate's calls on fresh
+    # inputs, a sample of them kept; the referee times the reference and verifies the sample.
+    host = session.CandidateHost()
+    assert host.load(candidate_request(reference, cache, GOOD))["status"] == "ok"
+    timed = host.time(candidate_request(reference, cache, GOOD, calls=7, sample_p=1.0,
+                                        out_dir=os.path.join(work, "timed")))
+    assert timed["status"] == "ok" and len(timed["times_ms"]) == 7, timed
+    assert len(timed["samples"]) == 7 and timed["findings"] == []
+    referee = session.Referee()
+    referee.reference(dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[1, 2],
+                           extra_seeds=[1001], timing_seeds=[2001, 2002], fp64_trials=2))
+    timed_ref = referee.time(dict(BASE, problem=TINY, calls=3))
     assert timed_ref["status"] == "ok" and len(timed_ref["times_ms"]) == 3
+    verified = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
+                                   samples=timed["samples"], vacuous_rel_tol=1e-2))
+    assert verified["passed"] and len(verified["trials"]) == 7, verified
     ran = steps.step_run(candidate_request(reference, cache, GOOD, iterations=2))
     assert ran["status"] == "ok"
     trace = os.path.join(work, "trace.json")

@@ -162,15 +162,17 @@ void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) 
       ->capture_default_str();
   command
       .add_option("--timing-trials", o.timing_trials,
-                  "Timed calls per side (at least, unless the budget ends first)")
+                  "Timed calls per side, spread over the rounds (fewer if the budget ends first)")
       ->check(WholeRange(1, 100000))
       ->capture_default_str();
   command
       .add_option("--timing-rounds", o.timing_rounds,
-                  "Timing processes per side, alternating A B B A")
-      ->check(WholeRange(1, 20))
+                  "Interleaved timing rounds: a block of reference calls and a block of "
+                  "candidate calls each, order A B B A A B ...")
+      ->check(WholeRange(1, 1000))
       ->capture_default_str();
-  command.add_option("--time-budget", o.time_budget_s, "Seconds of timed calls per side")
+  command.add_option("--time-budget", o.time_budget_s,
+                     "Seconds of timed calls per side: no new round after that (at least 2)")
       ->check(PositiveUpTo(86400))
       ->capture_default_str();
   command.add_option("--atol", o.atol, "Absolute tolerance")

@@ -44,4 +44,15 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
                                    double confidence = 0.95, int resamples = 2000,
                                    std::uint64_t seed = 0x5eed);
 
+// The same ratio for timings taken in interleaved rounds: block i of each side ran in round i
+// (the reference's block and the candidate's block, back to back). The interval resamples whole
+// rounds, then the calls within each drawn block, so drift from round to round (clocks,
+// temperature, a neighbour on the machine) widens it instead of hiding in the pooled calls.
+// The estimate is the ratio of the medians of all calls. Rounds beyond the shorter side's count
+// are in the estimate only.
+RatioInterval BootstrapBlockMedianRatio(const std::vector<std::vector<double>>& numerator_blocks,
+                                        const std::vector<std::vector<double>>& denominator_blocks,
+                                        double confidence = 0.95, int resamples = 2000,
+                                        std::uint64_t seed = 0x5eed);
+
 }  // namespace kernelpro

@@ -115,5 +115,41 @@ TEST(BootstrapMedianRatioTest, DegenerateInputsGiveZeros) {
   }
 }
 
+TEST(BootstrapBlockMedianRatioTest, DriftBetweenRoundsWidensTheInterval) {
+  // Ten rounds of ten calls per side; the same kernel on both sides.
+  std::vector<std::vector<double>> steady_a, steady_b, drifting_a, drifting_b;
+  for (int round = 0; round < 10; ++round) {
+    steady_a.push_back(NoisySamples(1.0, 0.01, 10, 100 + round));
+    steady_b.push_back(NoisySamples(1.0, 0.01, 10, 200 + round));
+    // Rounds whose level moves by a few percent, differently for each side (a process's
+    // placement, clocks changing between blocks).
+    double shift_a = 1.0 + 0.03 * ((round * 7) % 5 - 2) / 2.0;
+    double shift_b = 1.0 + 0.03 * ((round * 3) % 5 - 2) / 2.0;
+    drifting_a.push_back(NoisySamples(shift_a, 0.01, 10, 300 + round));
+    drifting_b.push_back(NoisySamples(shift_b, 0.01, 10, 400 + round));
+  }
+  const RatioInterval steady = BootstrapBlockMedianRatio(steady_a, steady_b);
+  const RatioInterval drifting = BootstrapBlockMedianRatio(drifting_a, drifting_b);
+  EXPECT_NEAR(steady.estimate, 1.0, 0.01);
+  EXPECT_LE(steady.low, steady.estimate);
+  EXPECT_GE(steady.high, steady.estimate);
+  EXPECT_GT(drifting.high - drifting.low, 2 * (steady.high - steady.low));
+  // Pooling the calls as if independent hides that spread.
+  std::vector<double> pooled_a, pooled_b;
+  for (const auto& b : drifting_a) pooled_a.insert(pooled_a.end(), b.begin(), b.end());
+  for (const auto& b : drifting_b) pooled_b.insert(pooled_b.end(), b.begin(), b.end());
+  const RatioInterval pooled = BootstrapMedianRatio(pooled_a, pooled_b);
+  EXPECT_GT(drifting.high - drifting.low, pooled.high - pooled.low);
+}
+
+TEST(BootstrapBlockMedianRatioTest, DegenerateInputsGiveZeros) {
+  for (const RatioInterval& r : {BootstrapBlockMedianRatio({}, {{1, 2}}),
+                                 BootstrapBlockMedianRatio({{1, 2}}, {}),
+                                 BootstrapBlockMedianRatio({{1, 2}}, {{0, 0}})}) {
+    EXPECT_EQ(r.estimate, 0.0);
+    EXPECT_EQ(r.confidence, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace kernelpro

@@ -437,16 +437,21 @@ Status Supervise(pid_t pid, ChildPipes& pipes, const ProcessOptions& options,
     if (!grace_end && !exit_notifier.valid()) wake_by(now + kExitCheckInterval);
     const int timeout_ms = wake ? PollTimeoutMs(*wake - now) : -1;
 
-    pollfd fds[4] = {{stdin_fd.get(), POLLOUT, 0},
+    pollfd fds[5] = {{stdin_fd.get(), POLLOUT, 0},
                      {outputs[0]->get(), POLLIN, 0},
                      {outputs[1]->get(), POLLIN, 0},
-                     {exit_notifier.get(), POLLIN, 0}};
-    if (poll(fds, 4, timeout_ms) < 0) {
+                     {exit_notifier.get(), POLLIN, 0},
+                     {killed ? -1 : options.cancel_fd, POLLIN, 0}};
+    if (poll(fds, 5, timeout_ms) < 0) {
       if (errno == EINTR) continue;
       kill(-pid, SIGKILL);
       return Status::IoError("poll: " + ErrnoMessage(errno));
     }
 
+    if (fds[4].revents != 0 && !killed) {
+      kill(-pid, SIGKILL);
+      killed = result.cancelled = true;
+    }
     if (fds[0].revents != 0) {
       const ssize_t n =
           write(stdin_fd.get(), unwritten.data(), std::min(unwritten.size(), kIoChunkBytes));
@@ -567,6 +572,7 @@ int KillAllChildren() {
 std::string ProcessResult::Describe() const {
   if (!started) return "failed to start: " + start_error;
   if (timed_out) return "timed out after " + FormatSeconds(wall_time) + " (killed)";
+  if (cancelled) return "stopped by kernelpro after " + FormatSeconds(wall_time);
   // The limit itself is not recorded here; what was read before the kill is a lower bound.
   if (output_limit_hit) {
     return "killed: printed more than " + std::to_string(stdout_bytes + stderr_bytes) + " bytes";

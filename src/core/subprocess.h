@@ -47,6 +47,10 @@ struct ProcessOptions {
   std::size_t capture_bytes = 64 * 1024;
   // Kill the group once stdout+stderr together exceed this many bytes (a flooding child). 0: never.
   std::uint64_t kill_after_output_bytes = 0;
+  // A descriptor (e.g. an eventfd) that ends the child when it becomes readable: its group is
+  // killed and ProcessResult::cancelled is set. -1: none. The caller keeps it open until
+  // RunProcess returns.
+  int cancel_fd = -1;
 };
 
 struct ProcessResult {
@@ -57,6 +61,7 @@ struct ProcessResult {
   int term_signal = 0;           // signal that ended it, if any (SIGKILL after a timeout)
   bool timed_out = false;        // killed by kernelpro for passing wall_timeout
   bool output_limit_hit = false; // killed by kernelpro for printing too much
+  bool cancelled = false;        // killed because ProcessOptions::cancel_fd became readable
   std::uint64_t stdout_bytes = 0;  // total bytes the child wrote, kept or not
   std::uint64_t stderr_bytes = 0;
   std::string stdout_text;       // bounded capture (see capture_bytes)

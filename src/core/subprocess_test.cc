@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +166,27 @@ TEST(RunProcessTest, TimeoutKillsTheWholeProcessGroup) {
 
   const pid_t grandchild = std::stoi(r.stdout_text);
   EXPECT_TRUE(EventuallyGone(grandchild)) << "grandchild " << grandchild << " survived";
+}
+
+TEST(RunProcessTest, ACancelDescriptorEndsTheChildFromAnotherThread) {
+  ProcessOptions options = Shell("sleep 30");
+  const int cancel = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(cancel, 0);
+  options.cancel_fd = cancel;
+  std::thread canceller([cancel] {
+    std::this_thread::sleep_for(milliseconds(200));
+    const std::uint64_t one = 1;
+    EXPECT_EQ(write(cancel, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult r = RunOrFail(options);
+  canceller.join();
+  close(cancel);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_TRUE(r.Describe().starts_with("stopped by kernelpro after ")) << r.Describe();
 }
 
 TEST(RunProcessTest, GrandchildrenDieWithTheChild) {

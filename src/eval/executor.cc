@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -98,6 +99,46 @@ struct Executor::SharedReference {
   }
 };
 
+struct Executor::Referees {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<WorkerSession>> by_gpu;  // by CUDA_VISIBLE_DEVICES
+  // What each referee has loaded: GPU -> problem -> the reference's manifest digest.
+  std::map<std::string, std::map<std::string, std::string>> prepared;
+};
+
+namespace {
+
+std::string GpuKey(const std::map<std::string, std::string>& env) {
+  auto gpu = env.find("CUDA_VISIBLE_DEVICES");
+  return gpu == env.end() ? "" : gpu->second;
+}
+
+}  // namespace
+
+Executor::Executor(WorkerClient worker, EvalOptions options)
+    : worker_(std::move(worker)),
+      options_(std::move(options)),
+      gpu_pool_(std::make_shared<GpuPool>(options_.gpus)),
+      referees_(std::make_shared<Referees>()) {}
+
+Result<WorkerSession*> Executor::Referee(const std::map<std::string, std::string>& env) {
+  const std::string key = GpuKey(env);
+  std::lock_guard<std::mutex> lock(referees_->mutex);
+  std::unique_ptr<WorkerSession>& slot = referees_->by_gpu[key];
+  if (slot && slot->alive()) return slot.get();
+  referees_->prepared.erase(key);  // a new process has nothing loaded
+  // Unconfined: it runs only the problem's own code, and reads the reference cache a sandboxed
+  // process never sees. No CPU-time limit: it serves every candidate of the run.
+  ProcessLimits limits;
+  limits.max_file_bytes = 64ull << 30;
+  limits.max_open_files = 4096;
+  auto started = WorkerSession::Start(worker_, "referee", Json::object(), limits, env,
+                                      Confinement::kNone);
+  if (!started.ok()) return started.status();
+  slot = std::move(*started);
+  return slot.get();
+}
+
 Json Executor::BaseRequest() const {
   return Json{{"device", options_.device},
               {"init_seed", options_.init_seed},
@@ -139,41 +180,51 @@ Result<Json> Executor::RunReference(const std::string& problem,
   request["extra_seeds"] = Seeds(options_.seed, 1000, options_.extra_trials);
   request["timing_seeds"] = Seeds(options_.seed, 2000, std::max(1, options_.timing_inputs));
   request["fp64_trials"] = options_.fp64_trials;
-  auto outcome = worker_.Run("reference", request, LimitsFor(options_.reference_timeout_s), env);
-  if (!outcome.ok()) return outcome.status();
-  if (!outcome->result) {
-    return Status::Internal("the reference could not be computed: " +
-                            DescribeMissingResult("the reference step", *outcome).second);
+  auto referee = Referee(env);
+  if (!referee.ok()) return referee.status();
+  SessionReply reply = (*referee)->Call("reference", request,
+                                        std::chrono::seconds(options_.reference_timeout_s));
+  if (!reply.result) {
+    std::string why = ClassifyProcessFailure("the reference step", *reply.ended).second;
+    if (!reply.error.empty()) why = reply.error + ": " + why;
+    return Status::Internal("the reference could not be computed: " + why);
   }
-  const Json& meta = *outcome->result;
+  const Json& meta = *reply.result;
   std::string status = JsonGet<std::string>(meta, "status", "");
   if (status != "ok") {
     std::string message = JsonGet<std::string>(meta, "message", "unknown failure");
     if (status == "device_error") return Status::Unavailable(message);
     return Status::InvalidArgument("problem error: " + message);
   }
+  {
+    std::lock_guard<std::mutex> lock(referees_->mutex);
+    referees_->prepared[GpuKey(env)][problem] = JsonGet<std::string>(meta, "manifest_digest", "");
+  }
   return meta;
 }
 
-std::optional<Json> Executor::RunCandidateStep(const std::string& step, const Json& request,
-                                               int timeout_s,
-                                               const std::map<std::string, std::string>& env,
-                                               EvalResult& result, std::string* reference_changed) {
-  // Every step but the comparison runs code of the candidate (or times the reference the same
-  // way it times the candidate): in the sandbox. The comparison reads the reference's outputs,
-  // which no sandboxed step may see.
-  auto outcome = worker_.Run(step, request, LimitsFor(timeout_s), env, {}, 16 * 1024,
-                             step == "compare" ? Confinement::kNone : Confinement::kSandbox);
-  if (!outcome.ok()) {
-    result.status = EvalStatus::kRuntimeError;
-    result.message = "could not run the " + step + " step: " + outcome.status().message();
+std::optional<Json> Executor::Ask(WorkerSession& session, const std::string& step,
+                                  const Json& request, int timeout_s, EvalResult& result,
+                                  std::string* reference_changed) {
+  SessionReply reply = session.Call(step, request, std::chrono::seconds(timeout_s));
+  if (!reply.result) {
+    const ProcessResult& process = *reply.ended;
+    if (!process.started) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "could not start the " + session.role() + " process: " + process.start_error;
+    } else if (process.cancelled && reply.error.starts_with("timed out")) {
+      result.status = EvalStatus::kTimeout;
+      result.message = reply.error + " (an endless loop or a hung kernel?)";
+    } else {
+      std::tie(result.status, result.message) = ClassifyProcessFailure("the " + step + " step", process);
+      if (process.cancelled && !reply.error.empty()) result.message = reply.error;
+    }
+    if (session.role() == "referee" && result.status != EvalStatus::kTimeout) {
+      result.message = "the referee failed: " + result.message;
+    }
     return std::nullopt;
   }
-  if (!outcome->result) {
-    std::tie(result.status, result.message) = DescribeMissingResult(step, *outcome);
-    return std::nullopt;
-  }
-  Json& json = *outcome->result;
+  Json& json = *reply.result;
   std::string status = JsonGet<std::string>(json, "status", "ok");
   if (status == "reference_changed" && reference_changed) {
     *reference_changed = JsonGet<std::string>(json, "message", "the reference's files changed");
@@ -197,6 +248,24 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     result.status = EvalStatus::kCompileError;
     result.message = "cannot read the candidate file " + candidate;
     return;
+  }
+  // A source built before needs no build process: the record beside its scope (where no
+  // sandboxed process can write) names its shared objects. The candidate's process loads them
+  // through the same content-addressed cache, and rebuilds there if they went stale.
+  const std::string scope = JsonGet<std::string>(request, "build_root", "");
+  const std::string record_path = scope + ".built.json";
+  if (auto record = ReadJsonFile(record_path);
+      record.ok() && JsonGet<std::string>(*record, "python", "") == worker_.python()) {
+    std::vector<std::string> objects = JsonGet<std::vector<std::string>>(*record, "shared_objects", {});
+    bool present = !objects.empty();
+    for (const std::string& so : objects) present = present && fs::is_regular_file(so);
+    if (present) {
+      result.shared_objects = objects;
+      result.build_cached = true;
+      result.build_seconds = SecondsSince(start);
+      result.status = EvalStatus::kCorrect;
+      return;
+    }
   }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -228,15 +297,41 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     return;
   }
   result.status = EvalStatus::kCorrect;  // provisional: built and importable
+  if (!result.shared_objects.empty()) {
+    // Best effort: without the record the next evaluation runs the (cached) build step again.
+    (void)WriteJsonFile(record_path, Json{{"python", worker_.python()},
+                                          {"shared_objects", result.shared_objects}});
+  }
+}
+
+Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
+    const std::string& problem, const std::string& candidate, const std::string& work,
+    const std::map<std::string, std::string>& env) const {
+  Json mounts = CandidateRequest(candidate, Json());
+  if (mounts.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
+  // The whole inputs tree (inputs are no secret; expected outputs live elsewhere), so that the
+  // process can start before the reference step has named this problem's key.
+  const std::string inputs = Absolute(options_.cache_dir) + "/inputs";
+  std::error_code ec;
+  fs::create_directories(inputs, ec);
+  mounts["inputs_dir"] = inputs;
+  mounts["out_dir"] = work;
+  mounts["problem"] = problem;
+  ProcessLimits limits;
+  // CPU time may exceed wall time (torch's intra-op pool, a rebuild), but not without bound.
+  limits.cpu_seconds = (options_.build_timeout_s + 4 * options_.step_timeout_s) * 8;
+  limits.max_file_bytes = 64ull << 30;
+  limits.max_open_files = 4096;
+  return WorkerSession::Start(worker_, "candidate", mounts, limits, env, Confinement::kSandbox);
 }
 
 void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
                             const std::string& work, const std::map<std::string, std::string>& env,
-                            EvalResult& result) {
+                            EvalResult& result, std::unique_ptr<WorkerSession> session) {
   const EvalResult before = result;
   Json reference = shared.Get();
   for (int attempt = 0;; ++attempt) {
-    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result);
+    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result, std::move(session));
     if (changed.empty()) return;
     if (attempt > 0) {
       result.status = EvalStatus::kRuntimeError;
@@ -275,7 +370,8 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
 std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                        const std::string& work,
                                        const std::map<std::string, std::string>& env,
-                                       EvalResult& result) {
+                                       EvalResult& result,
+                                       std::unique_ptr<WorkerSession> session) {
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
   std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
@@ -286,6 +382,50 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     result.message = "cannot read the candidate file " + result.candidate;
     return "";
   }
+  auto referee = Referee(env);
+  if (!referee.ok()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "cannot start the referee: " + referee.status().message();
+    return "";
+  }
+  // This GPU's referee may not have loaded this reference yet (it was prepared on another GPU,
+  // or the referee was restarted): load it there from the cache.
+  bool loaded;
+  {
+    std::lock_guard<std::mutex> lock(referees_->mutex);
+    loaded = referees_->prepared[GpuKey(env)][problem] ==
+             JsonGet<std::string>(reference, "manifest_digest", "");
+  }
+  if (!loaded) {
+    auto prepared = RunReference(problem, env, /*rebuild=*/false);
+    if (!prepared.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "cannot load the reference on this GPU: " + prepared.status().message();
+      return "";
+    }
+    if (JsonGet<std::string>(*prepared, "manifest_digest", "") !=
+        JsonGet<std::string>(reference, "manifest_digest", "")) {
+      return "the reference loaded on this GPU differs from the evaluation's";
+    }
+  }
+  if (!session || !session->alive()) {
+    auto started = StartCandidate(problem, result.candidate, work, env);
+    if (!started.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "could not start the candidate's process: " + started.status().message();
+      return "";
+    }
+    session = std::move(*started);
+  }
+  const int step_timeout = options_.step_timeout_s;
+  WorkerSession& cand = *session;
+
+  // Load (import, a cached build's .so, construct) and check, in the candidate's process.
+  // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
+  if (!Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed)) {
+    result.check_seconds = SecondsSince(start);
+    return changed;
+  }
   Json check = candidate;
   check["out_dir"] = work + "/check";
   check["torch_ops_policy"] = options_.torch_ops_policy;
@@ -295,7 +435,7 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
   }
   check["trials"] = names;
-  auto checked = RunCandidateStep("check", check, options_.step_timeout_s, env, result, &changed);
+  auto checked = Ask(cand, "check", check, step_timeout, result, &changed);
   result.check_seconds = SecondsSince(start);
   if (!checked) return changed;
   if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
@@ -304,8 +444,8 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     return "";
   }
 
-  // The compare step is the referee: it alone is told where the expected outputs are, with the
-  // manifest they must match from this process's copy of the reference step's result.
+  // The referee compares: it alone is told where the expected outputs are, with the manifest
+  // they must match from this process's copy of the reference step's result.
   Json compare = BaseRequest();
   compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
   compare["reference"] = Pick(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error",
@@ -314,26 +454,18 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   compare["precision_policy"] = options_.precision_policy;
   compare["precision_bound"] = options_.precision_bound;
   compare["precision_factor"] = options_.precision_factor;
-  // Output names are relative to `work`: "check/check_0", "timed-1/timing_2".
-  auto run_compare = [&](const Json& pairs) -> std::optional<Json> {
-    Json request = compare;
-    request["actual_dir"] = work;
-    request["pairs"] = pairs;
-    auto compared =
-        RunCandidateStep("compare", request, options_.step_timeout_s, env, result, &changed);
-    if (!compared) {
-      if (changed.empty()) result.message = "the comparison failed: " + result.message;
-      return std::nullopt;
-    }
-    return compared;
-  };
+  compare["actual_dir"] = work;
   Json check_pairs = Json::array();
   for (const Json& pair : JsonGet<Json>(*checked, "outputs", Json::array())) {
     check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});
   }
-  auto compared = run_compare(check_pairs);
+  compare["pairs"] = check_pairs;
+  auto compared = Ask(**referee, "compare", compare, step_timeout, result, &changed);
   result.check_seconds = SecondsSince(start);
-  if (!compared) return changed;
+  if (!compared) {
+    if (changed.empty()) result.message = "the comparison failed: " + result.message;
+    return changed;
+  }
   result.correctness = JsonGet<Json>(*compared, "trials", Json::array());
   result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
   if (!JsonGet<bool>(*compared, "passed", false)) {
@@ -342,93 +474,22 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     return "";
   }
 
-  // Timing: fresh processes, A B B A, so slow drift of clocks or temperature favours neither.
   start = Clock::now();
-  // The reference side reads the problem file; the candidate side gets what check got.
-  Json time_reference = BaseRequest();
-  time_reference["problem"] = problem;
-  time_reference["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
-  time_reference["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
-  time_reference["reference"] = Pick(reference, {"trials"});
-  Json time_candidate = candidate;
-  int rounds = std::max(1, options_.timing_rounds);
-  for (Json* time : {&time_reference, &time_candidate}) {
-    (*time)["trials"] = std::max(1, (options_.timing_trials + rounds - 1) / rounds);
-    (*time)["budget_s"] = options_.time_budget_s / rounds;
-    (*time)["flush_bytes"] = options_.flush_bytes;
-  }
-  TimingSummary ref_time, cand_time;
-  Json timed_pairs = Json::array();
-  for (int round = 0; round < rounds; ++round) {
-    for (int slot = 0; slot < 2; ++slot) {
-      bool candidate_turn = (round % 2 == 0) == (slot == 1);
-      Json request = candidate_turn ? time_candidate : time_reference;
-      request["which"] = candidate_turn ? "candidate" : "reference";
-      if (candidate_turn) request["out_dir"] = work + "/timed-" + std::to_string(round);
-      EvalResult scratch;
-      EvalResult& sink = candidate_turn ? result : scratch;
-      auto timed = RunCandidateStep("time", request, options_.step_timeout_s, env, sink, &changed);
-      if (!timed) {
-        if (!changed.empty()) return changed;
-        if (!candidate_turn) {
-          result.status = EvalStatus::kRuntimeError;
-          result.message = "timing the reference failed: " + scratch.message;
-        }
-        result.time_seconds = SecondsSince(start);
-        return "";
-      }
-      if (std::string fail = MergeFindings(result.findings, FindingsFrom(*timed)); !fail.empty()) {
-        result.status = EvalStatus::kIncorrect;
-        result.message = fail;
-        return "";
-      }
-      std::vector<double> samples = JsonGet<std::vector<double>>(*timed, "times_ms", {});
-      TimingSummary& into = candidate_turn ? cand_time : ref_time;
-      into.samples.insert(into.samples.end(), samples.begin(), samples.end());
-      into.process_medians.push_back(Median(samples));
-      if (candidate_turn) {
-        for (const Json& pair : JsonGet<Json>(*timed, "outputs", Json::array())) {
-          timed_pairs.push_back(
-              {"timed-" + std::to_string(round) + "/" + pair[0].get<std::string>(), pair[1]});
-        }
-        auto stream = JsonGet<std::vector<double>>(*timed, "stream_times_ms", {});
-        if (!stream.empty() && stream.size() == samples.size()) {
-          std::vector<double> gaps;
-          for (std::size_t i = 0; i < samples.size(); ++i) gaps.push_back(samples[i] - stream[i]);
-          double gap = Median(gaps), total = Median(samples);
-          if (gap > 0.05 && gap > 0.2 * total) {
-            MergeFindings(result.findings,
-                          {{"side_stream", "warn",
-                            "device work continued " + std::to_string(gap) +
-                                " ms (median) after the current stream finished: other streams are "
-                                "in use; they are included in the timing"}});
-          }
-        }
-      }
-    }
-  }
+  bool timed = TimeInterleaved(problem, reference, **referee, cand, candidate, work, result, changed);
   result.time_seconds = SecondsSince(start);
+  if (!timed) return changed;
+  cand.Close();
 
-  // The timed calls' own outputs must be right too (no caching, no shortcut while timed).
-  if (!timed_pairs.empty()) {
-    auto timed_compare = run_compare(timed_pairs);
-    if (!timed_compare) return changed;
-    for (const Json& row : JsonGet<Json>(*timed_compare, "trials", Json::array())) {
-      result.correctness.push_back(row);
-    }
-    if (!JsonGet<bool>(*timed_compare, "passed", false)) {
-      result.status = EvalStatus::kIncorrect;
-      result.message = "while being timed: " + JsonGet<std::string>(*timed_compare, "message", "mismatch");
-      return "";
-    }
-  }
   if (options_.compile_baseline) {
-    Json request = time_reference;
-    request["which"] = "compiled";
-    request["trials"] = options_.timing_trials;
-    request["budget_s"] = options_.time_budget_s;
+    Json request = BaseRequest();
+    request["problem"] = problem;
+    request["compiled"] = true;
+    request["calls"] = options_.timing_trials;
+    request["warmup_s"] = 0.5;
+    request["warmup_calls"] = 3;
+    request["flush_bytes"] = options_.flush_bytes;
     EvalResult scratch;
-    auto compiled = RunCandidateStep("time", request, options_.step_timeout_s, env, scratch);
+    auto compiled = Ask(**referee, "time", request, step_timeout, scratch);
     if (!compiled) {
       result.compiled_note = "torch.compile baseline failed: " + scratch.message;
     } else if (JsonGet<std::string>(*compiled, "status", "ok") != "ok") {
@@ -437,19 +498,152 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
       TimingSummary t;
       t.samples = JsonGet<std::vector<double>>(*compiled, "times_ms", {});
       t.summary = Summarize(t.samples);
-      t.process_medians = {t.summary.median};
-      result.speedup_vs_compiled = BootstrapMedianRatio(t.samples, cand_time.samples);
+      t.block_medians = {t.summary.median};
+      result.speedup_vs_compiled = BootstrapMedianRatio(t.samples, result.candidate_time->samples);
       result.compiled_time = std::move(t);
+    }
+  }
+  result.status = EvalStatus::kCorrect;
+  result.message = "";
+  return "";
+}
+
+bool Executor::TimeInterleaved(const std::string& problem, const Json& reference,
+                               WorkerSession& referee, WorkerSession& candidate,
+                               const Json& candidate_request, const std::string& work,
+                               EvalResult& result, std::string& changed) {
+  const int trials = std::max(1, options_.timing_trials);
+  const int rounds = std::clamp(options_.timing_rounds, 1, trials);
+  const int calls = (trials + rounds - 1) / rounds;
+  const int planned = calls * rounds;
+  // Each timed call of the candidate is kept for verification with this probability, decided
+  // after the call: about a fifth of the calls (at least 8), fewer when the outputs are large.
+  double output_bytes = 0;
+  for (const Json& out : JsonGet<Json>(reference, "outputs", Json::array())) {
+    double n = 1;
+    for (const Json& d : JsonGet<Json>(out, "shape", Json::array())) n *= d.get<double>();
+    std::string dtype = JsonGet<std::string>(out, "dtype", "");
+    double size = dtype.find("64") != std::string::npos ? 8
+                  : dtype.find("16") != std::string::npos ? 2
+                  : (dtype.find("int8") != std::string::npos || dtype.find("bool") != std::string::npos) ? 1
+                                                                                                     : 4;
+    output_bytes += n * size;
+  }
+  double wanted = std::max(8.0, 0.2 * planned);
+  if (output_bytes > 0) {
+    wanted = std::min(wanted, std::max(2.0, static_cast<double>(options_.verify_bytes) / output_bytes));
+  }
+  const double sample_p = std::min(1.0, wanted / planned);
+
+  Json ref_request = BaseRequest();
+  ref_request["problem"] = problem;
+  ref_request["flush_bytes"] = options_.flush_bytes;
+  Json cand_request = candidate_request;
+  cand_request["flush_bytes"] = options_.flush_bytes;
+  cand_request["out_dir"] = work + "/timed";
+  cand_request["sample_p"] = sample_p;
+  cand_request["problem"] = problem;  // the reference is timed there too: the process spread
+
+  TimingSummary ref_time, cand_time;
+  std::vector<std::vector<double>> ref_blocks, cand_blocks;
+  std::vector<double> reference_in_candidate;  // the reference timed in the candidate's process
+  Json samples = Json::array();
+  int full_calls = 0;
+  auto started = Clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    if (round >= 2 && SecondsSince(started) > 2 * options_.time_budget_s) break;
+    for (int slot = 0; slot < 2; ++slot) {
+      // A B B A A B ...: each side goes first in every other round, so drift favours neither.
+      const bool candidate_turn = (round % 2 == 0) == (slot == 1);
+      Json request = candidate_turn ? cand_request : ref_request;
+      request["calls"] = calls;
+      // The first block of each side starts with a warm-up long enough to leave idle clocks;
+      // later blocks with one untimed call.
+      request["warmup_s"] = round == 0 ? 0.5 : 0.0;
+      request["warmup_calls"] = round == 0 ? 3 : 1;
+      EvalResult scratch;
+      EvalResult& sink = candidate_turn ? result : scratch;
+      auto timed = Ask(candidate_turn ? candidate : referee, "time", request,
+                       options_.step_timeout_s, sink, &changed);
+      if (!timed) {
+        if (!changed.empty()) return false;
+        if (!candidate_turn) {
+          result.status = scratch.status == EvalStatus::kTimeout ? EvalStatus::kRuntimeError : scratch.status;
+          result.message = "timing the reference failed: " + scratch.message;
+        } else if (result.message.find("while being timed") == std::string::npos) {
+          result.message = "while being timed: " + result.message;
+        }
+        return false;
+      }
+      if (std::string fail = MergeFindings(result.findings, FindingsFrom(*timed)); !fail.empty()) {
+        result.status = EvalStatus::kIncorrect;
+        result.message = fail;
+        return false;
+      }
+      std::vector<double> times = JsonGet<std::vector<double>>(*timed, "times_ms", {});
+      TimingSummary& into = candidate_turn ? cand_time : ref_time;
+      into.samples.insert(into.samples.end(), times.begin(), times.end());
+      into.block_medians.push_back(Median(times));
+      (candidate_turn ? cand_blocks : ref_blocks).push_back(times);
+      if (candidate_turn) {
+        full_calls += JsonGet<int>(*timed, "full_calls", 0);
+        auto here = JsonGet<std::vector<double>>(*timed, "reference_times_ms", {});
+        reference_in_candidate.insert(reference_in_candidate.end(), here.begin(), here.end());
+        result.timing_method = JsonGet<std::string>(*timed, "method", "");
+        for (const Json& sample : JsonGet<Json>(*timed, "samples", Json::array())) {
+          samples.push_back(sample);
+        }
+      }
+    }
+  }
+  result.full_sync_calls = full_calls;
+  if (full_calls > 0) {
+    MergeFindings(result.findings,
+                  {{"side_stream", "warn",
+                    std::to_string(full_calls) + " of " + std::to_string(cand_time.samples.size()) +
+                        " timed calls left work running on other streams after returning; "
+                        "those calls were timed to the end of a device-wide synchronisation"}});
+  }
+
+  // The timed calls' own outputs must be right too (no cache, no replay, no shortcut while
+  // timed): the referee rebuilds the sampled calls' inputs and runs the reference on them.
+  if (!samples.empty()) {
+    Json verify = BaseRequest();
+    verify["problem"] = problem;
+    verify["actual_dir"] = work + "/timed";
+    verify["samples"] = samples;
+    verify["vacuous_rel_tol"] = options_.vacuous_rel_tol;
+    auto verified = Ask(referee, "verify", verify, options_.step_timeout_s, result, &changed);
+    if (!verified) {
+      if (changed.empty()) result.message = "verifying the timed calls failed: " + result.message;
+      return false;
+    }
+    for (const Json& row : JsonGet<Json>(*verified, "trials", Json::array())) {
+      result.correctness.push_back(row);
+    }
+    if (!JsonGet<bool>(*verified, "passed", false)) {
+      result.status = EvalStatus::kIncorrect;
+      result.message = "while being timed: " + JsonGet<std::string>(*verified, "message", "mismatch");
+      return false;
     }
   }
   ref_time.summary = Summarize(ref_time.samples);
   cand_time.summary = Summarize(cand_time.samples);
-  result.reference_time = ref_time;
-  result.candidate_time = cand_time;
-  result.speedup = BootstrapMedianRatio(ref_time.samples, cand_time.samples);
-  result.status = EvalStatus::kCorrect;
-  result.message = "";
-  return "";
+  result.speedup = BootstrapBlockMedianRatio(ref_blocks, cand_blocks);
+  // The two sides ran in two processes; whatever makes one process's calls slower than
+  // another's (placement in memory, the cores it landed on) is measured by the reference's own
+  // times in both, and the interval is widened by it. Only widened: the candidate's process
+  // can slow the reference there, never make the estimate better.
+  if (!reference_in_candidate.empty() && ref_time.summary.median > 0 && cand_time.summary.median > 0) {
+    const double here = Median(reference_in_candidate);
+    result.process_spread = std::abs(here / ref_time.summary.median - 1.0);
+    result.speedup_in_process = here / cand_time.summary.median;
+    result.speedup->low /= 1.0 + result.process_spread;
+    result.speedup->high *= 1.0 + result.process_spread;
+  }
+  result.reference_time = std::move(ref_time);
+  result.candidate_time = std::move(cand_time);
+  return true;
 }
 
 Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
@@ -514,50 +708,81 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     }
   }
 
-  SharedReference shared_reference;
-  if (!options_.build_only) {
-    auto reference_start = Clock::now();
-    auto reference = PrepareReference(report.problem);
-    if (!reference.ok()) return reference.status();
-    report.reference = *reference;
-    shared_reference.meta = *reference;
-    for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
+  // Unique per evaluation too: evaluations may run concurrently in one process. Each candidate's
+  // work directory is created empty before its process starts (the sandbox mounts it).
+  static std::atomic<unsigned> evaluations{0};
+  const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
+                                  "-" + std::to_string(evaluations++) + "-";
+  auto work_dir = [&](std::size_t i) {
+    std::string work = work_prefix + std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
+    std::error_code ec;
+    if (!fs::exists(work, ec)) fs::create_directories(work, ec);
+    return work;
+  };
+  // With one GPU, the first candidate's process starts now, beside the builds and the reference.
+  const bool single_device = gpu_pool_->size() == 1;
+  std::unique_ptr<WorkerSession> first_ahead;
+  std::size_t first_ahead_for = results.size();
+  if (single_device && !options_.build_only) {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!proceed[i]) continue;
+      auto started = StartCandidate(report.problem, results[i].candidate, work_dir(i),
+                                    GpuPool::EnvFor(gpu_pool_->only_gpu()));
+      if (started.ok()) {
+        first_ahead = std::move(*started);
+        first_ahead_for = i;
+      }
+      break;
+    }
   }
 
-  // Builds in parallel: CPU-bound, one cache directory per source.
+  // Builds in parallel (CPU-bound, one cache directory per source), while the referee starts
+  // and prepares the reference on the device.
+  std::vector<std::thread> pool;
   {
-    std::vector<std::thread> pool;
-    std::mutex mutex;
-    std::size_t next = 0;
+    auto mutex = std::make_shared<std::mutex>();
+    auto next = std::make_shared<std::size_t>(0);
     int threads = std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
     for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
+      pool.emplace_back([this, mutex, next, &results, &proceed] {
         for (;;) {
           std::size_t i;
           {
-            std::lock_guard<std::mutex> lock(mutex);
-            while (next < results.size() && !proceed[next]) ++next;
-            if (next >= results.size()) return;
-            i = next++;
+            std::lock_guard<std::mutex> lock(*mutex);
+            while (*next < results.size() && !proceed[*next]) ++*next;
+            if (*next >= results.size()) return;
+            i = (*next)++;
           }
           Build(results[i].candidate, results[i]);
           if (results[i].status != EvalStatus::kCorrect) proceed[i] = false;
         }
       });
     }
-    for (std::thread& t : pool) t.join();
   }
+  SharedReference shared_reference;
+  Status reference_status = Status::Ok();
+  if (!options_.build_only) {
+    auto reference_start = Clock::now();
+    auto reference = PrepareReference(report.problem);
+    if (reference.ok()) {
+      report.reference = *reference;
+      shared_reference.meta = *reference;
+      for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
+    } else {
+      reference_status = reference.status();
+    }
+  }
+  for (std::thread& t : pool) t.join();
+  if (!reference_status.ok()) return reference_status;
 
   // Device steps: each thread leases a free GPU, takes the next pending candidate and runs all of
-  // its steps there; one thread per GPU, so each GPU runs one step at a time.
+  // its steps there; one thread per GPU, so each GPU runs one step at a time. With one GPU, the
+  // next candidate's process starts while the current one is on it (it touches no device
+  // before its first request), so its interpreter and torch import cost no waiting.
   if (!options_.build_only) {
-    // Unique per evaluation too: evaluations may run concurrently in one process.
-    static std::atomic<unsigned> evaluations{0};
-    const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
-                                    "-" + std::to_string(evaluations++) + "-";
     std::mutex mutex;
     std::size_t next = 0;
-    auto device_steps = [&] {
+    auto device_steps = [&](std::unique_ptr<WorkerSession> ahead, std::size_t ahead_for) {
       for (;;) {
         GpuPool::Lease lease = gpu_pool_->Acquire();
         std::size_t i;
@@ -569,31 +794,40 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
         }
         EvalResult& r = results[i];
         r.gpu = lease.gpu();
-        std::string work =
-            work_prefix + std::to_string(i) + "-" + fs::path(r.candidate).stem().string();
-        std::error_code ec;
-        fs::remove_all(work, ec);
-        if (!fs::create_directories(work, ec) && ec) {
-          r.status = EvalStatus::kRuntimeError;
-          r.message = "cannot create the work directory " + work + ": " + ec.message();
-          continue;
+        std::unique_ptr<WorkerSession> session;
+        if (ahead_for == i) session = std::move(ahead);
+        ahead.reset();
+        ahead_for = results.size();
+        if (single_device) {
+          std::lock_guard<std::mutex> lock(mutex);
+          std::size_t j = next;
+          while (j < results.size() && !proceed[j]) ++j;
+          if (j < results.size()) {
+            auto started = StartCandidate(report.problem, results[j].candidate, work_dir(j), lease.Env());
+            if (started.ok()) {
+              ahead = std::move(*started);
+              ahead_for = j;
+            }
+          }
         }
         try {
-          CheckAndTime(report.problem, shared_reference, work, lease.Env(), r);
+          CheckAndTime(report.problem, shared_reference, work_dir(i), lease.Env(), r,
+                       std::move(session));
         } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
           r.status = EvalStatus::kRuntimeError;
           r.message = std::string("internal error during the device steps: ") + e.what();
         }
-        fs::remove_all(work, ec);  // outputs can be large; the verdict and errors are kept
+        std::error_code ec;
+        fs::remove_all(work_dir(i), ec);  // outputs can be large; the verdict and errors are kept
       }
     };
     std::size_t pending = static_cast<std::size_t>(std::count(proceed.begin(), proceed.end(), 1));
     std::size_t threads = std::min(gpu_pool_->size(), pending);
     if (threads <= 1) {
-      if (pending > 0) device_steps();
+      if (pending > 0) device_steps(std::move(first_ahead), first_ahead_for);
     } else {
       std::vector<std::thread> pool;
-      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps);
+      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps, nullptr, results.size());
       for (std::thread& t : pool) t.join();
     }
   }

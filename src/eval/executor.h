@@ -1,30 +1,37 @@
 // The executor: evaluates candidates against a problem, end to end, the way kernelpro trusts.
 //
-//   scan (static checks) ─► reference (cached per problem) ─► build (parallel, cached)
-//        ─► check (candidate process) ─► compare (referee process)
-//        ─► time: reference and candidate in fresh processes, alternating A B B A
-//        ─► compare the timed calls' outputs ─► speedup with a bootstrap interval
+//   scan (static checks) ─► reference (in the referee, cached per problem) ─► build (parallel,
+//   cached) ─► one candidate process: load, check ─► the referee compares ─► timing in
+//   interleaved rounds (the referee times the reference, the candidate's process the candidate,
+//   block after block on one GPU) ─► the referee verifies a sample of the timed calls ─► speedup
+//   with a round-bootstrap interval
 //
-// Reference outputs are computed, and outputs compared, only in processes that never import the
-// candidate, so nothing a candidate patches at import can change a verdict. Nothing a candidate
-// can write is trusted: its processes are told where the problem's inputs are (CACHE/inputs/<key>)
-// and get the reference's metadata inline, never where the expected outputs are
-// (CACHE/references/<key>); every reference file is checked against the content hashes the
-// reference step reported before it is used, and a step that finds one changed makes the
-// executor recompute the reference and check the candidate again; outputs cross processes as
-// plain data, never pickles. A candidate's builds go to its own scope, CACHE/builds/<hash of its
-// source>. Every step is its own worker process (see worker_client.h); a candidate that crashes,
-// hangs or floods is classified and the next evaluation is unaffected. Builds run on `jobs`
-// threads.
+// Two kinds of worker process (worker_session.h). The referee, one per GPU, lives as long as the
+// executor and never imports a candidate: it computes or loads the reference, compares outputs,
+// times the reference and verifies timed calls, so nothing a candidate patches at import can
+// change a verdict. Each candidate gets one process of its own, in the sandbox, that imports it
+// once and serves its check and all its timed calls; so a candidate costs one process start-up
+// (plus a build process when its build is not cached). Nothing a candidate can write is trusted:
+// its process is told where the problem's inputs are (CACHE/inputs/<key>) and gets the
+// reference's metadata inline, never where the expected outputs are (CACHE/references/<key>);
+// every reference file is checked against the content hashes the reference step reported before
+// it is used, and a step that finds one changed makes the executor recompute the reference and
+// check the candidate again; outputs cross processes as plain data, never pickles. A candidate's
+// builds go to its own scope, CACHE/builds/<hash of its source>. A candidate that crashes, hangs
+// or floods is classified and the next evaluation is unaffected. Builds run on `jobs` threads.
+//
+// Every timed call, on either side, gets input values no earlier call has seen (timing.py in the
+// worker): a cache of results, in memory or on disk, never hits, and the referee checks a random
+// sample of the candidate's timed calls against the reference on their very inputs.
 //
 // Device steps run on the GPUs of `gpus` (one GPU each: CUDA_VISIBLE_DEVICES=<ordinal> in the
-// worker's environment), one step at a time per GPU. With several GPUs, one thread per GPU takes
-// the next pending candidate and runs all of its device steps (check, compare, the A B B A timing
-// of reference and candidate) on its GPU, so a speedup always compares two timings of one GPU.
-// Results come back in candidate order, each naming its GPU. Without `gpus` everything runs on the
-// process's default device, one candidate at a time. The GPUs are leased from gpu_pool(), which
-// the profiler (profile_runner.h) leases from too, so a profile and an evaluation running from
-// different threads never share a GPU.
+// worker's environment), one candidate at a time per GPU. With several GPUs, one thread per GPU
+// takes the next pending candidate and runs all of its device steps on its GPU, with that GPU's
+// referee, so a speedup always compares two timings of one GPU. Results come back in candidate
+// order, each naming its GPU. Without `gpus` everything runs on the process's default device, one
+// candidate at a time. The GPUs are leased from gpu_pool(), which the profiler
+// (profile_runner.h) leases from too, so a profile and an evaluation running from different
+// threads never share a GPU.
 #pragma once
 
 #include <map>
@@ -37,6 +44,7 @@
 #include "eval/gpu_pool.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
+#include "eval/worker_session.h"
 
 namespace kernelpro {
 
@@ -45,10 +53,12 @@ struct EvalOptions {
   int correctness_trials = 5;   // K: fresh inputs from different seeds
   int extra_trials = 2;         // signed, mixed-scale variants of the problem's inputs
   int fp64_trials = 2;          // check trials also compared against an fp64 reference
-  int timing_inputs = 3;        // distinct input sets the timed calls rotate through
-  int timing_trials = 100;      // timed calls per side, pooled over the rounds
-  int timing_rounds = 2;        // processes per side; order A B B A so drift cancels
-  double time_budget_s = 10;    // per side: stop early (after >= 5 calls) past this
+  int timing_inputs = 3;        // input sets the timed calls rotate through (each call rescaled)
+  int timing_trials = 100;      // timed calls per side, spread over the rounds
+  int timing_rounds = 10;       // interleaved rounds: a block of each side, order A B B A A B ...
+  double time_budget_s = 10;    // per side: no new round past this (after >= 2 rounds)
+  // Outputs of sampled timed calls the referee checks: at most this many bytes in all.
+  long long verify_bytes = 512ll << 20;
   double atol = 1e-2;
   double rtol = 1e-3;
   double vacuous_rel_tol = 1e-2;  // relative L2 error bound on problems an all-zero output passes
@@ -91,10 +101,7 @@ struct EvalReport {
 // once (copies of an Executor share its GPU pool).
 class Executor {
  public:
-  Executor(WorkerClient worker, EvalOptions options)
-      : worker_(std::move(worker)),
-        options_(std::move(options)),
-        gpu_pool_(std::make_shared<GpuPool>(options_.gpus)) {}
+  Executor(WorkerClient worker, EvalOptions options);
 
   // A non-OK status means the evaluation itself could not run: a broken or nondeterministic
   // problem, a missing device. Candidate failures are results, not errors.
@@ -129,26 +136,46 @@ class Executor {
   // the cache passes its content check.
   Result<Json> RunReference(const std::string& problem,
                             const std::map<std::string, std::string>& env, bool rebuild);
+  // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
+  // but touches no device until its first request, so it may start ahead, while another
+  // candidate is on the GPU. It sees its source, its build scope, the problem (it times the
+  // reference too, for the spread between processes), CACHE/inputs and `work`.
+  Result<std::unique_ptr<WorkerSession>> StartCandidate(
+      const std::string& problem, const std::string& candidate, const std::string& work,
+      const std::map<std::string, std::string>& env) const;
   // Check, compare and time one candidate; when a step reports the reference's files changed on
-  // disk, recomputes the reference (once) and starts over.
+  // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
+  // when one was started ahead (consumed), else null.
   void CheckAndTime(const std::string& problem, SharedReference& reference, const std::string& work,
-                    const std::map<std::string, std::string>& env, EvalResult& result);
+                    const std::map<std::string, std::string>& env, EvalResult& result,
+                    std::unique_ptr<WorkerSession> session);
   // One attempt of CheckAndTime; returns what changed when a step found the reference's files
   // changed on disk, else "".
   std::string CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                const std::string& work,
-                               const std::map<std::string, std::string>& env, EvalResult& result);
-  // Runs a step whose failure is the candidate's; returns the result JSON or records the failure.
-  // A step that found the reference's files changed sets `reference_changed` (when given) to its
-  // message instead.
-  std::optional<Json> RunCandidateStep(const std::string& step, const Json& request, int timeout_s,
-                                       const std::map<std::string, std::string>& env,
-                                       EvalResult& result,
-                                       std::string* reference_changed = nullptr);
+                               const std::map<std::string, std::string>& env, EvalResult& result,
+                               std::unique_ptr<WorkerSession> session);
+  // Sends a request to a session; returns the reply or records the failure in `result` (a dead
+  // worker is classified, a worker status mapped). A reply that found the reference's files
+  // changed sets `reference_changed` (when given) to its message instead.
+  std::optional<Json> Ask(WorkerSession& session, const std::string& step, const Json& request,
+                          int timeout_s, EvalResult& result,
+                          std::string* reference_changed = nullptr);
+  // The referee of the GPU that `env` selects, started when there is none or it died. The caller
+  // holds that GPU's lease, so it is the only user.
+  Result<WorkerSession*> Referee(const std::map<std::string, std::string>& env);
+  // Interleaved timing rounds and the verification of the sampled calls; fills the timing fields
+  // of `result`. Returns false (with the failure recorded) when the candidate failed.
+  bool TimeInterleaved(const std::string& problem, const Json& reference, WorkerSession& referee,
+                       WorkerSession& candidate, const Json& candidate_request,
+                       const std::string& work, EvalResult& result, std::string& changed);
+
+  struct Referees;  // one referee session per GPU, shared by copies of this executor
 
   WorkerClient worker_;
   EvalOptions options_;
   std::shared_ptr<GpuPool> gpu_pool_;
+  std::shared_ptr<Referees> referees_;
 };
 
 }  // namespace kernelpro

@@ -17,10 +17,12 @@ GpuPool::Lease& GpuPool::Lease::operator=(Lease&& other) noexcept {
   return *this;
 }
 
-std::map<std::string, std::string> GpuPool::Lease::Env() const {
-  if (gpu_.empty()) return {};
-  return {{"CUDA_VISIBLE_DEVICES", gpu_}};
+std::map<std::string, std::string> GpuPool::EnvFor(const std::string& gpu) {
+  if (gpu.empty()) return {};
+  return {{"CUDA_VISIBLE_DEVICES", gpu}};
 }
+
+std::map<std::string, std::string> GpuPool::Lease::Env() const { return EnvFor(gpu_); }
 
 void GpuPool::Lease::Release() {
   if (GpuPool* pool = std::exchange(pool_, nullptr)) pool->Return(slot_);

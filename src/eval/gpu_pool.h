@@ -62,6 +62,10 @@ class GpuPool {
   std::optional<Lease> TryAcquire();
 
   std::size_t size() const { return gpus_.size(); }
+  // The environment of a worker process that must run on `gpu` ("" for the default device).
+  static std::map<std::string, std::string> EnvFor(const std::string& gpu);
+  // The only GPU of a one-GPU pool ("" for the default device).
+  const std::string& only_gpu() const { return gpus_.front(); }
   std::size_t free_count() const;
 
  private:

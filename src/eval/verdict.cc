@@ -89,7 +89,7 @@ Json ToJson(const EvalResult& r) {
                 {"min_ms", t->summary.min}, {"max_ms", t->summary.max},
                 {"p10_ms", t->summary.p10}, {"p90_ms", t->summary.p90},
                 {"iqr_ms", t->summary.iqr}, {"relative_spread", t->summary.relative_spread},
-                {"count", t->summary.count}, {"process_medians_ms", t->process_medians}};
+                {"count", t->summary.count}, {"block_medians_ms", t->block_medians}};
   };
   Json findings = Json::array();
   for (const Finding& f : r.findings) {
@@ -115,6 +115,10 @@ Json ToJson(const EvalResult& r) {
       {"speedup_interval",
        r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
+      {"timing_method", r.timing_method},
+      {"full_sync_calls", r.full_sync_calls},
+      {"process_spread", r.process_spread},
+      {"speedup_in_process", number_or_null(r.speedup_in_process)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},

@@ -28,8 +28,8 @@ struct Finding {
 
 struct TimingSummary {
   SampleSummary summary;          // over all samples, in milliseconds
-  std::vector<double> samples;    // every timed call, in milliseconds, in process order
-  std::vector<double> process_medians;  // one per timing process (drift between processes)
+  std::vector<double> samples;    // every timed call, in milliseconds, in call order
+  std::vector<double> block_medians;  // one per timing round (drift from round to round)
 };
 
 struct EvalResult {
@@ -58,6 +58,16 @@ struct EvalResult {
   std::optional<TimingSummary> reference_time;
   std::optional<TimingSummary> candidate_time;
   std::optional<RatioInterval> speedup;
+  // How the calls were timed (e.g. CUDA events on the calling stream), and how many candidate
+  // calls had to be timed to the end of a device-wide synchronisation because they left work
+  // running on other streams.
+  std::string timing_method;
+  int full_sync_calls = 0;
+  // The reference's median in the candidate's process over its median in the referee, minus one,
+  // as a magnitude: the spread between processes, by which `speedup`'s interval is widened; and
+  // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
+  double process_spread = 0;
+  std::optional<double> speedup_in_process;
   // Optional torch.compile baseline (--compile-baseline).
   std::optional<TimingSummary> compiled_time;
   std::optional<RatioInterval> speedup_vs_compiled;

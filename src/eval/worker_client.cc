@@ -145,12 +145,7 @@ Result<WorkerClient> WorkerClient::Create(WorkerOptions options) {
   return WorkerClient(std::move(options), std::move(*sandbox), Status::Ok());
 }
 
-Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& request,
-                                        const ProcessLimits& limits,
-                                        const std::map<std::string, std::string>& extra_env,
-                                        const std::vector<std::string>& launcher,
-                                        std::size_t capture_bytes, Confinement confinement) const {
-  if (confinement == Confinement::kSandbox && !sandbox_status_.ok()) return sandbox_status_;
+Result<std::string> WorkerClient::MakeIoDir(const std::string& step) const {
   static std::atomic<int> counter{0};
   // One directory per call for the request and the result: a sandboxed step sees this directory
   // and no other part of the scratch directory.
@@ -160,21 +155,23 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   fs::remove_all(io_dir, ec);
   fs::create_directories(io_dir, ec);
   if (ec) return Status::IoError("cannot create " + io_dir + ": " + ec.message());
-  const std::string request_path = io_dir + "/request.json";
-  const std::string result_path = io_dir + "/result.json";
-  if (Status s = WriteJsonFile(request_path, request); !s.ok()) {
-    fs::remove_all(io_dir, ec);
-    return s;
-  }
+  return io_dir;
+}
 
+ProcessOptions WorkerClient::StepProcess(const std::string& step, const Json& request,
+                                         const std::string& io_dir, const ProcessLimits& limits,
+                                         const std::map<std::string, std::string>& extra_env,
+                                         const std::vector<std::string>& launcher,
+                                         std::size_t capture_bytes,
+                                         Confinement confinement) const {
   std::vector<std::string> command = launcher;
   for (const std::string& arg : InterpreterArgs(options_.python)) command.push_back(arg);
-  for (const std::string& arg : {options_.worker_path, step, request_path, result_path}) {
+  for (const std::string& arg :
+       {options_.worker_path, step, io_dir + "/request.json", io_dir + "/result.json"}) {
     command.push_back(arg);
   }
-  const bool sandboxed = confinement == Confinement::kSandbox && sandbox_.active();
   ProcessOptions process;
-  if (sandboxed) {
+  if (Sandboxed(confinement)) {
     SandboxMounts mounts = MountsForRequest(step, request);
     mounts.writable.push_back(io_dir);
     process.argv = sandbox_.Wrap(command, mounts);
@@ -194,7 +191,36 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   process.limits = limits;
   process.capture_bytes = capture_bytes;
   process.kill_after_output_bytes = std::max<std::uint64_t>(64ull << 20, 4 * capture_bytes);
+  return process;
+}
 
+void WorkerClient::ReadSignalExit(bool sandboxed, ProcessResult& process) const {
+  // bwrap reports a sandboxed process killed by a signal as exit 128 + signal.
+  if (sandboxed && process.exited && sandbox_.ExitCodeIsSignal(process.exit_code)) {
+    process.exited = false;
+    process.term_signal = process.exit_code - 128;
+  }
+}
+
+Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& request,
+                                        const ProcessLimits& limits,
+                                        const std::map<std::string, std::string>& extra_env,
+                                        const std::vector<std::string>& launcher,
+                                        std::size_t capture_bytes, Confinement confinement) const {
+  if (confinement == Confinement::kSandbox && !sandbox_status_.ok()) return sandbox_status_;
+  auto made = MakeIoDir(step);
+  if (!made.ok()) return made.status();
+  const std::string io_dir = *made;
+  std::error_code ec;
+  const std::string request_path = io_dir + "/request.json";
+  const std::string result_path = io_dir + "/result.json";
+  if (Status s = WriteJsonFile(request_path, request); !s.ok()) {
+    fs::remove_all(io_dir, ec);
+    return s;
+  }
+  const bool sandboxed = Sandboxed(confinement);
+  ProcessOptions process = StepProcess(step, request, io_dir, limits, extra_env, launcher,
+                                       capture_bytes, confinement);
   auto ran = RunProcess(process);
   if (!ran.ok()) {
     fs::remove_all(io_dir, ec);
@@ -206,11 +232,7 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
     return Status::Unavailable("cannot start " + process.argv[0] + ": " +
                                outcome.process.start_error);
   }
-  // bwrap reports a sandboxed process killed by a signal as exit 128 + signal.
-  if (sandboxed && outcome.process.exited && sandbox_.ExitCodeIsSignal(outcome.process.exit_code)) {
-    outcome.process.exited = false;
-    outcome.process.term_signal = outcome.process.exit_code - 128;
-  }
+  ReadSignalExit(sandboxed, outcome.process);
   if (fs::exists(result_path)) {
     auto parsed = ReadJsonFile(result_path);
     if (parsed.ok()) {

@@ -83,6 +83,21 @@ class WorkerClient {
                             std::size_t capture_bytes = 16 * 1024,
                             Confinement confinement = Confinement::kNone) const;
 
+  // The pieces of Run, for a worker that serves many requests (worker_session.h): a fresh
+  // request/result folder under the scratch directory; the process that runs `step` with that
+  // folder (writable in the sandbox, with MountsForRequest(step, request)); whether a step of
+  // that confinement runs sandboxed; and bwrap's "exit 128 + signal" turned back into the signal.
+  Result<std::string> MakeIoDir(const std::string& step) const;
+  ProcessOptions StepProcess(const std::string& step, const Json& request,
+                             const std::string& io_dir, const ProcessLimits& limits,
+                             const std::map<std::string, std::string>& extra_env,
+                             const std::vector<std::string>& launcher, std::size_t capture_bytes,
+                             Confinement confinement) const;
+  bool Sandboxed(Confinement confinement) const {
+    return confinement == Confinement::kSandbox && sandbox_.active();
+  }
+  void ReadSignalExit(bool sandboxed, ProcessResult& process) const;
+
   const std::string& python() const { return options_.python; }
   const std::string& worker_path() const { return options_.worker_path; }
   const Sandbox& sandbox() const { return sandbox_; }

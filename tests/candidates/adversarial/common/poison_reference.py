@@ -1,9 +1,9 @@
 """Adversarial (common; tiny_swish on CPU, problems/swish on CUDA): rewrites the cached reference
 outputs with zeros at import, then returns zeros.
 
-The attack of issue 13. The worker's request file (sys.argv[2]) used to name the reference
-directory; now it names only the inputs tree CACHE/inputs/<key>, from which this candidate
-guesses CACHE/references/<key>. It overwrites every expected output with zeros in kernelpro's
+The attack of issue 13. The harness's request (found on its stack, or in the request file of
+sys.argv[2]) used to name the reference directory; now it names only the inputs tree
+CACHE/inputs/<key>, from which this candidate guesses CACHE/references/<key>. It overwrites every expected output with zeros in kernelpro's
 own plain format and rewrites meta.json's manifests and digest to match, so the cache passes a
 content check on its own. Without a sandbox nothing stops the writes.
 A correct harness reports: not correct. The compare step checks the expected files against the
@@ -21,11 +21,25 @@ import torch
 import torch.nn as nn
 
 
-def _poison():
+def _harness_request():
+    """The request the harness is serving, read from its stack frames (the long-lived worker
+    takes its requests from a FIFO, not a file), else from the request file in sys.argv."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if isinstance(value, dict) and value.get("inputs_dir"):
+                return value
+        frame = frame.f_back
     try:
         with open(sys.argv[2]) as f:
-            request = json.load(f)
+            return json.load(f)
     except (OSError, ValueError, IndexError):
+        return None
+
+
+def _poison():
+    request = _harness_request()
+    if not request:
         return
     guesses = [request.get("reference_dir")]
     inputs_dir = request.get("inputs_dir")

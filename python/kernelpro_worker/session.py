@@ -1,0 +1,250 @@
+"""Long-lived workers: `python -m kernelpro_worker serve SETUP.json RESULT.json`.
+
+The binary's WorkerSession (src/eval/worker_session.h) starts one and sends it requests as JSON
+lines through a FIFO (`to_worker` in SETUP.json); each reply is one JSON line on `from_worker`:
+{"id": <the request's id>, "result": {...}}. A request carries `timeout_s`: the worker's own
+watchdog ends the process past it (the binary kills it too). Two roles:
+
+  referee    never imports candidate code. Commands: reference (step_reference, then keeps the
+             problem's model and timing inputs), compare (step_compare), time (times the
+             reference on fresh inputs, timing.Timer), verify (rebuilds the inputs of sampled
+             timed calls and compares a candidate's outputs on them with the reference's).
+  candidate  runs one candidate, sandboxed. Commands: load (import and construct, once), check
+             (the check trials, steps.run_check), time (timed calls on fresh inputs; a sample of
+             their outputs is saved for the referee's verify).
+
+Both answer `exit` and then end.
+"""
+
+import faulthandler
+import json
+import os
+import traceback
+
+from . import plain, steps
+from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
+from .timing import Timer, perturbed
+
+
+class Referee:
+    def __init__(self):
+        self.problems = {}  # problem path -> state for timing and verify
+
+    def reference(self, request):
+        meta = steps.step_reference(request)
+        self.problems.pop(request["problem"], None)  # a recomputed reference: load it again
+        if meta.get("status", "ok") == "ok":
+            self.problems[request["problem"]] = {"meta": meta, "request": request}
+        return meta
+
+    def _loaded(self, problem):
+        state = self.problems.get(problem)
+        if state is None:
+            raise StepError("worker_error", f"no reference prepared for {problem} in this referee")
+        if "model" not in state:
+            meta, request = state["meta"], state["request"]
+            device = request["device"]
+            torch = steps._import_torch(device)
+            read = dict(request, inputs_dir=meta["inputs_dir"], inputs_manifest=meta["inputs_manifest"])
+            init_inputs = steps._read_input(read, "init_inputs")
+            sets = [to_device(steps._read_input(read, n), device) for n in meta["trials"]["timing"]]
+            module = load_problem(problem)
+            model = steps._construct(torch, module.Model, init_inputs, request["init_seed"], device)
+            state.update(torch=torch, device=device, model=model, sets=sets, timer=None)
+        return state
+
+    def time(self, request):
+        """Times the reference, or with `compiled` torch.compile of it (the --compile-baseline)."""
+        state = self._loaded(request["problem"])
+        torch, model = state["torch"], state["model"]
+        which = "compiled_timer" if request.get("compiled") else "timer"
+        if state.get(which) is None:
+            if request.get("compiled"):
+                if not hasattr(torch, "compile"):
+                    return {"status": "unavailable",
+                            "message": f"torch {torch.__version__} has no torch.compile"}
+                model = torch.compile(model)
+
+            def forward(args):
+                with torch.no_grad():
+                    return model(*args)
+
+            state[which] = Timer(torch, state["device"], forward, state["sets"],
+                                 request.get("flush_bytes", -1), request.get("perturb", True))
+        timer = state[which]
+        warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+        times, full = timer.block(request["calls"])
+        return {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
+                "warmup_calls": warm, "method": timer.method}
+
+    def verify(self, request):
+        """Compares the candidate's kept outputs of sampled timed calls with the reference's on
+        the very same inputs, rebuilt here from (set, seed)."""
+        from . import tensors
+
+        state = self._loaded(request["problem"])
+        torch, model, meta = state["torch"], state["model"], state["meta"]
+        rows, first_failure = [], ""
+        for sample in request["samples"]:
+            label = f"timed call {sample['index']}"
+            row = {"trial": label, "expected": f"timing_{sample['set']} scaled by seed {sample['seed']}",
+                   "passed": False}
+            rows.append(row)
+            try:
+                inputs = perturbed(torch, state["sets"][int(sample["set"])], int(sample["seed"]))
+                with torch.no_grad():
+                    want = [t.cpu() for t in as_output_list(model(*inputs))]
+                actual = plain.load(os.path.join(request["actual_dir"], sample["file"]))
+            except (OSError, plain.PlainError, IndexError, ValueError, KeyError) as e:
+                row["reason"] = f"the kept output cannot be read: {e}"
+                actual = None
+            if actual is not None:
+                if type(actual) is not list or not all(type(t) is torch.Tensor for t in actual):
+                    row["reason"] = "the kept output is not a list of tensors"
+                elif len(actual) != len(want):
+                    row["reason"] = f"{len(actual)} outputs where the reference returns {len(want)}"
+                else:
+                    row["passed"] = True
+                    for j, (a, e) in enumerate(zip(actual, want)):
+                        cmp = tensors.compare_output(a, e, request["atol"], request["rtol"], index=j)
+                        if cmp["passed"] and meta.get("vacuous") and a.is_floating_point():
+                            err = tensors.relative_l2_error(a, e)
+                            if err > request["vacuous_rel_tol"]:
+                                cmp["passed"] = False
+                                cmp["reason"] = f"relative error {err:.3g} exceeds {request['vacuous_rel_tol']}"
+                        if not cmp["passed"]:
+                            row.update(cmp)
+                            row["passed"] = False
+                            break
+                    if row["passed"]:
+                        row.update(cmp)
+            if not row["passed"] and not first_failure:
+                first_failure = f"{label}: {row.get('reason', 'mismatch')}"
+        return {"status": "ok", "passed": not first_failure, "message": first_failure, "trials": rows}
+
+    COMMANDS = {"reference": reference, "compare": lambda self, r: steps.step_compare(r),
+                "time": time, "verify": verify}
+
+
+class CandidateHost:
+    def __init__(self):
+        self.loaded = None
+        self.timer = None
+        self.reference_timer = None  # the reference in this process: the between-process spread
+
+    def load(self, request):
+        self.loaded, failure = steps.load_candidate(request)
+        if failure is not None:
+            return failure
+        return {"status": "ok", "message": "", "extensions": self.loaded.cache.extensions}
+
+    def _need(self):
+        if self.loaded is None:
+            raise StepError("worker_error", "the candidate was not loaded")
+        return self.loaded
+
+    def check(self, request):
+        return steps.run_check(self._need(), request)
+
+    def time(self, request):
+        loaded = self._need()
+        torch, model = loaded.torch, loaded.model
+        save, clone = loaded.save, loaded.clone
+        out_dir = request["out_dir"]
+        os.makedirs(out_dir, exist_ok=True)
+        samples = []
+
+        def forward(args):
+            with torch.no_grad():
+                return model(*args)
+
+        def keep(index, set_index, seed, out):
+            snapshot = [clone(t).cpu() for t in as_output_list(out, strict=True)]
+            name = f"timed_{index}{steps.EXT}"
+            steps._save_outputs(save, os.path.join(out_dir, name), snapshot)
+            samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
+
+        try:
+            if self.timer is None:
+                sets = [to_device(steps._read_input(request, n), loaded.device)
+                        for n in request["reference"]["trials"]["timing"]]
+                self.timer = Timer(torch, loaded.device, forward, sets,
+                                   request.get("flush_bytes", -1), request.get("perturb", True))
+            warm = self.timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+            times, full = self.timer.block(request["calls"], request.get("sample_p", 0.0), keep)
+        except StepError as e:
+            return {"status": e.status, "message": e.message, "findings": []}
+        except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
+            status, message = steps._classify_runtime(e)
+            return {"status": status, "message": message, "findings": []}
+        result = {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
+                  "warmup_calls": warm, "samples": samples, "method": self.timer.method,
+                  "findings": steps.patch_findings(loaded, "while being timed")}
+        if request.get("problem"):
+            # The reference, timed here too: never a verdict (this process is the candidate's),
+            # only how much this process's timings differ from the referee's.
+            try:
+                result["reference_times_ms"] = self._time_reference(request)
+            except Exception as e:  # noqa: BLE001 - the spread is then unknown, and said so
+                result["reference_note"] = f"the reference could not be timed here: {type(e).__name__}: {e}"
+        return result
+
+    def _time_reference(self, request):
+        loaded = self.loaded
+        torch = loaded.torch
+        if self.reference_timer is None:
+            model = steps._construct(torch, load_problem(request["problem"]).Model,
+                                     loaded.init_inputs, request["init_seed"], loaded.device)
+
+            def forward(args):
+                with torch.no_grad():
+                    return model(*args)
+
+            self.reference_timer = Timer(torch, loaded.device, forward, self.timer.base_sets,
+                                         request.get("flush_bytes", -1), request.get("perturb", True))
+        self.reference_timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+        return self.reference_timer.block(request["calls"])[0]
+
+    COMMANDS = {"load": load, "check": check, "time": time}
+
+
+def serve(setup):
+    role = setup["role"]
+    host = {"referee": Referee, "candidate": CandidateHost}[role]()
+    commands = type(host).COMMANDS
+    # Bound before any candidate code runs; the channel itself is no secret (a candidate in this
+    # process could write to it: README, "What the harness does not stop").
+    dumps, loads = json.dumps, json.loads
+    with open(setup["to_worker"], "rb") as requests, open(setup["from_worker"], "wb", buffering=0) as replies:
+        for line in requests:
+            try:
+                message = loads(line)
+                command, request = message["command"], message["request"]
+                ident = message["id"]
+            except (ValueError, KeyError, TypeError) as e:
+                print(f"kernelpro_worker serve: unreadable request: {e}", flush=True)
+                return
+            timeout = float(message.get("timeout_s") or 0)
+            if timeout > 0:
+                faulthandler.dump_traceback_later(timeout + 1, exit=True)
+            if command == "exit":
+                result = {"status": "ok", "message": ""}
+            elif command not in commands:
+                result = {"status": "worker_error", "message": f"unknown command '{command}' for {role}"}
+            else:
+                try:
+                    result = commands[command](host, request)
+                except StepError as e:
+                    result = {"status": e.status, "message": e.message}
+                except BaseException as e:  # noqa: BLE001 - report, never die without a reply
+                    result = {"status": "worker_error", "message": f"{type(e).__name__}: {e}\n"
+                              + bounded(traceback.format_exc(), 4000)}
+            faulthandler.cancel_dump_traceback_later()
+            try:
+                text = dumps({"id": ident, "result": json_safe(result)}, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                text = dumps({"id": ident, "result": {"status": "worker_error",
+                                                      "message": f"the {command} reply is not JSON: {e}"}})
+            replies.write(text.encode("utf-8") + b"\n")
+            if command == "exit":
+                return
