@@ -10,8 +10,8 @@ later import of the same source in any process loads the recorded shared object 
 without invoking ninja or the compiler; a failed build is remembered too, so a broken candidate is
 not recompiled either. Builds of one key are serialised with a file lock; different keys build in
 parallel. A build runs torch's own build.ninja through fastbuild's runner (precompiled
-torch/extension.h from the trusted pch step, cuda.cu without torch/types.h where it allows, every
-translation unit in parallel), which hands anything it does not understand back to ninja; what it
+torch/extension.h from the trusted pch step, cuda.cu with lighter torch headers where a trial
+compile proves them enough, every translation unit in parallel), which hands anything it does not understand back to ninja; what it
 did differently is each record's `build_notes`.
 """
 

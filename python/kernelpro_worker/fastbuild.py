@@ -14,10 +14,16 @@ translation unit in parallel, with two changes that leave the built .so the same
   binary passed, and g++ accepts it (-Winvalid-pch; a rejected header is parsed as text, as
   before). The forced `-include` is the same header main.cpp starts with, so the token stream
   does not change.
-- cuda.cu is compiled without the torch/types.h that load_inline prepends when the candidate's
-  CUDA names nothing of torch's (a conservative scan) and the trial compile succeeds; a `#line`
-  directive keeps the file name and line numbers that __FILE__, assert and the diagnostics see.
-  A failed trial is silent: the unchanged file is compiled next.
+- cuda.cu is compiled with lighter torch headers when a conservative scan of the candidate's
+  CUDA allows and a trial compile proves it: without the torch/types.h that load_inline prepends
+  when the CUDA names nothing of torch's; or, when it includes <torch/extension.h> but uses only
+  tensor types, ATen and CUDA helpers (no pybind11, py::, torch::nn, autograd, jit, ...), with
+  that include dropped, so it sees torch/types.h (the first line of cuda.cu) and the ATen and
+  CUDA headers it includes itself: torch/extension.h adds torch's C++ frontend and pybind11,
+  which such a source cannot name, and most of nvcc's time. A `#line` directive keeps the file
+  name and line numbers that __FILE__, assert and the diagnostics see. A failed trial is silent
+  (a build note): the unchanged file is compiled next. The binding translation unit (main.cpp)
+  is never changed, so the module's name and exported functions are the same.
 
 Anything in build.ninja this runner does not understand hands the build back to ninja. A failure
 is reported in ninja's words ("FAILED: ...", the command, its output), so diagnostics read as
@@ -41,6 +47,18 @@ TYPES_INCLUDE = "#include <torch/types.h>"
 # Any of these in the CUDA source means it may use what torch/types.h declares or defines.
 _TORCH_NAMES = re.compile(r"\b(torch|at|c10|caffe2|pybind11|py|Tensor|TORCH_\w*|AT_\w*|C10_\w*|"
                           r"PYBIND11_\w*|CAFFE2_\w*|ATen|THC\w*)\b")
+# torch/extension.h is torch/types.h (ATen, the tensor factories) plus torch/all.h (the C++
+# frontend) and torch/python.h (pybind11). Any of these names in the CUDA source may need the
+# latter two (the frontend's namespaces also unqualified, after a `using namespace torch;`).
+# The scan is conservative on purpose; the trial compile is the proof.
+_FRONTEND_NAMES = re.compile(
+    r"\b(pybind11|PYBIND11_\w*|TORCH_LIBRARY\w*|TORCH_MODULE\w*|THP\w*)\b"
+    r"|(?<![\w:])(py|nn|optim|jit|autograd|serialize|python)::"
+    r"|\btorch::(nn|optim|data|jit|autograd|serialize|python|utils|fft|linalg|special|nested|"
+    r"cuda|mps|xpu|library|stable|onnx|detail)::"
+    r"|\btorch::(save|load|manual_seed|NoGradGuard|AutoGradMode|enable_grad|InferenceMode|"
+    r"autocast|Library|Module|Functional|Sequential|ModuleHolder|OrderedDict|ExpandingArray)\b")
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
 
 
 class Unsupported(Exception):
@@ -291,6 +309,40 @@ def light_cuda_source(path):
     return f'#line 2 "{os.path.abspath(path)}"\n' + rest
 
 
+def types_only_cuda_source(path):
+    """cuda.cu with its `#include <torch/extension.h>` dropped, or None when the candidate's CUDA
+    does not include it or may use what it adds beyond torch/types.h (the C++ frontend, pybind11)
+    or includes other torch headers. Line numbers are kept (the include becomes an empty line)
+    and a #line directive names cuda.cu."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    first, _, rest = text.partition("\n")
+    if first != TYPES_INCLUDE:
+        return None
+    # `#include "torch/extension.h"` counts as well; string literals are scanned like code (a
+    # name in one only costs the speed-up).
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", " ", rest, flags=re.S)
+    torch_includes = [i for i in _INCLUDE.findall(code) if i.startswith("torch/")]
+    if "torch/extension.h" not in torch_includes:
+        return None
+    if any(i not in ("torch/extension.h", "torch/types.h") for i in torch_includes):
+        return None
+    if _FRONTEND_NAMES.search(re.sub(r"\s*::\s*", "::", code)):
+        return None
+    # Only directives on their own lines are dropped; the line stays, empty.
+    lines = rest.split("\n")
+    for i, line in enumerate(lines):
+        include = _INCLUDE.match(line)
+        if include and include.group(1) == "torch/extension.h" and "/*" not in line:
+            lines[i] = ""
+        elif "torch/extension.h" in line and not line.lstrip().startswith(("//", "/*", "*")):
+            return None  # the include in a macro, after a comment, on a continued line
+    return f'#line 1 "{os.path.abspath(path)}"\n{first}\n' + "\n".join(lines)
+
+
 def _run(command, cwd):
     done = subprocess.run(command, shell=True, cwd=cwd, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=os.environ)
@@ -379,20 +431,30 @@ class Runner:
         return code, output, fast
 
     def _compile_cuda(self, edge, command, source):
-        light = light_cuda_source(source)
-        if light is not None:
+        """cuda.cu with the lightest headers a trial compile accepts, else as written."""
+        trials = [(light_cuda_source, "without torch/types.h (its CUDA names nothing of "
+                                      "torch's)", "without torch/types.h"),
+                  (types_only_cuda_source, "with torch/types.h instead of torch/extension.h "
+                                           "(its CUDA uses only tensor types, ATen and CUDA)",
+                   "with torch/types.h instead of torch/extension.h")]
+        for make, done, short in trials:
+            light = make(source)
+            if light is None:
+                continue
             light_path = os.path.join(self.build_dir, "cuda.kp-light.cu")
             with open(light_path, "w") as f:
                 f.write(light)
             trial = _replace_word(command, source, light_path)
-            if trial is not None:
-                code, output = _run(trial, self.build_dir)
-                if code == 0:
-                    self.notes.append("cuda.cu: compiled without torch/types.h (its CUDA names "
-                                      "nothing of torch's)")
-                    return code, output, trial
-                self.notes.append("cuda.cu: the trial without torch/types.h failed; compiled "
-                                  "as written")
+            if trial is None:
+                continue
+            code, output = _run(trial, self.build_dir)
+            if code == 0:
+                self.notes.append(f"cuda.cu: compiled {done}")
+                return code, output, trial
+            first_error = next((l for l in output.splitlines() if "error" in l), "")
+            self.notes.append(f"cuda.cu: the trial {short} failed; compiled as written"
+                              + (f" ({first_error.strip()[:200]})" if first_error else ""))
+            break  # the source names something the lighter headers lack: no lighter trial
         code, output = _run(command, self.build_dir)
         return code, output, command
 
