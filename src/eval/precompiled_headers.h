@@ -3,9 +3,9 @@
 // Most of a cold load_inline build is spent parsing torch's headers. The worker's trusted `pch`
 // step (python/kernelpro_worker/pch.py) imports no candidate code; it makes one precompiled
 // header per likely flag set under CACHE/pch/<key> (key: compiler, flags, torch) and returns the
-// content hash of every file. The executor runs it once, unconfined, before the builds of a run
-// (a cached header costs a torch import and a hash), then offers its result to every build
-// request. The sandbox mounts `pch_dir` read-only for every step (MountsForRequest), so no
+// content hash of every file. The executor runs it once per Executor, unconfined, for the first
+// build that needs a build process (Executor::HeadersForBuilds; a cached header costs a torch
+// import and a hash), then offers its result to every build request and candidate process. The sandbox mounts `pch_dir` read-only for every step (MountsForRequest), so no
 // candidate can change a header another one uses; the build checks the files against the hashes
 // before use and, when they differ, a header is missing or g++ rejects it, compiles without one
 // (noted in the extension's `build_notes`). A failed pch step is never fatal: builds simply get no
