@@ -54,6 +54,19 @@ def run_kernelpro(command, timeout_s=None):
                         results=parse_json_lines(stdout), stderr_tail=stderr[-3000:])
 
 
+def run_logged(command, log_path, env=None, timeout_s=None):
+    """Runs `command` with its stdout and stderr in `log_path`; returns (exit code, wall
+    seconds), exit code 124 when it passed `timeout_s`."""
+    start = time.perf_counter()
+    with open(log_path, "w") as log:
+        try:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                  timeout=timeout_s, check=False).returncode
+        except subprocess.TimeoutExpired:
+            code = 124
+    return code, time.perf_counter() - start
+
+
 def parse_json_lines(text):
     """The JSON objects of `text`, one per non-empty line; lines that are not JSON are skipped
     (a tool's stray output must not lose the rows that did come)."""

@@ -16,9 +16,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PHASES = [("scan", "scan (static checks)"), ("reference", "reference outputs"),
-          ("build", "build"), ("check", "check + compare"),
-          ("time", "time (A B B A) + compare"), ("total", "total")]
+PHASES = [("scan", "scan (static checks)"), ("reference", "referee start + reference"),
+          ("build", "build (beside the reference)"), ("check", "load + check + compare"),
+          ("time", "timing rounds + verify"), ("total", "total")]
 
 
 def run(binary, args, cache):

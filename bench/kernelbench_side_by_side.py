@@ -28,9 +28,7 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -80,14 +78,7 @@ def run_kernelbench(args, pair_dir, build_dir, log_path):
     env = dict(os.environ, TORCH_EXTENSIONS_DIR=build_dir)
     if args.dry_run:
         return {"command": command}
-    start = time.perf_counter()
-    with open(log_path, "w") as log:
-        try:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                  timeout=args.timeout_s, check=False).returncode
-        except subprocess.TimeoutExpired:
-            code = 124
-    wall = time.perf_counter() - start
+    code, wall = benchlib.run_logged(command, log_path, env, args.timeout_s)
     report = {}
     if os.path.exists(json_out):
         with open(json_out) as f:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -162,12 +161,7 @@ def main():
             print(f"{stem} profiler: {shlex.join(command)}")
             continue
         log = os.path.join(out, f"profile-{stem}.log")
-        with open(log, "w") as f:
-            try:
-                code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env,
-                                      timeout=a.timeout_s, check=False).returncode
-            except subprocess.TimeoutExpired:
-                code = 124
+        code, _ = benchlib.run_logged(command, log, env, a.timeout_s)
         if code != 0 or not os.path.exists(json_out):
             print(f"{stem} profiler: exit {code}, see {log}", flush=True)
             continue

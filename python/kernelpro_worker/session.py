@@ -210,6 +210,10 @@ class CandidateHost:
 
 def serve(setup):
     role = setup["role"]
+    # torch now, before the first request: a worker started ahead of its turn has it imported by
+    # then. Importing torch touches no GPU; CUDA starts with the first request that needs it.
+    import torch  # noqa: F401
+
     host = {"referee": Referee, "candidate": CandidateHost}[role]()
     commands = type(host).COMMANDS
     # Bound before any candidate code runs; the channel itself is no secret (a candidate in this

@@ -102,7 +102,14 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
       line("candidate   ", *r.candidate_time);
       out << "speedup     " << Num(r.speedup->estimate, "%.3f") << "x  ["
           << Num(r.speedup->low, "%.3f") << ", " << Num(r.speedup->high, "%.3f") << "] "
-          << Num(100 * r.speedup->confidence, "%.0f") << "% interval\n";
+          << Num(100 * r.speedup->confidence, "%.0f") << "% interval over "
+          << r.reference_time->block_medians.size() << " interleaved rounds";
+      if (r.process_spread > 0) {
+        out << ", widened by the " << Num(100 * r.process_spread, "%.1f")
+            << "% the reference's time differs between the two processes";
+      }
+      out << "\n";
+      if (!r.timing_method.empty()) out << "timing      " << r.timing_method << "\n";
       if (auto p = Position(stage1, r.candidate_time))
         out << "roofline    candidate " << p->summary << "\n";
       if (auto p = Position(stage1, r.reference_time))

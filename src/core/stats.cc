@@ -61,9 +61,14 @@ SampleSummary Summarize(const std::vector<double>& values) {
   return summary;
 }
 
-RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
-                                   const std::vector<double>& denominator, double confidence,
-                                   int resamples, std::uint64_t seed) {
+namespace {
+
+// The percentile bootstrap of median(numerator) / median(denominator) shared by both public
+// forms: `draw` fills one resample of each side. The estimate uses every sample.
+template <typename Draw>
+RatioInterval BootstrapRatio(const std::vector<double>& numerator,
+                             const std::vector<double>& denominator, double confidence,
+                             int resamples, std::uint64_t seed, Draw draw) {
   RatioInterval result;
   result.confidence = 0;
   if (numerator.empty() || denominator.empty()) return result;
@@ -79,8 +84,10 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
   ratios.reserve(std::max(resamples, 0));
   std::vector<double> numerator_draw, denominator_draw;
   for (int i = 0; i < resamples; ++i) {
-    Resample(numerator, rng, numerator_draw);
-    Resample(denominator, rng, denominator_draw);
+    numerator_draw.clear();
+    denominator_draw.clear();
+    draw(rng, numerator_draw, denominator_draw);
+    if (numerator_draw.empty() || denominator_draw.empty()) continue;
     const double draw_denominator_median = MedianInPlace(denominator_draw);
     // A denominator with some zero samples can resample to a zero median; that draw has no ratio.
     if (!(draw_denominator_median > 0)) continue;
@@ -93,53 +100,47 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
   return result;
 }
 
+std::vector<double> Concatenated(const std::vector<std::vector<double>>& blocks) {
+  std::vector<double> all;
+  for (const auto& block : blocks) all.insert(all.end(), block.begin(), block.end());
+  return all;
+}
+
+}  // namespace
+
+RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
+                                   const std::vector<double>& denominator, double confidence,
+                                   int resamples, std::uint64_t seed) {
+  return BootstrapRatio(numerator, denominator, confidence, resamples, seed,
+                        [&](std::mt19937_64& rng, std::vector<double>& n, std::vector<double>& d) {
+                          Resample(numerator, rng, n);
+                          Resample(denominator, rng, d);
+                        });
+}
+
 RatioInterval BootstrapBlockMedianRatio(const std::vector<std::vector<double>>& numerator_blocks,
                                         const std::vector<std::vector<double>>& denominator_blocks,
                                         double confidence, int resamples, std::uint64_t seed) {
-  RatioInterval result;
-  result.confidence = 0;
-  std::vector<double> numerator, denominator;
-  for (const auto& block : numerator_blocks) numerator.insert(numerator.end(), block.begin(), block.end());
-  for (const auto& block : denominator_blocks) {
-    denominator.insert(denominator.end(), block.begin(), block.end());
-  }
   const std::size_t rounds = std::min(numerator_blocks.size(), denominator_blocks.size());
-  if (numerator.empty() || denominator.empty() || rounds == 0) return result;
-  const double denominator_median = Median(denominator);
-  if (!(denominator_median > 0)) return result;
-  result.confidence = std::clamp(confidence, 0.0, 1.0);
-  result.estimate = Median(numerator) / denominator_median;
-  result.low = result.high = result.estimate;
-
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick_round(0, rounds - 1);
-  std::vector<double> ratios, numerator_draw, denominator_draw, block_draw;
-  ratios.reserve(std::max(resamples, 0));
-  for (int i = 0; i < resamples; ++i) {
-    numerator_draw.clear();
-    denominator_draw.clear();
-    for (std::size_t r = 0; r < rounds; ++r) {
-      // A round is drawn whole (both sides' blocks of it), then the calls within each block.
-      const std::size_t round = pick_round(rng);
-      if (!numerator_blocks[round].empty()) {
-        Resample(numerator_blocks[round], rng, block_draw);
-        numerator_draw.insert(numerator_draw.end(), block_draw.begin(), block_draw.end());
-      }
-      if (!denominator_blocks[round].empty()) {
-        Resample(denominator_blocks[round], rng, block_draw);
-        denominator_draw.insert(denominator_draw.end(), block_draw.begin(), block_draw.end());
-      }
-    }
-    if (numerator_draw.empty() || denominator_draw.empty()) continue;
-    const double draw_denominator_median = MedianInPlace(denominator_draw);
-    if (!(draw_denominator_median > 0)) continue;
-    ratios.push_back(MedianInPlace(numerator_draw) / draw_denominator_median);
-  }
-  if (ratios.empty()) return result;
-  std::sort(ratios.begin(), ratios.end());
-  result.low = PercentileOfSorted(ratios, (1 - result.confidence) / 2);
-  result.high = PercentileOfSorted(ratios, (1 + result.confidence) / 2);
-  return result;
+  if (rounds == 0) return BootstrapRatio({}, {}, confidence, resamples, seed, [](auto&...) {});
+  std::vector<double> block_draw;
+  return BootstrapRatio(
+      Concatenated(numerator_blocks), Concatenated(denominator_blocks), confidence, resamples,
+      seed, [&](std::mt19937_64& rng, std::vector<double>& n, std::vector<double>& d) {
+        std::uniform_int_distribution<std::size_t> pick_round(0, rounds - 1);
+        for (std::size_t r = 0; r < rounds; ++r) {
+          // A round is drawn whole (both sides' blocks of it), then the calls within each block.
+          const std::size_t round = pick_round(rng);
+          if (!numerator_blocks[round].empty()) {
+            Resample(numerator_blocks[round], rng, block_draw);
+            n.insert(n.end(), block_draw.begin(), block_draw.end());
+          }
+          if (!denominator_blocks[round].empty()) {
+            Resample(denominator_blocks[round], rng, block_draw);
+            d.insert(d.end(), block_draw.begin(), block_draw.end());
+          }
+        }
+      });
 }
 
 std::string RatioText(const RatioInterval& r) {

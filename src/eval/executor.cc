@@ -352,6 +352,9 @@ Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
   const std::string inputs = Absolute(options_.cache_dir) + "/inputs";
   std::error_code ec;
   fs::create_directories(inputs, ec);
+  // The build scope too: a process started before its build must see what the build writes
+  // (a bind mount shows later writes; a path that does not exist yet is not mounted at all).
+  fs::create_directories(JsonGet<std::string>(mounts, "build_root", ""), ec);
   mounts["inputs_dir"] = inputs;
   // Read-only, for a load that rebuilds; made now so that the mount exists when a process starts
   // before the first pch step has run (its load is offered the headers prepared by then).

@@ -344,20 +344,21 @@ void KillWhileAWorkerRuns(const fs::path& dir, int signal_number, const std::str
     execv(argv[0], argv.data());
     _exit(127);
   }
-  // The check step's workers: kernelpro's descendants whose command line names the step.
+  // The candidate's worker: a kernelpro descendant serving the candidate role (its request
+  // folder is named after it); it starts early, so wait until the check has had time to start.
   const auto give_up = Clock::now() + std::chrono::minutes(5);
   std::vector<pid_t> workers;
   while (workers.empty() && Clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     for (pid_t d : Descendants(pid)) {
-      if (CommandLine(d).find(std::string("check") + '\0') != std::string::npos) {
+      if (CommandLine(d).find("kernelpro-serve-candidate-") != std::string::npos) {
         workers = Descendants(pid);
         break;
       }
     }
   }
-  ASSERT_FALSE(workers.empty()) << "the check step never started";
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_FALSE(workers.empty()) << "the candidate's worker never started";
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   workers = Descendants(pid);
   kill(pid, signal_number);
   int status = 0;
