@@ -9,7 +9,10 @@ bytes>, so a candidate can only ever write into builds that its identical source
 later import of the same source in any process loads the recorded shared object directly,
 without invoking ninja or the compiler; a failed build is remembered too, so a broken candidate is
 not recompiled either. Builds of one key are serialised with a file lock; different keys build in
-parallel.
+parallel. A build runs torch's own build.ninja through fastbuild's runner (precompiled
+torch/extension.h from the trusted pch step, cuda.cu with lighter torch headers where a trial
+compile proves them enough, every translation unit in parallel), which hands anything it does not understand back to ninja; what it
+did differently is each record's `build_notes`.
 """
 
 import fcntl
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import time
 
+from . import fastbuild
 from .common import StepError, bounded, sha256_text, write_json
 
 MANIFEST = "kernelpro-build.json"
@@ -70,8 +74,12 @@ def _diagnostics(message):
 class BuildCache:
     """Wraps load_inline; records every extension a candidate builds."""
 
-    def __init__(self, build_root):
+    def __init__(self, build_root, pch=None, fast=True):
+        """`pch`: a fastbuild.PchOffer (precompiled headers the binary offers), or None.
+        `fast`: False builds through torch's ninja call exactly as load_inline does."""
         self.root = os.path.abspath(build_root)
+        self.pch = pch
+        self.fast = fast
         self.extensions = []  # one dict per load_inline call, in call order
         self._real = None
 
@@ -128,8 +136,14 @@ class BuildCache:
             manifest = os.path.join(build_dir, MANIFEST)
             failure = os.path.join(build_dir, FAILURE)
             start = time.monotonic()
+            notes = []
+            record["build_notes"] = notes
             try:
-                module = self._real(build_directory=build_dir, **call)
+                if self.fast:
+                    with fastbuild.installed(self.pch, notes):
+                        module = self._real(build_directory=build_dir, **call)
+                else:
+                    module = self._real(build_directory=build_dir, **call)
             except Exception as e:  # noqa: BLE001 - every build failure is the candidate's
                 diag = _diagnostics(str(e))
                 write_json(failure, {"diagnostics": diag, "key": key})
@@ -140,7 +154,8 @@ class BuildCache:
             so_path = getattr(module, "__file__", None) or os.path.join(build_dir, call["name"] + ".so")
             seconds = time.monotonic() - start
             write_json(manifest, {"so_path": so_path, "key": key, "seconds": seconds,
-                                  "toolchain": toolchain_fingerprint(with_cuda)})
+                                  "toolchain": toolchain_fingerprint(with_cuda),
+                                  "build_notes": notes})
             record.update(so_path=so_path, cached=False, seconds=seconds)
             self.extensions.append(record)
             return module

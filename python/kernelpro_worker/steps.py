@@ -85,10 +85,9 @@ def _read_input(request, name):
 def _load_candidate(request, torch, guard_holder, cache=None):
     """Imports the candidate with the build cache installed. Returns (module, build cache).
     A caller that passes its own `cache` still sees what was built when the import fails."""
-    from .buildcache import BuildCache
     from .guard import PatchGuard
 
-    cache = cache or BuildCache(request["build_root"])
+    cache = cache or _build_cache(request)
     cache.install()
     optrace.OpTrace()  # imports what the trace uses, so the guard's snapshot includes it
     guard_holder.append(PatchGuard())
@@ -599,11 +598,20 @@ def _extra_inputs(torch, tensors, run, inputs, seed):
 # build
 
 
+def _build_cache(request):
+    """The build cache of a candidate's process: its build scope, the precompiled headers the
+    binary offers (`pch_dir`, `pch_manifest` from the pch step) and `fast_build` (default true;
+    false builds through ninja exactly as load_inline does)."""
+    from .buildcache import BuildCache
+    from .fastbuild import PchOffer
+
+    pch = PchOffer(request.get("pch_dir", ""), request.get("pch_manifest"))
+    return BuildCache(request["build_root"], pch=pch, fast=request.get("fast_build", True))
+
+
 def step_build(request):
     torch = _import_torch(request["device"])
-    from .buildcache import BuildCache
-
-    cache = BuildCache(request["build_root"])
+    cache = _build_cache(request)
     started = time.monotonic()
     try:
         _load_candidate(request, torch, [], cache)
@@ -951,8 +959,15 @@ def step_trace(request):
     return {"status": "ok", "message": "", "trace_path": request["trace_path"]}
 
 
+def step_pch(request):
+    from .pch import step_pch as run
+
+    return run(request)
+
+
 STEPS = {
     "scan": step_scan,
+    "pch": step_pch,
     "inspect": step_inspect,
     "analyze": step_analyze,
     "reference": step_reference,

@@ -106,6 +106,14 @@ struct Executor::Referees {
   std::map<std::string, std::map<std::string, std::string>> prepared;
 };
 
+// The precompiled headers of this executor's builds. The executor is reused across an optimize
+// run's iterations, so the pch step runs once, for the first build that needs a build process.
+struct Executor::BuildHeaders {
+  std::mutex mutex;
+  bool prepared = false;
+  PrecompiledHeaders headers;  // empty `dir` when the step failed: nothing to offer
+};
+
 namespace {
 
 std::string GpuKey(const std::map<std::string, std::string>& env) {
@@ -119,7 +127,32 @@ Executor::Executor(WorkerClient worker, EvalOptions options)
     : worker_(std::move(worker)),
       options_(std::move(options)),
       gpu_pool_(std::make_shared<GpuPool>(options_.gpus)),
-      referees_(std::make_shared<Referees>()) {}
+      referees_(std::make_shared<Referees>()),
+      build_headers_(std::make_shared<BuildHeaders>()) {}
+
+PrecompiledHeaders Executor::HeadersForBuilds(std::vector<std::string>* notes) {
+  // Held while the step runs: builds that come meanwhile want its headers too, and a second
+  // step would only wait on the first's lock file.
+  std::lock_guard<std::mutex> lock(build_headers_->mutex);
+  if (build_headers_->prepared) return build_headers_->headers;
+  build_headers_->prepared = true;
+  // The build step's environment (no GPU lease): the flags a build sees are the ones to match.
+  auto prepared = PreparePrecompiledHeaders(worker_, options_.cache_dir, options_.device, {},
+                                            options_.build_timeout_s);
+  if (prepared.ok()) {
+    build_headers_->headers = std::move(*prepared);
+    if (notes) *notes = build_headers_->headers.notes;
+  } else if (notes) {
+    *notes = {"no precompiled headers (builds compile torch's headers as text): " +
+              prepared.status().message()};
+  }
+  return build_headers_->headers;
+}
+
+PrecompiledHeaders Executor::PreparedHeaders() const {
+  std::lock_guard<std::mutex> lock(build_headers_->mutex);
+  return build_headers_->headers;
+}
 
 Result<WorkerSession*> Executor::Referee(const std::map<std::string, std::string>& env) {
   const std::string key = GpuKey(env);
@@ -267,6 +300,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
       return;
     }
   }
+  // Not cached: offer the precompiled headers (made now by the first build that gets here).
+  OfferPrecompiledHeaders(HeadersForBuilds(&result.build_notes), request);
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));
@@ -288,6 +323,9 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     if (auto so = JsonGet<std::string>(ext, "so_path", ""); !so.empty()) result.shared_objects.push_back(so);
     if (!JsonGet<bool>(ext, "cached", false)) all_cached = false;
     if (auto diag = JsonGet<std::string>(ext, "diagnostics", ""); !diag.empty()) result.diagnostics = diag;
+    for (const Json& note : JsonGet<Json>(ext, "build_notes", Json::array())) {
+      if (note.is_string()) result.build_notes.push_back(note.get<std::string>());
+    }
   }
   result.build_cached = all_cached && !result.shared_objects.empty();
   std::string status = JsonGet<std::string>(json, "status", "ok");
@@ -318,6 +356,11 @@ Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
   // (a bind mount shows later writes; a path that does not exist yet is not mounted at all).
   fs::create_directories(JsonGet<std::string>(mounts, "build_root", ""), ec);
   mounts["inputs_dir"] = inputs;
+  // Read-only, for a load that rebuilds; made now so that the mount exists when a process starts
+  // before the first pch step has run (its load is offered the headers prepared by then).
+  const std::string pch = Absolute(options_.cache_dir) + "/pch";
+  fs::create_directories(pch, ec);
+  mounts["pch_dir"] = pch;
   mounts["out_dir"] = work;
   mounts["problem"] = problem;
   ProcessLimits limits;
@@ -379,12 +422,14 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
 
-  const Json candidate = CandidateRequest(result.candidate, reference);
+  Json candidate = CandidateRequest(result.candidate, reference);
   if (candidate.is_null()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "cannot read the candidate file " + result.candidate;
     return "";
   }
+  // A stale build record makes the load rebuild: with the headers the builds were offered.
+  OfferPrecompiledHeaders(PreparedHeaders(), candidate);
   auto referee = Referee(env);
   if (!referee.ok()) {
     result.status = EvalStatus::kRuntimeError;

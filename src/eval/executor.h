@@ -11,7 +11,9 @@
 // times the reference and verifies timed calls, so nothing a candidate patches at import can
 // change a verdict. Each candidate gets one process of its own, in the sandbox, that imports it
 // once and serves its check and all its timed calls; so a candidate costs one process start-up
-// (plus a build process when its build is not cached). Nothing a candidate can write is trusted:
+// (plus a build process when its build is not cached). The first build that needs a process runs
+// the trusted `pch` step first, once per executor (precompiled_headers.h); every later build and
+// candidate process is offered its headers. Nothing a candidate can write is trusted:
 // its process is told where the problem's inputs are (CACHE/inputs/<key>) and gets the
 // reference's metadata inline, never where the expected outputs are (CACHE/references/<key>);
 // every reference file is checked against the content hashes the reference step reported before
@@ -42,6 +44,7 @@
 #include "core/json_io.h"
 #include "core/status.h"
 #include "eval/gpu_pool.h"
+#include "eval/precompiled_headers.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
 #include "eval/worker_session.h"
@@ -121,6 +124,15 @@ class Executor {
   // reference directory or the cache directory. Empty when the candidate file cannot be read.
   Json CandidateRequest(const std::string& candidate, const Json& reference) const;
 
+  // The precompiled headers builds are offered: the first call runs the trusted `pch` step
+  // (unconfined) while later callers wait for it; every call after that returns its result.
+  // When the step fails, the headers are empty (builds compile without them) and `notes` says
+  // why; `notes` is non-empty only for the call that ran the step.
+  PrecompiledHeaders HeadersForBuilds(std::vector<std::string>* notes = nullptr);
+  // What HeadersForBuilds prepared so far, without running the step (empty before the first
+  // build process).
+  PrecompiledHeaders PreparedHeaders() const;
+
   const WorkerClient& worker() const { return worker_; }
   const EvalOptions& options() const { return options_; }
   // The GPUs of options().gpus (one default slot without them). Lease one around every worker
@@ -139,7 +151,8 @@ class Executor {
   // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
   // but touches no device until its first request, so it may start ahead, while another
   // candidate is on the GPU. It sees its source, its build scope, the problem (it times the
-  // reference too, for the spread between processes), CACHE/inputs and `work`.
+  // reference too, for the spread between processes), CACHE/inputs, `work`, and CACHE/pch
+  // read-only (a stale build record makes its load rebuild, with the headers builds are offered).
   Result<std::unique_ptr<WorkerSession>> StartCandidate(
       const std::string& problem, const std::string& candidate, const std::string& work,
       const std::map<std::string, std::string>& env) const;
@@ -171,11 +184,13 @@ class Executor {
                        const std::string& work, EvalResult& result, std::string& changed);
 
   struct Referees;  // one referee session per GPU, shared by copies of this executor
+  struct BuildHeaders;  // the pch step's result, prepared once, shared by copies
 
   WorkerClient worker_;
   EvalOptions options_;
   std::shared_ptr<GpuPool> gpu_pool_;
   std::shared_ptr<Referees> referees_;
+  std::shared_ptr<BuildHeaders> build_headers_;
 };
 
 }  // namespace kernelpro

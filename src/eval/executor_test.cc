@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -159,6 +160,30 @@ TEST(EvalCpuTest, SecondEvaluationOfTheSameSourceReusesTheBuild) {
   ASSERT_EQ(second.results.size(), 1u);
   EXPECT_TRUE(second[0]["build"]["cached"].get<bool>()) << second[0].dump(1);
   EXPECT_EQ(first[0]["build"]["shared_objects"], second[0]["build"]["shared_objects"]);
+}
+
+TEST(EvalCpuTest, AFreshBuildUsesAPrecompiledTorchHeaderAndStillPasses) {
+  // A source no evaluation has built: the build step runs, after the trusted pch step (cached
+  // in the test cache after the first run), and its build notes say what it did.
+  const std::string dir = std::string(KERNELPRO_BINARY_DIR) + "/fresh-candidates";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/cpu_tiny_swish_" + std::to_string(::getpid()) + ".py";
+  {
+    std::ifstream in(kRoot + "/tests/candidates/good/cpu_tiny_swish.py");
+    std::ofstream out(path);
+    out << in.rdbuf() << "# fresh source " << std::chrono::system_clock::now().time_since_epoch().count()
+        << "\n";
+  }
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", path});
+  std::filesystem::remove(path);
+  ASSERT_EQ(e.results.size(), 1u) << e.stderr_text;
+  const Json& r = e[0];
+  EXPECT_EQ(Status(r), "correct") << r.dump(1);
+  EXPECT_FALSE(r["build"]["cached"].get<bool>());
+  const std::string notes = r["build"]["notes"].dump();
+  EXPECT_NE(notes.find("main.cpp: torch/extension.h from the precompiled header"),
+            std::string::npos)
+      << notes;
 }
 
 TEST(EvalCpuTest, HumanOutputShowsVerdictTimesAndSpeedup) {

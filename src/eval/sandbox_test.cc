@@ -203,5 +203,20 @@ TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) 
             build.writable.end());
 }
 
+TEST(MountsForRequestTest, PrecompiledHeadersAreNeverWritableByACandidate) {
+  Json build = {{"candidate", std::string(KERNELPRO_SOURCE_DIR) + "/tests/candidates/good/cpu_tiny_swish.py"},
+                {"build_root", "/cache/builds/123"},
+                {"pch_dir", "/cache/pch"}};
+  for (const std::string step : {"build", "check", "time", "serve"}) {
+    SandboxMounts mounts = MountsForRequest(step, build);
+    EXPECT_NE(std::find(mounts.read_only.begin(), mounts.read_only.end(), "/cache/pch"),
+              mounts.read_only.end())
+        << step;
+    EXPECT_EQ(std::find(mounts.writable.begin(), mounts.writable.end(), "/cache/pch"),
+              mounts.writable.end())
+        << step;
+  }
+}
+
 }  // namespace
 }  // namespace kernelpro

@@ -50,6 +50,9 @@ struct EvalResult {
   bool build_cached = false;
   std::vector<std::string> shared_objects;  // built extension(s), for SASS analysis
   std::string diagnostics;                  // bounded compiler output on failure
+  // What the builds did differently from torch's ninja call (a precompiled header used or why
+  // not, cuda.cu compiled with lighter headers) and what the pch step reported.
+  std::vector<std::string> build_notes;
 
   // Correctness evidence: the compare step's per-trial rows.
   Json correctness = Json::array();

@@ -90,6 +90,8 @@ SandboxMounts MountsForRequest(const std::string& step, const Json& request) {
   if (!path("build_root").empty()) {
     (step == "build" ? mounts.writable : mounts.read_only).push_back(path("build_root"));
   }
+  // Precompiled headers are shared by every candidate: read-only for every step, the build too.
+  if (!path("pch_dir").empty()) mounts.read_only.push_back(path("pch_dir"));
   AddSourceWithSiblings(path("candidate"), mounts.read_only);
   AddSourceWithSiblings(path("problem"), mounts.read_only);
   if (!path("inputs_dir").empty()) mounts.read_only.push_back(path("inputs_dir"));
