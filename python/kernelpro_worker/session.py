@@ -91,10 +91,13 @@ class Referee:
                    "passed": False}
             rows.append(row)
             try:
+                name = str(sample["file"])
+                if os.path.basename(name) != name or not name.startswith("timed_"):
+                    raise ValueError(f"{name!r} is not a kept output's name")
                 inputs = perturbed(torch, state["sets"][int(sample["set"])], int(sample["seed"]))
                 with torch.no_grad():
                     want = [t.cpu() for t in as_output_list(model(*inputs))]
-                actual = plain.load(os.path.join(request["actual_dir"], sample["file"]))
+                actual = plain.load(os.path.join(request["actual_dir"], name))
             except (OSError, plain.PlainError, IndexError, ValueError, KeyError) as e:
                 row["reason"] = f"the kept output cannot be read: {e}"
                 actual = None

@@ -130,6 +130,13 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     verified = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
                                    samples=timed["samples"], vacuous_rel_tol=1e-2))
     assert verified["passed"] and len(verified["trials"]) == 7, verified
+    # A kept output is named by the harness: a path elsewhere (say, the expected outputs) is not
+    # read.
+    forged = dict(timed["samples"][0], file=os.path.join(reference["reference_dir"], "expected",
+                                                          "timing_0.kpt"))
+    refused = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
+                                  samples=[forged], vacuous_rel_tol=1e-2))
+    assert not refused["passed"] and "not a kept output's name" in refused["message"], refused
     ran = steps.step_run(candidate_request(reference, cache, GOOD, iterations=2))
     assert ran["status"] == "ok"
     trace = os.path.join(work, "trace.json")

@@ -131,6 +131,7 @@ Json EvalOptionsJson(const EvalOptions& o) {
               {"allowed_ops", o.allowed_ops},
               {"static_checks", o.static_checks},
               {"compile_baseline", o.compile_baseline},
+              {"precompiled_headers", o.precompiled_headers},
               {"jobs", o.jobs},
               {"gpus", o.gpus},
               {"seed", o.seed},
@@ -167,6 +168,7 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(allowed_ops);
   KP_FIELD(static_checks);
   KP_FIELD(compile_baseline);
+  KP_FIELD(precompiled_headers);
   KP_FIELD(jobs);
   KP_FIELD(gpus);
   KP_FIELD(seed);
@@ -665,6 +667,7 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
                   "The GPU the prompts target and Stage 1 classifies for (H200, sm_90, ...)");
   cmd->add_option("--cutlass-dir", args->cutlass_dir, "A CUTLASS checkout for the prompts")
       ->envname("CUTLASS_DIR");
+  args->eval.precompiled_headers = true;  // a search builds many candidates: worth it
   AddExecutorOptions(*cmd, args->eval, args->python);
   return [args] { return RunOptimize(*args); };
 }

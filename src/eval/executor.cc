@@ -301,7 +301,9 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     }
   }
   // Not cached: offer the precompiled headers (made now by the first build that gets here).
-  OfferPrecompiledHeaders(HeadersForBuilds(&result.build_notes), request);
+  if (options_.precompiled_headers) {
+    OfferPrecompiledHeaders(HeadersForBuilds(&result.build_notes), request);
+  }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string max_jobs = std::to_string(std::max(1u, cores / std::max(1, options_.jobs)));

@@ -174,7 +174,7 @@ TEST(EvalCpuTest, AFreshBuildUsesAPrecompiledTorchHeaderAndStillPasses) {
     out << in.rdbuf() << "# fresh source " << std::chrono::system_clock::now().time_since_epoch().count()
         << "\n";
   }
-  Eval e = RunEval({"--problem", kTinySwish, "--candidate", path});
+  Eval e = RunEval({"--problem", kTinySwish, "--precompiled-headers", "--candidate", path});
   std::filesystem::remove(path);
   ASSERT_EQ(e.results.size(), 1u) << e.stderr_text;
   const Json& r = e[0];
