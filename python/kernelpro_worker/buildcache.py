@@ -135,6 +135,13 @@ class BuildCache:
                 return module
             manifest = os.path.join(build_dir, MANIFEST)
             failure = os.path.join(build_dir, FAILURE)
+            # torch's own lock file (a FileBaton: created, then waited on while it exists) is
+            # left behind by a build that was killed, and every later build of this key would
+            # wait on it for good. Under our lock no other process builds here: it is stale.
+            try:
+                os.remove(os.path.join(build_dir, "lock"))
+            except FileNotFoundError:
+                pass
             start = time.monotonic()
             notes = []
             record["build_notes"] = notes

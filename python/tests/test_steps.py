@@ -103,6 +103,18 @@ def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monke
     assert second["extensions"][0]["so_path"] == first["extensions"][0]["so_path"]
 
 
+def test_a_build_killed_holding_torchs_lock_file_does_not_stall_the_next(cache):
+    """torch's load_inline waits while a `lock` file exists in the build folder; a build killed
+    there (kernelpro killed mid-build) leaves one behind."""
+    first = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    build_dir = first["extensions"][0]["build_dir"]
+    os.remove(os.path.join(build_dir, "kernelpro-build.json"))  # as if it never finished
+    open(os.path.join(build_dir, "lock"), "w").close()
+    again = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    assert again["status"] == "ok", again
+    assert not os.path.exists(os.path.join(build_dir, "lock"))
+
+
 def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_path):
     work = str(tmp_path)
     checked = steps.step_check(candidate_request(reference, cache, GOOD,

@@ -291,6 +291,22 @@ std::string CommandLine(pid_t pid) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// User + system CPU time of a process so far, in seconds (0 when it is gone).
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    if (i == 15) break;
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 std::vector<pid_t> Descendants(pid_t root) {
   std::vector<pid_t> found = {root};
   for (bool grew = true; grew;) {
@@ -345,21 +361,28 @@ void KillWhileAWorkerRuns(const fs::path& dir, int signal_number, const std::str
     _exit(127);
   }
   // The candidate's worker: a kernelpro descendant serving the candidate role (its request
-  // folder is named after it); it starts early, so wait until the check has had time to start.
+  // folder is named after it). It starts before the build, so wait until it burns CPU in the
+  // candidate's endless forward: killed mid-build, a build would leave its lock files behind
+  // for other tests of the same cache.
   const auto give_up = Clock::now() + std::chrono::minutes(5);
-  std::vector<pid_t> workers;
-  while (workers.empty() && Clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  bool spinning = false;
+  while (!spinning && Clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     for (pid_t d : Descendants(pid)) {
-      if (CommandLine(d).find("kernelpro-serve-candidate-") != std::string::npos) {
-        workers = Descendants(pid);
-        break;
+      const std::string command = CommandLine(d);
+      const std::string program = command.substr(0, command.find('\0'));
+      if (command.find("kernelpro-serve-candidate-") == std::string::npos ||
+          program.find("bwrap") != std::string::npos) {
+        continue;  // not the candidate's worker, or the sandbox around it
       }
+      const double before = CpuSeconds(d);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      spinning = CpuSeconds(d) - before > 0.8;  // a whole core: the loop, not an import
+      break;
     }
   }
-  ASSERT_FALSE(workers.empty()) << "the candidate's worker never started";
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  workers = Descendants(pid);
+  ASSERT_TRUE(spinning) << "the candidate's forward never started";
+  std::vector<pid_t> workers = Descendants(pid);
   kill(pid, signal_number);
   int status = 0;
   waitpid(pid, &status, 0);
