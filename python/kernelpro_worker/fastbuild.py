@@ -292,9 +292,9 @@ def _is_load_inline_cpp(path):
         return False
 
 
-def light_cuda_source(path):
-    """cuda.cu without load_inline's torch/types.h, or None when its CUDA may need torch.
-    The include becomes a #line directive, so names and line numbers stay those of cuda.cu."""
+def _load_inline_cuda(path):
+    """(first line, the rest, the rest without comments) of a cuda.cu that load_inline wrote
+    (its first line is TYPES_INCLUDE), else None."""
     try:
         with open(path, errors="replace") as f:
             text = f.read()
@@ -303,10 +303,17 @@ def light_cuda_source(path):
     first, _, rest = text.partition("\n")
     if first != TYPES_INCLUDE:
         return None
+    return first, rest, re.sub(r"//[^\n]*|/\*.*?\*/", " ", rest, flags=re.S)
+
+
+def light_cuda_source(path):
+    """cuda.cu without load_inline's torch/types.h, or None when its CUDA may need torch.
+    The include becomes a #line directive, so names and line numbers stay those of cuda.cu."""
+    source = _load_inline_cuda(path)
     # The other lines load_inline prepends are CUDA's own headers; the candidate's part follows.
-    if _TORCH_NAMES.search(re.sub(r"//[^\n]*|/\*.*?\*/", " ", rest, flags=re.S)):
+    if source is None or _TORCH_NAMES.search(source[2]):
         return None
-    return f'#line 2 "{os.path.abspath(path)}"\n' + rest
+    return f'#line 2 "{os.path.abspath(path)}"\n' + source[1]
 
 
 def types_only_cuda_source(path):
@@ -314,17 +321,12 @@ def types_only_cuda_source(path):
     does not include it or may use what it adds beyond torch/types.h (the C++ frontend, pybind11)
     or includes other torch headers. Line numbers are kept (the include becomes an empty line)
     and a #line directive names cuda.cu."""
-    try:
-        with open(path, errors="replace") as f:
-            text = f.read()
-    except OSError:
+    source = _load_inline_cuda(path)
+    if source is None:
         return None
-    first, _, rest = text.partition("\n")
-    if first != TYPES_INCLUDE:
-        return None
+    first, rest, code = source
     # `#include "torch/extension.h"` counts as well; string literals are scanned like code (a
     # name in one only costs the speed-up).
-    code = re.sub(r"//[^\n]*|/\*.*?\*/", " ", rest, flags=re.S)
     torch_includes = [i for i in _INCLUDE.findall(code) if i.startswith("torch/")]
     if "torch/extension.h" not in torch_includes:
         return None
