@@ -80,8 +80,6 @@ class Referee:
     def verify(self, request):
         """Compares the candidate's kept outputs of sampled timed calls with the reference's on
         the very same inputs, rebuilt here from (set, seed)."""
-        from . import tensors
-
         state = self._loaded(request["problem"])
         torch, model, meta = state["torch"], state["model"], state["meta"]
         rows, first_failure = [], ""
@@ -102,25 +100,9 @@ class Referee:
                 row["reason"] = f"the kept output cannot be read: {e}"
                 actual = None
             if actual is not None:
-                if type(actual) is not list or not all(type(t) is torch.Tensor for t in actual):
-                    row["reason"] = "the kept output is not a list of tensors"
-                elif len(actual) != len(want):
-                    row["reason"] = f"{len(actual)} outputs where the reference returns {len(want)}"
-                else:
-                    row["passed"] = True
-                    for j, (a, e) in enumerate(zip(actual, want)):
-                        cmp = tensors.compare_output(a, e, request["atol"], request["rtol"], index=j)
-                        if cmp["passed"] and meta.get("vacuous") and a.is_floating_point():
-                            err = tensors.relative_l2_error(a, e)
-                            if err > request["vacuous_rel_tol"]:
-                                cmp["passed"] = False
-                                cmp["reason"] = f"relative error {err:.3g} exceeds {request['vacuous_rel_tol']}"
-                        if not cmp["passed"]:
-                            row.update(cmp)
-                            row["passed"] = False
-                            break
-                    if row["passed"]:
-                        row.update(cmp)
+                row.update(steps.compare_recorded(torch, actual, want, request["atol"],
+                                                  request["rtol"], meta.get("vacuous"),
+                                                  request["vacuous_rel_tol"]))
             if not row["passed"] and not first_failure:
                 first_failure = f"{label}: {row.get('reason', 'mismatch')}"
         return {"status": "ok", "passed": not first_failure, "message": first_failure, "trials": rows}

@@ -787,6 +787,36 @@ def _check_side_effects(torch, tensors, name, inputs, pristine, out, snapshot, r
 # compare: runs in a process that never imports the candidate
 
 
+def compare_recorded(torch, actual, want, atol, rtol, vacuous, vacuous_rel_tol):
+    """A recorded output set (what plain.load read) against the expected tensors: the row
+    fields of its worst output (`passed`, `reason`, errors). Anything but a list of plain tensors,
+    or a different number of outputs, fails. Where the problem is vacuous (an all-zero output
+    would pass the tolerance), the relative L2 error is held to `vacuous_rel_tol` too."""
+    from . import tensors
+
+    if type(actual) is not list or not all(type(t) is torch.Tensor for t in actual):
+        return {"passed": False, "reason": "the recorded output is not a list of tensors"}
+    if len(actual) != len(want):
+        return {"passed": False,
+                "reason": f"{len(actual)} outputs where the reference returns {len(want)}"}
+    worst = None
+    for j, (a, e) in enumerate(zip(actual, want)):
+        cmp = tensors.compare_output(a, e, atol, rtol, index=j)
+        if vacuous and cmp["passed"] and a.is_floating_point():
+            err = tensors.relative_l2_error(a, e)
+            cmp["relative_l2_error"] = err
+            if err > vacuous_rel_tol:
+                cmp["passed"] = False
+                cmp["reason"] = (f"relative error {err:.3g} exceeds {vacuous_rel_tol} "
+                                 "(checked because the tolerance alone would accept an all-zero output)")
+        if len(want) > 1 and cmp["reason"] and not cmp["reason"].startswith("output "):
+            cmp["reason"] = f"output {j}: " + cmp["reason"]
+        if worst is None or not cmp["passed"] or (cmp["max_abs_err"] or 0) > (worst["max_abs_err"] or 0):
+            if worst is None or worst["passed"]:
+                worst = cmp
+    return worst
+
+
 def step_compare(request):
     """Compares a candidate's recorded outputs with the reference's.
 
@@ -812,15 +842,12 @@ def step_compare(request):
         except (OSError, plain.PlainError) as e:
             raise _reference_changed(f"the reference's {rel}", e) from None
 
-    n_outputs = len(ref["outputs"])
     rows = []
     first_failure = ""
     precision_failure = ""
     for actual_name, expected_name in request["pairs"]:
         path = os.path.join(request["actual_dir"], actual_name + EXT)
-        # "check/check_1" -> "check_1"; "timed-0/timing_2" -> "timing_2 (timed call)"
-        folder, _, trial = actual_name.rpartition("/")
-        label = f"{trial} (timed call)" if folder.startswith("timed") else trial
+        label = actual_name.rpartition("/")[2]  # "check/check_1" -> "check_1"
         row = {"trial": label, "expected": expected_name, "passed": False}
         rows.append(row)
         want = expected("expected", expected_name)
@@ -832,43 +859,23 @@ def step_compare(request):
                 actual = plain.load(path)
             except (OSError, plain.PlainError) as e:
                 row["reason"] = f"the recorded output is not plain tensors: {e}"
-        if actual is not None and (type(actual) is not list or
-                                   not all(type(t) is torch.Tensor for t in actual)):
-            row["reason"] = "the recorded output is not a list of tensors"
-            actual = None
-        if actual is not None and len(actual) != n_outputs:
-            row["reason"] = f"{len(actual)} outputs where the reference returns {n_outputs}"
-        elif actual is not None:
-            worst = None
-            for j, (a, e) in enumerate(zip(actual, want)):
-                cmp = tensors.compare_output(a, e, atol, rtol, index=j)
-                if ref["vacuous"] and cmp["passed"] and a.is_floating_point():
-                    err = tensors.relative_l2_error(a, e)
-                    cmp["relative_l2_error"] = err
-                    if err > request["vacuous_rel_tol"]:
-                        cmp["passed"] = False
-                        cmp["reason"] = (f"relative error {err:.3g} exceeds {request['vacuous_rel_tol']} "
-                                         "(checked because the tolerance alone would accept an all-zero output)")
-                if n_outputs > 1 and cmp["reason"] and not cmp["reason"].startswith("output "):
-                    cmp["reason"] = f"output {j}: " + cmp["reason"]
-                if worst is None or not cmp["passed"] or (cmp["max_abs_err"] or 0) > (worst["max_abs_err"] or 0):
-                    if worst is None or worst["passed"]:
-                        worst = cmp
-            row.update(worst)
-            out64 = None
-            if row["passed"] and ref["fp32"] and request["precision_policy"] != "off":
-                out64 = expected("expected64", expected_name, required=False)
-            if out64 is not None:
-                err = max(tensors.relative_l2_error(a, e) for a, e in zip(actual, out64) if a.is_floating_point())
-                fp64_error = ref.get("reference_fp64_error") or 0.0
-                bound = max(request["precision_factor"] * fp64_error, request["precision_bound"])
-                row["fp64_relative_error"] = err
-                row["fp64_bound"] = bound
-                if not err <= bound:  # NaN fails too
-                    precision_failure = precision_failure or (
-                        f"lowered precision: relative error against an fp64 reference is {err:.3g}, "
-                        f"above the {bound:.3g} that fp32 arithmetic stays within (the fp32 reference "
-                        f"itself: {fp64_error:.3g}); TF32 or half-precision math in an fp32 problem")
+        if actual is not None:
+            row.update(compare_recorded(torch, actual, want, atol, rtol, ref["vacuous"],
+                                        request["vacuous_rel_tol"]))
+        out64 = None
+        if row["passed"] and ref["fp32"] and request["precision_policy"] != "off":
+            out64 = expected("expected64", expected_name, required=False)
+        if out64 is not None:
+            err = max(tensors.relative_l2_error(a, e) for a, e in zip(actual, out64) if a.is_floating_point())
+            fp64_error = ref.get("reference_fp64_error") or 0.0
+            bound = max(request["precision_factor"] * fp64_error, request["precision_bound"])
+            row["fp64_relative_error"] = err
+            row["fp64_bound"] = bound
+            if not err <= bound:  # NaN fails too
+                precision_failure = precision_failure or (
+                    f"lowered precision: relative error against an fp64 reference is {err:.3g}, "
+                    f"above the {bound:.3g} that fp32 arithmetic stays within (the fp32 reference "
+                    f"itself: {fp64_error:.3g}); TF32 or half-precision math in an fp32 problem")
         if not row["passed"] and not first_failure:
             first_failure = f"trial {label}: {row.get('reason', 'mismatch')}"
     blocking_precision = precision_failure if request["precision_policy"] == "fail" else ""
