@@ -64,12 +64,7 @@ class Referee:
                     return {"status": "unavailable",
                             "message": f"torch {torch.__version__} has no torch.compile"}
                 model = torch.compile(model)
-
-            def forward(args):
-                with torch.no_grad():
-                    return model(*args)
-
-            state[which] = Timer(torch, state["device"], forward, state["sets"],
+            state[which] = Timer(torch, state["device"], model, state["sets"],
                                  request.get("flush_bytes", -1), request.get("perturb", True))
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
@@ -139,10 +134,6 @@ class CandidateHost:
         os.makedirs(out_dir, exist_ok=True)
         samples = []
 
-        def forward(args):
-            with torch.no_grad():
-                return model(*args)
-
         def keep(index, set_index, seed, out):
             snapshot = [clone(t).cpu() for t in as_output_list(out, strict=True)]
             name = f"timed_{index}{steps.EXT}"
@@ -153,7 +144,7 @@ class CandidateHost:
             if self.timer is None:
                 sets = [to_device(steps._read_input(request, n), loaded.device)
                         for n in request["reference"]["trials"]["timing"]]
-                self.timer = Timer(torch, loaded.device, forward, sets,
+                self.timer = Timer(torch, loaded.device, model, sets,
                                    request.get("flush_bytes", -1), request.get("perturb", True))
             warm = self.timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
             times, full = self.timer.block(request["calls"], request.get("sample_p", 0.0), keep)
@@ -180,12 +171,7 @@ class CandidateHost:
         if self.reference_timer is None:
             model = steps._construct(torch, load_problem(request["problem"]).Model,
                                      loaded.init_inputs, request["init_seed"], loaded.device)
-
-            def forward(args):
-                with torch.no_grad():
-                    return model(*args)
-
-            self.reference_timer = Timer(torch, loaded.device, forward, self.timer.base_sets,
+            self.reference_timer = Timer(torch, loaded.device, model, self.timer.base_sets,
                                          request.get("flush_bytes", -1), request.get("perturb", True))
         self.reference_timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.

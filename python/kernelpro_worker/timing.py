@@ -57,10 +57,12 @@ def perturbed(torch, base, seed, into=None, scratch=None):
 
 
 class Timer:
-    """Times `forward(args)` on buffers refilled from `base_sets` before every call."""
+    """Times `model(*args)` (without autograd) on buffers refilled from `base_sets` before every
+    call."""
 
-    def __init__(self, torch, device, forward, base_sets, flush_bytes=-1, perturb=True):
-        self.torch, self.cuda, self.forward = torch, device == "cuda", forward
+    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True):
+        self.torch, self.cuda, self.model = torch, device == "cuda", model
+        self.no_grad = torch.no_grad
         self.base_sets = base_sets
         self.perturb = perturb
         # Bound now: a candidate in this process cannot rebind what the loop calls.
@@ -97,6 +99,10 @@ class Timer:
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src)
         return buffers
+
+    def forward(self, args):
+        with self.no_grad():
+            return self.model(*args)
 
     def _one(self):
         """One call on fresh inputs: (set, seed, outputs, ms, full)."""

@@ -35,12 +35,12 @@ def test_perturbed_writes_into_the_given_buffers():
 def test_every_timed_call_sees_inputs_no_call_saw_before():
     seen = []
 
-    def forward(args):
-        seen.append(args[0].clone())
-        return args[0] * 2
+    def model(x):
+        seen.append(x.clone())
+        return x * 2
 
     sets = [[torch.randn(32)], [torch.randn(32)]]
-    timer = Timer(torch, "cpu", forward, sets)
+    timer = Timer(torch, "cpu", model, sets)
     timer.warm_up(0.0, 2)
     kept = []
     times, full = timer.block(20, sample_p=1.0, keep=lambda *call: kept.append(call))
@@ -56,7 +56,7 @@ def test_every_timed_call_sees_inputs_no_call_saw_before():
 
 
 def test_sampling_keeps_about_the_asked_share_and_none_at_zero():
-    timer = Timer(torch, "cpu", lambda args: args[0] + 1, [[torch.randn(8)]])
+    timer = Timer(torch, "cpu", lambda x: x + 1, [[torch.randn(8)]])
     kept = []
     timer.block(400, sample_p=0.25, keep=lambda *call: kept.append(call))
     assert 50 < len(kept) < 150
