@@ -640,6 +640,11 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
         full_calls += JsonGet<int>(*timed, "full_calls", 0);
         auto here = JsonGet<std::vector<double>>(*timed, "reference_times_ms", {});
         reference_in_candidate.insert(reference_in_candidate.end(), here.begin(), here.end());
+        if (auto note = JsonGet<std::string>(*timed, "reference_note", ""); !note.empty()) {
+          MergeFindings(result.findings,
+                        {{"process_spread", "warn",
+                          note + "; the interval is not widened by the spread between processes"}});
+        }
         result.timing_method = JsonGet<std::string>(*timed, "method", "");
         for (const Json& sample : JsonGet<Json>(*timed, "samples", Json::array())) {
           samples.push_back(sample);
