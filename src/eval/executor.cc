@@ -365,11 +365,10 @@ Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
   mounts["pch_dir"] = pch;
   mounts["out_dir"] = work;
   mounts["problem"] = problem;
-  ProcessLimits limits;
-  // CPU time may exceed wall time (torch's intra-op pool, a rebuild), but not without bound.
-  limits.cpu_seconds = (options_.build_timeout_s + 4 * options_.step_timeout_s) * 8;
-  limits.max_file_bytes = 64ull << 30;
-  limits.max_open_files = 4096;
+  // The limits of a step as long as a load that rebuilds plus a few steps; no wall-clock limit
+  // for the process as a whole: each request has its own.
+  ProcessLimits limits = LimitsFor(options_.build_timeout_s + 4 * options_.step_timeout_s);
+  limits.wall_timeout = std::chrono::milliseconds(0);
   return WorkerSession::Start(worker_, "candidate", mounts, limits, env, Confinement::kSandbox);
 }
 
