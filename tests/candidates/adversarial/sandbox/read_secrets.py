@@ -30,14 +30,28 @@ def _loot():
         data = attempt(lambda: _read(path))
         if data and TARGETS.get("secret_text", "PRIVATE KEY").encode() in data:
             found.append(f"file {path}")
+    # Without a target text (a run outside the tests), a credential is a variable whose name says
+    # so; every environment holds NUL separators, so an empty text must not count as found.
+    text = TARGETS.get("secret_text")
     for name, value in os.environ.items():
-        if any(w in name.upper() for w in WORDS) or TARGETS.get("secret_text", "\0") in value:
+        if _credential(name, value, text):
             found.append(f"env {name}")
     for environ in glob.glob("/proc/[0-9]*/environ"):
-        data = attempt(lambda: _read(environ)) or b""
-        if TARGETS.get("secret_text", "\0").encode() in data:
-            found.append(f"{environ}")
+        data = attempt(lambda: _read_all(environ)) or b""
+        for entry in data.decode(errors="replace").split("\0"):
+            name, _, value = entry.partition("=")
+            if entry and _credential(name, value, text):
+                found.append(f"{environ}: {name}")
     return found
+
+
+def _credential(name, value, text):
+    return any(w in name.upper() for w in WORDS) or bool(text and text in value)
+
+
+def _read_all(path):
+    with open(path, "rb") as f:
+        return f.read()
 
 
 FOUND = _loot()
