@@ -24,6 +24,10 @@ WATCHED = [
     "torch.utils._python_dispatch.TorchDispatchMode.__enter__",
     "torch.utils._python_dispatch.TorchDispatchMode.__exit__",
     "kernelpro_worker.optrace.OpTrace.__enter__", "kernelpro_worker.optrace.OpTrace.__exit__",
+    # The hold before each timed call (timing.py).
+    "torch.cuda.jiterator._create_jit_fn", "torch._C._cuda_jiterator_compile_and_launch_kernel",
+    "kernelpro_worker.timing.hold_for", "kernelpro_worker.timing.Hold.launch",
+    "kernelpro_worker.timing.Timer._one",
 ]
 
 

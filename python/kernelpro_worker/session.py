@@ -23,7 +23,7 @@ import traceback
 
 from . import plain, steps
 from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
-from .timing import Timer, perturbed
+from .timing import Timer, hold_for, perturbed
 
 
 class Referee:
@@ -173,19 +173,56 @@ class CandidateHost:
                                      loaded.init_inputs, request["init_seed"], loaded.device)
             self.reference_timer = Timer(torch, loaded.device, model, self.timer.base_sets,
                                          request.get("flush_bytes", -1), request.get("perturb", True))
-        self.reference_timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+        # The device ran the candidate's block just now: a short warm-up suffices.
+        self.reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.
         return self.reference_timer.block(max(1, (request["calls"] + 1) // 2))[0]
 
     COMMANDS = {"load": load, "check": check, "time": time}
 
 
+def _prepare(role, prepare):
+    """What a worker does before its first request, while the binary is busy elsewhere (the
+    reference step, the builds, another candidate's steps).
+
+    A candidate's process opens and closes the operator trace once on a CPU tensor: the first use
+    of torch's dispatch modes imports parts of torch lazily (seconds on torch 2.x), and this way
+    that happens here, before any candidate code and before the patch guard takes its snapshot;
+    it also imports torch.utils.cpp_extension and asks the compilers for their versions (the
+    build cache's key), as every load of a load_inline candidate does.
+    With {"device": "cuda", "start_device": true} it also starts CUDA (the context, the architecture list) and makes the
+    timer's device hold (timing.Hold: an NVRTC compile and a calibration): the binary asks for
+    that only where no timing runs on the device meanwhile. A failure here is left to
+    the first request that needs the device, which says why."""
+    import torch
+
+    if role == "candidate":
+        from . import buildcache, optrace
+
+        with optrace.OpTrace():
+            torch.ones(2).add(1)
+        try:  # torch.utils.cpp_extension imported, the compilers' versions asked once
+            buildcache.toolchain_fingerprint(prepare.get("device") == "cuda")
+        except Exception:  # noqa: BLE001 - the load asks again and reports
+            pass
+    if prepare.get("device") == "cuda" and prepare.get("start_device"):
+        try:
+            steps._import_torch("cuda")
+            torch.zeros(1, device="cuda")
+            torch.cuda.synchronize()
+            hold_for(torch)  # compiled and calibrated now, not in the first timed block
+        except Exception:  # noqa: BLE001 - reported by the first request that needs the device
+            pass
+
+
 def serve(setup):
     role = setup["role"]
     # torch now, before the first request: a worker started ahead of its turn has it imported by
-    # then. Importing torch touches no GPU; CUDA starts with the first request that needs it.
+    # then. Importing torch touches no GPU; CUDA starts with the first request that needs it,
+    # unless the binary asked for it now (setup "prepare").
     import torch  # noqa: F401
 
+    _prepare(role, setup.get("prepare") or {})
     host = {"referee": Referee, "candidate": CandidateHost}[role]()
     commands = type(host).COMMANDS
     # Bound before any candidate code runs; the channel itself is no secret (a candidate in this

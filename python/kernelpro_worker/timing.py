@@ -20,12 +20,121 @@ as 3 us. Work the call leaves running on other streams is not in that interval: 
 event completes, the whole device is synchronised and, when that wait is longer than an idle
 device's (calibrated in the warm-up), the call is timed in full instead (begin to after the
 device synchronisation) and counted in `full_calls`; the verdict then carries a warning.
+
+The call is made while the device is held (`Hold`): after the L2 flush, a kernel occupies every
+multiprocessor for a little longer than the host takes to launch the call (calibrated in the
+warm-up, 20-200 us), and the host calls forward only once the flush is done and the hold runs.
+So the host's launch time is not in the number (the call's first kernel is queued before the
+begin event passes), the device stays busy between calls (no idle-clock dips on short
+kernels), and nothing the call starts can run before the begin event: work launched on another
+stream that does not wait for the calling stream (a head start on the flush, which the inputs'
+refill precedes) waits for the hold like everything else. Where the hold cannot be made (no
+jiterator, or a device where another stream's kernel was seen running beside it), the call is
+timed after the flush alone and the method says so.
 """
 
 import os
 import time
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
+HOLD_MIN_US, HOLD_MAX_US = 20.0, 200.0  # how long the device is held before each timed call
+
+# Every thread of the hold spins on the global timer (ns) until `ns` have passed since it began.
+_HOLD_SOURCE = r"""
+template <typename T> T kp_hold(T x, T ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < (unsigned long long)ns);
+  return x;
+}
+"""
+
+
+def hold_length_us(enqueue_s):
+    """How long to hold the device before a call whose forward took the host `enqueue_s` seconds
+    (median) to launch: half as long again plus 10 us, within [HOLD_MIN_US, HOLD_MAX_US]."""
+    return min(HOLD_MAX_US, max(HOLD_MIN_US, 1.5 * enqueue_s * 1e6 + 10.0))
+
+
+class Hold:
+    """A kernel that occupies every multiprocessor of the current device for a given time: torch's
+    jiterator (NVRTC, compiled once per process) over enough elements to fill every thread slot,
+    each thread spinning on the global timer. `calibrate` measures how long a requested time
+    really takes (each thread runs the function on several elements in turn) and checks that a
+    kernel launched on another stream meanwhile waits for it."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        # Bound before any candidate code runs in this process (the guard watches these too).
+        self.fn = torch.cuda.jiterator._create_jit_fn(_HOLD_SOURCE, ns=0.0)
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        threads = getattr(props, "max_threads_per_multi_processor", 0) or 2048
+        self.slots = props.multi_processor_count * threads
+        self.buf = None
+        self.scale = 1.0  # real time per requested time
+
+    def launch(self, us):
+        self.fn(self.buf, ns=max(1.0, float(us) * 1000.0 / self.scale))
+
+    def _timed(self, us, probe=None):
+        """Holds for `us`; returns (held_us, probe_done_us): when a kernel launched on another
+        stream right after the hold finished, from the hold's start."""
+        torch = self.torch
+        event = torch.cuda.Event
+        start, end = event(enable_timing=True), event(enable_timing=True)
+        start.record()
+        self.launch(us)
+        end.record()
+        probed = None
+        if probe is not None:
+            stream, tensor = probe
+            with torch.cuda.stream(stream):
+                tensor.add_(1)
+                probed = event(enable_timing=True)
+                probed.record()
+        torch.cuda.synchronize()
+        held = start.elapsed_time(end) * 1e3
+        return held, (start.elapsed_time(probed) * 1e3 if probed is not None else None)
+
+    def calibrate(self):
+        """Sizes and checks the hold; returns "" or why there is none."""
+        torch = self.torch
+        probe = (torch.cuda.Stream(), torch.zeros(1, device="cuda"))
+        for elements in (4 * self.slots, 8 * self.slots, 16 * self.slots):
+            self.buf = torch.zeros(elements, device="cuda")
+            self.scale = 1.0
+            self.launch(1.0)  # compiles
+            torch.cuda.synchronize()
+            short = min(self._timed(50.0)[0] for _ in range(3))
+            long = min(self._timed(150.0)[0] for _ in range(3))
+            if long <= short:
+                return f"the hold kernel does not wait ({short:.1f} us for 50 us, {long:.1f} us for 150 us)"
+            self.scale = (long - short) / 100.0
+            held, probed = self._timed(HOLD_MAX_US, probe)
+            if probed >= 0.9 * held:
+                return ""
+        self.buf = None
+        return (f"a kernel on another stream ran beside the hold ({probed:.0f} us into a "
+                f"{held:.0f} us hold)")
+
+
+_HOLDS = {}  # device index -> Hold, or the reason there is none; one per process
+
+
+def hold_for(torch):
+    """This process's calibrated Hold for the current device and "", or None and why not."""
+    key = torch.cuda.current_device()
+    if key not in _HOLDS:
+        try:
+            hold = Hold(torch)
+            why = hold.calibrate()
+            _HOLDS[key] = why or hold
+        except Exception as e:  # noqa: BLE001 - no jiterator, no NVRTC, an old device: no hold
+            _HOLDS[key] = f"{type(e).__name__}: {e}"
+    found = _HOLDS[key]
+    return (found, "") if isinstance(found, Hold) else (None, found)
 
 
 def perturbed(torch, base, seed, into=None, scratch=None):
@@ -60,7 +169,7 @@ class Timer:
     """Times `model(*args)` (without autograd) on buffers refilled from `base_sets` before every
     call."""
 
-    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True):
+    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, hold=True):
         self.torch, self.cuda, self.model = torch, device == "cuda", model
         self.no_grad = torch.no_grad
         self.base_sets = base_sets
@@ -73,7 +182,12 @@ class Timer:
         self.scratch = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else None for x in base]
                         for base in base_sets]
         self.flush = None
+        self.hold, self.hold_note = None, ""
+        self.hold_us = HOLD_MAX_US  # until the warm-up has measured the host's launch time
+        self.enqueue_s = []         # warm-up calls: host time from begin to forward's return
+        self.last_enqueue_s = 0.0
         if self.cuda:
+            self.hold, self.hold_note = hold_for(torch) if hold else (None, "not asked for")
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
             if flush_bytes < 0:  # twice the L2, so no input survives in cache between calls
                 l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
@@ -116,9 +230,16 @@ class Timer:
             return set_index, seed, out, (self.perf() - t0) * 1e3, False
         if self.flush is not None:
             self.flush.zero_()
+        if self.hold is not None:
+            gate = self.Event()
+            gate.record()
+            self.hold.launch(self.hold_us)
+            gate.synchronize()  # the flush is done and the hold runs: only now the call
         begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
+        t_begin = self.perf()
         begin.record()
         out = self.forward(args)
+        self.last_enqueue_s = self.perf() - t_begin
         end.record()
         end.synchronize()
         t0 = self.perf()
@@ -151,11 +272,13 @@ class Timer:
                 t0 = self.perf()
                 self.synchronize()
                 waits.append(self.perf() - t0)
+                self.enqueue_s.append(self.last_enqueue_s)
             n += 1
             if n >= min_calls and self.perf() - start > 10 * max(seconds, 0.5):
                 break
         if self.cuda and len(waits) >= 3:  # the median of every warm-up call so far
             self.idle_sync_s = sorted(waits)[len(waits) // 2]
+            self.hold_us = hold_length_us(sorted(self.enqueue_s)[len(self.enqueue_s) // 2])
         self.warmup_calls += n
         return n
 
@@ -185,6 +308,11 @@ class Timer:
     def method(self):
         if not self.cuda:
             return "host perf_counter around the call"
-        return ("cuda events on the calling stream around the call (device-wide synchronise "
-                "checked after each call; calls with work left on other streams timed to the end "
-                "of that synchronise)")
+        if self.hold is not None:
+            start = (f"made while every multiprocessor was held for {self.hold_us:.0f} us after "
+                     "the L2 flush, so the host's launch time is not counted")
+        else:
+            start = f"made after the L2 flush (the device could not be held: {self.hold_note})"
+        return ("cuda events on the calling stream around the call, " + start + " (device-wide "
+                "synchronise checked after each call; calls with work left on other streams "
+                "timed to the end of that synchronise)")

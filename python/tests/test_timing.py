@@ -63,3 +63,122 @@ def test_sampling_keeps_about_the_asked_share_and_none_at_zero():
     kept.clear()
     timer.block(50, sample_p=0.0, keep=lambda *call: kept.append(call))
     assert kept == []
+
+
+class _FakeDevice:
+    """A one-stream timeline for Hold.calibrate: a hold of `ns` takes `per_element` times as long
+    (each thread runs the function on several elements in turn); a kernel on another stream ends
+    at the hold's end when the hold fills the device, else a few us after its start."""
+
+    def __init__(self, per_element=4.0, exclusive_from=4):
+        self.now, self.per_element, self.exclusive_from = 0.0, per_element, exclusive_from
+        self.hold_start = self.hold_end = 0.0
+        self.slots = 132 * 2048
+        device = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = device.side_at if device.on_side else device.now
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) / 1e3
+
+        class Props:
+            multi_processor_count = 132
+            max_threads_per_multi_processor = 2048
+
+        class Cuda:
+            Stream = object
+
+            @staticmethod
+            def stream(_):
+                class Switch:
+                    def __enter__(self):
+                        device.on_side = True
+
+                    def __exit__(self, *exc):
+                        device.on_side = False
+                return Switch()
+
+            @staticmethod
+            def current_device():
+                return 0
+
+            @staticmethod
+            def get_device_properties(_):
+                return Props()
+
+            @staticmethod
+            def synchronize():
+                pass
+
+            class jiterator:
+                @staticmethod
+                def _create_jit_fn(source, **kwargs):
+                    assert "globaltimer" in source and kwargs == {"ns": 0.0}
+
+                    def fn(buf, ns):
+                        device.buf_elements = buf.n
+                        device.hold_start = device.now + 2.0  # launch latency
+                        device.hold_end = device.hold_start + ns / 1e3 * device.per_element
+                        device.now = device.hold_end
+                    return fn
+
+        Cuda.Event = Event
+        self.cuda, self.on_side, self.side_at, self.buf_elements = Cuda, False, 0.0, 0
+
+    def zeros(self, n, device=None):
+        fake = self
+
+        class Tensor:
+            def __init__(self):
+                self.n = n
+
+            def add_(self, _):  # the probe kernel on the other stream
+                exclusive = fake.buf_elements >= fake.exclusive_from * fake.slots
+                fake.side_at = fake.hold_end if exclusive else fake.hold_start + 5.0
+        return Tensor()
+
+
+def test_the_hold_is_calibrated_to_real_time_and_kept_only_where_it_fills_the_device():
+    from kernelpro_worker.timing import Hold
+
+    exclusive = _FakeDevice(per_element=4.0, exclusive_from=4)
+    hold = Hold(exclusive)
+    assert hold.calibrate() == ""
+    assert abs(hold.scale - 4.0) < 1e-6
+    start = exclusive.now
+    hold.launch(100)
+    assert abs(exclusive.now - start - 102.0) < 1e-6  # 100 us asked, 100 us held (+ latency)
+
+    # Filled only with twice the elements: the first size is given up, the second kept.
+    doubled = _FakeDevice(per_element=8.0, exclusive_from=8)
+    hold = Hold(doubled)
+    assert hold.calibrate() == ""
+    assert hold.buf.n == 8 * doubled.slots
+
+    never = _FakeDevice(exclusive_from=64)
+    hold = Hold(never)
+    why = hold.calibrate()
+    assert "another stream ran beside the hold" in why
+    assert hold.buf is None
+
+
+def test_without_a_hold_the_timer_says_why_and_the_length_stays_in_bounds():
+    from kernelpro_worker import timing
+
+    class NoJiterator:
+        class cuda:
+            @staticmethod
+            def current_device():
+                return 7
+
+    timing._HOLDS.pop(7, None)
+    hold, why = timing.hold_for(NoJiterator)
+    assert hold is None and "jiterator" in why
+    assert timing.hold_length_us(0.0) == timing.HOLD_MIN_US
+    assert timing.hold_length_us(1.0) == timing.HOLD_MAX_US
+    assert abs(timing.hold_length_us(20e-6) - 40.0) < 1e-9

@@ -165,8 +165,9 @@ Result<WorkerSession*> Executor::Referee(const std::map<std::string, std::string
   ProcessLimits limits;
   limits.max_file_bytes = 64ull << 30;
   limits.max_open_files = 4096;
-  auto started = WorkerSession::Start(worker_, "referee", Json::object(), limits, env,
-                                      Confinement::kNone);
+  // It starts CUDA at once: it is started before anything is timed on its GPU.
+  Json prepare{{"prepare", {{"device", options_.device}, {"start_device", true}}}};
+  auto started = WorkerSession::Start(worker_, "referee", prepare, limits, env, Confinement::kNone);
   if (!started.ok()) return started.status();
   slot = std::move(*started);
   return slot.get();
@@ -346,7 +347,7 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
 
 Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
     const std::string& problem, const std::string& candidate, const std::string& work,
-    const std::map<std::string, std::string>& env) const {
+    const std::map<std::string, std::string>& env, bool prepare_device) const {
   Json mounts = CandidateRequest(candidate, Json());
   if (mounts.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
   // The whole inputs tree (inputs are no secret; expected outputs live elsewhere), so that the
@@ -365,6 +366,7 @@ Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
   mounts["pch_dir"] = pch;
   mounts["out_dir"] = work;
   mounts["problem"] = problem;
+  mounts["prepare"] = {{"device", options_.device}, {"start_device", prepare_device}};
   // The limits of a step as long as a load that rebuilds plus a few steps; no wall-clock limit
   // for the process as a whole: each request has its own.
   ProcessLimits limits = LimitsFor(options_.build_timeout_s + 4 * options_.step_timeout_s);
@@ -471,8 +473,11 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
 
   // Load (import, a cached build's .so, construct) and check, in the candidate's process.
   // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
-  if (!Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed)) {
-    result.check_seconds = SecondsSince(start);
+  auto load_start = Clock::now();
+  const bool loaded_ok = Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed).has_value();
+  result.load_seconds = SecondsSince(load_start);
+  if (!loaded_ok) {
+    result.check_seconds = SecondsSince(start) - result.load_seconds;
     return changed;
   }
   Json check = candidate;
@@ -485,7 +490,7 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   }
   check["trials"] = names;
   auto checked = Ask(cand, "check", check, step_timeout, result, &changed);
-  result.check_seconds = SecondsSince(start);
+  result.check_seconds = SecondsSince(start) - result.load_seconds;
   if (!checked) return changed;
   if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
     result.status = EvalStatus::kIncorrect;
@@ -510,7 +515,7 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   }
   compare["pairs"] = check_pairs;
   auto compared = Ask(**referee, "compare", compare, step_timeout, result, &changed);
-  result.check_seconds = SecondsSince(start);
+  result.check_seconds = SecondsSince(start) - result.load_seconds;
   if (!compared) {
     if (changed.empty()) result.message = "the comparison failed: " + result.message;
     return changed;
@@ -607,9 +612,10 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       const bool candidate_turn = (round % 2 == 0) == (slot == 1);
       Json request = candidate_turn ? cand_request : ref_request;
       request["calls"] = calls;
-      // The first block of each side starts with a warm-up long enough to leave idle clocks;
+      // The first block of the first round starts with a warm-up long enough to leave idle
+      // clocks, the other side's first block with a shorter one (the device was busy just now);
       // later blocks with one untimed call (none in blocks of fewer than 4 calls).
-      request["warmup_s"] = round == 0 ? 0.5 : 0.0;
+      request["warmup_s"] = round == 0 ? (slot == 0 ? 0.5 : 0.1) : 0.0;
       request["warmup_calls"] = round == 0 ? 3 : (calls >= 4 ? 1 : 0);
       EvalResult scratch;
       EvalResult& sink = candidate_turn ? result : scratch;
@@ -710,6 +716,11 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
 
   // Candidate code runs only in the sandbox, unless the user chose to run it unconfined.
   if (!worker_.SandboxReady().ok()) return worker_.SandboxReady();
+  // With one GPU its referee starts now (torch's import, CUDA), beside the static checks; a
+  // failure to start is reported by the reference step, which starts it again.
+  if (gpu_pool_->size() == 1 && !options_.build_only) {
+    (void)Referee(GpuPool::EnvFor(gpu_pool_->only_gpu()));
+  }
   std::vector<EvalResult> results(candidate_paths.size());
   for (EvalResult& r : results) {
     r.sandbox = worker_.sandbox().Describe();
@@ -774,7 +785,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     if (!fs::exists(work, ec)) fs::create_directories(work, ec);
     return work;
   };
-  // With one GPU, the first candidate's process starts now, beside the builds and the reference.
+  // With one GPU, the first candidate's process starts now, beside the builds and the reference,
+  // and starts CUDA there too: nothing is timed on the device before its turn.
   const bool single_device = gpu_pool_->size() == 1;
   std::unique_ptr<WorkerSession> first_ahead;
   std::size_t first_ahead_for = results.size();
@@ -782,7 +794,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (!proceed[i]) continue;
       auto started = StartCandidate(report.problem, results[i].candidate, work_dir(i),
-                                    GpuPool::EnvFor(gpu_pool_->only_gpu()));
+                                    GpuPool::EnvFor(gpu_pool_->only_gpu()), /*prepare_device=*/true);
       if (started.ok()) {
         first_ahead = std::move(*started);
         first_ahead_for = i;

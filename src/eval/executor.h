@@ -153,13 +153,15 @@ class Executor {
   Result<Json> RunReference(const std::string& problem,
                             const std::map<std::string, std::string>& env, bool rebuild);
   // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
-  // but touches no device until its first request, so it may start ahead, while another
-  // candidate is on the GPU. It sees its source, its build scope, the problem (it times the
+  // but, without `prepare_device`, touches no device until its first request, so it may start
+  // ahead, while another candidate is on the GPU. It sees its source, its build scope, the problem (it times the
   // reference too, for the spread between processes), CACHE/inputs, `work`, and CACHE/pch
   // read-only (a stale build record makes its load rebuild, with the headers builds are offered).
+  // `prepare_device`: it starts CUDA before its first request too; only for a process started
+  // while nothing is timed on its GPU (a context being made disturbs timings).
   Result<std::unique_ptr<WorkerSession>> StartCandidate(
       const std::string& problem, const std::string& candidate, const std::string& work,
-      const std::map<std::string, std::string>& env) const;
+      const std::map<std::string, std::string>& env, bool prepare_device = false) const;
   // Check, compare and time one candidate; when a step reports the reference's files changed on
   // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
   // when one was started ahead (consumed), else null.

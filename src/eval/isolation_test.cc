@@ -220,10 +220,21 @@ TEST_F(IsolationTest, NativeCodeInTheExtensionIsConfinedToo) {
   EXPECT_EQ(listener.Connections(), 0);
 }
 
+// A file of /proc; "" when its process is gone (reading a vanished process's file fails with
+// ESRCH, which std::filebuf reports by throwing). Short-lived processes (a compiler asked for its
+// version) come and go while the tests walk the tree.
+std::string ReadProc(const std::string& path) {
+  try {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 bool ProcessWithArgumentRuns(const std::string& argument) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = ReadProc((entry.path() / "cmdline").string());
     if (cmdline.find(argument) != std::string::npos && cmdline.rfind("sleep", 0) == 0) return true;
   }
   return false;
@@ -275,9 +286,8 @@ TEST_F(IsolationTest, AnOutputThatRunsCodeWhenUnpickledIsIncorrectAndRunsNothing
 
 // The process's parent, state and command line from /proc; 0 / "" when it is gone.
 pid_t ParentOf(pid_t pid, char* state = nullptr) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return 0;
+  const std::string stat = ReadProc("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.rfind(')') == std::string::npos) return 0;
   std::istringstream rest(stat.substr(stat.rfind(')') + 2));
   char s = '?';
   pid_t parent = 0;
@@ -286,15 +296,11 @@ pid_t ParentOf(pid_t pid, char* state = nullptr) {
   return parent;
 }
 
-std::string CommandLine(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string CommandLine(pid_t pid) { return ReadProc("/proc/" + std::to_string(pid) + "/cmdline"); }
 
 // User + system CPU time of a process so far, in seconds (0 when it is gone).
 double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = ReadProc("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t close = text.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(text.substr(close + 2));
@@ -360,6 +366,17 @@ void KillWhileAWorkerRuns(const fs::path& dir, int signal_number, const std::str
     execv(argv[0], argv.data());
     _exit(127);
   }
+  // A failed assertion below returns early: kernelpro and its workers must not run on (the
+  // endless candidate would keep ctest waiting for its output until --timeout).
+  struct Reaper {
+    pid_t pid;
+    bool reaped = false;
+    ~Reaper() {
+      if (reaped) return;
+      kill(-pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{pid};
   // The candidate's worker: a kernelpro descendant serving the candidate role (its request
   // folder is named after it). It starts before the build, so wait until it burns CPU in the
   // candidate's endless forward: killed mid-build, a build would leave its lock files behind
@@ -386,6 +403,7 @@ void KillWhileAWorkerRuns(const fs::path& dir, int signal_number, const std::str
   kill(pid, signal_number);
   int status = 0;
   waitpid(pid, &status, 0);
+  reaper.reaped = true;
   if (signal_number == SIGTERM) {
     EXPECT_TRUE(WIFEXITED(status)) << status;
     if (WIFEXITED(status)) EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);

@@ -115,8 +115,13 @@ TEST_F(SandboxTest, NoProcessOutlivesTheStepNotEvenANewSession) {
   EXPECT_NE(r.stdout_text.find("started"), std::string::npos);
   auto still_running = [&] {
     for (const auto& entry : fs::directory_iterator("/proc")) {
-      std::ifstream in(entry.path() / "cmdline");
-      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string cmdline;
+      try {  // a process that ends meanwhile makes the read throw (ESRCH): it is not the escapee
+        std::ifstream in(entry.path() / "cmdline");
+        cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      } catch (const std::exception&) {
+        continue;
+      }
       if (cmdline.find(marker) != std::string::npos && cmdline.find("sleep") == 0) return true;
     }
     return false;

@@ -136,6 +136,7 @@ Json ToJson(const EvalResult& r) {
        {{"scan", r.scan_seconds},
         {"reference", r.reference_seconds},
         {"build", r.build_seconds},
+        {"load", r.load_seconds},
         {"check", r.check_seconds},
         {"time", r.time_seconds},
         {"total", r.total_seconds}}},

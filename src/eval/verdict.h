@@ -77,9 +77,12 @@ struct EvalResult {
   std::string compiled_note;  // why there is no compiled baseline, when asked for
 
   // Harness cost per phase, in seconds.
-  // `reference` is the problem's reference step (near zero when its outputs were cached).
-  double scan_seconds = 0, reference_seconds = 0, build_seconds = 0, check_seconds = 0,
-         time_seconds = 0, total_seconds = 0;
+  // `reference` is the problem's reference step (near zero when its outputs were cached);
+  // `load` the candidate's import, cached build and construction in its process (with CUDA's
+  // start there when its process was not started ahead); `check` the check trials and the
+  // comparison, after the load.
+  double scan_seconds = 0, reference_seconds = 0, build_seconds = 0, load_seconds = 0,
+         check_seconds = 0, time_seconds = 0, total_seconds = 0;
 };
 
 // Maps a worker process that ended without a usable result to a status and a message:

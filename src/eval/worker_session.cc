@@ -70,6 +70,7 @@ Result<std::unique_ptr<WorkerSession>> WorkerSession::Start(
                            std::strerror(errno));
   }
   Json setup{{"role", role}, {"to_worker", to_worker}, {"from_worker", from_worker}};
+  if (mounts_request.contains("prepare")) setup["prepare"] = mounts_request["prepare"];
   if (Status s = WriteJsonFile(*io_dir + "/request.json", setup); !s.ok()) return s;
 
   ProcessOptions process = client.StepProcess("serve", mounts_request, *io_dir, limits, env, {},
