@@ -3,13 +3,15 @@
 
 For each problem, a candidate is generated that is the reference's own Model renamed ModelNew,
 and `kernelpro eval --torch-ops allow` runs it `--repeats` times (a fresh kernelpro process each
-time). An honest harness reports about 1.00x every time. Targets (issue 14): every run's
+time; with `--batch`, `--repeats` copies of it as the candidates of one kernelpro call, as
+`optimize` evaluates a search's candidates: one referee, each copy in its own process and with
+its own interleaved timing). An honest harness reports about 1.00x every time. Targets (issue 14): every run's
 speedup within 1 % of 1.00x, and at most 1 of the 10 intervals excludes 1.00x.
 
 The default problems (bench/problems/) take about 10 us, 100 us and 1 ms per call on an H200.
 
     bench/self_vs_self.py --kernelpro BIN --out DIR [--repeats 10] [--problems P.py ...]
-                          [--device cuda|cpu] [--dry-run]
+                          [--batch] [--device cuda|cpu] [--dry-run]
 """
 
 import argparse
@@ -83,6 +85,8 @@ def main():
     parser.add_argument("--kernelpro-arg", action="append", default=[],
                         help="extra argument for kernelpro eval (repeatable)")
     parser.add_argument("--timeout-s", type=float, default=600)
+    parser.add_argument("--batch", action="store_true",
+                        help="the repeats as copies of the candidate in one kernelpro call")
     parser.add_argument("--dry-run", action="store_true", help="write the candidates, run nothing")
     a = parser.parse_args()
     if a.repeats < 1:
@@ -94,33 +98,38 @@ def main():
     for problem in a.problems:
         problem = os.path.abspath(problem)
         name = os.path.splitext(os.path.basename(problem))[0]
-        candidate = os.path.join(out, "candidates", f"{name}_self.py")
         with open(problem) as f:
             source = f.read()
-        with open(candidate, "w") as f:
-            f.write(as_candidate(source))
+        copies = a.repeats if a.batch else 1
+        candidates = [os.path.join(out, "candidates", f"{name}_self" + (f"_{i + 1}" if a.batch else "")
+                                   + ".py") for i in range(copies)]
+        for candidate in candidates:
+            with open(candidate, "w") as f:
+                f.write(as_candidate(source))
         command = benchlib.kernelpro_command(
-            a.kernelpro, problem, [candidate], device=a.device, cache_dir=a.cache_dir,
+            a.kernelpro, problem, candidates, device=a.device, cache_dir=a.cache_dir,
             extra=["--torch-ops", "allow"] + a.kernelpro_arg)
         if a.dry_run:
-            print(f"{name} x{a.repeats}: {shlex.join(command)}")
+            print(f"{name} x{a.repeats}{' in one call' if a.batch else ''}: {shlex.join(command)}")
             continue
         results = []
-        for i in range(a.repeats):
+        for i in range(1 if a.batch else a.repeats):
             run = benchlib.run_kernelpro(command, timeout_s=a.timeout_s)
-            result = run.results[0] if run.results else None
-            results.append(result)
+            got = (run.results + [None] * copies)[:copies]
+            results.extend(got)
             raw.append({"problem": name, "repeat": i + 1, **run.to_json()})
-            shown = (f"{result['status']} {benchlib.fmt(result.get('speedup'), 3)}x "
-                     f"{result.get('speedup_interval')}" if result
-                     else f"no result (exit {run.exit_code}): {run.stderr_tail[-300:]}")
-            print(f"{name} run {i + 1}/{a.repeats} ({run.wall_s:.1f} s): {shown}", flush=True)
+            for j, result in enumerate(got):
+                shown = (f"{result['status']} {benchlib.fmt(result.get('speedup'), 3)}x "
+                         f"{result.get('speedup_interval')}" if result
+                         else f"no result (exit {run.exit_code}): {run.stderr_tail[-300:]}")
+                print(f"{name} run {i + j + 1}/{a.repeats} ({run.wall_s:.1f} s"
+                      f"{' for all' if a.batch else ''}): {shown}", flush=True)
         summaries.append(summarize(name, results, a.repeats))
     if a.dry_run:
         return
     table = benchlib.markdown_table(HEADERS, [table_row(s) for s in summaries])
-    print(f"\nself vs self: each problem's reference as its own candidate, {a.repeats} kernelpro "
-          f"runs ({a.device})\n")
+    runs = f"{a.repeats} candidates in one kernelpro call" if a.batch else f"{a.repeats} kernelpro runs"
+    print(f"\nself vs self: each problem's reference as its own candidate, {runs} ({a.device})\n")
     print(table)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table + "\n")

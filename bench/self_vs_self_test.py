@@ -60,3 +60,18 @@ def test_a_run_without_a_result_fails_the_problem():
     s = self_vs_self.summarize("p", runs, 10)
     assert not s["passed"] and s["correct"] == 9
     assert self_vs_self.table_row(s)[5] == "9/10 (9 correct)"
+
+
+def test_batch_puts_every_repeat_in_one_call_as_its_own_candidate(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(__file__), "self_vs_self.py")
+    out = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--dry-run", "--batch",
+                          "--repeats", "3", "--problems", os.path.join(os.path.dirname(__file__),
+                                                                       "problems", "relu_4m.py")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.startswith("relu_4m x3 in one call:")
+    assert out.count("--candidate") == 3
+    assert sorted(os.listdir(tmp_path / "candidates")) == [f"relu_4m_self_{i}.py" for i in (1, 2, 3)]
