@@ -315,6 +315,8 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   if (options.python.empty() || options.python == "python3")
     options.python = executor->worker().python();
   auto evaluator = search::NewExecutorEvaluator(*executor);
+  // The precompiled headers' step (a minute the first time on a toolchain) runs beside Stage 1.
+  executor->PrepareBuildsAhead();
 
   // Stage 1: on a GPU, measured; on cpu only when --gpu names a GPU of the hardware table.
   std::unique_ptr<agents::BenchmarkingAgent> benchmarking;

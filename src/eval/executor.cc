@@ -111,7 +111,20 @@ struct Executor::Referees {
 struct Executor::BuildHeaders {
   std::mutex mutex;
   bool prepared = false;
+  bool notes_given = false;       // the notes go to the first build that asks
+  std::vector<std::string> notes;
   PrecompiledHeaders headers;  // empty `dir` when the step failed: nothing to offer
+  std::thread ahead;           // PrepareBuildsAhead's thread
+
+  ~BuildHeaders() {
+    if (!ahead.joinable()) return;
+    // The thread holds a copy of the executor: the last reference may be its own.
+    if (ahead.get_id() == std::this_thread::get_id()) {
+      ahead.detach();
+    } else {
+      ahead.join();
+    }
+  }
 };
 
 namespace {
@@ -134,19 +147,33 @@ PrecompiledHeaders Executor::HeadersForBuilds(std::vector<std::string>* notes) {
   // Held while the step runs: builds that come meanwhile want its headers too, and a second
   // step would only wait on the first's lock file.
   std::lock_guard<std::mutex> lock(build_headers_->mutex);
-  if (build_headers_->prepared) return build_headers_->headers;
-  build_headers_->prepared = true;
-  // The build step's environment (no GPU lease): the flags a build sees are the ones to match.
-  auto prepared = PreparePrecompiledHeaders(worker_, options_.cache_dir, options_.device, {},
-                                            options_.build_timeout_s);
-  if (prepared.ok()) {
-    build_headers_->headers = std::move(*prepared);
-    if (notes) *notes = build_headers_->headers.notes;
-  } else if (notes) {
-    *notes = {"no precompiled headers (builds compile torch's headers as text): " +
-              prepared.status().message()};
+  BuildHeaders& h = *build_headers_;
+  if (!h.prepared) {
+    h.prepared = true;
+    // The build step's environment (no GPU lease): the flags a build sees are the ones to match.
+    auto prepared = PreparePrecompiledHeaders(worker_, options_.cache_dir, options_.device, {},
+                                              options_.build_timeout_s);
+    if (prepared.ok()) {
+      h.headers = std::move(*prepared);
+      h.notes = h.headers.notes;
+    } else {
+      h.notes = {"no precompiled headers (builds compile torch's headers as text): " +
+                 prepared.status().message()};
+    }
   }
-  return build_headers_->headers;
+  if (notes && !h.notes_given) {
+    *notes = h.notes;
+    h.notes_given = true;
+  }
+  return h.headers;
+}
+
+void Executor::PrepareBuildsAhead() {
+  if (!options_.precompiled_headers) return;
+  std::lock_guard<std::mutex> lock(build_headers_->mutex);
+  if (build_headers_->prepared || build_headers_->ahead.joinable()) return;
+  // A copy of this executor (it shares build_headers_), so the thread never outlives what it uses.
+  build_headers_->ahead = std::thread([self = *this]() mutable { self.HeadersForBuilds(nullptr); });
 }
 
 PrecompiledHeaders Executor::PreparedHeaders() const {

@@ -133,6 +133,10 @@ class Executor {
   // When the step fails, the headers are empty (builds compile without them) and `notes` says
   // why; `notes` is non-empty only for the call that ran the step.
   PrecompiledHeaders HeadersForBuilds(std::vector<std::string>* notes = nullptr);
+  // With precompiled headers on, starts their step now on a thread of its own (a run that will
+  // build: optimize calls it before Stage 1, so the first iteration's builds do not wait for it).
+  // The first build takes its notes; builds that come before it ends wait for it, as they would.
+  void PrepareBuildsAhead();
   // What HeadersForBuilds prepared so far, without running the step (empty before the first
   // build process).
   PrecompiledHeaders PreparedHeaders() const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -48,7 +49,7 @@ TEST(PrecompiledHeadersTest, AFailedStepIsAnErrorNotAnOffer) {
 
 // An executor whose worker is the fake package (tests/fixtures/fake_worker): its `pch` step
 // counts its runs in CACHE/pch/runs.
-Executor FakeExecutor(const std::string& name, const std::string& device) {
+Executor FakeExecutor(const std::string& name, const std::string& device, bool pch = false) {
   WorkerOptions worker;
   worker.worker_path = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/fake_worker";
   worker.scratch_dir = std::string(KERNELPRO_BINARY_DIR) + "/pch-test-scratch";
@@ -56,6 +57,7 @@ Executor FakeExecutor(const std::string& name, const std::string& device) {
   EXPECT_TRUE(client.ok()) << client.status().message();
   EvalOptions options;
   options.device = device;
+  options.precompiled_headers = pch;
   options.cache_dir = std::string(KERNELPRO_BINARY_DIR) + "/pch-test-cache/" + name;
   std::filesystem::remove_all(options.cache_dir);
   return Executor(*client, options);
@@ -102,6 +104,38 @@ TEST(PrecompiledHeadersTest, AFailedPchStepLeavesBuildsWithoutHeadersAndSaysWhyO
   executor.HeadersForBuilds(&later);
   EXPECT_TRUE(later.empty());
   EXPECT_EQ(Runs(executor), 1);  // not retried for every build
+}
+
+TEST(PrecompiledHeadersTest, StartedAheadTheStepRunsOnceAndTheFirstBuildStillGetsItsNotes) {
+  Executor executor = FakeExecutor("ahead", "broken", /*pch=*/true);
+  executor.PrepareBuildsAhead();
+  executor.PrepareBuildsAhead();  // once is enough
+  std::vector<std::string> notes;
+  executor.HeadersForBuilds(&notes);  // waits for the step started ahead
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("no compiler here"), std::string::npos) << notes[0];
+  EXPECT_EQ(Runs(executor), 1);
+}
+
+TEST(PrecompiledHeadersTest, AnExecutorGoneBeforeTheStepStartedAheadEndsLeavesItToFinish) {
+  const std::string cache = [] {
+    Executor executor = FakeExecutor("gone", "cpu", /*pch=*/true);
+    executor.PrepareBuildsAhead();
+    return executor.options().cache_dir;
+  }();  // the thread holds a copy: nothing it uses went away
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(cache + "/pch/runs") && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(std::filesystem::exists(cache + "/pch/runs"));
+}
+
+TEST(PrecompiledHeadersTest, WithoutPrecompiledHeadersNothingStartsAhead) {
+  Executor executor = FakeExecutor("off", "cpu");
+  executor.PrepareBuildsAhead();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Runs(executor), 0);
+  EXPECT_TRUE(executor.PreparedHeaders().dir.empty());
 }
 
 }  // namespace
