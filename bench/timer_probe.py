@@ -68,7 +68,9 @@ def probe(torch, blocks, calls, pause_s):
                 timer.warm_up(0.0, 1)
                 times, _ = timer.block(calls)
                 medians.append(statistics.median(times) * 1e3)
-            row[variant] = {"block_medians_us": medians, "method": timer.method}
+            launch = statistics.median(timer.launch_s) * 1e6 if timer.launch_s else None
+            row[variant] = {"block_medians_us": medians, "method": timer.method,
+                            "host_launch_us": launch}
         kb = []
         for _ in range(blocks):
             time.sleep(pause_s)
@@ -79,13 +81,16 @@ def probe(torch, blocks, calls, pause_s):
 
 
 def table(rows):
-    lines = ["| case | way | median of blocks (us) | min / max block (us) | blocks |",
-             "|---|---|---|---|---|"]
+    lines = ["| case | way | median of blocks (us) | min / max block (us) | host launch (us) | blocks |",
+             "|---|---|---|---|---|---|"]
     for row in rows:
         for way in ("hold", "flush only", "kernelbench style"):
             m = row[way]["block_medians_us"]
+            launch = row[way].get("host_launch_us")
             lines.append(f"| {row['case']} | {way} | {statistics.median(m):.2f} | "
-                         f"{min(m):.2f} / {max(m):.2f} | {' '.join(f'{v:.1f}' for v in m)} |")
+                         f"{min(m):.2f} / {max(m):.2f} | "
+                         f"{'-' if launch is None else f'{launch:.1f}'} | "
+                         f"{' '.join(f'{v:.1f}' for v in m)} |")
     return "\n".join(lines)
 
 

@@ -16,10 +16,10 @@ def test_dry_run_names_every_case_and_way():
 
 
 def test_the_table_shows_each_way_with_its_blocks():
-    rows = [{"case": "add_128", "hold": {"block_medians_us": [3.0, 3.2, 3.1]},
+    rows = [{"case": "add_128", "hold": {"block_medians_us": [3.0, 3.2, 3.1], "host_launch_us": 7.5},
              "flush only": {"block_medians_us": [3.5, 20.0, 3.6]},
              "kernelbench style": {"block_medians_us": [5.0, 5.1, 5.2]}}]
     text = timer_probe.table(rows)
-    assert "| add_128 | hold | 3.10 | 3.00 / 3.20 | 3.0 3.2 3.1 |" in text
-    assert "| add_128 | flush only | 3.60 | 3.50 / 20.00 | 3.5 20.0 3.6 |" in text
+    assert "| add_128 | hold | 3.10 | 3.00 / 3.20 | 7.5 | 3.0 3.2 3.1 |" in text
+    assert "| add_128 | flush only | 3.60 | 3.50 / 20.00 | - | 3.5 20.0 3.6 |" in text
     assert "| add_128 | kernelbench style | 5.10 |" in text

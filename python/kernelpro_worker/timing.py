@@ -22,11 +22,11 @@ device's (calibrated in the warm-up), the call is timed in full instead (begin t
 device synchronisation) and counted in `full_calls`; the verdict then carries a warning.
 
 The call is made while the device is held (`Hold`): after the L2 flush, a kernel occupies every
-multiprocessor for a little longer than the host takes to launch the call (calibrated in the
-warm-up, 20-200 us), and the host calls forward only once the flush is done and the hold runs.
-So the host's launch time is not in the number (the call's first kernel is queued before the
-begin event passes), the device stays busy between calls (no idle-clock dips on short
-kernels), and nothing the call starts can run before the begin event: work launched on another
+multiprocessor for HOLD_US, and the host calls forward only once the flush is done and the hold
+runs. So the host's launch time is not in the number up to HOLD_US (the call's first kernel is
+queued before the begin event passes; a forward that needs longer to launch is counted for the
+rest, as a host-bound call should be), the device stays busy between calls (no idle-clock dips on
+short kernels), and nothing the call starts can run before the begin event: work launched on another
 stream that does not wait for the calling stream (a head start on the flush, which the inputs'
 refill precedes) waits for the hold like everything else. Where the hold cannot be made (no
 jiterator, or a device where another stream's kernel was seen running beside it), the call is
@@ -37,7 +37,7 @@ import os
 import time
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
-HOLD_MIN_US, HOLD_MAX_US = 20.0, 200.0  # how long the device is held before each timed call
+HOLD_US = 100.0  # how long the device is held before each timed call
 
 # Every thread of the hold spins on the global timer (ns) until `ns` have passed since it began.
 _HOLD_SOURCE = r"""
@@ -50,12 +50,6 @@ template <typename T> T kp_hold(T x, T ns) {
   return x;
 }
 """
-
-
-def hold_length_us(enqueue_s):
-    """How long to hold the device before a call whose forward took the host `enqueue_s` seconds
-    (median) to launch: half as long again plus 10 us, within [HOLD_MIN_US, HOLD_MAX_US]."""
-    return min(HOLD_MAX_US, max(HOLD_MIN_US, 1.5 * enqueue_s * 1e6 + 10.0))
 
 
 class Hold:
@@ -112,7 +106,7 @@ class Hold:
             if long <= short:
                 return f"the hold kernel does not wait ({short:.1f} us for 50 us, {long:.1f} us for 150 us)"
             self.scale = (long - short) / 100.0
-            held, probed = self._timed(HOLD_MAX_US, probe)
+            held, probed = self._timed(2 * HOLD_US, probe)
             if probed >= 0.9 * held:
                 return ""
         self.buf = None
@@ -183,9 +177,8 @@ class Timer:
                         for base in base_sets]
         self.flush = None
         self.hold, self.hold_note = None, ""
-        self.hold_us = HOLD_MAX_US  # until the warm-up has measured the host's launch time
-        self.enqueue_s = []         # warm-up calls: host time from begin to forward's return
-        self.last_enqueue_s = 0.0
+        self.launch_s = []  # the timed calls' host time from begin to forward's return
+        self.last_launch_s = 0.0
         if self.cuda:
             self.hold, self.hold_note = hold_for(torch) if hold else (None, "not asked for")
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
@@ -233,13 +226,13 @@ class Timer:
         if self.hold is not None:
             gate = self.Event()
             gate.record()
-            self.hold.launch(self.hold_us)
+            self.hold.launch(HOLD_US)
             gate.synchronize()  # the flush is done and the hold runs: only now the call
         begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
         t_begin = self.perf()
         begin.record()
         out = self.forward(args)
-        self.last_enqueue_s = self.perf() - t_begin
+        self.last_launch_s = self.perf() - t_begin
         end.record()
         end.synchronize()
         t0 = self.perf()
@@ -272,13 +265,11 @@ class Timer:
                 t0 = self.perf()
                 self.synchronize()
                 waits.append(self.perf() - t0)
-                self.enqueue_s.append(self.last_enqueue_s)
             n += 1
             if n >= min_calls and self.perf() - start > 10 * max(seconds, 0.5):
                 break
         if self.cuda and len(waits) >= 3:  # the median of every warm-up call so far
             self.idle_sync_s = sorted(waits)[len(waits) // 2]
-            self.hold_us = hold_length_us(sorted(self.enqueue_s)[len(self.enqueue_s) // 2])
         self.warmup_calls += n
         return n
 
@@ -290,6 +281,8 @@ class Timer:
             index = self.calls
             set_index, seed, out, ms, full = self._one()
             times.append(ms)
+            if self.cuda:
+                self.launch_s.append(self.last_launch_s)
             full_calls += full
             if keep is not None and sample_p > 0:
                 draw = int.from_bytes(self.urandom(4), "little") / 2**32
@@ -309,8 +302,8 @@ class Timer:
         if not self.cuda:
             return "host perf_counter around the call"
         if self.hold is not None:
-            start = (f"made while every multiprocessor was held for {self.hold_us:.0f} us after "
-                     "the L2 flush, so the host's launch time is not counted")
+            start = (f"made while every multiprocessor was held for {HOLD_US:.0f} us after the L2 "
+                     f"flush, so the host's launch time is not counted up to {HOLD_US:.0f} us")
         else:
             start = f"made after the L2 flush (the device could not be held: {self.hold_note})"
         return ("cuda events on the calling stream around the call, " + start + " (device-wide "

@@ -167,7 +167,7 @@ def test_the_hold_is_calibrated_to_real_time_and_kept_only_where_it_fills_the_de
     assert hold.buf is None
 
 
-def test_without_a_hold_the_timer_says_why_and_the_length_stays_in_bounds():
+def test_without_a_hold_the_timer_says_why():
     from kernelpro_worker import timing
 
     class NoJiterator:
@@ -179,6 +179,3 @@ def test_without_a_hold_the_timer_says_why_and_the_length_stays_in_bounds():
     timing._HOLDS.pop(7, None)
     hold, why = timing.hold_for(NoJiterator)
     assert hold is None and "jiterator" in why
-    assert timing.hold_length_us(0.0) == timing.HOLD_MIN_US
-    assert timing.hold_length_us(1.0) == timing.HOLD_MAX_US
-    assert abs(timing.hold_length_us(20e-6) - 40.0) < 1e-9
