@@ -23,7 +23,7 @@ import traceback
 
 from . import plain, steps
 from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
-from .timing import Timer, hold_for, perturbed
+from .timing import HOLD_US, Timer, hold_for, perturbed
 
 
 class Referee:
@@ -156,6 +156,9 @@ class CandidateHost:
         result = {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
                   "warmup_calls": warm, "samples": samples, "method": self.timer.method,
                   "findings": steps.patch_findings(loaded, "while being timed")}
+        if self.timer.launch_s:  # this block's calls: the host's time to launch each, in us
+            result["launch_us"] = [t * 1e6 for t in self.timer.launch_s[-len(times):]]
+            result["hold_us"] = HOLD_US if self.timer.hold is not None else 0.0
         if request.get("problem"):
             # The reference, timed here too: never a verdict (this process is the candidate's),
             # only how much this process's timings differ from the referee's.

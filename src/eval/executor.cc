@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -629,6 +630,7 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   TimingSummary ref_time, cand_time;
   std::vector<std::vector<double>> ref_blocks, cand_blocks;
   std::vector<double> reference_in_candidate;  // the reference timed in the candidate's process
+  std::vector<double> launch_us;               // the candidate's host time to launch each call
   Json samples = Json::array();
   int full_calls = 0;
   auto started = Clock::now();
@@ -670,6 +672,9 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       (candidate_turn ? cand_blocks : ref_blocks).push_back(times);
       if (candidate_turn) {
         full_calls += JsonGet<int>(*timed, "full_calls", 0);
+        auto launches = JsonGet<std::vector<double>>(*timed, "launch_us", {});
+        launch_us.insert(launch_us.end(), launches.begin(), launches.end());
+        result.hold_us = JsonGet<double>(*timed, "hold_us", 0.0);
         auto here = JsonGet<std::vector<double>>(*timed, "reference_times_ms", {});
         reference_in_candidate.insert(reference_in_candidate.end(), here.begin(), here.end());
         if (auto note = JsonGet<std::string>(*timed, "reference_note", ""); !note.empty()) {
@@ -691,6 +696,18 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
                     std::to_string(full_calls) + " of " + std::to_string(cand_time.samples.size()) +
                         " timed calls left work running on other streams after returning; "
                         "those calls were timed to the end of a device-wide synchronisation"}});
+  }
+
+  if (!launch_us.empty()) {
+    result.host_launch_us = Median(launch_us);
+    if (result.hold_us > 0 && *result.host_launch_us > result.hold_us) {
+      std::ostringstream text;
+      text << "host-bound: the host needs " << std::fixed << std::setprecision(0)
+           << *result.host_launch_us << " us to launch a call (median), more than the "
+           << result.hold_us << " us the timer hides; the rest counts in its time (fewer "
+           << "launches or less Python in forward would lower it)";
+      MergeFindings(result.findings, {{"host_bound", "warn", text.str()}});
+    }
   }
 
   // The timed calls' own outputs must be right too (no cache, no replay, no shortcut while

@@ -119,6 +119,7 @@ Json ToJson(const EvalResult& r) {
       {"full_sync_calls", r.full_sync_calls},
       {"process_spread", r.process_spread},
       {"speedup_in_process", number_or_null(r.speedup_in_process)},
+      {"host_launch_us", number_or_null(r.host_launch_us)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},

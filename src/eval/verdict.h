@@ -71,6 +71,11 @@ struct EvalResult {
   // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
   double process_spread = 0;
   std::optional<double> speedup_in_process;
+  // CUDA: the candidate's median host time to launch a call (begin event to forward's return),
+  // and how much of it the timer's device hold covers (0: no hold); launch time beyond the hold
+  // is in the candidate's time.
+  std::optional<double> host_launch_us;
+  double hold_us = 0;
   // Optional torch.compile baseline (--compile-baseline).
   std::optional<TimingSummary> compiled_time;
   std::optional<RatioInterval> speedup_vs_compiled;
