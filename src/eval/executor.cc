@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -700,13 +699,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
 
   if (!launch_us.empty()) {
     result.host_launch_us = Median(launch_us);
-    if (result.hold_us > 0 && *result.host_launch_us > result.hold_us) {
-      std::ostringstream text;
-      text << "host-bound: the host needs " << std::fixed << std::setprecision(0)
-           << *result.host_launch_us << " us to launch a call (median), more than the "
-           << result.hold_us << " us the timer hides; the rest counts in its time (fewer "
-           << "launches or less Python in forward would lower it)";
-      MergeFindings(result.findings, {{"host_bound", "warn", text.str()}});
+    if (auto warning = HostBoundWarning(*result.host_launch_us, result.hold_us)) {
+      MergeFindings(result.findings, {*warning});
     }
   }
 

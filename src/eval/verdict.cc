@@ -1,6 +1,9 @@
 #include "eval/verdict.h"
 
 #include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
 
 namespace kernelpro {
 
@@ -143,6 +146,16 @@ Json ToJson(const EvalResult& r) {
         {"total", r.total_seconds}}},
   };
   return j;
+}
+
+std::optional<Finding> HostBoundWarning(double launch_us, double hold_us) {
+  if (hold_us <= 0 || !(launch_us > hold_us)) return std::nullopt;
+  std::ostringstream text;
+  text << "host-bound: the host needs " << std::fixed << std::setprecision(0) << launch_us
+       << " us to launch a call (median), more than the " << hold_us
+       << " us the timer hides; the rest counts in its time (fewer launches or less Python in "
+          "forward would lower it)";
+  return Finding{"host_bound", "warn", text.str()};
 }
 
 }  // namespace kernelpro

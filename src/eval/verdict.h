@@ -90,6 +90,10 @@ struct EvalResult {
          check_seconds = 0, time_seconds = 0, total_seconds = 0;
 };
 
+// The warning for a candidate whose forward takes the host longer to launch (median, us) than
+// the timer's device hold hides (`hold_us`, 0 when there was no hold): none otherwise.
+std::optional<Finding> HostBoundWarning(double launch_us, double hold_us);
+
 // Maps a worker process that ended without a usable result to a status and a message:
 // timeouts, signals (segfault, abort), output floods, non-zero exits with their stderr tail.
 std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& step,
