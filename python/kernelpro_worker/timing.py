@@ -96,6 +96,9 @@ class Hold:
         """Sizes and checks the hold; returns "" or why there is none."""
         torch = self.torch
         probe = (torch.cuda.Stream(), torch.zeros(1, device="cuda"))
+        with torch.cuda.stream(probe[0]):  # loaded now: a first launch can wait on module loading
+            probe[1].add_(1)
+        torch.cuda.synchronize()
         for elements in (4 * self.slots, 8 * self.slots, 16 * self.slots):
             self.buf = torch.zeros(elements, device="cuda")
             self.scale = 1.0
