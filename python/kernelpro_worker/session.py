@@ -57,7 +57,8 @@ class Referee:
         """Times the reference, or with `compiled` torch.compile of it (the --compile-baseline)."""
         state = self._loaded(request["problem"])
         torch, model = state["torch"], state["model"]
-        which = "compiled_timer" if request.get("compiled") else "timer"
+        hold = bool(request.get("hold", True))
+        which = ("compiled_timer" if request.get("compiled") else "timer") + ("" if hold else "_no_hold")
         if state.get(which) is None:
             if request.get("compiled"):
                 if not hasattr(torch, "compile"):
@@ -65,12 +66,12 @@ class Referee:
                             "message": f"torch {torch.__version__} has no torch.compile"}
                 model = torch.compile(model)
             state[which] = Timer(torch, state["device"], model, state["sets"],
-                                 request.get("flush_bytes", -1), request.get("perturb", True))
+                                 request.get("flush_bytes", -1), request.get("perturb", True), hold)
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
         times, full = timer.block(request["calls"])
         return {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
-                "warmup_calls": warm, "method": timer.method}
+                "warmup_calls": warm, "method": timer.method, **_hold_fields(timer)}
 
     def verify(self, request):
         """Compares the candidate's kept outputs of sampled timed calls with the reference's on
@@ -106,11 +107,16 @@ class Referee:
                 "time": time, "verify": verify}
 
 
+def _hold_fields(timer):
+    """How a timer's calls were made: held for hold_us (0: not held, and hold_note says why)."""
+    return {"hold_us": HOLD_US if timer.hold is not None else 0.0, "hold_note": timer.hold_note}
+
+
 class CandidateHost:
     def __init__(self):
         self.loaded = None
-        self.timer = None
-        self.reference_timer = None  # the reference in this process: the between-process spread
+        self.timers = {}            # hold asked for (bool) -> Timer
+        self.reference_timers = {}  # the reference in this process: the between-process spread
 
     def load(self, request):
         self.loaded, failure = steps.load_candidate(request)
@@ -140,46 +146,51 @@ class CandidateHost:
             steps._save_outputs(save, os.path.join(out_dir, name), snapshot)
             samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
 
+        hold = bool(request.get("hold", True))
         try:
-            if self.timer is None:
+            if hold not in self.timers:
                 sets = [to_device(steps._read_input(request, n), loaded.device)
                         for n in request["reference"]["trials"]["timing"]]
-                self.timer = Timer(torch, loaded.device, model, sets,
-                                   request.get("flush_bytes", -1), request.get("perturb", True))
-            warm = self.timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
-            times, full = self.timer.block(request["calls"], request.get("sample_p", 0.0), keep)
+                self.timers[hold] = Timer(torch, loaded.device, model, sets,
+                                          request.get("flush_bytes", -1), request.get("perturb", True),
+                                          hold)
+            timer = self.timers[hold]
+            warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
+            times, full = timer.block(request["calls"], request.get("sample_p", 0.0), keep)
         except StepError as e:
             return {"status": e.status, "message": e.message, "findings": []}
         except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
             status, message = steps._classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
         result = {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
-                  "warmup_calls": warm, "samples": samples, "method": self.timer.method,
-                  "findings": steps.patch_findings(loaded, "while being timed")}
-        if self.timer.launch_s:  # this block's calls: the host's time to launch each, in us
-            result["launch_us"] = [t * 1e6 for t in self.timer.launch_s[-len(times):]]
-            result["hold_us"] = HOLD_US if self.timer.hold is not None else 0.0
+                  "warmup_calls": warm, "samples": samples, "method": timer.method,
+                  "findings": steps.patch_findings(loaded, "while being timed"), **_hold_fields(timer)}
+        if timer.launch_s:  # this block's calls: the host's time to launch each, in us
+            result["launch_us"] = [t * 1e6 for t in timer.launch_s[-len(times):]]
         if request.get("problem"):
             # The reference, timed here too: never a verdict (this process is the candidate's),
             # only how much this process's timings differ from the referee's.
             try:
-                result["reference_times_ms"] = self._time_reference(request)
+                result["reference_times_ms"] = self._time_reference(request, timer)
             except Exception as e:  # noqa: BLE001 - the spread is then unknown, and said so
                 result["reference_note"] = f"the reference could not be timed here: {type(e).__name__}: {e}"
         return result
 
-    def _time_reference(self, request):
+    def _time_reference(self, request, timer):
         loaded = self.loaded
         torch = loaded.torch
-        if self.reference_timer is None:
+        hold = timer.hold is not None
+        if hold not in self.reference_timers:
             model = steps._construct(torch, load_problem(request["problem"]).Model,
                                      loaded.init_inputs, request["init_seed"], loaded.device)
-            self.reference_timer = Timer(torch, loaded.device, model, self.timer.base_sets,
-                                         request.get("flush_bytes", -1), request.get("perturb", True))
+            self.reference_timers[hold] = Timer(torch, loaded.device, model, timer.base_sets,
+                                                request.get("flush_bytes", -1),
+                                                request.get("perturb", True), hold)
+        reference_timer = self.reference_timers[hold]
         # The device ran the candidate's block just now: a short warm-up suffices.
-        self.reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
+        reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.
-        return self.reference_timer.block(max(1, (request["calls"] + 1) // 2))[0]
+        return reference_timer.block(max(1, (request["calls"] + 1) // 2))[0]
 
     COMMANDS = {"load": load, "check": check, "time": time}
 

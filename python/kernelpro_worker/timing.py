@@ -308,7 +308,7 @@ class Timer:
             start = (f"made while every multiprocessor was held for {HOLD_US:.0f} us after the L2 "
                      f"flush, so the host's launch time is not counted up to {HOLD_US:.0f} us")
         else:
-            start = f"made after the L2 flush (the device could not be held: {self.hold_note})"
+            start = f"made after the L2 flush alone (no device hold: {self.hold_note})"
         return ("cuda events on the calling stream around the call, " + start + " (device-wide "
                 "synchronise checked after each call; calls with work left on other streams "
                 "timed to the end of that synchronise)")
