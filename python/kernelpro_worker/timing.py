@@ -95,7 +95,10 @@ class Hold:
     def calibrate(self):
         """Sizes and checks the hold; returns "" or why there is none."""
         torch = self.torch
-        probe = (torch.cuda.Stream(), torch.zeros(1, device="cuda"))
+        # The probe runs on a stream of the highest priority (torch maps -100 to it): its blocks are
+        # dispatched ahead of any waiting block of the hold, so only a hold whose blocks are all
+        # resident at once, leaving no room, makes it wait.
+        probe = (torch.cuda.Stream(priority=-100), torch.zeros(1, device="cuda"))
         with torch.cuda.stream(probe[0]):  # loaded now: a first launch can wait on module loading
             probe[1].add_(1)
         torch.cuda.synchronize()

@@ -91,7 +91,10 @@ class _FakeDevice:
             max_threads_per_multi_processor = 2048
 
         class Cuda:
-            Stream = object
+            @staticmethod
+            def Stream(priority=0):
+                assert priority < 0  # the probe must run at the highest priority
+                return object()
 
             @staticmethod
             def stream(_):
