@@ -194,7 +194,15 @@ Result<WorkerSession*> Executor::Referee(const std::map<std::string, std::string
   limits.max_open_files = 4096;
   // It starts CUDA at once: it is started before anything is timed on its GPU.
   Json prepare{{"prepare", {{"device", options_.device}, {"start_device", true}}}};
-  auto started = WorkerSession::Start(worker_, "referee", prepare, limits, env, Confinement::kNone);
+  // torch keeps the timer's NVRTC-compiled hold kernel there, so a later run loads it instead of
+  // compiling it again; no sandboxed process sees this folder (a candidate's compiles its own).
+  std::map<std::string, std::string> referee_env = env;
+  const std::string kernels = Absolute(options_.cache_dir) + "/kernels";
+  std::error_code ec;
+  fs::create_directories(kernels, ec);
+  if (!ec) referee_env["PYTORCH_KERNEL_CACHE_PATH"] = kernels;
+  auto started =
+      WorkerSession::Start(worker_, "referee", prepare, limits, referee_env, Confinement::kNone);
   if (!started.ok()) return started.status();
   slot = std::move(*started);
   return slot.get();
