@@ -138,10 +138,7 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
                 torch.mul(src, torch.rand_like(src) * 0.5 + 0.5, out=dst)
         flush.zero_()
         if hold is not None:  # the call is queued while the device is held, as kernelpro's
-            gate = torch.cuda.Event()
-            gate.record()
-            hold.launch(HOLD_US)
-            gate.synchronize()
+            hold.before_call()
         with torch.profiler.record_function(ANNOTATION):
             out = model(*buffers)
         torch.cuda.synchronize()

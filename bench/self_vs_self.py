@@ -5,8 +5,8 @@ For each problem, a candidate is generated that is the reference's own Model ren
 and `kernelpro eval --torch-ops allow` runs it `--repeats` times (a fresh kernelpro process each
 time; with `--batch`, `--repeats` copies of it as the candidates of one kernelpro call, as
 `optimize` evaluates a search's candidates: one referee, each copy in its own process and with
-its own interleaved timing). An honest harness reports about 1.00x every time. Targets (issue 14): every run's
-speedup within 1 % of 1.00x, and at most 1 of the 10 intervals excludes 1.00x.
+its own interleaved timing). An honest harness reports about 1.00x every time. Targets (issue
+14): every run's speedup within 1 % of 1.00x, and at most 1 of the 10 intervals excludes 1.00x.
 
 The default problems (bench/problems/) take about 10 us, 100 us and 1 ms per call on an H200.
 
@@ -100,9 +100,10 @@ def main():
         name = os.path.splitext(os.path.basename(problem))[0]
         with open(problem) as f:
             source = f.read()
-        copies = a.repeats if a.batch else 1
-        candidates = [os.path.join(out, "candidates", f"{name}_self" + (f"_{i + 1}" if a.batch else "")
-                                   + ".py") for i in range(copies)]
+        names = ([f"{name}_self_{i + 1}.py" for i in range(a.repeats)] if a.batch
+                 else [f"{name}_self.py"])
+        candidates = [os.path.join(out, "candidates", n) for n in names]
+        copies = len(candidates)
         for candidate in candidates:
             with open(candidate, "w") as f:
                 f.write(as_candidate(source))
@@ -128,7 +129,8 @@ def main():
     if a.dry_run:
         return
     table = benchlib.markdown_table(HEADERS, [table_row(s) for s in summaries])
-    runs = f"{a.repeats} candidates in one kernelpro call" if a.batch else f"{a.repeats} kernelpro runs"
+    runs = (f"{a.repeats} candidates in one kernelpro call" if a.batch
+            else f"{a.repeats} kernelpro runs")
     print(f"\nself vs self: each problem's reference as its own candidate, {runs} ({a.device})\n")
     print(table)
     with open(os.path.join(out, "table.md"), "w") as f:

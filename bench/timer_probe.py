@@ -62,13 +62,14 @@ def probe(torch, blocks, calls, pause_s):
         for variant, hold in (("hold", True), ("flush only", False)):
             timer = Timer(torch, "cuda", Model(fn), sets, hold=hold)
             timer.warm_up(0.5, 3)
-            medians = []
+            medians, launches = [], []
             for _ in range(blocks):
                 time.sleep(pause_s)
                 timer.warm_up(0.0, 1)
                 times, _ = timer.block(calls)
                 medians.append(statistics.median(times) * 1e3)
-            launch = statistics.median(timer.launch_s) * 1e6 if timer.launch_s else None
+                launches.extend(timer.launch_s)
+            launch = statistics.median(launches) * 1e6 if launches else None
             row[variant] = {"block_medians_us": medians, "method": timer.method,
                             "host_launch_us": launch}
         kb = []
@@ -81,8 +82,8 @@ def probe(torch, blocks, calls, pause_s):
 
 
 def table(rows):
-    lines = ["| case | way | median of blocks (us) | min / max block (us) | host launch (us) | blocks |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| case | way | median of blocks (us) | min / max block (us) | host launch (us) "
+             "| blocks |", "|---|---|---|---|---|---|"]
     for row in rows:
         for way in ("hold", "flush only", "kernelbench style"):
             m = row[way]["block_medians_us"]

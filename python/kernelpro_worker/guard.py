@@ -27,6 +27,7 @@ WATCHED = [
     # The hold before each timed call (timing.py).
     "torch.cuda.jiterator._create_jit_fn", "torch._C._cuda_jiterator_compile_and_launch_kernel",
     "kernelpro_worker.timing.hold_for", "kernelpro_worker.timing.Hold.launch",
+    "kernelpro_worker.timing.Hold.before_call",
     "kernelpro_worker.timing.Timer._one",
 ]
 

@@ -166,7 +166,7 @@ class CandidateHost:
                   "warmup_calls": warm, "samples": samples, "method": timer.method,
                   "findings": steps.patch_findings(loaded, "while being timed"), **_hold_fields(timer)}
         if timer.launch_s:  # this block's calls: the host's time to launch each, in us
-            result["launch_us"] = [t * 1e6 for t in timer.launch_s[-len(times):]]
+            result["launch_us"] = [t * 1e6 for t in timer.launch_s]
         if request.get("problem"):
             # The reference, timed here too: never a verdict (this process is the candidate's),
             # only how much this process's timings differ from the referee's.
@@ -204,10 +204,10 @@ def _prepare(role, prepare):
     that happens here, before any candidate code and before the patch guard takes its snapshot;
     it also imports torch.utils.cpp_extension and asks the compilers for their versions (the
     build cache's key), as every load of a load_inline candidate does.
-    With {"device": "cuda", "start_device": true} it also starts CUDA (the context, the architecture list) and makes the
-    timer's device hold (timing.Hold: an NVRTC compile and a calibration): the binary asks for
-    that only where no timing runs on the device meanwhile. A failure here is left to
-    the first request that needs the device, which says why."""
+    With {"device": "cuda", "start_device": true} either role also starts CUDA (the context, the
+    architecture list) and makes the timer's device hold (timing.Hold: an NVRTC compile and a
+    calibration): the binary asks for that only where no timing runs on the device meanwhile. A
+    failure here is left to the first request that needs the device, which says why."""
     import torch
 
     if role == "candidate":

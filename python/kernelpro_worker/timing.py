@@ -63,6 +63,7 @@ class Hold:
         self.torch = torch
         # Bound before any candidate code runs in this process (the guard watches these too).
         self.fn = torch.cuda.jiterator._create_jit_fn(_HOLD_SOURCE, ns=0.0)
+        self.Event = torch.cuda.Event
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         threads = getattr(props, "max_threads_per_multi_processor", 0) or 2048
         self.slots = props.multi_processor_count * threads
@@ -71,6 +72,14 @@ class Hold:
 
     def launch(self, us):
         self.fn(self.buf, ns=max(1.0, float(us) * 1000.0 / self.scale))
+
+    def before_call(self):
+        """Holds the device for HOLD_US behind what the stream has queued (the L2 flush) and
+        returns once that is done and the hold runs: the moment to queue a timed call."""
+        gate = self.Event()
+        gate.record()
+        self.launch(HOLD_US)
+        gate.synchronize()
 
     def _timed(self, us, probe=None):
         """Holds for `us`; returns (held_us, probe_done_us): when a kernel launched on another
@@ -183,8 +192,7 @@ class Timer:
                         for base in base_sets]
         self.flush = None
         self.hold, self.hold_note = None, ""
-        self.launch_s = []  # the timed calls' host time from begin to forward's return
-        self.last_launch_s = 0.0
+        self.launch_s = []  # the last block's calls: host time from begin to forward's return
         if self.cuda:
             self.hold, self.hold_note = hold_for(torch) if hold else (None, "not asked for")
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
@@ -218,7 +226,8 @@ class Timer:
             return self.model(*args)
 
     def _one(self):
-        """One call on fresh inputs: (set, seed, outputs, ms, full)."""
+        """One call on fresh inputs: (set, seed, outputs, ms, full, launch_s), launch_s the
+        host's time from the begin event to forward's return (CUDA; None on the CPU)."""
         set_index = self.calls % len(self.base_sets)
         seed = self._seed()
         args = self._refill(set_index, seed)
@@ -226,19 +235,16 @@ class Timer:
         if not self.cuda:
             t0 = self.perf()
             out = self.forward(args)
-            return set_index, seed, out, (self.perf() - t0) * 1e3, False
+            return set_index, seed, out, (self.perf() - t0) * 1e3, False, None
         if self.flush is not None:
             self.flush.zero_()
         if self.hold is not None:
-            gate = self.Event()
-            gate.record()
-            self.hold.launch(HOLD_US)
-            gate.synchronize()  # the flush is done and the hold runs: only now the call
+            self.hold.before_call()
         begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
         t_begin = self.perf()
         begin.record()
         out = self.forward(args)
-        self.last_launch_s = self.perf() - t_begin
+        launch_s = self.perf() - t_begin
         end.record()
         end.synchronize()
         t0 = self.perf()
@@ -252,7 +258,7 @@ class Timer:
             after.synchronize()
             ms = begin.elapsed_time(after)
             full = True
-        return set_index, seed, out, ms, full
+        return set_index, seed, out, ms, full, launch_s
 
     def _side_work_threshold(self):
         return max(3 * self.idle_sync_s, self.idle_sync_s + 10e-6)
@@ -283,12 +289,13 @@ class Timer:
         """`calls` timed calls. `keep(call_index, set_index, seed, outputs)` is called for the
         calls drawn into the sample (probability sample_p each, drawn after the call)."""
         times, full_calls = [], 0
+        self.launch_s = []
         for _ in range(calls):
             index = self.calls
-            set_index, seed, out, ms, full = self._one()
+            set_index, seed, out, ms, full, launch_s = self._one()
             times.append(ms)
-            if self.cuda:
-                self.launch_s.append(self.last_launch_s)
+            if launch_s is not None:
+                self.launch_s.append(launch_s)
             full_calls += full
             if keep is not None and sample_p > 0:
                 draw = int.from_bytes(self.urandom(4), "little") / 2**32

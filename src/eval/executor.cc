@@ -509,7 +509,8 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   // Load (import, a cached build's .so, construct) and check, in the candidate's process.
   // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
   auto load_start = Clock::now();
-  const bool loaded_ok = Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed).has_value();
+  const bool loaded_ok =
+      Ask(cand, "load", candidate, options_.build_timeout_s, result, &changed).has_value();
   result.load_seconds = SecondsSince(load_start);
   if (!loaded_ok) {
     result.check_seconds = SecondsSince(start) - result.load_seconds;
@@ -644,21 +645,10 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   // Both sides are timed the same way: with the device hold (timing.py) where both processes
   // could make it; when one could not, the rounds start over with neither holding.
   bool hold = options_.device == "cuda";
-  bool restart = false;
   auto started = Clock::now();
   for (int round = 0; round < rounds; ++round) {
-    if (restart) {
-      restart = false;
-      round = 0;
-      ref_time = cand_time = TimingSummary();
-      ref_blocks.clear();
-      cand_blocks.clear();
-      reference_in_candidate.clear();
-      launch_us.clear();
-      full_calls = 0;
-    }
     if (round >= 2 && SecondsSince(started) > 2 * options_.time_budget_s) break;
-    for (int slot = 0; slot < 2 && !restart; ++slot) {
+    for (int slot = 0; slot < 2; ++slot) {
       // A B B A A B ...: each side goes first in every other round, so drift favours neither.
       const bool candidate_turn = (round % 2 == 0) == (slot == 1);
       Json request = candidate_turn ? cand_request : ref_request;
@@ -696,7 +686,12 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       }
       if (hold && JsonGet<double>(*timed, "hold_us", 0.0) <= 0) {
         hold = false;
-        restart = true;
+        ref_time = cand_time = TimingSummary();
+        ref_blocks.clear();
+        cand_blocks.clear();
+        reference_in_candidate.clear();
+        launch_us.clear();
+        full_calls = 0;
         MergeFindings(result.findings,
                       {{"no_hold", "warn",
                         std::string("the device could not be held in the ") +
@@ -704,7 +699,7 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
                             JsonGet<std::string>(*timed, "hold_note", "no reason given") +
                             "); both sides were timed after the L2 flush alone, which counts "
                             "the host's launch time of short calls"}});
-        --round;  // the loop's increment brings it back to this round, restarted from 0
+        round = -1;  // the rounds start over, from the first
         break;
       }
       std::vector<double> times = JsonGet<std::vector<double>>(*timed, "times_ms", {});

@@ -131,7 +131,7 @@ class Executor {
   // The precompiled headers builds are offered: the first call runs the trusted `pch` step
   // (unconfined) while later callers wait for it; every call after that returns its result.
   // When the step fails, the headers are empty (builds compile without them) and `notes` says
-  // why; `notes` is non-empty only for the call that ran the step.
+  // why; the step's notes go to the first call that passes `notes`, whichever call ran it.
   PrecompiledHeaders HeadersForBuilds(std::vector<std::string>* notes = nullptr);
   // With precompiled headers on, starts their step now on a thread of its own (a run that will
   // build: optimize calls it before Stage 1, so the first iteration's builds do not wait for it).
@@ -158,9 +158,10 @@ class Executor {
                             const std::map<std::string, std::string>& env, bool rebuild);
   // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
   // but, without `prepare_device`, touches no device until its first request, so it may start
-  // ahead, while another candidate is on the GPU. It sees its source, its build scope, the problem (it times the
-  // reference too, for the spread between processes), CACHE/inputs, `work`, and CACHE/pch
-  // read-only (a stale build record makes its load rebuild, with the headers builds are offered).
+  // ahead, while another candidate is on the GPU. It sees its source, its build scope, the
+  // problem (it times the reference too, for the spread between processes), CACHE/inputs,
+  // `work`, and CACHE/pch read-only (a stale build record makes its load rebuild, with the
+  // headers builds are offered).
   // `prepare_device`: it starts CUDA before its first request too; only for a process started
   // while nothing is timed on its GPU (a context being made disturbs timings).
   Result<std::unique_ptr<WorkerSession>> StartCandidate(
