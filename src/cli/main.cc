@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "core/termination.h"
+#include "core/version.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kernelpro 0.1.0");
+  app.set_version_flag("--version", std::string("kernelpro ") + kernelpro::kKernelproVersion);
   std::map<CLI::App*, kernelpro::cli::CommandRunner> runners;
   auto add = [&](kernelpro::cli::CommandRunner runner) {
     runners[app.get_subcommands({}).back()] = runner;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -23,14 +24,27 @@ std::string DumpJson(const Json& value, int indent) {
 }
 
 Status WriteJsonFile(const std::string& path, const Json& value) {
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  return WriteFileAtomically(path, DumpJson(value, 1) + "\n");
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (std::error_code ec; !parent.empty()) std::filesystem::create_directories(parent, ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
-    std::ofstream out(tmp);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status::IoError("cannot write " + tmp);
-    out << DumpJson(value, 1) << "\n";
-    if (!out) return Status::IoError("write failed: " + tmp);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IoError("write failed: " + tmp);
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::IoError("cannot rename to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot rename " + tmp + " to " + path);
+  }
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
-// Reading and writing JSON files (nlohmann::json) with errors as Status values.
+// Reading and writing JSON (nlohmann::json) and other small files, with errors as Status values.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,9 @@ using Json = nlohmann::json;
 Result<Json> ReadJsonFile(const std::string& path);
 // Writes atomically: a temporary file beside `path`, then rename.
 Status WriteJsonFile(const std::string& path, const Json& value);
+// The same for any text; creates the missing parent folders first. A reader of `path` sees the
+// old file or the whole new one, never half of it.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 // Serialises for output: invalid UTF-8 (a kernel name, a compiler message) is replaced rather than
 // throwing, so printing a record can never fail. indent -1: one line.
@@ -30,6 +34,19 @@ T JsonGet(const Json& object, const char* key, T fallback) {
   } catch (const Json::exception&) {
     return fallback;
   }
+}
+
+// A number field, or none when it is absent, null or not a number.
+inline std::optional<double> JsonNumber(const Json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// An optional number as JSON: the number, or null.
+inline Json NumberOrNull(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
 }
 
 }  // namespace kernelpro

@@ -39,15 +39,15 @@
 // reports; the search itself still ranks by reward, and the answer is the global best
 // (Tree::BestNode), with a note when its interval overlaps its parent's.
 //
-// Resume, precisely. A step whose journal entry is done is never redone: its payload gives what
-// it produced. A step started and not done is redone; its rows are written with the "done" mark
-// in one transaction, so it leaves no half. The slow work of a step (LLM call, build, GPU run)
-// happens outside any transaction. An LLM exchange is stored the moment it returns (the client's
-// exchange hook, one autocommitted row tagged with the step it was made for); when a step is
-// redone, its stored replies are served again in order instead of asking the model (see
-// ExchangeSink), so a reply that arrived before the crash is never paid for twice. Files written
-// by a step (candidate sources) are written before its commit under names fixed by their rows, so
-// a redo rewrites the same file.
+// Resume, precisely (search/journal.h). A step whose journal entry is done is never redone: its
+// payload gives what it produced, and a fresh step hands on the same decoded payload. A step
+// started and not done is redone; its rows are written with the "done" mark in one transaction,
+// so it leaves no half. The slow work of a step (LLM call, build, GPU run) happens outside any
+// transaction. An LLM exchange is stored the moment it returns (search/exchange_sink.h: one
+// autocommitted row tagged with the step it was made for); when a step is redone, its stored
+// replies are served again in order instead of asking the model, so a reply that arrived before
+// the crash is never paid for twice. Files written by a step (candidate sources) are written
+// before its commit under names fixed by their rows, so a redo rewrites the same file.
 //
 // The search memory lives in RUN_DIR/memory.jsonl (SearchMemory::Open: loaded on resume,
 // appended line by line). The extractor's calls are tagged (t, "memory"); on resume, every
@@ -57,12 +57,10 @@
 // thread (the extractor's worker too).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,103 +68,20 @@
 #include "agents/benchmarking_agent.h"
 #include "agents/search_memory.h"
 #include "agents/types.h"
-#include "core/json_io.h"
 #include "core/status.h"
-#include "eval/executor.h"
-#include "eval/profile_runner.h"
 #include "llm/backend.h"
-#include "llm/client.h"
-#include "profile/metrics.h"
 #include "roofline/reference_analysis.h"
+#include "search/candidate_evaluator.h"
+#include "search/exchange_sink.h"
+#include "search/journal.h"
+#include "search/node_info.h"
+#include "search/run_config.h"
 #include "search/strategy.h"
 #include "search/tree.h"
 #include "store/run_store.h"
 #include "tools/registry.h"
 
 namespace kernelpro::search {
-
-struct OptimizeOptions {
-  std::string problem;          // the problem file (absolute once the run is created)
-  int iterations = 30;          // T: expansions of the tree
-  int candidates = 2;           // N: candidates asked for per expansion
-  std::string search = "mcts";  // mcts | greedy
-  agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
-  bool memory = true;      // search memory and its extractor (--no-memory: off)
-  std::uint64_t seed = 0;  // recorded with the run (the strategies make no random choice)
-  std::string run_dir;     // run.db, stage1.json, candidates/, memory.jsonl, best.py, report.*
-  std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
-  std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
-  std::string device = "cuda";         // cuda | cpu (C++ CPU extensions, no profiling)
-  agents::GpuTarget gpu;               // the GPU the prompts are written for
-  std::string cutlass_dir;             // "" = CUTLASS off in the prompts
-  std::string python = "python3";      // the programmer's syntax check
-  int programmer_max_tokens = 16384;
-  std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
-  // GPUs the evaluator runs on (--gpus): how many children's profiles may run at once.
-  int gpus = 1;
-  // Whatever the front end needs to resume the run (the LLM config, executor options), stored
-  // with the run and handed back untouched. Never holds secrets.
-  Json frontend = Json::object();
-};
-
-Json ToJson(const OptimizeOptions& options);
-// Reads what ToJson wrote; missing fields keep their defaults, bad values are InvalidArgument.
-Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& json);
-
-// The options a stored run was created with (`kernelpro resume` starts from them). NotFound when
-// the store holds no run.
-Result<OptimizeOptions> StoredRunOptions(store::RunStore& store);
-
-// The evaluation seam: the orchestrator evaluates and profiles through this, so tests script
-// verdicts without building anything. ExecutorEvaluator is the real one.
-//
-// Thread-safety: Evaluate is called from the orchestrator's thread only. Profile is called from
-// up to OptimizeOptions::gpus threads at once (the children of one iteration, never during an
-// Evaluate): an implementation must allow concurrent Profile calls. ExecutorEvaluator does; each
-// of its profiles leases a GPU of the executor's pool.
-class CandidateEvaluator {
- public:
-  virtual ~CandidateEvaluator() = default;
-  // One verdict per candidate file, in order. An error means the evaluation could not run at all
-  // (a broken problem, no device); a failed candidate is a verdict.
-  virtual Result<std::vector<EvalResult>> Evaluate(const std::string& problem,
-                                                   const std::vector<std::string>& candidates) = 0;
-  // The profile of a correct candidate; may come back with notes and no views.
-  virtual Result<Metrics> Profile(const std::string& problem, const std::string& candidate) = 0;
-};
-
-// Executor::Evaluate and ProfileCandidate. The executor must outlive it.
-std::unique_ptr<CandidateEvaluator> NewExecutorEvaluator(Executor& executor,
-                                                         ProfileOptions profile = {});
-
-// Where every LLM exchange of a run goes: give Hook() to llm::BackendDependencies::on_exchange
-// before the run exists; Attach() connects it to the store. Exchanges that arrive before Attach
-// are kept and written then. Each row is tagged with the purpose, iteration and journal step that
-// the calling thread declared (the orchestrator does it around each agent call).
-class ExchangeSink {
- public:
-  std::function<void(const llm::Exchange&)> Hook();
-  void Attach(store::RunStore* store, std::int64_t run_id);
-  // The cost of every exchange stored for the run, earlier processes included.
-  double cost_usd() const;
-  std::int64_t exchanges() const;
-  // Called after each stored exchange (tests kill the process here). May be empty.
-  std::function<void(const store::LlmExchangeRecord&)> on_stored;
-  // Told about exchanges that could not be stored.
-  std::function<void(const std::string&)> log;
-
-  void Record(const llm::Exchange& exchange);  // what Hook() calls
-
- private:
-  void Write(store::LlmExchangeRecord record);
-
-  mutable std::mutex mu_;
-  store::RunStore* store_ = nullptr;
-  std::int64_t run_id_ = 0;
-  std::vector<store::LlmExchangeRecord> pending_;  // before Attach
-  double cost_usd_ = 0;
-  std::int64_t exchanges_ = 0;
-};
 
 // What one iteration did, for the progress display.
 struct IterationProgress {
@@ -178,22 +93,6 @@ struct IterationProgress {
   std::optional<RatioInterval> best;  // the global best speedup so far
   double cost_usd = 0;
   bool resumed = false;  // the iteration was finished by an earlier process (replayed)
-};
-
-// What the orchestrator knows about a tree node beyond the tree itself.
-struct NodeInfo {
-  std::int64_t node_id = 0;       // run store row
-  std::int64_t candidate_id = 0;  // 0: no candidate (the programmer produced nothing)
-  int iteration = 0;
-  std::string strategy;
-  std::string file;      // RUN_DIR-relative candidate file; "" when none
-  std::string errors;    // a failed node: its trimmed build, runtime or correctness errors
-  std::string feedback;  // a correct node: the profiling feedback ("" when none)
-  // Noise-aware verdict of a correct node against its parent (the reference for seeds and
-  // repairs): "accepted" (clearly faster), "not accepted"; "" for failed nodes.
-  std::string verdict;
-  std::vector<std::string> tools_fired;  // the micro-profiling tools that triggered
-  std::optional<double> candidate_ms;    // median time, when timed
 };
 
 enum class StopReason { kIterations, kCost, kTimeLimit, kExhausted };
@@ -246,32 +145,37 @@ class Orchestrator {
   const std::optional<ReferenceAnalysis>& stage1() const { return stage1_; }
 
  private:
-  struct Child;
+  using Children = std::vector<NodeInfo>;
   Status OpenRun(bool& resumed);
   Status RestoreFromStore();
   void RunStageOne();
-  Status RunIteration(int iteration, bool& replayed);
-  Result<std::vector<Child>> Generate(int iteration, const Selection& selection);
-  Status EvaluateChildren(int iteration, std::vector<Child>& children);
-  Status ProfileChildren(int iteration, std::vector<Child>& children);
-  // With several GPUs: journals started, then profiles at once, the children ProfileChildren
-  // would profile; their metrics (or failures) by candidate id. Empty when fewer than two.
-  Result<std::map<std::int64_t, Result<Metrics>>> ProfileConcurrently(
-      int iteration, const std::vector<Child>& children);
-  Status RecordChildren(int iteration, const Selection& selection, std::vector<Child>& children,
-                        IterationProgress& progress);
+  Status StartMemory();
+  Status RunIteration(int iteration);
+  // The algorithm's steps (the file comment above says what each journals).
+  Result<bool> Select(int iteration, const Selection& selection);  // true: replayed
+  Result<Children> Generate(int iteration, const Selection& selection);
+  Status Evaluate(int iteration, Children& children);
+  Status Profile(int iteration, Children& children);
+  Result<Json> Record(int iteration, const Selection& selection, Children& children);
+  // Profile's pieces: which children still need a profile; their metrics, fetched at once with
+  // several GPUs; one child's analysis, agent call and rows.
+  Result<std::vector<std::int64_t>> ToProfile(int iteration, const Children& children);
+  std::map<std::int64_t, Result<Metrics>> ProfileAtOnce(const Children& children,
+                                                        const std::vector<std::int64_t>& ids);
+  Status ProfileOne(int iteration, NodeInfo& child, std::optional<Result<Metrics>> metrics);
   void SubmitMemory(const Json& record);
-  store::StepKey Key(int iteration, const std::string& step, const std::string& key = "") const;
-  Status StepDone(const store::StepKey& key);
+  void Note(const std::string& note);
   void Log(const std::string& line) const;
 
   OptimizeOptions options_;
   OrchestratorDependencies deps_;
   std::int64_t run_id_ = 0;
   std::int64_t root_node_id_ = 0;
+  std::unique_ptr<Journal> journal_;
   std::unique_ptr<SearchStrategy> strategy_;
   std::map<int, NodeInfo> info_;  // by tree id
   std::optional<ReferenceAnalysis> stage1_;
+  ToolRegistry builtin_registry_;  // when the dependencies bring none
   std::unique_ptr<agents::SearchMemory> memory_;
   std::unique_ptr<agents::MemoryExtractor> extractor_;
   std::vector<std::string> notes_;

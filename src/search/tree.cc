@@ -45,13 +45,6 @@ Json OptionalNumber(const std::optional<double>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-Json IntervalJson(const std::optional<RatioInterval>& interval) {
-  if (!interval) return nullptr;
-  return {{"estimate", interval->estimate},
-          {"low", interval->low},
-          {"high", interval->high},
-          {"confidence", interval->confidence}};
-}
 
 Json NodeJson(const Node& node) {
   return {{"id", node.id},
@@ -281,6 +274,24 @@ Result<Tree> TreeFromJson(const Json& json) {
     }
   }
   return tree;
+}
+
+Json IntervalJson(const std::optional<RatioInterval>& interval) {
+  if (!interval) return nullptr;
+  return {{"estimate", interval->estimate},
+          {"low", interval->low},
+          {"high", interval->high},
+          {"confidence", interval->confidence}};
+}
+
+std::optional<RatioInterval> IntervalFromJson(const Json& j) {
+  if (!j.is_object()) return std::nullopt;
+  RatioInterval r;
+  r.estimate = JsonGet<double>(j, "estimate", 0);
+  r.low = JsonGet<double>(j, "low", r.estimate);
+  r.high = JsonGet<double>(j, "high", r.estimate);
+  r.confidence = JsonGet<double>(j, "confidence", 0.95);
+  return r;
 }
 
 }  // namespace kernelpro::search

@@ -87,6 +87,11 @@ bool BetterSolution(const Node& a, const Node& b);
 // orchestrator's rule of accepting a candidate as the new incumbent.
 bool ClearlyFaster(const RatioInterval& child, const RatioInterval& parent);
 
+// A speedup interval as tree and journal JSON hold it ({estimate, low, high, confidence}; null
+// when none), and back (forgiving: missing bounds take the estimate).
+Json IntervalJson(const std::optional<RatioInterval>& interval);
+std::optional<RatioInterval> IntervalFromJson(const Json& json);
+
 class Tree {
  public:
   static constexpr int kRootId = 0;
