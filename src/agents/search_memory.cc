@@ -508,6 +508,26 @@ MemoryExtractor::~MemoryExtractor() {
   }
 }
 
+Json ToJson(const IterationRecord& r) {
+  return Json{{"iteration", r.iteration},       {"mode", r.mode},
+              {"strategy", r.strategy},         {"approach", r.approach},
+              {"outcome", r.outcome},           {"speedup", NumberOrNull(r.speedup)},
+              {"feedback_excerpt", r.feedback_excerpt}, {"tool_calls", r.tool_calls}};
+}
+
+IterationRecord IterationRecordFromJson(const Json& j) {
+  IterationRecord r;
+  r.iteration = JsonGet<int>(j, "iteration", 0);
+  r.mode = JsonGet<std::string>(j, "mode", "");
+  r.strategy = JsonGet<std::string>(j, "strategy", "");
+  r.approach = JsonGet<std::string>(j, "approach", "");
+  r.outcome = JsonGet<std::string>(j, "outcome", "");
+  r.speedup = JsonNumber(j, "speedup");
+  r.feedback_excerpt = JsonGet<std::string>(j, "feedback_excerpt", "");
+  r.tool_calls = JsonGet<std::vector<std::string>>(j, "tool_calls", {});
+  return r;
+}
+
 void MemoryExtractor::Submit(IterationRecord record) {
   State& s = *state_;
   std::optional<int> dropped_iteration;

@@ -144,6 +144,11 @@ struct IterationRecord {
   std::string feedback_excerpt;         // compiler, correctness or profiling feedback (capped)
 };
 
+// The record as the run store's journal keeps it (the orchestrator's record step), and back;
+// missing keys keep their defaults.
+Json ToJson(const IterationRecord& record);
+IterationRecord IterationRecordFromJson(const Json& json);
+
 // What the destructor does with work that is not done yet.
 enum class ExtractorShutdown {
   // Extract every queued record, waiting at most `shutdown_timeout`; after that, as kAbandon.

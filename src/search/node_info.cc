@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "agents/prompt_builder.h"
+#include "search/journal.h"
 
 namespace kernelpro::search {
 namespace {
@@ -35,7 +36,49 @@ std::string FailureText(EvalStatus status, const std::string& message,
   return agents::TrimBuildErrors(text, 6000);
 }
 
+// Whether a rejected candidate is an attempt worth a node (a check that failed), rather than
+// bookkeeping of the reply (a duplicate, one beyond the N asked for, an empty entry).
+bool RejectionIsAttempt(const std::string& reason) {
+  return !reason.starts_with("duplicate") && !reason.starts_with("beyond") && reason != "no code";
+}
+
 }  // namespace
+
+std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, int max_children) {
+  std::vector<PlannedChild> children;
+  auto plan = [&](std::string strategy, std::string code, std::string rejected,
+                  std::string nothing) {
+    PlannedChild child;
+    child.info.strategy = std::move(strategy);
+    child.info.rejected = std::move(rejected);
+    child.info.nothing = std::move(nothing);
+    child.code = std::move(code);
+    children.push_back(std::move(child));
+  };
+  for (const agents::Candidate& c : reply.candidates) plan(c.strategy, c.code, "", "");
+  if (children.empty()) {
+    for (const agents::RejectedCandidate& r : reply.rejected) {
+      if (static_cast<int>(children.size()) >= max_children) break;
+      if (RejectionIsAttempt(r.reason)) plan(r.strategy, r.code, r.reason, "");
+    }
+  }
+  if (children.empty()) {
+    plan("", "", "",
+         "no candidate: " +
+             (reply.error ? reply.error->ToString() : "the reply held no candidate"));
+  }
+  return children;
+}
+
+Json ReplySummary(const agents::ProgrammerResult& reply) {
+  Json rejected = Json::array();
+  for (const agents::RejectedCandidate& r : reply.rejected) {
+    rejected.push_back({{"strategy", r.strategy}, {"reason", r.reason}});
+  }
+  return Json{{"rejected", rejected},
+              {"error", reply.error ? reply.error->ToString() : ""},
+              {"notes", reply.notes}};
+}
 
 Json CandidateJson(const NodeInfo& n) {
   return Json{{"candidate_id", n.candidate_id},
@@ -71,8 +114,7 @@ NodeInfo NodeInfoFromJson(const Json& j) {
   n.rejected = JsonGet<std::string>(j, "rejected", "");
   n.nothing = JsonGet<std::string>(j, "nothing", "");
   ApplyVerdict(j, n);
-  n.feedback = JsonGet<std::string>(j, "feedback", "");
-  n.tools_fired = JsonGet<std::vector<std::string>>(j, "tools_fired", {});
+  ApplyProfile(j, n);
   n.verdict = JsonGet<std::string>(j, "verdict", "");
   return n;
 }
@@ -110,6 +152,11 @@ void ApplyVerdict(const Json& p, NodeInfo& n) {
   n.errors = JsonGet<std::string>(p, "errors", "");
 }
 
+void ApplyProfile(const Json& payload, NodeInfo& info) {
+  info.feedback = JsonGet<std::string>(payload, "feedback", "");
+  info.tools_fired = JsonGet<std::vector<std::string>>(payload, "tools_fired", {});
+}
+
 store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResult& result) {
   store::EvaluationRecord e;
   e.candidate_id = candidate_id;
@@ -125,6 +172,16 @@ store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResul
   e.total_seconds = result.total_seconds;
   e.result = ToJson(result);
   return e;
+}
+
+Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store,
+                                                 std::int64_t candidate_id) {
+  auto earlier = store.LatestEvaluation(candidate_id);
+  if (!earlier.ok()) return earlier.status();
+  if (!*earlier) return std::optional<Json>();
+  Json payload = VerdictPayload(**earlier, (*earlier)->id);
+  payload["reused"] = true;
+  return std::optional<Json>(std::move(payload));
 }
 
 Outcome ToOutcome(const NodeInfo& n) {
@@ -156,6 +213,81 @@ store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, cons
   r.terminal = node.terminal;
   if (info.candidate_id) r.candidate_id = info.candidate_id;
   return r;
+}
+
+Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree,
+                      int first_new, std::map<int, NodeInfo>& infos) {
+  for (int id = first_new; id < tree.size(); ++id) {
+    const Node& node = tree.node(id);
+    auto node_id = store.AddNode(NodeRow(run_id, infos[node.parent].node_id, node, infos[id]));
+    if (!node_id.ok()) return node_id.status();
+    infos[id].node_id = *node_id;
+  }
+  // Backpropagation and terminal marking changed the statistics of the path above.
+  for (int id = 0; id < first_new; ++id) {
+    const Node& node = tree.node(id);
+    auto stored = store.GetNode(infos[id].node_id);
+    if (!stored.ok()) return stored.status();
+    store::NodeRecord r = *stored;
+    if (r.visits == node.visits && r.total_reward == node.total_reward &&
+        r.terminal == node.terminal) {
+      continue;
+    }
+    r.visits = node.visits;
+    r.total_reward = node.total_reward;
+    r.terminal = node.terminal;
+    if (Status s = store.UpdateNode(r); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tree,
+                                         const std::map<int, NodeInfo>& infos, int first_new,
+                                         agents::PromptMode mode, const std::string& outcome) {
+  agents::IterationRecord r;
+  int best = first_new;
+  for (int id = first_new; id < tree.size(); ++id) {
+    if (BetterSolution(tree.node(id), tree.node(best))) best = id;
+    const std::string& strategy = infos.at(id).strategy;
+    if (!strategy.empty()) r.strategy += (r.strategy.empty() ? "" : "; ") + strategy;
+  }
+  const NodeInfo& info = infos.at(best);
+  const Node& node = tree.node(best);
+  r.iteration = info.iteration;
+  r.mode = agents::ToString(mode);
+  if (info.candidate_id) {
+    auto candidate = store.GetCandidate(info.candidate_id);
+    if (candidate.ok()) r.approach = candidate->source;
+  }
+  r.outcome = outcome;
+  if (node.correct() && node.speedup) r.speedup = node.speedup->estimate;
+  r.feedback_excerpt = node.correct() ? info.feedback : info.errors;
+  r.tool_calls = info.tools_fired;
+  return r;
+}
+
+Result<RecordedSearch> ReadRecordedSearch(Journal& journal, int last_iteration,
+                                          std::int64_t root_node_id) {
+  RecordedSearch search;
+  search.infos[Tree::kRootId].node_id = root_node_id;
+  std::optional<Json> last_tree;
+  for (int it = 1; it <= last_iteration; ++it) {
+    auto payload = journal.Done(journal.Key(it, "record"));
+    if (!payload.ok()) return payload.status();
+    if (!*payload) continue;
+    last_tree = JsonGet<Json>(**payload, "tree", Json());
+    for (const Json& j : JsonGet<Json>(**payload, "attached", Json::array())) {
+      search.infos[JsonGet<int>(j, "tree_id", -1)] = NodeInfoFromJson(j);
+    }
+  }
+  if (last_tree) {
+    auto parsed = TreeFromJson(*last_tree);
+    if (!parsed.ok()) {
+      return Status::Internal("the stored search tree: " + parsed.status().message());
+    }
+    search.tree = std::move(*parsed);
+  }
+  return search;
 }
 
 }  // namespace kernelpro::search

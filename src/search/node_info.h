@@ -9,10 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agents/programmer.h"
+#include "agents/search_memory.h"
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "eval/verdict.h"
@@ -53,17 +56,55 @@ NodeInfo NodeInfoFromJson(const Json& json);
 // The generate step's payload entry: only what the programmer decided.
 Json CandidateJson(const NodeInfo& info);
 
+// A child the programmer's reply brings, before it is recorded: the candidate row and its file
+// come when the generate step records it.
+struct PlannedChild {
+  NodeInfo info;  // strategy, rejected, nothing
+  std::string code;
+};
+// The children of a reply: its checked candidates; else its rejected attempts (compile errors
+// without a build; at most `max_children`); else one child that records that nothing came back.
+std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, int max_children);
+// What the generate step's payload says about the reply: its rejections, error and notes.
+Json ReplySummary(const agents::ProgrammerResult& reply);
+
 // The evaluate step's payload: what the tree and the next prompts need of a stored verdict.
 Json VerdictPayload(const store::EvaluationRecord& evaluation, std::int64_t evaluation_id);
 // Fills the evaluation fields of `info` from a VerdictPayload.
 void ApplyVerdict(const Json& payload, NodeInfo& info);
+// Fills the profiling fields of `info` from a profile step's payload.
+void ApplyProfile(const Json& payload, NodeInfo& info);
 // The evaluation row of a verdict.
 store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResult& result);
+// The payload of a verdict an earlier iteration stored for the same source (marked "reused");
+// none when the candidate was never evaluated.
+Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store,
+                                                 std::int64_t candidate_id);
 
 // What the search strategy learns of the node.
 Outcome ToOutcome(const NodeInfo& info);
 // The node's run store row: its place in the tree, its verdict and its MCTS statistics.
 store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, const Node& node,
                           const NodeInfo& info);
+// After a strategy's Record: the rows of the nodes from `first_new` on (their node_id is set in
+// `infos`), and the changed statistics (visits, total reward, terminal) of the nodes before them.
+Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree,
+                      int first_new, std::map<int, NodeInfo>& infos);
+
+// What the search memory's extractor learns from one iteration: its strategies, and the best of
+// the children attached from `first_new` on (its code, outcome, speedup and feedback or errors).
+agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tree,
+                                         const std::map<int, NodeInfo>& infos, int first_new,
+                                         agents::PromptMode mode, const std::string& outcome);
+
+// The search as the record steps left it: the last recorded tree and every attached node's facts
+// (ROOT's row id included), rebuilt from the record payloads of iterations 1..last.
+struct RecordedSearch {
+  Tree tree;
+  std::map<int, NodeInfo> infos;  // by tree id
+};
+class Journal;
+Result<RecordedSearch> ReadRecordedSearch(Journal& journal, int last_iteration,
+                                          std::int64_t root_node_id);
 
 }  // namespace kernelpro::search

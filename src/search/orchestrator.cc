@@ -1,24 +1,21 @@
 #include "search/orchestrator.h"
 
 #include <algorithm>
-#include <atomic>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
 #include <utility>
 
-#include "agents/profiling_agent.h"
 #include "agents/programmer.h"
 #include "agents/prompt_builder.h"
+#include "core/enum_names.h"
 #include "core/json_io.h"
+#include "core/parallel.h"
 #include "core/text.h"
-#include "core/version.h"
 #include "search/greedy.h"
 #include "search/mcts.h"
-#include "tools/render.h"
+#include "search/profile_feedback.h"
 
 namespace kernelpro::search {
 namespace {
@@ -35,32 +32,7 @@ std::string CandidateKey(std::int64_t candidate_id) {
   return "candidate:" + std::to_string(candidate_id);
 }
 
-// Whether a rejected candidate is an attempt worth a node (a check that failed), rather than
-// bookkeeping of the reply (a duplicate, one beyond the N asked for, an empty entry).
-bool RejectionIsAttempt(const std::string& reason) {
-  return !reason.starts_with("duplicate") && !reason.starts_with("beyond") && reason != "no code";
-}
-
-Result<std::string> ReadFileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The profile step's payload, read back into the child.
-void ApplyProfile(const Json& payload, NodeInfo& child) {
-  child.feedback = JsonGet<std::string>(payload, "feedback", "");
-  child.tools_fired = JsonGet<std::vector<std::string>>(payload, "tools_fired", {});
-}
-
-// What the programmer's reply became before it is recorded: the children to attach with their
-// code, and what the step's payload says about the reply.
-struct PlannedChild {
-  NodeInfo info;  // strategy, rejected, nothing; the candidate row and file come at record time
-  std::string code;
-};
+// What the programmer's reply became before it is recorded, and what the payload says of it.
 struct GeneratedReply {
   std::vector<PlannedChild> children;
   Json about = Json::object();
@@ -69,17 +41,13 @@ struct GeneratedReply {
 }  // namespace
 
 const char* StopReasonName(StopReason reason) {
-  switch (reason) {
-    case StopReason::kIterations:
-      return "iterations";
-    case StopReason::kCost:
-      return "cost";
-    case StopReason::kTimeLimit:
-      return "time_limit";
-    case StopReason::kExhausted:
-      return "exhausted";
-  }
-  return "iterations";
+  static constexpr std::array<std::pair<StopReason, const char*>, 4> kNames = {{
+      {StopReason::kIterations, "iterations"},
+      {StopReason::kCost, "cost"},
+      {StopReason::kTimeLimit, "time_limit"},
+      {StopReason::kExhausted, "exhausted"},
+  }};
+  return NameOf(kNames, reason);
 }
 
 Orchestrator::Orchestrator(OptimizeOptions options, OrchestratorDependencies deps)
@@ -97,94 +65,18 @@ void Orchestrator::Note(const std::string& note) {
   if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
 }
 
-Status Orchestrator::OpenRun(bool& resumed) {
-  store::RunStore& store = *deps_.store;
-  auto runs = store.ListRuns();
-  if (!runs.ok()) return runs.status();
-  if (!runs->empty()) {
-    const store::RunRecord& run = runs->front();
-    run_id_ = run.id;
-    resumed = true;
-    auto stored = OptimizeOptionsFromJson(run.config);
-    if (!stored.ok()) return stored.status();
-    // The run's own choices win; this process may bring more budget.
-    OptimizeOptions merged = *stored;
-    merged.iterations = options_.iterations;
-    merged.max_cost_usd = options_.max_cost_usd;
-    merged.time_limit_s = options_.time_limit_s;
-    merged.run_dir = options_.run_dir.empty() ? stored->run_dir : options_.run_dir;
-    options_ = merged;
-    auto text = ReadFileText(options_.problem);
-    if (!text.ok()) return Status::NotFound("the run's problem file is gone: " + options_.problem);
-    if (store::RunStore::Sha256Hex(*text) != run.problem_hash) {
-      return Status::InvalidArgument("the problem file " + options_.problem +
-                                     " changed since the run began; resume needs the same problem");
-    }
-    auto nodes = store.ListNodes(run_id_);
-    if (!nodes.ok()) return nodes.status();
-    for (const store::NodeRecord& n : *nodes) {
-      if (!n.parent_id) {
-        root_node_id_ = n.id;
-        break;
-      }
-    }
-    if (root_node_id_ == 0) return Status::Internal("the run store holds no root node");
-    return Status::Ok();
-  }
-
-  if (options_.problem.empty()) return Status::InvalidArgument("no problem given");
-  options_.problem = fs::absolute(options_.problem).lexically_normal().string();
-  auto text = ReadFileText(options_.problem);
-  if (!text.ok()) return Status::NotFound("cannot read the problem " + options_.problem);
-  store::RunRecord run;
-  run.problem_path = options_.problem;
-  run.problem_hash = store::RunStore::Sha256Hex(*text);
-  run.config = ToJson(options_);
-  run.kernelpro_version = kKernelproVersion;
-  // The run and its ROOT appear together or not at all.
-  auto tx = store.Begin();
-  if (!tx.ok()) return tx.status();
-  auto id = store.CreateRun(run);
-  if (!id.ok()) return id.status();
-  run_id_ = *id;
-  store::NodeRecord root;
-  root.run_id = run_id_;
-  root.kind = NodeKindName(NodeKind::kRoot);
-  auto root_id = store.AddNode(root);
-  if (!root_id.ok()) return root_id.status();
-  root_node_id_ = *root_id;
-  return tx->Commit();
-}
-
 Status Orchestrator::RestoreFromStore() {
-  info_.clear();
-  info_[Tree::kRootId].node_id = root_node_id_;
-  std::optional<Json> last_tree;
   auto last = deps_.store->LastJournaledIteration(run_id_);
   if (!last.ok()) return last.status();
-  for (int it = 1; it <= last->value_or(0); ++it) {
-    auto payload = journal_->Done(journal_->Key(it, "record"));
-    if (!payload.ok()) return payload.status();
-    if (!*payload) continue;
-    last_tree = JsonGet<Json>(**payload, "tree", Json());
-    for (const Json& j : JsonGet<Json>(**payload, "attached", Json::array())) {
-      info_[JsonGet<int>(j, "tree_id", -1)] = NodeInfoFromJson(j);
-    }
-  }
-  Tree tree;
-  if (last_tree) {
-    auto parsed = TreeFromJson(*last_tree);
-    if (!parsed.ok()) {
-      return Status::Internal("the stored search tree: " + parsed.status().message());
-    }
-    tree = std::move(*parsed);
-  }
+  auto recorded = ReadRecordedSearch(*journal_, last->value_or(0), root_node_id_);
+  if (!recorded.ok()) return recorded.status();
+  info_ = std::move(recorded->infos);
   if (options_.search == "greedy") {
-    strategy_ = NewGreedyStrategy(GreedyOptions{}, std::move(tree));
+    strategy_ = NewGreedyStrategy(GreedyOptions{}, std::move(recorded->tree));
   } else {
     MctsOptions mcts;
     mcts.seed = options_.seed;
-    strategy_ = NewMctsStrategy(mcts, std::move(tree));
+    strategy_ = NewMctsStrategy(mcts, std::move(recorded->tree));
   }
   return Status::Ok();
 }
@@ -254,12 +146,15 @@ Result<OptimizeSummary> Orchestrator::Run() {
     return Status::InvalidArgument(
         "orchestrator: backend, evaluator, store and exchange sink are required");
   }
-  bool resumed = false;
-  if (Status s = OpenRun(resumed); !s.ok()) return s;
+  auto opened = OpenRun(*deps_.store, options_);
+  if (!opened.ok()) return opened.status();
+  options_ = std::move(opened->options);
+  run_id_ = opened->run_id;
+  root_node_id_ = opened->root_node_id;
   journal_ = std::make_unique<Journal>(*deps_.store, run_id_, deps_.on_step_done);
   deps_.exchanges->Attach(deps_.store, run_id_);
   if (Status s = RestoreFromStore(); !s.ok()) return s;
-  if (resumed) {
+  if (opened->resumed) {
     if (Status s = deps_.store->SetRunStatus(run_id_, store::RunStatus::kRunning); !s.ok()) {
       return s;
     }
@@ -419,37 +314,11 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     agents::ProgrammerResult result = agents::RunProgrammer(**backend, *prompt, programmer);
 
     GeneratedReply reply;
-    auto plan = [&](std::string strategy, std::string code, std::string rejected,
-                    std::string nothing) {
-      PlannedChild child;
-      child.info.strategy = std::move(strategy);
-      child.info.rejected = std::move(rejected);
-      child.info.nothing = std::move(nothing);
-      child.code = std::move(code);
-      reply.children.push_back(std::move(child));
-    };
-    for (const agents::Candidate& c : result.candidates) plan(c.strategy, c.code, "", "");
-    if (reply.children.empty()) {
-      for (const agents::RejectedCandidate& r : result.rejected) {
-        if (static_cast<int>(reply.children.size()) >= options_.candidates) break;
-        if (RejectionIsAttempt(r.reason)) plan(r.strategy, r.code, r.reason, "");
-      }
-    }
-    if (reply.children.empty()) {
-      plan("", "", "",
-           "no candidate: " +
-               (result.error ? result.error->ToString() : "the reply held no candidate"));
-    }
-    Json rejected = Json::array();
-    for (const agents::RejectedCandidate& r : result.rejected) {
-      rejected.push_back({{"strategy", r.strategy}, {"reason", r.reason}});
-    }
-    reply.about = Json{{"rejected", rejected},
-                       {"error", result.error ? result.error->ToString() : ""},
-                       {"notes", result.notes},
-                       {"prompt_sections", prompt->sections},
-                       {"prompt_trimmed", prompt->trimmed},
-                       {"reused_replies", (*backend)->reused()}};
+    reply.children = PlanChildren(result, options_.candidates);
+    reply.about = ReplySummary(result);
+    reply.about["prompt_sections"] = prompt->sections;
+    reply.about["prompt_trimmed"] = prompt->trimmed;
+    reply.about["reused_replies"] = (*backend)->reused();
     return reply;
   };
   // Inside the step's transaction: each candidate's row, then its file under the row's name.
@@ -514,12 +383,10 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
       ApplyVerdict(**done, child);
       continue;
     }
-    auto earlier = store.LatestEvaluation(child.candidate_id);
-    if (!earlier.ok()) return earlier.status();
-    if (*earlier) {
-      Json reused = VerdictPayload(**earlier, (*earlier)->id);
-      reused["reused"] = true;
-      auto payload = journal_->Record(key, [&]() -> Result<Json> { return reused; });
+    auto reused = ReusedVerdictPayload(store, child.candidate_id);
+    if (!reused.ok()) return reused.status();
+    if (*reused) {
+      auto payload = journal_->Record(key, [&]() -> Result<Json> { return **reused; });
       if (!payload.ok()) return payload.status();
       ApplyVerdict(*payload, child);
       continue;
@@ -596,19 +463,10 @@ Status Orchestrator::Profile(int iteration, Children& children) {
       continue;
     }
     // An earlier iteration profiled this very source: its analysis stands.
-    auto earlier = store.LatestProfileAnalysis(child.candidate_id);
-    if (!earlier.ok()) return earlier.status();
-    if (*earlier) {
-      std::vector<std::string> fired;
-      auto tools = store.LatestToolOutput(child.candidate_id);
-      if (!tools.ok()) return tools.status();
-      if (*tools && options_.feedback == agents::FeedbackMode::kTools) {
-        for (const Json& f : JsonGet<Json>((*tools)->analysis, "findings", Json::array())) {
-          fired.push_back(JsonGet<std::string>(f, "tool", ""));
-        }
-      }
-      const Json reused{{"feedback", (*earlier)->feedback}, {"tools_fired", fired}, {"reused", true}};
-      auto payload = journal_->Record(key, [&]() -> Result<Json> { return reused; });
+    auto reused = ReusedProfilePayload(store, child.candidate_id, options_.feedback);
+    if (!reused.ok()) return reused.status();
+    if (*reused) {
+      auto payload = journal_->Record(key, [&]() -> Result<Json> { return **reused; });
       if (!payload.ok()) return payload.status();
       ApplyProfile(*payload, child);
       continue;
@@ -650,21 +508,13 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
     files.push_back(options_.run_dir + "/" + child->file);
   }
   std::vector<std::optional<Result<Metrics>>> results(ids.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < ids.size();) {
-      try {
-        results[i].emplace(deps_.evaluator->Profile(options_.problem, files[i]));
-      } catch (const std::exception& e) {
-        results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
-      }
+  ParallelFor(ids.size(), static_cast<std::size_t>(options_.gpus), [&](std::size_t i) {
+    try {
+      results[i].emplace(deps_.evaluator->Profile(options_.problem, files[i]));
+    } catch (const std::exception& e) {
+      results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
     }
-  };
-  const std::size_t threads =
-      std::min<std::size_t>(static_cast<std::size_t>(options_.gpus), ids.size());
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
-  for (std::thread& t : pool) t.join();
+  });
   std::map<std::int64_t, Result<Metrics>> fetched;
   for (std::size_t i = 0; i < ids.size(); ++i) fetched.emplace(ids[i], std::move(*results[i]));
   return fetched;
@@ -680,68 +530,24 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
     if (Status s = journal_->Start(key); !s.ok()) return s;
     profiled.emplace(deps_.evaluator->Profile(options_.problem, options_.run_dir + "/" + child.file));
   }
-  Metrics metrics;
-  if (profiled->ok()) {
-    metrics = std::move(**profiled);
-  } else {
-    metrics.notes.push_back("profile failed: " + profiled->status().message());
-  }
   const ToolRegistry* registry = deps_.registry;
   if (!registry) {
     if (builtin_registry_.tools().empty()) builtin_registry_ = BuiltinRegistry();
     registry = &builtin_registry_;
   }
-  AnalysisOptions analysis_options;
-  if (stage1_) analysis_options.bottleneck = stage1_->bottleneck;
-  const Analysis analysis = registry->Analyze(metrics, analysis_options);
-
   auto candidate = store.GetCandidate(child.candidate_id);
   if (!candidate.ok()) return candidate.status();
-  agents::ProfilingInput input(metrics);
-  input.stage1 = stage1_;
+  ProfileFeedbackInput input;
   input.registry = registry;
+  input.stage1 = stage1_;
+  input.mode = options_.feedback;
   input.candidate_code = candidate->source;
   if (child.speedup) input.speedup = child.speedup->estimate;
-  agents::ProfilingOptions profiling;
-  profiling.mode = options_.feedback;
   auto backend = journal_->Backend(key, "profiling", *deps_.backend);
   if (!backend.ok()) return backend.status();
-  const agents::ProfilingResult result = agents::RunProfilingAgent(**backend, input, profiling);
-
-  std::vector<std::string> fired;
-  if (options_.feedback == agents::FeedbackMode::kReactive) {
-    fired = result.tool_calls;
-  } else if (options_.feedback == agents::FeedbackMode::kTools) {
-    for (const ToolOutput& f : analysis.findings) fired.push_back(f.tool);
-  }
-  auto payload = journal_->Record(key, [&]() -> Result<Json> {
-    store::MetricsRecord m;
-    m.candidate_id = child.candidate_id;
-    m.metrics = ToJson(metrics);
-    if (auto id = store.AddMetrics(m); !id.ok()) return id.status();
-    store::ToolOutputRecord t;
-    t.candidate_id = child.candidate_id;
-    t.analysis = ToJson(analysis);
-    t.guidance = RenderGuidance(analysis);
-    if (auto id = store.AddToolOutput(t); !id.ok()) return id.status();
-    store::ProfileAnalysisRecord a;
-    a.candidate_id = child.candidate_id;
-    a.feedback_mode = agents::ToString(options_.feedback);
-    if (result.analysis) {
-      a.bottleneck = result.analysis->bottleneck;
-      a.severity = result.analysis->severity;
-      a.analysis = agents::ToJson(*result.analysis);
-    }
-    a.feedback = result.feedback;
-    if (auto id = store.AddProfileAnalysis(a); !id.ok()) return id.status();
-    const double gpu_s = metrics.timeline && metrics.timeline->gpu_busy_us > 0
-                             ? metrics.timeline->gpu_busy_us * 1e-6
-                             : 0;
-    return Json{{"feedback", result.feedback},
-                {"tools_fired", fired},
-                {"error", result.error ? result.error->ToString() : ""},
-                {"notes", metrics.notes},
-                {"gpu_busy_s", gpu_s}};
+  const ProfileFeedback feedback = AnalyzeProfile(std::move(*profiled), input, **backend);
+  auto payload = journal_->Record(key, [&] {
+    return StoreProfileFeedback(store, child.candidate_id, options_.feedback, feedback);
   });
   if (!payload.ok()) return payload.status();
   ApplyProfile(*payload, child);
@@ -765,7 +571,6 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
   const RatioInterval reference{1, 1, 1, 0};
   const RatioInterval baseline = parent.correct() && parent.speedup ? *parent.speedup : reference;
   std::string outcome_text;
-  std::vector<int> attached;
   for (int id = before; id < tree.size(); ++id) {
     NodeInfo info = children[id - before];
     const Node& node = tree.node(id);
@@ -778,79 +583,23 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
     }
     outcome_text += (outcome_text.empty() ? "" : ", ") + text;
     info_[id] = std::move(info);
-    attached.push_back(id);
   }
 
-  // The memory extractor's view of the iteration: its best child.
-  int best_child = attached.front();
-  for (int id : attached) {
-    if (BetterSolution(tree.node(id), tree.node(best_child))) best_child = id;
-  }
-  std::string strategies;
-  for (const NodeInfo& c : children) {
-    if (!c.strategy.empty()) strategies += (strategies.empty() ? "" : "; ") + c.strategy;
-  }
-  std::string approach;
-  if (info_[best_child].candidate_id) {
-    auto candidate = store.GetCandidate(info_[best_child].candidate_id);
-    if (candidate.ok()) approach = candidate->source;
-  }
-  const Node& best_node = tree.node(best_child);
-  const Json memory_record{
-      {"iteration", iteration},
-      {"mode", agents::ToString(selection.mode)},
-      {"strategy", strategies},
-      {"approach", approach},
-      {"outcome", outcome_text},
-      {"speedup", best_node.correct() && best_node.speedup ? Json(best_node.speedup->estimate)
-                                                           : Json(nullptr)},
-      {"feedback_excerpt",
-       best_node.correct() ? info_[best_child].feedback : info_[best_child].errors},
-      {"tool_calls", info_[best_child].tools_fired}};
-
+  const agents::IterationRecord memory_record =
+      IterationSummary(store, tree, info_, before, selection.mode, outcome_text);
   return journal_->Record(journal_->Key(iteration, "record"), [&]() -> Result<Json> {
-    for (int id : attached) {
-      const Node& node = tree.node(id);
-      auto node_id = store.AddNode(NodeRow(run_id_, info_[node.parent].node_id, node, info_[id]));
-      if (!node_id.ok()) return node_id.status();
-      info_[id].node_id = *node_id;
-    }
-    // Backpropagation and terminal marking changed the statistics of the path above.
-    for (const Node& node : tree.nodes()) {
-      if (node.id >= before) continue;
-      auto stored = store.GetNode(info_[node.id].node_id);
-      if (!stored.ok()) return stored.status();
-      store::NodeRecord r = *stored;
-      if (r.visits == node.visits && r.total_reward == node.total_reward &&
-          r.terminal == node.terminal) {
-        continue;
-      }
-      r.visits = node.visits;
-      r.total_reward = node.total_reward;
-      r.terminal = node.terminal;
-      if (Status s = store.UpdateNode(r); !s.ok()) return s;
-    }
+    if (Status s = StoreTreeNodes(store, run_id_, tree, before, info_); !s.ok()) return s;
     Json list = Json::array();
-    for (int id : attached) list.push_back(ToJson(id, info_[id]));
+    for (int id = before; id < tree.size(); ++id) list.push_back(ToJson(id, info_[id]));
     return Json{{"tree", ToJson(tree)},
                 {"attached", list},
                 {"outcome", outcome_text},
-                {"memory_record", memory_record}};
+                {"memory_record", agents::ToJson(memory_record)}};
   });
 }
 
 void Orchestrator::SubmitMemory(const Json& record) {
-  if (!extractor_ || !record.is_object()) return;
-  agents::IterationRecord r;
-  r.iteration = JsonGet<int>(record, "iteration", 0);
-  r.mode = JsonGet<std::string>(record, "mode", "");
-  r.strategy = JsonGet<std::string>(record, "strategy", "");
-  r.approach = JsonGet<std::string>(record, "approach", "");
-  r.outcome = JsonGet<std::string>(record, "outcome", "");
-  r.speedup = JsonNumber(record, "speedup");
-  r.feedback_excerpt = JsonGet<std::string>(record, "feedback_excerpt", "");
-  r.tool_calls = JsonGet<std::vector<std::string>>(record, "tool_calls", {});
-  extractor_->Submit(std::move(r));
+  if (extractor_ && record.is_object()) extractor_->Submit(agents::IterationRecordFromJson(record));
 }
 
 }  // namespace kernelpro::search

@@ -146,7 +146,6 @@ class Orchestrator {
 
  private:
   using Children = std::vector<NodeInfo>;
-  Status OpenRun(bool& resumed);
   Status RestoreFromStore();
   void RunStageOne();
   Status StartMemory();

@@ -1,5 +1,12 @@
 #include "search/run_config.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/version.h"
+#include "search/tree.h"
+
 namespace kernelpro::search {
 Json ToJson(const OptimizeOptions& o) {
   return Json{{"problem", o.problem},
@@ -68,6 +75,80 @@ Result<OptimizeOptions> StoredRunOptions(store::RunStore& store) {
   if (!runs.ok()) return runs.status();
   if (runs->empty()) return Status::NotFound("the run store " + store.path() + " holds no run");
   return OptimizeOptionsFromJson(runs->front().config);
+}
+
+namespace {
+
+Result<std::string> ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<OpenedRun> OpenStoredRun(store::RunStore& store, const store::RunRecord& run,
+                                const OptimizeOptions& requested) {
+  OpenedRun opened;
+  opened.run_id = run.id;
+  opened.resumed = true;
+  auto stored = OptimizeOptionsFromJson(run.config);
+  if (!stored.ok()) return stored.status();
+  opened.options = *stored;
+  opened.options.iterations = requested.iterations;
+  opened.options.max_cost_usd = requested.max_cost_usd;
+  opened.options.time_limit_s = requested.time_limit_s;
+  if (!requested.run_dir.empty()) opened.options.run_dir = requested.run_dir;
+  const std::string& problem = opened.options.problem;
+  auto text = ReadFileText(problem);
+  if (!text.ok()) return Status::NotFound("the run's problem file is gone: " + problem);
+  if (store::RunStore::Sha256Hex(*text) != run.problem_hash) {
+    return Status::InvalidArgument("the problem file " + problem +
+                                   " changed since the run began; resume needs the same problem");
+  }
+  auto nodes = store.ListNodes(run.id);
+  if (!nodes.ok()) return nodes.status();
+  for (const store::NodeRecord& n : *nodes) {
+    if (!n.parent_id) {
+      opened.root_node_id = n.id;
+      break;
+    }
+  }
+  if (opened.root_node_id == 0) return Status::Internal("the run store holds no root node");
+  return opened;
+}
+
+}  // namespace
+
+Result<OpenedRun> OpenRun(store::RunStore& store, OptimizeOptions requested) {
+  auto runs = store.ListRuns();
+  if (!runs.ok()) return runs.status();
+  if (!runs->empty()) return OpenStoredRun(store, runs->front(), requested);
+
+  if (requested.problem.empty()) return Status::InvalidArgument("no problem given");
+  requested.problem = std::filesystem::absolute(requested.problem).lexically_normal().string();
+  auto text = ReadFileText(requested.problem);
+  if (!text.ok()) return Status::NotFound("cannot read the problem " + requested.problem);
+  store::RunRecord run;
+  run.problem_path = requested.problem;
+  run.problem_hash = store::RunStore::Sha256Hex(*text);
+  run.config = ToJson(requested);
+  run.kernelpro_version = kKernelproVersion;
+  OpenedRun opened;
+  opened.options = std::move(requested);
+  auto tx = store.Begin();
+  if (!tx.ok()) return tx.status();
+  auto id = store.CreateRun(run);
+  if (!id.ok()) return id.status();
+  opened.run_id = *id;
+  store::NodeRecord root;
+  root.run_id = opened.run_id;
+  root.kind = NodeKindName(NodeKind::kRoot);
+  auto root_id = store.AddNode(root);
+  if (!root_id.ok()) return root_id.status();
+  opened.root_node_id = *root_id;
+  if (Status s = tx->Commit(); !s.ok()) return s;
+  return opened;
 }
 
 }  // namespace kernelpro::search

@@ -48,4 +48,18 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& json);
 // the store holds no run.
 Result<OptimizeOptions> StoredRunOptions(store::RunStore& store);
 
+// A run as the store holds it, once opened.
+struct OpenedRun {
+  OptimizeOptions options;  // the run's own; budget and run_dir as this process was given them
+  std::int64_t run_id = 0;
+  std::int64_t root_node_id = 0;  // the ROOT's row
+  bool resumed = false;           // the store held the run already
+};
+
+// Creates the run in a store that holds none (its options and its ROOT node appear together, or
+// not at all), or opens the one it holds. A stored run keeps its own options except the budget
+// (iterations, max_cost_usd, time_limit_s) and run_dir of `requested`, so a resumed run can be
+// given more. Refused when the problem file is gone or changed since the run began.
+Result<OpenedRun> OpenRun(store::RunStore& store, OptimizeOptions requested);
+
 }  // namespace kernelpro::search
