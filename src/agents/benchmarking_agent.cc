@@ -17,24 +17,6 @@ std::string Normalised(const std::string& path) {
   return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
 }
 
-// Writes the file whole or not at all: a crash mid-write must not leave a truncated analysis
-// that a resumed run would then reject and redo.
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) return Status::IoError("cannot write " + temporary);
-    out << text;
-    out.flush();
-    if (!out) return Status::IoError("cannot write " + temporary);
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec)
-    return Status::IoError("cannot rename " + temporary + " to " + path + ": " + ec.message());
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem_path,
@@ -128,14 +110,12 @@ int BenchmarkingAgent::stage_one_runs() const {
 }
 
 Result<ReferenceAnalysis> BenchmarkingAgent::Analyze(const std::string& problem,
-                                                     const std::string& run_dir) {
+                                                     const std::string& saved) {
   const std::string key = Normalised(problem);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   std::string saved_note;
-  const std::string saved =
-      run_dir.empty() ? "" : (std::filesystem::path(run_dir) / kStageOneFileName).string();
   if (!saved.empty() && std::filesystem::exists(saved)) {
     Result<ReferenceAnalysis> loaded = ReadReferenceAnalysisFile(saved);
     if (!loaded.ok()) {
@@ -154,9 +134,8 @@ Result<ReferenceAnalysis> BenchmarkingAgent::Analyze(const std::string& problem,
   if (analysis.ok()) {
     if (!saved_note.empty()) analysis->notes.push_back(saved_note);
     if (!saved.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(run_dir, ec);
-      Status written = WriteAtomically(saved, DumpJson(ToJson(*analysis)) + "\n");
+      // Whole or not at all: a truncated analysis would be rejected and redone by a resumed run.
+      Status written = WriteFileAtomically(saved, DumpJson(ToJson(*analysis)) + "\n");
       if (!written.ok()) {
         analysis->notes.push_back("Stage 1 could not be saved for a resumed run: " +
                                   written.message());

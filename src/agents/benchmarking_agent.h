@@ -5,8 +5,8 @@
 // Stage 1 is the worker's analyze step on the reference (FLOPs, minimum bytes, device) classified
 // on the roofline, then, on a GPU, an ncu profile of the reference for the measured side
 // (roofline/reference_analysis.h has the rules). It costs tens of seconds, so the agent runs it
-// once per problem: the result is kept in memory, and when a run directory is given it is also
-// written there as stage1.json (the `kernelpro analyze --json` form, so `kernelpro advise
+// once per problem: the result is kept in memory, and when a file is given (a run directory's
+// stage1.json) it is also written there (the `kernelpro analyze --json` form, so `kernelpro advise
 // --analysis` reads it too), which a resumed run loads instead of running Stage 1 again. A
 // stage1.json for another problem, or one that does not parse, is replaced. A failed Stage 1 is
 // remembered in memory only (a resumed run tries again) and is a value, not the end of the run:
@@ -30,9 +30,6 @@
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::agents {
-
-// The name of the cached analysis in a run directory.
-inline constexpr char kStageOneFileName[] = "stage1.json";
 
 // Stage 1, theoretical side: the worker's analyze step on the problem's reference, on the GPU it
 // detects (or `forced`), classified on the roofline. No ncu run.
@@ -63,10 +60,10 @@ class BenchmarkingAgent {
   // An agent running RunStageOneMeasured on `executor`, which must outlive it.
   static BenchmarkingAgent ForExecutor(Executor& executor, BenchmarkingOptions options = {});
 
-  // The problem's Stage-1 analysis: from memory, else from `run_dir`/stage1.json, else by running
-  // Stage 1 (and then saving it to `run_dir` when one is given; a failed save is a note on the
-  // analysis, not an error).
-  Result<ReferenceAnalysis> Analyze(const std::string& problem, const std::string& run_dir = "");
+  // The problem's Stage-1 analysis: from memory, else from the file `saved` (a run directory's
+  // stage1.json, store/run_layout.h), else by running Stage 1 (and then saving it to `saved` when
+  // one is given; a failed save is a note on the analysis, not an error).
+  Result<ReferenceAnalysis> Analyze(const std::string& problem, const std::string& saved = "");
 
   // How many times Stage 1 actually ran (cache hits excluded).
   int stage_one_runs() const;

@@ -63,9 +63,9 @@ TEST(BenchmarkingAgentTest, AResumedRunLoadsStageOneFromTheRunDirectory) {
   const std::string dir = RunDir("resume");
   FakeStageOne first_run;
   BenchmarkingAgent agent = first_run.Agent();
-  auto analysis = agent.Analyze(kSwish, dir);
+  auto analysis = agent.Analyze(kSwish, dir + "/stage1.json");
   ASSERT_TRUE(analysis.ok());
-  const std::string saved = dir + "/" + kStageOneFileName;
+  const std::string saved = dir + "/stage1.json";
   ASSERT_TRUE(std::filesystem::exists(saved));
   // It is the `kernelpro analyze --json` form, which `kernelpro advise --analysis` reads.
   auto read_back = ReadReferenceAnalysisFile(saved);
@@ -76,7 +76,7 @@ TEST(BenchmarkingAgentTest, AResumedRunLoadsStageOneFromTheRunDirectory) {
   // A new process (a new agent) resumes from the directory without running Stage 1.
   FakeStageOne resumed_run;
   BenchmarkingAgent resumed = resumed_run.Agent();
-  auto loaded = resumed.Analyze(kSwish, dir);
+  auto loaded = resumed.Analyze(kSwish, dir + "/stage1.json");
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(resumed_run.calls, 0);
   EXPECT_EQ(DumpJson(ToJson(*loaded)), DumpJson(ToJson(*analysis)));
@@ -85,28 +85,28 @@ TEST(BenchmarkingAgentTest, AResumedRunLoadsStageOneFromTheRunDirectory) {
 TEST(BenchmarkingAgentTest, AStageOneFileForAnotherProblemIsReplaced) {
   const std::string dir = RunDir("other_problem");
   FakeStageOne stage_one;
-  ASSERT_TRUE(stage_one.Agent().Analyze(kRmsNorm, dir).ok());
+  ASSERT_TRUE(stage_one.Agent().Analyze(kRmsNorm, dir + "/stage1.json").ok());
 
   FakeStageOne second;
-  auto analysis = second.Agent().Analyze(kSwish, dir);
+  auto analysis = second.Agent().Analyze(kSwish, dir + "/stage1.json");
   ASSERT_TRUE(analysis.ok());
   EXPECT_EQ(second.calls, 1);
   ASSERT_FALSE(analysis->notes.empty());
   EXPECT_NE(analysis->notes.back().find("was for " + kRmsNorm), std::string::npos)
       << analysis->notes.back();
-  EXPECT_EQ(ReadReferenceAnalysisFile(dir + "/" + kStageOneFileName)->problem, kSwish);
+  EXPECT_EQ(ReadReferenceAnalysisFile(dir + "/stage1.json")->problem, kSwish);
 }
 
 TEST(BenchmarkingAgentTest, AnUnreadableStageOneFileIsRunAgainWithANote) {
   const std::string dir = RunDir("corrupt");
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/" + kStageOneFileName) << "{\"bottleneck\": \"memo";
+  std::ofstream(dir + "/stage1.json") << "{\"bottleneck\": \"memo";
   FakeStageOne stage_one;
-  auto analysis = stage_one.Agent().Analyze(kSwish, dir);
+  auto analysis = stage_one.Agent().Analyze(kSwish, dir + "/stage1.json");
   ASSERT_TRUE(analysis.ok());
   EXPECT_EQ(stage_one.calls, 1);
   EXPECT_NE(analysis->notes.back().find("could not be read"), std::string::npos);
-  EXPECT_TRUE(ReadReferenceAnalysisFile(dir + "/" + kStageOneFileName).ok());
+  EXPECT_TRUE(ReadReferenceAnalysisFile(dir + "/stage1.json").ok());
 }
 
 TEST(BenchmarkingAgentTest, AFailedStageOneIsAValueRememberedOnlyInMemory) {
@@ -116,16 +116,16 @@ TEST(BenchmarkingAgentTest, AFailedStageOneIsAValueRememberedOnlyInMemory) {
     ++calls;
     return Status::InvalidArgument("device_error: no CUDA device");
   });
-  auto first = agent.Analyze(kSwish, dir);
+  auto first = agent.Analyze(kSwish, dir + "/stage1.json");
   ASSERT_FALSE(first.ok());
   EXPECT_EQ(first.status().message(), "device_error: no CUDA device");
-  EXPECT_FALSE(agent.Analyze(kSwish, dir).ok());
+  EXPECT_FALSE(agent.Analyze(kSwish, dir + "/stage1.json").ok());
   EXPECT_EQ(calls, 1);  // not retried within the run
-  EXPECT_FALSE(std::filesystem::exists(dir + "/" + kStageOneFileName));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/stage1.json"));
 
   // A resumed run tries again.
   FakeStageOne resumed;
-  EXPECT_TRUE(resumed.Agent().Analyze(kSwish, dir).ok());
+  EXPECT_TRUE(resumed.Agent().Analyze(kSwish, dir + "/stage1.json").ok());
   EXPECT_EQ(resumed.calls, 1);
 }
 

@@ -12,9 +12,7 @@ namespace {
 using testing::ScriptedBackend;
 using testing::TextResponse;
 
-std::string TextOf(const Outcome& o) {
-  return o.ok() ? o.response().text : "";
-}
+std::string TextOf(const Outcome& o) { return o.ok() ? o.response().text : ""; }
 
 TEST(StoredReplyBackendTest, ServesStoredRepliesBeforeAskingTheModel) {
   ScriptedBackend inner;

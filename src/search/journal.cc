@@ -7,7 +7,8 @@ namespace kernelpro::search {
 Result<std::optional<Json>> Journal::Done(const store::StepKey& key) {
   auto step = store_.GetStep(key);
   if (!step.ok()) return step.status();
-  if (*step && (*step)->state == store::StepState::kDone) return std::optional<Json>((*step)->payload);
+  if (*step && (*step)->state == store::StepState::kDone)
+    return std::optional<Json>((*step)->payload);
   return std::optional<Json>();
 }
 

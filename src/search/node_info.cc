@@ -63,9 +63,9 @@ std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, in
     }
   }
   if (children.empty()) {
-    plan("", "", "",
-         "no candidate: " +
-             (reply.error ? reply.error->ToString() : "the reply held no candidate"));
+    plan(
+        "", "", "",
+        "no candidate: " + (reply.error ? reply.error->ToString() : "the reply held no candidate"));
   }
   return children;
 }
@@ -215,8 +215,8 @@ store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, cons
   return r;
 }
 
-Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree,
-                      int first_new, std::map<int, NodeInfo>& infos) {
+Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree, int first_new,
+                      std::map<int, NodeInfo>& infos) {
   for (int id = first_new; id < tree.size(); ++id) {
     const Node& node = tree.node(id);
     auto node_id = store.AddNode(NodeRow(run_id, infos[node.parent].node_id, node, infos[id]));

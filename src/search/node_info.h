@@ -78,8 +78,7 @@ void ApplyProfile(const Json& payload, NodeInfo& info);
 store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResult& result);
 // The payload of a verdict an earlier iteration stored for the same source (marked "reused");
 // none when the candidate was never evaluated.
-Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store,
-                                                 std::int64_t candidate_id);
+Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store, std::int64_t candidate_id);
 
 // What the search strategy learns of the node.
 Outcome ToOutcome(const NodeInfo& info);
@@ -88,8 +87,8 @@ store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, cons
                           const NodeInfo& info);
 // After a strategy's Record: the rows of the nodes from `first_new` on (their node_id is set in
 // `infos`), and the changed statistics (visits, total reward, terminal) of the nodes before them.
-Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree,
-                      int first_new, std::map<int, NodeInfo>& infos);
+Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree, int first_new,
+                      std::map<int, NodeInfo>& infos);
 
 // What the search memory's extractor learns from one iteration: its strategies, and the best of
 // the children attached from `first_new` on (its code, outcome, speedup and feedback or errors).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <utility>
 
@@ -21,12 +20,6 @@ namespace kernelpro::search {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string CandidateFileName(std::int64_t candidate_id) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "candidates/%04lld.py", static_cast<long long>(candidate_id));
-  return buf;
-}
 
 std::string CandidateKey(std::int64_t candidate_id) {
   return "candidate:" + std::to_string(candidate_id);
@@ -92,7 +85,7 @@ void Orchestrator::RunStageOne() {
     }
   }
   if (!deps_.benchmarking) return;  // the caller chose to run without Stage 1 and says why
-  auto analysis = deps_.benchmarking->Analyze(options_.problem, options_.run_dir);
+  auto analysis = deps_.benchmarking->Analyze(options_.problem, layout_.stage1());
   if (!analysis.ok()) {
     Note("stage 1: " + analysis.status().message() + "; every speed tool runs");
     Log(notes_.back());
@@ -111,7 +104,7 @@ Status Orchestrator::StartMemory() {
   }
   agents::SearchMemoryOptions memory_options;
   memory_options.log = deps_.log;
-  auto memory = agents::SearchMemory::Open(options_.run_dir + "/memory.jsonl", memory_options);
+  auto memory = agents::SearchMemory::Open(layout_.memory(), memory_options);
   if (!memory.ok()) return memory.status();
   memory_ = std::move(*memory);
   agents::MemoryExtractorOptions extractor_options;
@@ -151,6 +144,7 @@ Result<OptimizeSummary> Orchestrator::Run() {
   options_ = std::move(opened->options);
   run_id_ = opened->run_id;
   root_node_id_ = opened->root_node_id;
+  layout_ = store::RunLayout(options_.run_dir);
   journal_ = std::make_unique<Journal>(*deps_.store, run_id_, deps_.on_step_done);
   deps_.exchanges->Attach(deps_.store, run_id_);
   if (Status s = RestoreFromStore(); !s.ok()) return s;
@@ -330,8 +324,8 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
         auto added = store.AddCandidate(run_id_, iteration, child.info.strategy, child.code);
         if (!added.ok()) return added.status();
         child.info.candidate_id = added->id;
-        child.info.file = CandidateFileName(added->id);
-        Status written = WriteFileAtomically(options_.run_dir + "/" + child.info.file, child.code);
+        child.info.file = store::RunLayout::CandidateFile(added->id);
+        Status written = WriteFileAtomically(layout_.Path(child.info.file), child.code);
         if (!written.ok()) return written;
       }
       payload["children"].push_back(CandidateJson(child.info));
@@ -393,7 +387,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
     }
     if (!child.rejected.empty()) {
       EvalResult result;
-      result.candidate = options_.run_dir + "/" + child.file;
+      result.candidate = layout_.Path(child.file);
       result.status = EvalStatus::kCompileError;
       result.message = "rejected before the build: " + child.rejected;
       if (Status s = record(child, result); !s.ok()) return s;
@@ -408,7 +402,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
     const store::StepKey key =
         journal_->Key(iteration, "evaluate", CandidateKey(child->candidate_id));
     if (Status s = journal_->Start(key); !s.ok()) return s;
-    paths.push_back(options_.run_dir + "/" + child->file);
+    paths.push_back(layout_.Path(child->file));
   }
   auto results = deps_.evaluator->Evaluate(options_.problem, paths);
   if (!results.ok()) return results.status();
@@ -505,7 +499,7 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
   for (std::int64_t id : ids) {
     auto child = std::find_if(children.begin(), children.end(),
                               [&](const NodeInfo& c) { return c.candidate_id == id; });
-    files.push_back(options_.run_dir + "/" + child->file);
+    files.push_back(layout_.Path(child->file));
   }
   std::vector<std::optional<Result<Metrics>>> results(ids.size());
   ParallelFor(ids.size(), static_cast<std::size_t>(options_.gpus), [&](std::size_t i) {
@@ -528,7 +522,7 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   const store::StepKey key = journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
   if (!profiled) {
     if (Status s = journal_->Start(key); !s.ok()) return s;
-    profiled.emplace(deps_.evaluator->Profile(options_.problem, options_.run_dir + "/" + child.file));
+    profiled.emplace(deps_.evaluator->Profile(options_.problem, layout_.Path(child.file)));
   }
   const ToolRegistry* registry = deps_.registry;
   if (!registry) {

@@ -170,6 +170,7 @@ class Orchestrator {
   OrchestratorDependencies deps_;
   std::int64_t run_id_ = 0;
   std::int64_t root_node_id_ = 0;
+  store::RunLayout layout_{""};  // of options_.run_dir, once the run is open
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<SearchStrategy> strategy_;
   std::map<int, NodeInfo> info_;  // by tree id

@@ -42,7 +42,7 @@ Result<RunDirectoryLock> RunDirectoryLock::Acquire(const std::string& run_dir,
   std::filesystem::create_directories(run_dir, ec);
   if (ec)
     return Status::IoError("cannot create the run directory " + run_dir + ": " + ec.message());
-  const std::string path = (std::filesystem::path(run_dir) / kRunLockFileName).string();
+  const std::string path = RunLayout(run_dir).lock();
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError("cannot open " + path + ": " + ErrnoText(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

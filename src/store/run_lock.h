@@ -10,10 +10,10 @@
 #include <string>
 
 #include "core/status.h"
+#include "store/run_layout.h"
 
 namespace kernelpro::store {
 
-inline constexpr const char* kRunLockFileName = "run.lock";
 
 class RunDirectoryLock {
  public:

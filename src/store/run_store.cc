@@ -519,7 +519,7 @@ Status Transaction::End(bool commit) {
 Result<std::unique_ptr<RunStore>> RunStore::Open(const std::string& run_dir,
                                                  const RunStoreOptions& options) {
   namespace fs = std::filesystem;
-  const std::string path = (fs::path(run_dir) / kRunStoreFileName).string();
+  const std::string path = RunLayout(run_dir).store();
   std::error_code error;
   if (options.create) {
     fs::create_directories(run_dir, error);

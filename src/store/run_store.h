@@ -63,12 +63,12 @@
 
 #include "core/json_io.h"
 #include "core/status.h"
+#include "store/run_layout.h"
 #include "store/sqlite.h"
 
 namespace kernelpro::store {
 
 inline constexpr int kRunStoreSchemaVersion = 1;
-inline constexpr const char* kRunStoreFileName = "run.db";
 
 struct RunStoreOptions {
   // How long a write waits for another connection's lock (another process on the same run
