@@ -35,7 +35,7 @@
 #include "llm/factory.h"
 #include "roofline/hardware.h"
 #include "search/orchestrator.h"
-#include "search/run_report.h"
+#include "report/run_report.h"
 #include "store/run_lock.h"
 #include "store/run_store.h"
 
@@ -222,8 +222,8 @@ void KillIf(const std::optional<KillPoint>& point, const std::string& step, int 
 
 // ---- where the measurements were taken: the worker's inspect step
 
-search::RunEnvironment InspectEnvironment(const Executor& executor, const std::string& device) {
-  search::RunEnvironment env;
+report::RunEnvironment InspectEnvironment(const Executor& executor, const std::string& device) {
+  report::RunEnvironment env;
   env.device = device;
   ProcessLimits limits;
   limits.wall_timeout = std::chrono::seconds(120);
@@ -253,16 +253,6 @@ bool HoldsExchanges(store::RunStore& store) {
     if (!exchanges.ok() || !exchanges->empty()) return true;
   }
   return false;
-}
-
-// Writes a report file; a run directory that became unwritable is an error the user must see, not
-// a silently missing report.
-Status WriteTextFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Status::IoError("cannot write " + path.string() + ": " + std::strerror(errno));
-  return Status::Ok();
 }
 
 // ---- one run, new or resumed
@@ -309,7 +299,7 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   std::shared_ptr<llm::Backend> backend = std::move(*made);
 
   eval.device = options.device;
-  if (eval.work_dir.empty()) eval.work_dir = (fs::path(options.run_dir) / "work").string();
+  if (eval.work_dir.empty()) eval.work_dir = store::RunLayout(options.run_dir).work();
   auto executor = MakeExecutor(eval, python, command);
   if (!executor) return 2;
   if (options.python.empty() || options.python == "python3")
@@ -395,7 +385,7 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
 
-  search::RunReportInput report;
+  report::RunReportInput report;
   report.options = orchestrator.options();
   report.summary = *summary;
   report.tree = &orchestrator.tree();
@@ -404,35 +394,27 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   report.environment = InspectEnvironment(*executor, options.device);
   report.llm = LlmLabel(llm_config);
 
-  const fs::path dir = options.run_dir;
-  std::error_code ec;
-  fs::remove(dir / "best.py", ec);
-  Status written;
+  std::optional<std::string> best_source;
   if (summary->best) {
-    const search::NodeInfo& info = orchestrator.nodes().at(*summary->best);
-    auto candidate = (*store)->GetCandidate(info.candidate_id);
-    if (candidate.ok()) {
-      written = WriteTextFile(dir / "best.py", search::RenderBestKernel(report, candidate->source));
-    }
+    auto candidate = (*store)->GetCandidate(orchestrator.nodes().at(*summary->best).candidate_id);
+    if (candidate.ok()) best_source = candidate->source;
   }
-  if (written.ok())
-    written = WriteTextFile(dir / "report.md", search::RenderMarkdownReport(report));
-  if (written.ok()) written = WriteTextFile(dir / "report.html", search::RenderHtmlReport(report));
-  if (!written.ok()) {
+  if (Status written = report::WriteRunFiles(report, best_source); !written.ok()) {
     return fail(written.message() + " (the run is recorded; `kernelpro resume " + options.run_dir +
                 "` writes the reports again)");
   }
+  const store::RunLayout layout(options.run_dir);
 
   std::cout << "stopped: " << summary->stop_message << "\n";
-  if (auto verdict = search::JudgeBest(orchestrator.tree())) {
+  if (auto verdict = report::JudgeBest(orchestrator.tree())) {
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
               << " over the reference; " << verdict->text << "\n";
-    std::cout << "kernel: " << (dir / "best.py").string() << "\n";
+    std::cout << "kernel: " << layout.best_kernel() << "\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
-  std::cout << "report: " << (dir / "report.md").string()
-            << " (HTML: " << (dir / "report.html").string() << ")\n";
+  std::cout << "report: " << layout.markdown_report() << " (HTML: " << layout.html_report()
+            << ")\n";
   std::cout << "LLM: " << summary->exchanges << " exchanges, $" << FormatFixed(summary->cost_usd, 4)
             << "\n";
   return summary->best ? 0 : 1;
@@ -457,7 +439,7 @@ int Optimize(const search::OptimizeOptions& options, const llm::LlmConfig& llm_c
     std::cerr << "kernelpro optimize: " << lock.status().message() << "\n";
     return 2;
   }
-  if (std::error_code ec; fs::exists(fs::path(options.run_dir) / store::kRunStoreFileName, ec)) {
+  if (std::error_code ec; fs::exists(store::RunLayout(options.run_dir).store(), ec)) {
     std::cerr << "kernelpro optimize: " << options.run_dir
               << " already holds a run; continue it with: kernelpro resume " << options.run_dir
               << "\n";
@@ -541,7 +523,7 @@ int RunOptimize(OptimizeArgs& args) {
     const fs::path problem = fs::absolute(args.problem, ec);
     args.run_dir =
         demo ? DefaultRunDir("demo-swish-" + args.device)
-             : DefaultRunDir(search::ProblemName((ec ? fs::path(args.problem) : problem).string()));
+             : DefaultRunDir(report::ProblemName((ec ? fs::path(args.problem) : problem).string()));
   }
   o.run_dir = args.run_dir;
   if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
@@ -557,7 +539,7 @@ int RunOptimize(OptimizeArgs& args) {
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
   std::error_code ec;
-  if (fs::exists(fs::path(o.run_dir) / store::kRunStoreFileName, ec)) {
+  if (fs::exists(store::RunLayout(o.run_dir).store(), ec)) {
     return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
                 o.run_dir);
   }

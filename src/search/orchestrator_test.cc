@@ -15,7 +15,7 @@
 
 #include "llm/client.h"
 #include "llm/scripted_backend_testing.h"
-#include "search/run_report.h"
+#include "report/run_report.h"
 
 namespace kernelpro::search {
 namespace {
@@ -293,7 +293,7 @@ TEST_F(OrchestratorTest, AcceptsAChildOnlyWhenItsIntervalClearsItsParents) {
   EXPECT_EQ(nodes.at(4).verdict, "accepted");      // 1.90 > 1.60
   EXPECT_NE(progress_[1].outcome.find("2.00x [1.90, 2.10] accepted"), std::string::npos);
 
-  auto best = JudgeBest(orchestrator->tree());
+  auto best = report::JudgeBest(orchestrator->tree());
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->node, 4);
   EXPECT_EQ(best->parent, 1);
@@ -309,18 +309,18 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
   std::unique_ptr<Orchestrator> orchestrator;
   auto summary = RunWith(&scripted, Options(2), &orchestrator);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  auto best = JudgeBest(orchestrator->tree());
+  auto best = report::JudgeBest(orchestrator->tree());
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->node, 3);
   EXPECT_FALSE(best->clearly_faster);
   EXPECT_NE(best->text.find("overlaps its parent n1"), std::string::npos) << best->text;
 
-  RunReportInput input;
+  report::RunReportInput input;
   input.options = orchestrator->options();
   input.summary = *summary;
   input.tree = &orchestrator->tree();
   input.nodes = &orchestrator->nodes();
-  std::string report = RenderMarkdownReport(input);
+  std::string report = report::RenderMarkdownReport(input);
   EXPECT_NE(report.find("overlaps its parent n1"), std::string::npos) << report;
   EXPECT_NE(report.find("| n3 | 2 | optimize | correct | 1.55x [1.45, 1.65] | not accepted"),
             std::string::npos)
@@ -340,7 +340,7 @@ TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
   slow.status = EvalStatus::kCorrect;
   slow.speedup = RatioInterval{0.5, 0.45, 0.55, 0.95};
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial, {slow}, {-0.69}).ok());
-  auto best = JudgeBest(tree);
+  auto best = report::JudgeBest(tree);
   ASSERT_TRUE(best.has_value());
   EXPECT_FALSE(best->clearly_faster);
   EXPECT_EQ(best->text,

@@ -11,11 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "core/status.h"
 #include "roofline/reference_analysis.h"
 #include "search/orchestrator.h"
 #include "search/tree.h"
 
-namespace kernelpro::search {
+namespace kernelpro::report {
 
 // Where the measurements were taken; any field may be empty when unknown.
 struct RunEnvironment {
@@ -26,10 +27,10 @@ struct RunEnvironment {
 };
 
 struct RunReportInput {
-  OptimizeOptions options;
-  OptimizeSummary summary;
-  const Tree* tree = nullptr;
-  const std::map<int, NodeInfo>* nodes = nullptr;
+  search::OptimizeOptions options;
+  search::OptimizeSummary summary;
+  const search::Tree* tree = nullptr;
+  const std::map<int, search::NodeInfo>* nodes = nullptr;
   std::optional<ReferenceAnalysis> stage1;
   RunEnvironment environment;
   std::string llm;  // "openai:gpt-4o", "replay:PATH"
@@ -41,12 +42,12 @@ struct RunReportInput {
 struct BestVerdict {
   int node = 0;
   RatioInterval speedup;
-  int parent = Tree::kRootId;
+  int parent = search::Tree::kRootId;
   RatioInterval baseline;  // the parent's interval, or 1x for the reference
   bool clearly_faster = false;
   std::string text;  // one sentence for people: faster, within the noise, or slower
 };
-std::optional<BestVerdict> JudgeBest(const Tree& tree);
+std::optional<BestVerdict> JudgeBest(const search::Tree& tree);
 
 // What a run is called: the problem file's stem, or its folder's name for a KernelBench-style
 // folder (problems/swish/problem.py → "swish", tests/problems/tiny_swish.py → "tiny_swish").
@@ -67,4 +68,10 @@ std::string RenderMarkdownReport(const RunReportInput& input);
 // search tree. Every text from the run (strategies, errors, paths, labels) is HTML-escaped.
 std::string RenderHtmlReport(const RunReportInput& input);
 
-}  // namespace kernelpro::search
+// What a run leaves for its user in its run directory (store/run_layout.h): best.py when there is
+// a best kernel (`best_source`; an older best.py is removed either way, so it never outlives the
+// run that found it), report.md and report.html. Each file is written whole or not at all; the
+// first failure is returned and names the file.
+Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source);
+
+}  // namespace kernelpro::report

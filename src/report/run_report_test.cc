@@ -3,9 +3,10 @@
 // rendering is a golden file, reviewed as text; regenerate after an intended change with
 //   KERNELPRO_UPDATE_GOLDEN=1 build/kernelpro_tests --gtest_filter='RunReportGolden*'
 // and read the diff before committing it (open the .html in a browser too).
-#include "search/run_report.h"
+#include "report/run_report.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -16,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace kernelpro::search {
+namespace kernelpro::report {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
@@ -28,15 +29,15 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-Outcome Correct(double estimate, double low, double high) {
-  Outcome o;
+search::Outcome Correct(double estimate, double low, double high) {
+  search::Outcome o;
   o.status = EvalStatus::kCorrect;
   o.speedup = RatioInterval{estimate, low, high, 0.95};
   return o;
 }
 
-Outcome Failed(EvalStatus status) {
-  Outcome o;
+search::Outcome Failed(EvalStatus status) {
+  search::Outcome o;
   o.status = status;
   return o;
 }
@@ -49,7 +50,7 @@ Outcome Failed(EvalStatus status) {
 //                                         └─ n4 debug correct 0.90x [0.85, 0.95] not accepted
 struct SyntheticRun {
   SyntheticRun() {
-    EXPECT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+    EXPECT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
                                   {Correct(1.20, 1.10, 1.30), Failed(EvalStatus::kCompileError)},
                                   {0.18, -1.0})
                     .ok());
@@ -63,8 +64,8 @@ struct SyntheticRun {
                     .ok());
     tree.MarkTerminal(6);
 
-    auto info = [this](int id, int iteration, const std::string& strategy) -> NodeInfo& {
-      NodeInfo& n = nodes[id];
+    auto info = [this](int id, int iteration, const std::string& strategy) -> search::NodeInfo& {
+      search::NodeInfo& n = nodes[id];
       n.node_id = id + 1;
       n.candidate_id = id;
       n.iteration = iteration;
@@ -72,27 +73,27 @@ struct SyntheticRun {
       n.file = "candidates/000" + std::to_string(id) + ".py";
       return n;
     };
-    NodeInfo& n1 = info(1, 1, "one thread per element, float4 loads");
+    search::NodeInfo& n1 = info(1, 1, "one thread per element, float4 loads");
     n1.verdict = "accepted";
     n1.candidate_ms = 0.100;
     n1.tools_fired = {"memory_coalescing"};
-    NodeInfo& n2 = info(2, 1, "shared-memory tiles | cp.async");
+    search::NodeInfo& n2 = info(2, 1, "shared-memory tiles | cp.async");
     n2.errors =
         "kernel.cu(12): error: no operator \"<\" matches these operands\n"
         "            operand types are: Vec<float, 4> < int\n"
         "  if (v < 0 && idx < n) {\n"
         "        ^\n"
         "1 error detected in the compilation of \"kernel.cu\".";
-    NodeInfo& n3 = info(3, 2, "fix the comparison with a lane-wise any()");
+    search::NodeInfo& n3 = info(3, 2, "fix the comparison with a lane-wise any()");
     n3.errors = "outputs differ from the reference: max_abs_err 0.25 at [3, 17]";
-    NodeInfo& n4 = info(4, 2, "compare component by component");
+    search::NodeInfo& n4 = info(4, 2, "compare component by component");
     n4.verdict = "not accepted";
     n4.candidate_ms = 0.133;
-    NodeInfo& n5 = info(5, 3, "grid-stride loop, __expf, 8 elements per thread");
+    search::NodeInfo& n5 = info(5, 3, "grid-stride loop, __expf, 8 elements per thread");
     n5.verdict = "accepted";
     n5.candidate_ms = 0.060;
     n5.tools_fired = {"fast_math_intrinsics", "warp_stall"};
-    NodeInfo& n6 = info(6, 3, "persistent kernel with a global atomic counter");
+    search::NodeInfo& n6 = info(6, 3, "persistent kernel with a global atomic counter");
     n6.errors = "CUDA error: an illegal memory access was encountered";
 
     input.options.problem = "/work/problems/swish.py";
@@ -102,7 +103,7 @@ struct SyntheticRun {
     input.options.search = "mcts";
     input.options.device = "cuda";
     input.options.memory = false;
-    input.summary.stop = StopReason::kIterations;
+    input.summary.stop = search::StopReason::kIterations;
     input.summary.stop_message = "3 iterations done";
     input.summary.iterations_done = 3;
     input.summary.best = 5;
@@ -129,8 +130,8 @@ struct SyntheticRun {
     input.stage1 = stage1;
   }
 
-  Tree tree;
-  std::map<int, NodeInfo> nodes;
+  search::Tree tree;
+  std::map<int, search::NodeInfo> nodes;
   RunReportInput input;
 };
 
@@ -313,8 +314,8 @@ TEST(RunReportTest, HtmlIsOneOfflinePageAndTheSameRunRendersTheSameBytes) {
 }
 
 TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale) {
-  Tree tree;
-  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+  search::Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
                                 {Correct(0.50, 0.45, 0.55)}, {-0.69})
                   .ok());
   RunReportInput input;
@@ -329,12 +330,12 @@ TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale
 }
 
 TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
-  Tree tree;
-  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial,
+  search::Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
                                 {Failed(EvalStatus::kCompileError), Failed(EvalStatus::kTimeout)},
                                 {-1.0, -1.0})
                   .ok());
-  std::map<int, NodeInfo> nodes;
+  std::map<int, search::NodeInfo> nodes;
   nodes[1].errors = "error: expected ';'";
   for (int line = 0; line < 100; ++line) nodes[2].errors += "line " + std::to_string(line) + "\n";
   RunReportInput input;
@@ -354,10 +355,38 @@ TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
   EXPECT_FALSE(Contains(html, "line 20"));
 }
 
-}  // namespace
-}  // namespace kernelpro::search
+TEST(RunFilesTest, ARunLeavesItsKernelAndBothReportsAndNoStaleKernel) {
+  std::string dir = ::testing::TempDir() + "/run_files_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  SyntheticRun run;
+  run.input.options.run_dir = dir;
+  ASSERT_TRUE(WriteRunFiles(run.input, std::string("# the kernel\n")).ok());
+  std::ifstream best(dir + "/best.py");
+  std::stringstream text;
+  text << best.rdbuf();
+  EXPECT_TRUE(Contains(text.str(), "# the kernel")) << text.str();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.md"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.html"));
 
-namespace kernelpro::search {
+  // A resumed run that lost its best kernel must not leave the old one behind.
+  ASSERT_TRUE(WriteRunFiles(run.input, std::nullopt).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/best.py"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.md"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunFilesTest, AnUnwritableRunDirectoryIsAnErrorNamingTheFile) {
+  SyntheticRun run;
+  run.input.options.run_dir = "/proc/kernelpro-no-such-dir";
+  Status written = WriteRunFiles(run.input, std::string("# k\n"));
+  ASSERT_FALSE(written.ok());
+  EXPECT_TRUE(Contains(written.message(), "best.py")) << written.message();
+}
+
+}  // namespace
+}  // namespace kernelpro::report
+
+namespace kernelpro::report {
 namespace {
 
 TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
@@ -368,4 +397,4 @@ TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
 }
 
 }  // namespace
-}  // namespace kernelpro::search
+}  // namespace kernelpro::report

@@ -1,4 +1,4 @@
-#include "search/run_report.h"
+#include "report/run_report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,10 +9,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_io.h"
 #include "core/stats.h"
 #include "core/text.h"
+#include "store/run_layout.h"
 
-namespace kernelpro::search {
+namespace kernelpro::report {
 namespace {
 
 // ---- Pieces both reports (and best.py's header) are made of ----
@@ -23,26 +25,26 @@ std::string ConfidenceInterval(const RatioInterval& r) {
          FormatFixed(r.high) + "]";
 }
 
-std::string NodeName(int id) { return id == Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
+std::string NodeName(int id) { return id == search::Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
 
-const NodeInfo* Info(const RunReportInput& in, int id) {
+const search::NodeInfo* Info(const RunReportInput& in, int id) {
   if (!in.nodes) return nullptr;
   auto it = in.nodes->find(id);
   return it == in.nodes->end() ? nullptr : &it->second;
 }
 
-std::string Mode(const Node& node) { return node.mode ? agents::ToString(*node.mode) : "root"; }
+std::string Mode(const search::Node& node) { return node.mode ? agents::ToString(*node.mode) : "root"; }
 
-std::vector<int> Lineage(const Tree& tree, int id) {
+std::vector<int> Lineage(const search::Tree& tree, int id) {
   std::vector<int> path;
   for (int n = id; n >= 0; n = tree.node(n).parent) path.insert(path.begin(), n);
   return path;
 }
 
-std::string LineageText(const Tree& tree, int id) {
+std::string LineageText(const search::Tree& tree, int id) {
   std::string text;
   for (int n : Lineage(tree, id)) {
-    const Node& node = tree.node(n);
+    const search::Node& node = tree.node(n);
     if (!text.empty()) text += " -> ";
     text += NodeName(n);
     if (!node.is_root()) {
@@ -73,18 +75,18 @@ std::string Join(const std::vector<std::string>& items, const std::string& separ
 
 // What the reports show of one tree node, whichever way they render it.
 struct NodeFacts {
-  const Node* node = nullptr;
+  const search::Node* node = nullptr;
   std::string name;    // "ROOT", "n3"
   int iteration = 0;   // 1-based; 0 for ROOT
   std::string mode;    // "initial", "debug", "optimize"; "root"
   std::string status;  // "correct", "compile_error", ...; "reference" for ROOT
   std::optional<RatioInterval> speedup;  // a correct node's, when timed
-  const NodeInfo* info = nullptr;        // null when the orchestrator gave none
+  const search::NodeInfo* info = nullptr;        // null when the orchestrator gave none
   std::string verdict;                   // "accepted", "not accepted", ""
 };
 
 NodeFacts FactsOf(const RunReportInput& in, int id) {
-  const Node& node = in.tree->node(id);
+  const search::Node& node = in.tree->node(id);
   NodeFacts f;
   f.node = &node;
   f.name = NodeName(id);
@@ -110,7 +112,7 @@ struct HeaderFact {
 };
 
 std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
-  const OptimizeOptions& o = in.options;
+  const search::OptimizeOptions& o = in.options;
   const RunEnvironment& env = in.environment;
   std::vector<HeaderFact> facts;
   facts.push_back({"Problem", o.problem, true});
@@ -132,9 +134,9 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
                                         FormatFixed(in.summary.cost_usd, 4)});
   int correct = 0, evaluated = 0, unusable = 0;
-  for (const Node& node : in.tree->nodes()) {
+  for (const search::Node& node : in.tree->nodes()) {
     if (node.is_root()) continue;
-    const NodeInfo* info = Info(in, node.id);
+    const search::NodeInfo* info = Info(in, node.id);
     if (info && info->candidate_id == 0) {
       ++unusable;  // the reply held no candidate: nothing was built or checked
       continue;
@@ -171,21 +173,21 @@ std::string RooflineText(const RunReportInput& in) {
 struct IterationFacts {
   int iteration = 0;  // 1-based
   std::string mode;
-  int expanded = Tree::kRootId;
+  int expanded = search::Tree::kRootId;
   std::string outcome;  // "n1 correct 1.50x [1.40, 1.60] accepted; n2 compile_error"
   std::string tools;    // "n1: memory_coalescing; n2: warp_stall"; "" when none fired
 };
 
 std::vector<IterationFacts> IterationsOf(const RunReportInput& in) {
-  const Tree& tree = *in.tree;
+  const search::Tree& tree = *in.tree;
   std::vector<IterationFacts> iterations;
   for (int e = 0; e < tree.expansions(); ++e) {
     std::vector<int> children;
-    for (const Node& node : tree.nodes()) {
+    for (const search::Node& node : tree.nodes()) {
       if (node.expansion == e) children.push_back(node.id);
     }
     if (children.empty()) continue;
-    const Node& first = tree.node(children.front());
+    const search::Node& first = tree.node(children.front());
     IterationFacts it;
     it.iteration = e + 1;
     it.mode = Mode(first);
@@ -239,7 +241,7 @@ std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t m
 
 void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstream& out) {
   NodeFacts f = FactsOf(in, id);
-  const Node& node = *f.node;
+  const search::Node& node = *f.node;
   out << std::string(2 * depth, ' ') << "- **" << f.name << "**";
   if (node.is_root()) {
     out << " (the reference; visits " << node.visits << ", mean reward "
@@ -338,13 +340,13 @@ std::string HtmlNodeLink(int id) {
 
 void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream& out) {
   NodeFacts f = FactsOf(in, id);
-  const Node& node = *f.node;
+  const search::Node& node = *f.node;
   out << "<li id=\"" << f.name << "\">";
   if (node.is_root()) {
     out << "<b>ROOT</b> <span class=\"muted\">(the reference; visits " << node.visits
         << ", mean reward " << FormatFixed(node.MeanReward()) << ")</span>\n";
   } else {
-    const NodeInfo* info = f.info;
+    const search::NodeInfo* info = f.info;
     out << "<details><summary><b>" << f.name << "</b> it " << f.iteration << " · "
         << Html(f.mode) << " · " << HtmlStatus(f);
     if (!f.verdict.empty()) out << " · " << Html(f.verdict);
@@ -387,18 +389,18 @@ std::string ProblemName(const std::string& problem) {
   return path.stem().string();
 }
 
-std::optional<BestVerdict> JudgeBest(const Tree& tree) {
+std::optional<BestVerdict> JudgeBest(const search::Tree& tree) {
   auto best = tree.BestNode();
   if (!best) return std::nullopt;
-  const Node& node = tree.node(*best);
+  const search::Node& node = tree.node(*best);
   BestVerdict v;
   v.node = *best;
   v.speedup = node.speedup.value_or(RatioInterval{1, 1, 1, 0});
   v.parent = node.parent;
-  const Node& parent = tree.node(node.parent);
+  const search::Node& parent = tree.node(node.parent);
   const bool against_parent = parent.correct() && parent.speedup.has_value();
   v.baseline = against_parent ? *parent.speedup : RatioInterval{1, 1, 1, 0};
-  v.clearly_faster = ClearlyFaster(v.speedup, v.baseline);
+  v.clearly_faster = search::ClearlyFaster(v.speedup, v.baseline);
   const std::string who =
       against_parent ? "its parent " + NodeName(v.parent) + " (" + RatioText(v.baseline) + ")"
                      : std::string("the reference (1x)");
@@ -419,14 +421,14 @@ std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& in) {
   if (!in.stage1 || !in.tree || in.options.device != "cuda") return std::nullopt;
   auto best = in.tree->BestNode();
   if (!best) return std::nullopt;
-  const NodeInfo* info = Info(in, *best);
+  const search::NodeInfo* info = Info(in, *best);
   if (!info || !info->candidate_ms || *info->candidate_ms <= 0) return std::nullopt;
   return PositionAgainstRoofline(*in.stage1, *info->candidate_ms * 1e-3);
 }
 
 std::string RenderBestKernel(const RunReportInput& in, const std::string& source) {
   std::ostringstream out;
-  const Tree& tree = *in.tree;
+  const search::Tree& tree = *in.tree;
   auto verdict = JudgeBest(tree);
   const RunEnvironment& env = in.environment;
   out << "# kernelpro: the fastest validated kernel of the run in " << in.options.run_dir << "\n";
@@ -441,7 +443,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
         << ConfidenceInterval(verdict->speedup) << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
-    const Node& node = tree.node(verdict->node);
+    const search::Node& node = tree.node(verdict->node);
     out << "# found in:  iteration " << node.expansion + 1 << " of " << in.summary.iterations_done
         << " (" << in.options.search << ", " << in.options.candidates
         << " candidates per iteration)\n";
@@ -453,7 +455,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
 
 std::string RenderMarkdownReport(const RunReportInput& in) {
   std::ostringstream out;
-  const Tree& tree = *in.tree;
+  const search::Tree& tree = *in.tree;
   out << "# kernelpro run: " << ProblemName(in.options.problem) << "\n\n";
   for (const HeaderFact& fact : HeaderFacts(in)) {
     out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
@@ -465,7 +467,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   if (!verdict) {
     out << "No correct kernel was found.\n\n";
   } else {
-    const NodeInfo* info = Info(in, verdict->node);
+    const search::NodeInfo* info = Info(in, verdict->node);
     out << "Best kernel: **" << NodeName(verdict->node) << "**";
     if (info && !info->file.empty()) out << " (`" << info->file << "`, saved as `best.py`)";
     out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over the reference, "
@@ -498,7 +500,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   out << "\n";
 
   out << "## Search tree\n\n";
-  MarkdownTree(in, Tree::kRootId, 0, out);
+  MarkdownTree(in, search::Tree::kRootId, 0, out);
   out << "\n";
 
   if (!in.summary.notes.empty()) {
@@ -511,7 +513,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
 
 std::string RenderHtmlReport(const RunReportInput& in) {
   std::ostringstream out;
-  const Tree& tree = *in.tree;
+  const search::Tree& tree = *in.tree;
   const std::string title = "kernelpro run: " + ProblemName(in.options.problem);
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -532,7 +534,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   if (!verdict) {
     out << "<p>No correct kernel was found.</p>\n";
   } else {
-    const NodeInfo* info = Info(in, verdict->node);
+    const search::NodeInfo* info = Info(in, verdict->node);
     out << "<p>Best kernel: <strong>" << HtmlNodeLink(verdict->node) << "</strong>";
     if (info && !info->file.empty()) {
       out << " (<code>" << Html(info->file) << "</code>, saved as <code>best.py</code>)";
@@ -566,7 +568,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       << "<th>tools that fired</th></tr>\n";
   for (const IterationFacts& it : IterationsOf(in)) {
     out << "<tr><td>" << it.iteration << "</td><td>" << Html(it.mode) << "</td><td>"
-        << (it.expanded == Tree::kRootId ? "ROOT" : HtmlNodeLink(it.expanded)) << "</td><td>"
+        << (it.expanded == search::Tree::kRootId ? "ROOT" : HtmlNodeLink(it.expanded)) << "</td><td>"
         << Html(it.outcome) << "</td><td>" << (it.tools.empty() ? "-" : Html(it.tools))
         << "</td></tr>\n";
   }
@@ -577,7 +579,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
          "reference and its interval, and the noise verdict against its parent; open a node for "
          "its strategy, statistics, tools and errors.</p>\n";
   out << "<ul class=\"tree\">\n";
-  HtmlTree(in, Tree::kRootId, best, out);
+  HtmlTree(in, search::Tree::kRootId, best, out);
   out << "</ul>\n";
 
   if (!in.summary.notes.empty()) {
@@ -589,4 +591,21 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   return out.str();
 }
 
-}  // namespace kernelpro::search
+Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source) {
+  const store::RunLayout layout(input.options.run_dir);
+  std::error_code ec;
+  std::filesystem::remove(layout.best_kernel(), ec);
+  if (best_source) {
+    if (Status s = WriteFileAtomically(layout.best_kernel(), RenderBestKernel(input, *best_source));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (Status s = WriteFileAtomically(layout.markdown_report(), RenderMarkdownReport(input));
+      !s.ok()) {
+    return s;
+  }
+  return WriteFileAtomically(layout.html_report(), RenderHtmlReport(input));
+}
+
+}  // namespace kernelpro::report
