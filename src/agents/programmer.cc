@@ -376,4 +376,49 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   return result;
 }
 
+ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt& prompt,
+                                             const ProgrammerOptions& options,
+                                             const std::vector<double>& temperatures) {
+  if (temperatures.size() < 2) {
+    ProgrammerOptions one = options;
+    if (!temperatures.empty()) one.temperature = temperatures.front();
+    return RunProgrammer(backend, prompt, one);
+  }
+  ProgrammerResult merged;
+  merged.asked = std::max(1, options.num_candidates);
+  std::optional<llm::Error> last_error;
+  for (int i = 0; i < merged.asked; ++i) {
+    ProgrammerOptions one = options;
+    one.num_candidates = 1;
+    one.temperature = temperatures[i % temperatures.size()];
+    ProgrammerResult part = RunProgrammer(backend, prompt, one);
+    merged.usage.input_tokens += part.usage.input_tokens;
+    merged.usage.output_tokens += part.usage.output_tokens;
+    merged.raw_text += (merged.raw_text.empty() ? "" : "\n\n") + part.raw_text;
+    merged.from_fenced_blocks = merged.from_fenced_blocks || part.from_fenced_blocks;
+    for (std::string& note : part.notes) {
+      if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {
+        merged.notes.push_back(std::move(note));
+      }
+    }
+    for (RejectedCandidate& r : part.rejected) merged.rejected.push_back(std::move(r));
+    if (part.error) last_error = part.error;
+    for (Candidate& c : part.candidates) {
+      auto same = std::find_if(merged.candidates.begin(), merged.candidates.end(),
+                               [&](const Candidate& m) { return Trim(m.code) == Trim(c.code); });
+      if (same != merged.candidates.end()) {
+        merged.rejected.push_back(
+            {c.strategy,
+             "duplicate of candidate " + std::to_string(same - merged.candidates.begin() + 1) +
+                 " (same code)",
+             c.code});
+      } else {
+        merged.candidates.push_back(std::move(c));
+      }
+    }
+  }
+  if (merged.candidates.empty()) merged.error = last_error;
+  return merged;
+}
+
 }  // namespace kernelpro::agents

@@ -71,6 +71,16 @@ struct ProgrammerResult {
   std::vector<std::string> notes;   // checks that could not run, a reply cut off, ...
 };
 
+// The programmer at several temperatures (the paper seeds its runs at several): one request per
+// candidate, each asking for one, candidate i at temperatures[i % size], on the same prompt (which
+// must ask for one candidate). Their candidates are merged in order, a repeat of an earlier one
+// rejected as a duplicate; usage, notes and raw replies add up; the result has an error only when
+// no request brought a candidate (the last error). With fewer than two temperatures it is
+// RunProgrammer at that temperature.
+ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt& prompt,
+                                             const ProgrammerOptions& options,
+                                             const std::vector<double>& temperatures);
+
 // The JSON Schema of the reply: {"candidates": [{"strategy": string, "code": string}]}.
 Json CandidatesSchema();
 

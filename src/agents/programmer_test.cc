@@ -256,6 +256,54 @@ class ModelNew(torch.nn.Module):
         return _ext.f(x)
 )";
 
+// A reply with one candidate whose kernel is named after `tag`.
+llm::Response OneCandidate(const std::string& strategy, const std::string& tag) {
+  const std::string code =
+      "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+      "_CU = '__global__ void k_" +
+      tag +
+      "(float* y) {}'\n"
+      "_ext = load_inline(name='x', cpp_sources='', cuda_sources=_CU, functions=[])\n"
+      "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n";
+  return llm::testing::TextResponse(
+      DumpJson(Json{{"candidates", Json::array({{{"strategy", strategy}, {"code", code}}})}}),
+      llm::Usage{10, 5});
+}
+
+TEST(ProgrammerTest, SeveralTemperaturesAskOncePerCandidateEachAtItsOwn) {
+  llm::testing::ScriptedBackend backend;
+  backend.Push(OneCandidate("cool", "a"));
+  backend.Push(OneCandidate("warm", "b"));
+  backend.Push(OneCandidate("cool again", "a"));
+  ProgrammerOptions options;
+  options.num_candidates = 3;
+  ProgrammerResult r = RunProgrammerAtTemperatures(backend, SwishPrompt(), options, {0.2, 0.7});
+
+  const std::vector<llm::Request> sent = backend.Requests();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[0].temperature, 0.2);
+  EXPECT_EQ(sent[1].temperature, 0.7);
+  EXPECT_EQ(sent[2].temperature, 0.2) << "the temperatures repeat over the candidates";
+  EXPECT_TRUE(Contains(sent[0].messages[0].text, "Propose one candidate."))
+      << sent[0].messages[0].text;
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.candidates[0].strategy, "cool");
+  EXPECT_EQ(r.candidates[1].strategy, "warm");
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].reason, "duplicate of candidate 1 (same code)");
+  EXPECT_EQ(r.usage.input_tokens, 30);
+  EXPECT_FALSE(r.error);
+}
+
+TEST(ProgrammerTest, OneTemperatureIsOneRequestAtThatTemperature) {
+  llm::testing::ScriptedBackend backend;
+  backend.Push(OneCandidate("only", "a"));
+  ProgrammerResult r = RunProgrammerAtTemperatures(backend, SwishPrompt(), {}, {0.45});
+  ASSERT_EQ(backend.Requests().size(), 1u);
+  EXPECT_EQ(backend.Requests()[0].temperature, 0.45);
+  EXPECT_EQ(r.candidates.size(), 1u);
+}
+
 TEST(CandidateCheckTest, CpuCandidatesNeedCppSourceAndCudaCandidatesCudaSource) {
   CheckOptions cpu;
   cpu.device = "cpu";

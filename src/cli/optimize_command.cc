@@ -50,6 +50,7 @@ struct OptimizeArgs {
   int iterations = -1;  // < 0: not given (30, or the demo's length)
   int candidates = 2;
   int max_tokens = 16384;
+  std::vector<double> temperatures;  // --temperature: one, or one per candidate
   bool no_memory = false;
   bool demo = false;
   std::uint64_t seed = 0;
@@ -69,121 +70,6 @@ struct ResumeArgs {
 };
 
 // ---- what a resumed run needs from the command line that started it
-
-Json LlmConfigJson(const llm::LlmConfig& c) {
-  return Json{{"provider", c.provider},
-              {"model", c.model},
-              {"base_url", c.base_url},
-              {"api_key_env", c.api_key_env},
-              {"allow_insecure_key", c.allow_insecure_key},
-              {"region", c.region},
-              {"aws_profile", c.aws_profile},
-              {"structured_output", c.structured_output},
-              {"replay_mode", c.replay_mode},
-              {"record_to", c.record_to},
-              {"prices_file", c.prices_file},
-              {"connect_timeout_s", c.connect_timeout_s},
-              {"timeout_s", c.timeout_s},
-              {"max_attempts", c.max_attempts},
-              {"max_concurrency", c.max_concurrency},
-              {"max_tokens_cap", c.max_tokens_cap}};
-}
-
-llm::LlmConfig LlmConfigFromJson(const Json& j) {
-  llm::LlmConfig c;
-  c.provider = JsonGet<std::string>(j, "provider", c.provider);
-  c.model = JsonGet<std::string>(j, "model", c.model);
-  c.base_url = JsonGet<std::string>(j, "base_url", c.base_url);
-  c.api_key_env = JsonGet<std::string>(j, "api_key_env", c.api_key_env);
-  // Stored from the profile that started the run, so `resume` sends the key where that profile
-  // allowed it; a new --llm on resume replaces the whole config and with it this.
-  c.allow_insecure_key = JsonGet<bool>(j, "allow_insecure_key", c.allow_insecure_key);
-  c.region = JsonGet<std::string>(j, "region", c.region);
-  c.aws_profile = JsonGet<std::string>(j, "aws_profile", c.aws_profile);
-  c.structured_output = JsonGet<bool>(j, "structured_output", c.structured_output);
-  c.replay_mode = JsonGet<std::string>(j, "replay_mode", c.replay_mode);
-  c.record_to = JsonGet<std::string>(j, "record_to", c.record_to);
-  c.prices_file = JsonGet<std::string>(j, "prices_file", c.prices_file);
-  c.connect_timeout_s = JsonGet<double>(j, "connect_timeout_s", c.connect_timeout_s);
-  c.timeout_s = JsonGet<double>(j, "timeout_s", c.timeout_s);
-  c.max_attempts = JsonGet<int>(j, "max_attempts", c.max_attempts);
-  c.max_concurrency = JsonGet<int>(j, "max_concurrency", c.max_concurrency);
-  c.max_tokens_cap = JsonGet<int>(j, "max_tokens_cap", c.max_tokens_cap);
-  return c;
-}
-
-Json EvalOptionsJson(const EvalOptions& o) {
-  return Json{{"device", o.device},
-              {"correctness_trials", o.correctness_trials},
-              {"extra_trials", o.extra_trials},
-              {"fp64_trials", o.fp64_trials},
-              {"timing_inputs", o.timing_inputs},
-              {"timing_trials", o.timing_trials},
-              {"timing_rounds", o.timing_rounds},
-              {"time_budget_s", o.time_budget_s},
-              {"atol", o.atol},
-              {"rtol", o.rtol},
-              {"vacuous_rel_tol", o.vacuous_rel_tol},
-              {"precision_policy", o.precision_policy},
-              {"precision_bound", o.precision_bound},
-              {"precision_factor", o.precision_factor},
-              {"torch_ops_policy", o.torch_ops_policy},
-              {"allowed_ops", o.allowed_ops},
-              {"static_checks", o.static_checks},
-              {"compile_baseline", o.compile_baseline},
-              {"precompiled_headers", o.precompiled_headers},
-              {"jobs", o.jobs},
-              {"gpus", o.gpus},
-              {"seed", o.seed},
-              {"init_seed", o.init_seed},
-              {"flush_bytes", o.flush_bytes},
-              {"cache_dir", o.cache_dir},
-              {"work_dir", o.work_dir},
-              {"step_timeout_s", o.step_timeout_s},
-              {"build_timeout_s", o.build_timeout_s},
-              {"reference_timeout_s", o.reference_timeout_s},
-              // Not --unsafe-no-sandbox: running unconfined is chosen anew by each process.
-              {"pass_env", o.pass_env},
-              {"sandbox_read_only", o.sandbox_read_only}};
-}
-
-EvalOptions EvalOptionsFromJson(const Json& j) {
-  EvalOptions o;
-#define KP_FIELD(name) o.name = JsonGet<decltype(o.name)>(j, #name, o.name)
-  KP_FIELD(device);
-  KP_FIELD(correctness_trials);
-  KP_FIELD(extra_trials);
-  KP_FIELD(fp64_trials);
-  KP_FIELD(timing_inputs);
-  KP_FIELD(timing_trials);
-  KP_FIELD(timing_rounds);
-  KP_FIELD(time_budget_s);
-  KP_FIELD(atol);
-  KP_FIELD(rtol);
-  KP_FIELD(vacuous_rel_tol);
-  KP_FIELD(precision_policy);
-  KP_FIELD(precision_bound);
-  KP_FIELD(precision_factor);
-  KP_FIELD(torch_ops_policy);
-  KP_FIELD(allowed_ops);
-  KP_FIELD(static_checks);
-  KP_FIELD(compile_baseline);
-  KP_FIELD(precompiled_headers);
-  KP_FIELD(jobs);
-  KP_FIELD(gpus);
-  KP_FIELD(seed);
-  KP_FIELD(init_seed);
-  KP_FIELD(flush_bytes);
-  KP_FIELD(cache_dir);
-  KP_FIELD(work_dir);
-  KP_FIELD(step_timeout_s);
-  KP_FIELD(build_timeout_s);
-  KP_FIELD(reference_timeout_s);
-  KP_FIELD(pass_env);
-  KP_FIELD(sandbox_read_only);
-#undef KP_FIELD
-  return o;
-}
 
 std::string LlmLabel(const llm::LlmConfig& c) {
   std::string label = c.provider + ":" + c.model;
@@ -258,8 +144,7 @@ bool HoldsExchanges(store::RunStore& store) {
 // ---- one run, new or resumed
 
 // `recorded` is set once the run holds something worth resuming (see HoldsExchanges).
-int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOptions eval,
-              const std::string& python, bool resume, bool& recorded) {
+int RunSearch(search::RunConfig options, bool resume, bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
   auto fail = [&](const std::string& message) {
     std::cerr << "kernelpro " << command << ": " << message << "\n";
@@ -278,6 +163,10 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   sink->log = [command](const std::string& line) {
     std::cerr << "kernelpro " << command << ": " << line << "\n";
   };
+  // What this process uses of the stored configuration: it adds a cassette position and paths.
+  llm::LlmConfig llm_config = options.llm;
+  EvalOptions eval = options.executor;
+  const std::string& python = options.worker_python;
   if (resume && llm_config.provider == "replay" && llm_config.replay_mode == "sequential") {
     // A sequential cassette continues, stream by stream, after the replies the earlier
     // processes stored.
@@ -314,9 +203,8 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   {
     agents::BenchmarkingOptions bo;
     bo.measure = options.device == "cuda";
-    const std::string gpu_key = JsonGet<std::string>(options.frontend, "gpu", "");
-    if (!gpu_key.empty()) {
-      if (auto spec = FindGpu(gpu_key); spec.ok()) bo.gpu = *spec;
+    if (!options.gpu_name.empty()) {
+      if (auto spec = FindGpu(options.gpu_name); spec.ok()) bo.gpu = *spec;
     }
     if (options.device == "cuda" || bo.gpu) {
       Executor* stage_one_executor = &*executor;
@@ -386,7 +274,7 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
 
   report::RunReportInput report;
-  report.options = orchestrator.options();
+  report.config = orchestrator.config();
   report.summary = *summary;
   report.tree = &orchestrator.tree();
   report.nodes = &orchestrator.nodes();
@@ -420,10 +308,9 @@ int RunSearch(search::OptimizeOptions options, llm::LlmConfig llm_config, EvalOp
   return summary->best ? 0 : 1;
 }
 
-int Optimize(const search::OptimizeOptions& options, const llm::LlmConfig& llm_config,
-             const EvalOptions& eval, const std::string& python, bool resume) {
+int Optimize(const search::RunConfig& options, bool resume) {
   bool recorded = false;
-  if (resume) return RunSearch(options, llm_config, eval, python, resume, recorded);
+  if (resume) return RunSearch(options, resume, recorded);
   // A new run: a run that fails before it recorded anything takes back what it created (the run
   // directory, or what it added to an existing one), so that no half-made run.db makes the next
   // `optimize` refuse the directory as "already holding a run".
@@ -445,7 +332,7 @@ int Optimize(const search::OptimizeOptions& options, const llm::LlmConfig& llm_c
               << "\n";
     return 2;
   }
-  const int code = RunSearch(options, llm_config, eval, python, resume, recorded);
+  const int code = RunSearch(options, resume, recorded);
   if (!recorded) made->Undo();
   return code;
 }
@@ -486,7 +373,7 @@ int RunOptimize(OptimizeArgs& args) {
     std::cerr << "kernelpro optimize: " << message << "\n";
     return 2;
   };
-  search::OptimizeOptions o;
+  search::RunConfig o;
   std::optional<Demo> demo;
   if (args.demo) {
     if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
@@ -507,6 +394,7 @@ int RunOptimize(OptimizeArgs& args) {
   o.iterations = args.iterations >= 0 ? args.iterations : (demo ? kDemoIterations : 30);
   o.candidates = args.candidates;
   o.programmer_max_tokens = args.max_tokens;
+  o.temperatures = args.temperatures;
   o.search = args.search;
   std::string feedback = args.feedback;
   if (args.tool_mode == "reactive") {
@@ -553,11 +441,11 @@ int RunOptimize(OptimizeArgs& args) {
                  "profile is real)"
               << std::endl;
   }
-  o.frontend = Json{{"llm", LlmConfigJson(*llm_config)},
-                    {"eval", EvalOptionsJson(args.eval)},
-                    {"python", args.python},
-                    {"gpu", args.gpu}};
-  return Optimize(o, *llm_config, args.eval, args.python, /*resume=*/false);
+  o.llm = *llm_config;
+  o.executor = args.eval;
+  o.worker_python = args.python;
+  o.gpu_name = args.gpu;
+  return Optimize(o, /*resume=*/false);
 }
 
 int RunResume(ResumeArgs& args) {
@@ -565,7 +453,7 @@ int RunResume(ResumeArgs& args) {
     std::cerr << "kernelpro resume: " << message << "\n";
     return 2;
   };
-  search::OptimizeOptions o;
+  search::RunConfig o;
   if (!fs::is_directory(args.run_dir)) return fail(args.run_dir + " is not a directory");
   auto lock = store::RunDirectoryLock::Acquire(args.run_dir, "resume");
   if (!lock.ok()) return fail(lock.status().message());
@@ -574,7 +462,7 @@ int RunResume(ResumeArgs& args) {
     store_options.create = false;
     auto store = store::RunStore::Open(args.run_dir, store_options);
     if (!store.ok()) return fail(args.run_dir + ": " + store.status().message());
-    auto stored = search::StoredRunOptions(**store);
+    auto stored = search::StoredRunConfig(**store);
     if (!stored.ok()) return fail(stored.status().message());
     o = std::move(*stored);
   }
@@ -582,20 +470,18 @@ int RunResume(ResumeArgs& args) {
   if (args.iterations >= 0) o.iterations = args.iterations;
   if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
   if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
-  llm::LlmConfig llm_config = LlmConfigFromJson(JsonGet<Json>(o.frontend, "llm", Json::object()));
   if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
     auto given = ResolveLlmConfig(args.llm);
     if (!given.ok()) return fail(given.status().message());
-    llm_config = *given;
+    o.llm = *given;
   }
-  EvalOptions eval = EvalOptionsFromJson(JsonGet<Json>(o.frontend, "eval", Json::object()));
+  EvalOptions& eval = o.executor;
   eval.unsafe_no_sandbox = args.sandbox.unsafe_no_sandbox;
   for (const std::string& name : args.sandbox.pass_env) eval.pass_env.push_back(name);
   for (const std::string& path : args.sandbox.sandbox_read_only) {
     eval.sandbox_read_only.push_back(path);
   }
-  std::string python = JsonGet<std::string>(o.frontend, "python", "");
-  return Optimize(o, llm_config, eval, python, /*resume=*/true);
+  return Optimize(o, /*resume=*/true);
 }
 
 }  // namespace
@@ -627,6 +513,11 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
                   "truncated reply is asked again with twice as many, up to the LLM's cap)")
       ->check(WholeRange(256, 1000000))
       ->capture_default_str();
+  cmd->add_option("--temperature", args->temperatures,
+                  "Sampling temperature of the programmer (default: the server's); several, "
+                  "comma-separated: one request per candidate, candidate i at the i-th")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 2.0));
   cmd->add_option("--feedback", args->feedback,
                   "What the programmer learns of a working kernel: tools (micro-profiling "
                   "guidance), raw (ncu counters) or none")

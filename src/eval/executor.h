@@ -98,6 +98,11 @@ struct EvalOptions {
   std::vector<std::string> sandbox_read_only;  // extra paths candidates may read (a CUTLASS tree)
 };
 
+// The options as a run stores them for `kernelpro resume`, and back; missing keys keep their
+// defaults. unsafe_no_sandbox is never stored: running unconfined is chosen anew by each process.
+Json ToJson(const EvalOptions& options);
+EvalOptions EvalOptionsFromJson(const Json& json);
+
 struct EvalReport {
   std::string problem;
   Json reference;  // the reference step's metadata: trials, vacuity, fp64 error, notes, manifests

@@ -212,4 +212,46 @@ Json DescribeLlmConfig(const LlmConfig& c) {
   return j;
 }
 
+Json ToJson(const LlmConfig& c) {
+  return Json{{"provider", c.provider},
+              {"model", c.model},
+              {"base_url", c.base_url},
+              {"api_key_env", c.api_key_env},
+              {"allow_insecure_key", c.allow_insecure_key},
+              {"region", c.region},
+              {"aws_profile", c.aws_profile},
+              {"structured_output", c.structured_output},
+              {"replay_mode", c.replay_mode},
+              {"record_to", c.record_to},
+              {"prices_file", c.prices_file},
+              {"connect_timeout_s", c.connect_timeout_s},
+              {"timeout_s", c.timeout_s},
+              {"max_attempts", c.max_attempts},
+              {"max_concurrency", c.max_concurrency},
+              {"max_tokens_cap", c.max_tokens_cap}};
+}
+
+LlmConfig LlmConfigFromJson(const Json& j) {
+  LlmConfig c;
+  c.provider = JsonGet<std::string>(j, "provider", c.provider);
+  c.model = JsonGet<std::string>(j, "model", c.model);
+  c.base_url = JsonGet<std::string>(j, "base_url", c.base_url);
+  c.api_key_env = JsonGet<std::string>(j, "api_key_env", c.api_key_env);
+  // Stored from the profile that started the run, so `resume` sends the key where that profile
+  // allowed it; a new --llm on resume replaces the whole config and with it this.
+  c.allow_insecure_key = JsonGet<bool>(j, "allow_insecure_key", c.allow_insecure_key);
+  c.region = JsonGet<std::string>(j, "region", c.region);
+  c.aws_profile = JsonGet<std::string>(j, "aws_profile", c.aws_profile);
+  c.structured_output = JsonGet<bool>(j, "structured_output", c.structured_output);
+  c.replay_mode = JsonGet<std::string>(j, "replay_mode", c.replay_mode);
+  c.record_to = JsonGet<std::string>(j, "record_to", c.record_to);
+  c.prices_file = JsonGet<std::string>(j, "prices_file", c.prices_file);
+  c.connect_timeout_s = JsonGet<double>(j, "connect_timeout_s", c.connect_timeout_s);
+  c.timeout_s = JsonGet<double>(j, "timeout_s", c.timeout_s);
+  c.max_attempts = JsonGet<int>(j, "max_attempts", c.max_attempts);
+  c.max_concurrency = JsonGet<int>(j, "max_concurrency", c.max_concurrency);
+  c.max_tokens_cap = JsonGet<int>(j, "max_tokens_cap", c.max_tokens_cap);
+  return c;
+}
+
 }  // namespace kernelpro::llm

@@ -84,4 +84,9 @@ Result<LlmConfig> LoadLlmProfile(const std::string& path, const std::string& nam
 // the config; the key's variable name is shown, never its value).
 Json DescribeLlmConfig(const LlmConfig& config);
 
+// The whole config (replay_skip aside: each process derives it) as a run stores it for `kernelpro
+// resume`, and back; missing keys keep their defaults. Holds no secret, as the config holds none.
+Json ToJson(const LlmConfig& config);
+LlmConfig LlmConfigFromJson(const Json& json);
+
 }  // namespace kernelpro::llm

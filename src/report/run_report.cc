@@ -112,7 +112,7 @@ struct HeaderFact {
 };
 
 std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
-  const search::OptimizeOptions& o = in.options;
+  const search::RunConfig& o = in.config;
   const RunEnvironment& env = in.environment;
   std::vector<HeaderFact> facts;
   facts.push_back({"Problem", o.problem, true});
@@ -123,6 +123,14 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   facts.push_back({"Device", device});
   if (!env.toolchain.empty()) facts.push_back({"Toolchain", env.toolchain});
   if (!in.llm.empty()) facts.push_back({"LLM", in.llm});
+  if (!o.temperatures.empty()) {
+    std::string temperatures;
+    for (double t : o.temperatures) {
+      temperatures += (temperatures.empty() ? "" : ", ") + FormatFixed(t, 2);
+    }
+    facts.push_back({o.temperatures.size() > 1 ? "Temperatures (one per candidate)" : "Temperature",
+                     temperatures});
+  }
   facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) +
                                  " of " + std::to_string(o.iterations) + " iterations, " +
                                  std::to_string(o.candidates) +
@@ -163,8 +171,8 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
 // "reaches 71 % of the attainable bound (...)", or why the position is unknown.
 std::string RooflineText(const RunReportInput& in) {
   if (auto position = BestRooflinePosition(in)) return position->summary;
-  if (in.options.device != "cuda") {
-    return "unknown (measured on " + in.options.device + ", not on a GPU).";
+  if (in.config.device != "cuda") {
+    return "unknown (measured on " + in.config.device + ", not on a GPU).";
   }
   return in.stage1 ? "unknown (no timing of the best kernel)." : "unknown (no Stage-1 analysis).";
 }
@@ -418,7 +426,7 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree) {
 }
 
 std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& in) {
-  if (!in.stage1 || !in.tree || in.options.device != "cuda") return std::nullopt;
+  if (!in.stage1 || !in.tree || in.config.device != "cuda") return std::nullopt;
   auto best = in.tree->BestNode();
   if (!best) return std::nullopt;
   const search::NodeInfo* info = Info(in, *best);
@@ -431,9 +439,9 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
   const search::Tree& tree = *in.tree;
   auto verdict = JudgeBest(tree);
   const RunEnvironment& env = in.environment;
-  out << "# kernelpro: the fastest validated kernel of the run in " << in.options.run_dir << "\n";
-  out << "# problem:   " << in.options.problem << "\n";
-  std::string device = env.device.empty() ? in.options.device : env.device;
+  out << "# kernelpro: the fastest validated kernel of the run in " << in.config.run_dir << "\n";
+  out << "# problem:   " << in.config.problem << "\n";
+  std::string device = env.device.empty() ? in.config.device : env.device;
   if (!env.device_name.empty()) device += ", " + env.device_name;
   out << "# device:    " << device << "\n";
   out << "# driver:    " << (env.driver.empty() ? "unknown" : env.driver) << "\n";
@@ -445,7 +453,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
     const search::Node& node = tree.node(verdict->node);
     out << "# found in:  iteration " << node.expansion + 1 << " of " << in.summary.iterations_done
-        << " (" << in.options.search << ", " << in.options.candidates
+        << " (" << in.config.search << ", " << in.config.candidates
         << " candidates per iteration)\n";
   }
   out << "\n" << source;
@@ -456,7 +464,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
 std::string RenderMarkdownReport(const RunReportInput& in) {
   std::ostringstream out;
   const search::Tree& tree = *in.tree;
-  out << "# kernelpro run: " << ProblemName(in.options.problem) << "\n\n";
+  out << "# kernelpro run: " << ProblemName(in.config.problem) << "\n\n";
   for (const HeaderFact& fact : HeaderFacts(in)) {
     out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
   }
@@ -514,7 +522,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
 std::string RenderHtmlReport(const RunReportInput& in) {
   std::ostringstream out;
   const search::Tree& tree = *in.tree;
-  const std::string title = "kernelpro run: " + ProblemName(in.options.problem);
+  const std::string title = "kernelpro run: " + ProblemName(in.config.problem);
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>" << Html(title) << "</title>\n<style>" << kHtmlStyle << "</style>\n"
@@ -592,7 +600,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
 }
 
 Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source) {
-  const store::RunLayout layout(input.options.run_dir);
+  const store::RunLayout layout(input.config.run_dir);
   std::error_code ec;
   std::filesystem::remove(layout.best_kernel(), ec);
   if (best_source) {

@@ -27,7 +27,7 @@ struct RunEnvironment {
 };
 
 struct RunReportInput {
-  search::OptimizeOptions options;
+  search::RunConfig config;
   search::OptimizeSummary summary;
   const search::Tree* tree = nullptr;
   const std::map<int, search::NodeInfo>* nodes = nullptr;

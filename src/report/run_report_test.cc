@@ -96,13 +96,13 @@ struct SyntheticRun {
     search::NodeInfo& n6 = info(6, 3, "persistent kernel with a global atomic counter");
     n6.errors = "CUDA error: an illegal memory access was encountered";
 
-    input.options.problem = "/work/problems/swish.py";
-    input.options.run_dir = "/work/runs/swish-20250101";
-    input.options.iterations = 3;
-    input.options.candidates = 2;
-    input.options.search = "mcts";
-    input.options.device = "cuda";
-    input.options.memory = false;
+    input.config.problem = "/work/problems/swish.py";
+    input.config.run_dir = "/work/runs/swish-20250101";
+    input.config.iterations = 3;
+    input.config.candidates = 2;
+    input.config.search = "mcts";
+    input.config.device = "cuda";
+    input.config.memory = false;
     input.summary.stop = search::StopReason::kIterations;
     input.summary.stop_message = "3 iterations done";
     input.summary.iterations_done = 3;
@@ -117,7 +117,7 @@ struct SyntheticRun {
     input.llm = "openai:gpt-4o";
 
     ReferenceAnalysis stage1;
-    stage1.problem = input.options.problem;
+    stage1.problem = input.config.problem;
     stage1.device = "cuda";
     stage1.gpu = "h200";
     stage1.gpu_name = "NVIDIA H200 SXM";
@@ -247,8 +247,8 @@ TEST(RunReportTest, HtmlEscapesEveryTextFromTheRun) {
   run.nodes[6].errors = hostile;
   run.nodes[1].file = hostile;
   run.input.llm = hostile;
-  run.input.options.problem = "/tmp/" + hostile + ".py";
-  run.input.options.run_dir = hostile;
+  run.input.config.problem = "/tmp/" + hostile + ".py";
+  run.input.config.run_dir = hostile;
   run.input.environment.toolchain = hostile;
   run.input.summary.stop_message = hostile;
   run.input.summary.notes = {hostile};
@@ -319,7 +319,7 @@ TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale
                                 {Correct(0.50, 0.45, 0.55)}, {-0.69})
                   .ok());
   RunReportInput input;
-  input.options.problem = "/p/relu.py";
+  input.config.problem = "/p/relu.py";
   input.tree = &tree;
   const std::string lineage = Section(RenderHtmlReport(input), "<h3>Best lineage</h3>", "</table>");
   EXPECT_TRUE(Contains(lineage,
@@ -339,8 +339,8 @@ TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
   nodes[1].errors = "error: expected ';'";
   for (int line = 0; line < 100; ++line) nodes[2].errors += "line " + std::to_string(line) + "\n";
   RunReportInput input;
-  input.options.problem = "/p/relu.py";
-  input.options.device = "cpu";
+  input.config.problem = "/p/relu.py";
+  input.config.device = "cpu";
   input.summary.stop_message = "1 iterations done";
   input.tree = &tree;
   input.nodes = &nodes;
@@ -359,7 +359,7 @@ TEST(RunFilesTest, ARunLeavesItsKernelAndBothReportsAndNoStaleKernel) {
   std::string dir = ::testing::TempDir() + "/run_files_XXXXXX";
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   SyntheticRun run;
-  run.input.options.run_dir = dir;
+  run.input.config.run_dir = dir;
   ASSERT_TRUE(WriteRunFiles(run.input, std::string("# the kernel\n")).ok());
   std::ifstream best(dir + "/best.py");
   std::stringstream text;
@@ -377,7 +377,7 @@ TEST(RunFilesTest, ARunLeavesItsKernelAndBothReportsAndNoStaleKernel) {
 
 TEST(RunFilesTest, AnUnwritableRunDirectoryIsAnErrorNamingTheFile) {
   SyntheticRun run;
-  run.input.options.run_dir = "/proc/kernelpro-no-such-dir";
+  run.input.config.run_dir = "/proc/kernelpro-no-such-dir";
   Status written = WriteRunFiles(run.input, std::string("# k\n"));
   ASSERT_FALSE(written.ok());
   EXPECT_TRUE(Contains(written.message(), "best.py")) << written.message();

@@ -43,8 +43,8 @@ const char* StopReasonName(StopReason reason) {
   return NameOf(kNames, reason);
 }
 
-Orchestrator::Orchestrator(OptimizeOptions options, OrchestratorDependencies deps)
-    : options_(std::move(options)), deps_(std::move(deps)) {}
+Orchestrator::Orchestrator(RunConfig config, OrchestratorDependencies deps)
+    : config_(std::move(config)), deps_(std::move(deps)) {}
 
 Orchestrator::~Orchestrator() = default;
 
@@ -64,11 +64,11 @@ Status Orchestrator::RestoreFromStore() {
   auto recorded = ReadRecordedSearch(*journal_, last->value_or(0), root_node_id_);
   if (!recorded.ok()) return recorded.status();
   info_ = std::move(recorded->infos);
-  if (options_.search == "greedy") {
+  if (config_.search == "greedy") {
     strategy_ = NewGreedyStrategy(GreedyOptions{}, std::move(recorded->tree));
   } else {
     MctsOptions mcts;
-    mcts.seed = options_.seed;
+    mcts.seed = config_.seed;
     strategy_ = NewMctsStrategy(mcts, std::move(recorded->tree));
   }
   return Status::Ok();
@@ -85,7 +85,7 @@ void Orchestrator::RunStageOne() {
     }
   }
   if (!deps_.benchmarking) return;  // the caller chose to run without Stage 1 and says why
-  auto analysis = deps_.benchmarking->Analyze(options_.problem, layout_.stage1());
+  auto analysis = deps_.benchmarking->Analyze(config_.problem, layout_.stage1());
   if (!analysis.ok()) {
     Note("stage 1: " + analysis.status().message() + "; every speed tool runs");
     Log(notes_.back());
@@ -97,7 +97,7 @@ void Orchestrator::RunStageOne() {
 }
 
 Status Orchestrator::StartMemory() {
-  if (!options_.memory) return Status::Ok();
+  if (!config_.memory) return Status::Ok();
   if (!deps_.memory_backend) {
     Note("search memory: off (no backend for the extractor)");
     return Status::Ok();
@@ -139,12 +139,12 @@ Result<OptimizeSummary> Orchestrator::Run() {
     return Status::InvalidArgument(
         "orchestrator: backend, evaluator, store and exchange sink are required");
   }
-  auto opened = OpenRun(*deps_.store, options_);
+  auto opened = OpenRun(*deps_.store, config_);
   if (!opened.ok()) return opened.status();
-  options_ = std::move(opened->options);
+  config_ = std::move(opened->config);
   run_id_ = opened->run_id;
   root_node_id_ = opened->root_node_id;
-  layout_ = store::RunLayout(options_.run_dir);
+  layout_ = store::RunLayout(config_.run_dir);
   journal_ = std::make_unique<Journal>(*deps_.store, run_id_, deps_.on_step_done);
   deps_.exchanges->Attach(deps_.store, run_id_);
   if (Status s = RestoreFromStore(); !s.ok()) return s;
@@ -154,7 +154,7 @@ Result<OptimizeSummary> Orchestrator::Run() {
     }
   }
   RunStageOne();
-  if (auto problem = agents::ReadProblemSource(options_.problem); !problem.ok()) {
+  if (auto problem = agents::ReadProblemSource(config_.problem); !problem.ok()) {
     return problem.status();
   }
   if (Status s = StartMemory(); !s.ok()) return s;
@@ -165,21 +165,21 @@ Result<OptimizeSummary> Orchestrator::Run() {
     const int next = strategy_->tree().expansions() + 1;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (next > options_.iterations) {
+    if (next > config_.iterations) {
       summary.stop = StopReason::kIterations;
-      summary.stop_message = std::to_string(options_.iterations) + " iterations done";
+      summary.stop_message = std::to_string(config_.iterations) + " iterations done";
       break;
     }
-    if (options_.max_cost_usd && deps_.exchanges->cost_usd() >= *options_.max_cost_usd) {
+    if (config_.max_cost_usd && deps_.exchanges->cost_usd() >= *config_.max_cost_usd) {
       summary.stop = StopReason::kCost;
       summary.stop_message = "the LLM cost $" + FormatFixed(deps_.exchanges->cost_usd(), 4) +
-                             " reached the limit of $" + FormatFixed(*options_.max_cost_usd, 4);
+                             " reached the limit of $" + FormatFixed(*config_.max_cost_usd, 4);
       break;
     }
-    if (options_.time_limit_s && elapsed >= *options_.time_limit_s) {
+    if (config_.time_limit_s && elapsed >= *config_.time_limit_s) {
       summary.stop = StopReason::kTimeLimit;
       summary.stop_message =
-          "the time limit of " + FormatFixed(*options_.time_limit_s, 0) + " s was reached";
+          "the time limit of " + FormatFixed(*config_.time_limit_s, 0) + " s was reached";
       break;
     }
     if (strategy_->Exhausted()) {
@@ -226,7 +226,7 @@ Status Orchestrator::RunIteration(int iteration) {
   const Tree& tree = strategy_->tree();
   IterationProgress progress;
   progress.iteration = iteration;
-  progress.iterations = options_.iterations;
+  progress.iterations = config_.iterations;
   progress.mode = selection.mode;
   progress.parent = selection.node;
   progress.outcome = JsonGet<std::string>(*recorded, "outcome", "");
@@ -268,16 +268,18 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
   store::RunStore& store = *deps_.store;
   const store::StepKey key = journal_->Key(iteration, "generate");
   auto work = [&]() -> Result<GeneratedReply> {
-    auto problem = agents::ReadProblemSource(options_.problem);
+    auto problem = agents::ReadProblemSource(config_.problem);
     if (!problem.ok()) return problem.status();
     agents::PromptContext context;
     context.mode = selection.mode;
-    context.device = options_.device;
+    context.device = config_.device;
     context.problem = std::move(*problem);
-    context.gpu = options_.gpu;
-    context.num_candidates = options_.candidates;
-    context.cutlass_dir = options_.cutlass_dir;
-    if (memory_) context.memory_block = memory_->Render(options_.memory_chars);
+    context.gpu = config_.gpu;
+    // Several temperatures: one request per candidate, each prompt asking for one.
+    const bool per_candidate = config_.temperatures.size() > 1;
+    context.num_candidates = per_candidate ? 1 : config_.candidates;
+    context.cutlass_dir = config_.cutlass_dir;
+    if (memory_) context.memory_block = memory_->Render(config_.memory_chars);
     if (auto parent = selection.parent()) {
       const NodeInfo& info = info_[*parent];
       if (info.candidate_id != 0) {
@@ -301,14 +303,15 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     auto backend = journal_->Backend(key, "programmer", *deps_.backend);
     if (!backend.ok()) return backend.status();
     agents::ProgrammerOptions programmer;
-    programmer.num_candidates = options_.candidates;
-    programmer.max_tokens = options_.programmer_max_tokens;
-    programmer.python = options_.python;
-    programmer.device = options_.device;
-    agents::ProgrammerResult result = agents::RunProgrammer(**backend, *prompt, programmer);
+    programmer.num_candidates = config_.candidates;
+    programmer.max_tokens = config_.programmer_max_tokens;
+    programmer.python = config_.python;
+    programmer.device = config_.device;
+    const agents::ProgrammerResult result =
+        agents::RunProgrammerAtTemperatures(**backend, *prompt, programmer, config_.temperatures);
 
     GeneratedReply reply;
-    reply.children = PlanChildren(result, options_.candidates);
+    reply.children = PlanChildren(result, config_.candidates);
     reply.about = ReplySummary(result);
     reply.about["prompt_sections"] = prompt->sections;
     reply.about["prompt_trimmed"] = prompt->trimmed;
@@ -404,7 +407,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
     if (Status s = journal_->Start(key); !s.ok()) return s;
     paths.push_back(layout_.Path(child->file));
   }
-  auto results = deps_.evaluator->Evaluate(options_.problem, paths);
+  auto results = deps_.evaluator->Evaluate(config_.problem, paths);
   if (!results.ok()) return results.status();
   if (results->size() != pending.size()) {
     return Status::Internal("evaluation: " + std::to_string(results->size()) + " verdicts for " +
@@ -424,16 +427,16 @@ Status Orchestrator::Profile(int iteration, Children& children) {
     return c.status == EvalStatus::kCorrect && c.candidate_id != 0;
   });
   if (!any_correct) return Status::Ok();
-  if (options_.device != "cuda") {
-    Note("profiling: skipped on device " + options_.device +
+  if (config_.device != "cuda") {
+    Note("profiling: skipped on device " + config_.device +
          " (no GPU profile); optimise prompts carry no profiling feedback");
     return Status::Ok();
   }
-  if (options_.feedback == agents::FeedbackMode::kNone) return Status::Ok();
+  if (config_.feedback == agents::FeedbackMode::kNone) return Status::Ok();
   store::RunStore& store = *deps_.store;
 
   std::map<std::int64_t, Result<Metrics>> prefetched;
-  if (options_.gpus > 1) {
+  if (config_.gpus > 1) {
     auto ids = ToProfile(iteration, children);
     if (!ids.ok()) return ids.status();
     if (ids->size() >= 2) {
@@ -457,7 +460,7 @@ Status Orchestrator::Profile(int iteration, Children& children) {
       continue;
     }
     // An earlier iteration profiled this very source: its analysis stands.
-    auto reused = ReusedProfilePayload(store, child.candidate_id, options_.feedback);
+    auto reused = ReusedProfilePayload(store, child.candidate_id, config_.feedback);
     if (!reused.ok()) return reused.status();
     if (*reused) {
       auto payload = journal_->Record(key, [&]() -> Result<Json> { return **reused; });
@@ -502,9 +505,9 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
     files.push_back(layout_.Path(child->file));
   }
   std::vector<std::optional<Result<Metrics>>> results(ids.size());
-  ParallelFor(ids.size(), static_cast<std::size_t>(options_.gpus), [&](std::size_t i) {
+  ParallelFor(ids.size(), static_cast<std::size_t>(config_.gpus), [&](std::size_t i) {
     try {
-      results[i].emplace(deps_.evaluator->Profile(options_.problem, files[i]));
+      results[i].emplace(deps_.evaluator->Profile(config_.problem, files[i]));
     } catch (const std::exception& e) {
       results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
     }
@@ -522,7 +525,7 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   const store::StepKey key = journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
   if (!profiled) {
     if (Status s = journal_->Start(key); !s.ok()) return s;
-    profiled.emplace(deps_.evaluator->Profile(options_.problem, layout_.Path(child.file)));
+    profiled.emplace(deps_.evaluator->Profile(config_.problem, layout_.Path(child.file)));
   }
   const ToolRegistry* registry = deps_.registry;
   if (!registry) {
@@ -534,14 +537,14 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   ProfileFeedbackInput input;
   input.registry = registry;
   input.stage1 = stage1_;
-  input.mode = options_.feedback;
+  input.mode = config_.feedback;
   input.candidate_code = candidate->source;
   if (child.speedup) input.speedup = child.speedup->estimate;
   auto backend = journal_->Backend(key, "profiling", *deps_.backend);
   if (!backend.ok()) return backend.status();
   const ProfileFeedback feedback = AnalyzeProfile(std::move(*profiled), input, **backend);
   auto payload = journal_->Record(key, [&] {
-    return StoreProfileFeedback(store, child.candidate_id, options_.feedback, feedback);
+    return StoreProfileFeedback(store, child.candidate_id, config_.feedback, feedback);
   });
   if (!payload.ok()) return payload.status();
   ApplyProfile(*payload, child);

@@ -21,7 +21,7 @@
 //              the tool registry's analysis, the profiling agent's LLM call → the feedback the
 //              next optimise prompt from this node receives. On cpu nothing is profiled (a note
 //              says so) and the feedback is empty, as with --feedback none. With one GPU the
-//              children are profiled one by one. With several (OptimizeOptions::gpus > 1), the
+//              children are profiled one by one. With several (RunConfig::gpus > 1), the
 //              steps of the children still to profile are all journaled started first, their
 //              evaluator Profile calls (the slow part) run at once, up to one per GPU, and then
 //              the analysis, the agent's call and the step's rows follow child by child in child
@@ -125,7 +125,7 @@ struct OrchestratorDependencies {
 
 class Orchestrator {
  public:
-  Orchestrator(OptimizeOptions options, OrchestratorDependencies deps);
+  Orchestrator(RunConfig config, OrchestratorDependencies deps);
   ~Orchestrator();
   Orchestrator(const Orchestrator&) = delete;
   Orchestrator& operator=(const Orchestrator&) = delete;
@@ -137,7 +137,7 @@ class Orchestrator {
   // it failed (resume continues it).
   Result<OptimizeSummary> Run();
 
-  const OptimizeOptions& options() const { return options_; }
+  const RunConfig& config() const { return config_; }
   std::int64_t run_id() const { return run_id_; }
   // Valid after Run() began.
   const Tree& tree() const;
@@ -166,11 +166,11 @@ class Orchestrator {
   void Note(const std::string& note);
   void Log(const std::string& line) const;
 
-  OptimizeOptions options_;
+  RunConfig config_;
   OrchestratorDependencies deps_;
   std::int64_t run_id_ = 0;
   std::int64_t root_node_id_ = 0;
-  store::RunLayout layout_{""};  // of options_.run_dir, once the run is open
+  store::RunLayout layout_{""};  // of config_.run_dir, once the run is open
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<SearchStrategy> strategy_;
   std::map<int, NodeInfo> info_;  // by tree id

@@ -161,8 +161,8 @@ class OrchestratorTest : public ::testing::Test {
     store_ = std::move(*store);
   }
 
-  OptimizeOptions Options(int iterations, const std::string& search = "greedy") {
-    OptimizeOptions o;
+  RunConfig Options(int iterations, const std::string& search = "greedy") {
+    RunConfig o;
     o.problem = problem_;
     o.iterations = iterations;
     o.candidates = 2;
@@ -174,7 +174,7 @@ class OrchestratorTest : public ::testing::Test {
   }
 
   // Runs an orchestrator over a fresh reliable client around `scripted`, as the CLI does.
-  Result<OptimizeSummary> RunWith(ScriptedBackend* scripted, OptimizeOptions options,
+  Result<OptimizeSummary> RunWith(ScriptedBackend* scripted, RunConfig options,
                                   std::unique_ptr<Orchestrator>* keep = nullptr) {
     sink_ = std::make_unique<ExchangeSink>();
     llm::ClientOptions client;
@@ -316,7 +316,7 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
   EXPECT_NE(best->text.find("overlaps its parent n1"), std::string::npos) << best->text;
 
   report::RunReportInput input;
-  input.options = orchestrator->options();
+  input.config = orchestrator->config();
   input.summary = *summary;
   input.tree = &orchestrator->tree();
   input.nodes = &orchestrator->nodes();
@@ -405,7 +405,7 @@ TEST_F(OrchestratorTest, ProfilesCorrectCandidatesOnCudaAndFeedsTheAnalysisForwa
                        {"b", FakeCandidate("compile_error", "b")}}));
   scripted.Push(AnalysisReply("memory bound: loads are scalar"));
   scripted.Push(Reply({{"c", FakeCandidate("compile_error", "c")}}));
-  OptimizeOptions options = Options(2);
+  RunConfig options = Options(2);
   options.device = "cuda";
   std::unique_ptr<Orchestrator> orchestrator;
   auto summary = RunWith(&scripted, options, &orchestrator);
@@ -434,7 +434,7 @@ TEST_F(OrchestratorTest, WithSeveralGpusTheChildrenAreProfiledAtOnceAndRecordedI
                        {"b", FakeCandidate("correct 1.20 1.10 1.30", "b")}}));
   scripted.Push(AnalysisReply("first child: loads are scalar"));
   scripted.Push(AnalysisReply("second child: too few blocks"));
-  OptimizeOptions options = Options(1);
+  RunConfig options = Options(1);
   options.device = "cuda";
   options.gpus = 2;
   evaluator_.rendezvous = 2;  // each Profile call waits for the other: they must overlap
@@ -545,9 +545,9 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   routing->programmer.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
   routing->programmer.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
   routing->fail_memory = true;  // iteration 1's extraction fails: nothing learnt, nothing answered
-  OptimizeOptions options = Options(1);
+  RunConfig options = Options(1);
   options.memory = true;
-  auto run = [&](OptimizeOptions o) {
+  auto run = [&](RunConfig o) {
     sink_ = std::make_unique<ExchangeSink>();
     llm::ClientOptions client;
     client.max_attempts = 1;
@@ -601,7 +601,7 @@ TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluatio
   scripted.Push(Reply({{"a", a}}));
   scripted.Push(AnalysisReply("scalar loads"));
   scripted.Push(Reply({{"a again", a}, {"b", FakeCandidate("compile_error", "b")}}));
-  OptimizeOptions options = Options(2);
+  RunConfig options = Options(2);
   options.device = "cuda";
   std::unique_ptr<Orchestrator> orchestrator;
   auto summary = RunWith(&scripted, options, &orchestrator);
@@ -626,7 +626,7 @@ TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluatio
 
 TEST_F(OrchestratorTest, StopsAtTheCostLimitAndTheTimeLimit) {
   ScriptedBackend scripted;
-  OptimizeOptions options = Options(5);
+  RunConfig options = Options(5);
   options.time_limit_s = 0;
   auto summary = RunWith(&scripted, options);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
@@ -676,26 +676,37 @@ TEST_F(OrchestratorTest, MctsRunIsDeterministic) {
   EXPECT_EQ(run("p"), run("p"));
 }
 
-TEST_F(OrchestratorTest, OptionsRoundTripThroughJson) {
-  OptimizeOptions o = Options(7, "mcts");
-  o.feedback = agents::FeedbackMode::kRaw;
-  o.max_cost_usd = 1.5;
-  o.seed = 42;
-  o.gpu.arch = "sm_80";
-  o.gpus = 2;
-  auto back = OptimizeOptionsFromJson(ToJson(o));
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(ToJson(*back), ToJson(o));
-  Json bad = ToJson(o);
-  bad["search"] = "beam";
-  EXPECT_FALSE(OptimizeOptionsFromJson(bad).ok());
-  bad = ToJson(o);
-  bad["gpus"] = 0;
-  EXPECT_FALSE(OptimizeOptionsFromJson(bad).ok());
-  // A run stored before --gpus existed profiles one child at a time.
-  Json old = ToJson(o);
-  old.erase("gpus");
-  EXPECT_EQ(OptimizeOptionsFromJson(old)->gpus, 1);
+TEST_F(OrchestratorTest, TheTemperaturesReachTheProgrammersRequests) {
+  // One temperature: every request carries it.
+  {
+    ScriptedBackend scripted;
+    scripted.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+    RunConfig o = Options(1);
+    o.temperatures = {0.3};
+    ASSERT_TRUE(RunWith(&scripted, o).ok());
+    ASSERT_EQ(scripted.calls(), 1);
+    EXPECT_EQ(scripted.Requests()[0].temperature, 0.3);
+  }
+  // Several: one request per candidate, each asking for one, at its own temperature.
+  TearDown();
+  SetUp();
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"cool", FakeCandidate("correct 1.20 1.10 1.30", "cool")}}));
+  scripted.Push(Reply({{"warm", FakeCandidate("correct 1.40 1.30 1.50", "warm")}}));
+  RunConfig o = Options(1);
+  o.temperatures = {0.2, 0.7};
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, o, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const auto requests = scripted.Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].temperature, 0.2);
+  EXPECT_EQ(requests[1].temperature, 0.7);
+  EXPECT_EQ(orchestrator->tree().size(), 3) << "both candidates are children of the iteration";
+  // The run records them, and a resumed run reads them back.
+  auto stored = StoredRunConfig(*store_);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->temperatures, (std::vector<double>{0.2, 0.7}));
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST_P(H200OptimizeFixtureTest, TheStoreSaysWhatTheReportSays) {
   auto store = store::RunStore::Open(dir_.string(), options);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
 
-  auto stored = StoredRunOptions(**store);
+  auto stored = StoredRunConfig(**store);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   EXPECT_EQ(stored->search, want.search);
   EXPECT_EQ(stored->iterations, 4);

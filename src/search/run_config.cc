@@ -8,7 +8,27 @@
 #include "search/tree.h"
 
 namespace kernelpro::search {
-Json ToJson(const OptimizeOptions& o) {
+namespace {
+
+Json ToJson(const ToolConfig& t) {
+  return Json{{"plugins", t.plugins},
+              {"rule_files", t.rule_files},
+              {"thresholds", t.thresholds},
+              {"no_energy", t.no_energy}};
+}
+
+ToolConfig ToolConfigFromJson(const Json& j) {
+  ToolConfig t;
+  t.plugins = JsonGet<std::vector<std::string>>(j, "plugins", t.plugins);
+  t.rule_files = JsonGet<std::vector<std::string>>(j, "rule_files", t.rule_files);
+  t.thresholds = JsonGet<std::vector<std::string>>(j, "thresholds", t.thresholds);
+  t.no_energy = JsonGet<bool>(j, "no_energy", t.no_energy);
+  return t;
+}
+
+}  // namespace
+
+Json ToJson(const RunConfig& o) {
   return Json{{"problem", o.problem},
               {"iterations", o.iterations},
               {"candidates", o.candidates},
@@ -22,16 +42,21 @@ Json ToJson(const OptimizeOptions& o) {
               {"device", o.device},
               {"gpus", o.gpus},
               {"gpu", {{"arch", o.gpu.arch}, {"name", o.gpu.name}}},
+              {"gpu_name", o.gpu_name},
               {"cutlass_dir", o.cutlass_dir},
               {"python", o.python},
               {"programmer_max_tokens", o.programmer_max_tokens},
+              {"temperatures", o.temperatures},
               {"memory_chars", o.memory_chars},
-              {"frontend", o.frontend}};
+              {"tools", ToJson(o.tools)},
+              {"llm", llm::ToJson(o.llm)},
+              {"executor", ToJson(o.executor)},
+              {"worker_python", o.worker_python}};
 }
 
-Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
+Result<RunConfig> RunConfigFromJson(const Json& j) {
   if (!j.is_object()) return Status::InvalidArgument("run options: not a JSON object");
-  OptimizeOptions o;
+  RunConfig o;
   o.problem = JsonGet<std::string>(j, "problem", o.problem);
   o.iterations = JsonGet<int>(j, "iterations", o.iterations);
   o.candidates = JsonGet<int>(j, "candidates", o.candidates);
@@ -53,7 +78,18 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
   o.python = JsonGet<std::string>(j, "python", o.python);
   o.programmer_max_tokens = JsonGet<int>(j, "programmer_max_tokens", o.programmer_max_tokens);
   o.memory_chars = JsonGet<std::size_t>(j, "memory_chars", o.memory_chars);
-  o.frontend = JsonGet<Json>(j, "frontend", Json::object());
+  o.temperatures = JsonGet<std::vector<double>>(j, "temperatures", o.temperatures);
+  // Runs recorded before RunConfig kept what only the command line knew under "frontend".
+  const Json legacy = JsonGet<Json>(j, "frontend", Json::object());
+  auto section = [&](const char* key, const char* legacy_key) {
+    return JsonGet<Json>(j, key, JsonGet<Json>(legacy, legacy_key, Json::object()));
+  };
+  o.llm = llm::LlmConfigFromJson(section("llm", "llm"));
+  o.executor = EvalOptionsFromJson(section("executor", "eval"));
+  o.tools = ToolConfigFromJson(section("tools", "tools"));
+  o.worker_python =
+      JsonGet<std::string>(j, "worker_python", JsonGet<std::string>(legacy, "python", ""));
+  o.gpu_name = JsonGet<std::string>(j, "gpu_name", JsonGet<std::string>(legacy, "gpu", ""));
   if (o.search != "mcts" && o.search != "greedy") {
     return Status::InvalidArgument("run options: search must be mcts or greedy, not '" + o.search +
                                    "'");
@@ -70,11 +106,11 @@ Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& j) {
   return o;
 }
 
-Result<OptimizeOptions> StoredRunOptions(store::RunStore& store) {
+Result<RunConfig> StoredRunConfig(store::RunStore& store) {
   auto runs = store.ListRuns();
   if (!runs.ok()) return runs.status();
   if (runs->empty()) return Status::NotFound("the run store " + store.path() + " holds no run");
-  return OptimizeOptionsFromJson(runs->front().config);
+  return RunConfigFromJson(runs->front().config);
 }
 
 namespace {
@@ -88,18 +124,18 @@ Result<std::string> ReadFileText(const std::string& path) {
 }
 
 Result<OpenedRun> OpenStoredRun(store::RunStore& store, const store::RunRecord& run,
-                                const OptimizeOptions& requested) {
+                                const RunConfig& requested) {
   OpenedRun opened;
   opened.run_id = run.id;
   opened.resumed = true;
-  auto stored = OptimizeOptionsFromJson(run.config);
+  auto stored = RunConfigFromJson(run.config);
   if (!stored.ok()) return stored.status();
-  opened.options = *stored;
-  opened.options.iterations = requested.iterations;
-  opened.options.max_cost_usd = requested.max_cost_usd;
-  opened.options.time_limit_s = requested.time_limit_s;
-  if (!requested.run_dir.empty()) opened.options.run_dir = requested.run_dir;
-  const std::string& problem = opened.options.problem;
+  opened.config = *stored;
+  opened.config.iterations = requested.iterations;
+  opened.config.max_cost_usd = requested.max_cost_usd;
+  opened.config.time_limit_s = requested.time_limit_s;
+  if (!requested.run_dir.empty()) opened.config.run_dir = requested.run_dir;
+  const std::string& problem = opened.config.problem;
   auto text = ReadFileText(problem);
   if (!text.ok()) return Status::NotFound("the run's problem file is gone: " + problem);
   if (store::RunStore::Sha256Hex(*text) != run.problem_hash) {
@@ -120,7 +156,7 @@ Result<OpenedRun> OpenStoredRun(store::RunStore& store, const store::RunRecord& 
 
 }  // namespace
 
-Result<OpenedRun> OpenRun(store::RunStore& store, OptimizeOptions requested) {
+Result<OpenedRun> OpenRun(store::RunStore& store, RunConfig requested) {
   auto runs = store.ListRuns();
   if (!runs.ok()) return runs.status();
   if (!runs->empty()) return OpenStoredRun(store, runs->front(), requested);
@@ -135,7 +171,7 @@ Result<OpenedRun> OpenRun(store::RunStore& store, OptimizeOptions requested) {
   run.config = ToJson(requested);
   run.kernelpro_version = kKernelproVersion;
   OpenedRun opened;
-  opened.options = std::move(requested);
+  opened.config = std::move(requested);
   auto tx = store.Begin();
   if (!tx.ok()) return tx.status();
   auto id = store.CreateRun(run);

@@ -1,56 +1,86 @@
-// The configuration of one optimisation run: what `kernelpro optimize` was asked for, saved with
-// the run in the store and read back by `kernelpro resume`, so a resumed run makes the same
-// choices. Never holds secrets.
+// The configuration of one optimisation run: what `kernelpro optimize` was asked for, typed, saved
+// once with the run in the store and read back by `kernelpro resume`, so a resumed run makes the
+// same choices (problem, device and GPU, search, feedback and tools, programmer, LLM profile,
+// executor options). Never holds secrets.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agents/search_memory.h"
 #include "agents/types.h"
+#include "eval/executor.h"
+#include "llm/config.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "store/run_store.h"
 
 namespace kernelpro::search {
 
-struct OptimizeOptions {
-  std::string problem;          // the problem file (absolute once the run is created)
+// The micro-profiling tools a run analyses with, beyond the built-in ones: what --tool-plugin,
+// --tool-rules, --threshold and --no-energy said (paths absolute, so a resumed run finds them from
+// any directory).
+struct ToolConfig {
+  std::vector<std::string> plugins;     // shared libraries with more tools
+  std::vector<std::string> rule_files;  // TOML rule files
+  std::vector<std::string> thresholds;  // "TOOL.NAME=VALUE"
+  bool no_energy = false;               // leave out the energy-only tools
+};
+
+struct RunConfig {
+  // ---- the problem and where the run lives
+  std::string problem;  // the problem file (absolute once the run is created)
+  std::string run_dir;  // its layout: store/run_layout.h
+
+  // ---- the device
+  std::string device = "cuda";  // cuda | cpu (C++ CPU extensions, no profiling)
+  int gpus = 1;                 // GPUs the evaluator runs on: how many profiles may run at once
+  agents::GpuTarget gpu;        // the GPU the prompts are written for
+  std::string gpu_name;         // --gpu as given: Stage 1 classifies for it; "" = the detected one
+
+  // ---- the search
   int iterations = 30;          // T: expansions of the tree
   int candidates = 2;           // N: candidates asked for per expansion
   std::string search = "mcts";  // mcts | greedy
-  agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
-  bool memory = true;      // search memory and its extractor (--no-memory: off)
+  bool memory = true;           // search memory and its extractor (--no-memory: off)
+  std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
   std::uint64_t seed = 0;  // recorded with the run (the strategies make no random choice)
-  std::string run_dir;     // run.db, stage1.json, candidates/, memory.jsonl, best.py, report.*
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
-  std::string device = "cuda";         // cuda | cpu (C++ CPU extensions, no profiling)
-  agents::GpuTarget gpu;               // the GPU the prompts are written for
-  std::string cutlass_dir;             // "" = CUTLASS off in the prompts
-  std::string python = "python3";      // the programmer's syntax check
+  agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
+  ToolConfig tools;
+
+  // ---- the programmer
   int programmer_max_tokens = 16384;
-  std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
-  // GPUs the evaluator runs on (--gpus): how many children's profiles may run at once.
-  int gpus = 1;
-  // Whatever the front end needs to resume the run (the LLM config, executor options), stored
-  // with the run and handed back untouched. Never holds secrets.
-  Json frontend = Json::object();
+  // Sampling temperature of the programmer's requests; empty: the server's default. One value:
+  // every request. Several: one request per candidate, candidate i at temperatures[i % size]
+  // (the paper seeds its runs at several temperatures).
+  std::vector<double> temperatures;
+  std::string cutlass_dir;         // "" = CUTLASS off in the prompts
+  std::string python = "python3";  // the programmer's syntax check
+
+  // ---- the LLM and the executor, as the run was started with them (no secrets: keys are named
+  // by their environment variables only)
+  llm::LlmConfig llm;
+  EvalOptions executor;
+  std::string worker_python;  // --python: the interpreter with torch; "" = the default
 };
 
-Json ToJson(const OptimizeOptions& options);
-// Reads what ToJson wrote; missing fields keep their defaults, bad values are InvalidArgument.
-Result<OptimizeOptions> OptimizeOptionsFromJson(const Json& json);
+Json ToJson(const RunConfig& config);
+// Reads what ToJson wrote, and the form runs recorded before RunConfig kept (the LLM, executor
+// and --gpu under "frontend"); missing fields keep their defaults, bad values are InvalidArgument.
+Result<RunConfig> RunConfigFromJson(const Json& json);
 
-// The options a stored run was created with (`kernelpro resume` starts from them). NotFound when
-// the store holds no run.
-Result<OptimizeOptions> StoredRunOptions(store::RunStore& store);
+// The configuration a stored run was created with (`kernelpro resume` starts from it). NotFound
+// when the store holds no run.
+Result<RunConfig> StoredRunConfig(store::RunStore& store);
 
 // A run as the store holds it, once opened.
 struct OpenedRun {
-  OptimizeOptions options;  // the run's own; budget and run_dir as this process was given them
+  RunConfig config;  // the run's own; budget and run_dir as this process was given them
   std::int64_t run_id = 0;
   std::int64_t root_node_id = 0;  // the ROOT's row
   bool resumed = false;           // the store held the run already
@@ -60,6 +90,6 @@ struct OpenedRun {
 // not at all), or opens the one it holds. A stored run keeps its own options except the budget
 // (iterations, max_cost_usd, time_limit_s) and run_dir of `requested`, so a resumed run can be
 // given more. Refused when the problem file is gone or changed since the run began.
-Result<OpenedRun> OpenRun(store::RunStore& store, OptimizeOptions requested);
+Result<OpenedRun> OpenRun(store::RunStore& store, RunConfig requested);
 
 }  // namespace kernelpro::search
