@@ -19,6 +19,14 @@ agents::GpuTarget Target(const std::string& arch, const std::string& name) {
   return target;
 }
 
+// A detector that reports `target` and counts how often it was asked.
+GpuDetector Reporting(const agents::GpuTarget& target, int& calls) {
+  return [target, &calls]() -> Result<agents::GpuTarget> {
+    ++calls;
+    return target;
+  };
+}
+
 // The programmer's first prompt for swish, written for `gpu`.
 agents::Prompt InitialPrompt(const agents::GpuTarget& gpu) {
   agents::PromptContext context;
@@ -38,10 +46,8 @@ bool Has(const std::string& text, const std::string& needle) {
 
 TEST(PromptGpuTest, AnA100RunGetsTheAmpereSection) {
   int calls = 0;
-  PromptGpu chosen = ChoosePromptGpu("cuda", std::nullopt, [&]() -> Result<agents::GpuTarget> {
-    ++calls;
-    return Target("sm_80", "NVIDIA A100-SXM4-80GB");
-  });
+  PromptGpu chosen = ChoosePromptGpu("cuda", std::nullopt,
+                                     Reporting(Target("sm_80", "NVIDIA A100-SXM4-80GB"), calls));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(chosen.target.arch, "sm_80");
   EXPECT_EQ(chosen.note,
@@ -56,11 +62,8 @@ TEST(PromptGpuTest, AnA100RunGetsTheAmpereSection) {
 
 TEST(PromptGpuTest, GpuGivenWinsAndNothingIsDetected) {
   int calls = 0;
-  auto detect = [&]() -> Result<agents::GpuTarget> {
-    ++calls;
-    return Target("sm_80", "NVIDIA A100");
-  };
-  PromptGpu chosen = ChoosePromptGpu("cuda", Target("sm_100", "B200"), detect);
+  PromptGpu chosen = ChoosePromptGpu("cuda", Target("sm_100", "B200"),
+                                     Reporting(Target("sm_80", "NVIDIA A100"), calls));
   EXPECT_EQ(chosen.target.arch, "sm_100");
   EXPECT_EQ(chosen.note, "");
   EXPECT_EQ(InitialPrompt(chosen.target).sections[2], "gpu_sm100");
@@ -69,10 +72,8 @@ TEST(PromptGpuTest, GpuGivenWinsAndNothingIsDetected) {
 
 TEST(PromptGpuTest, OnCpuNothingIsDetected) {
   int calls = 0;
-  PromptGpu chosen = ChoosePromptGpu("cpu", std::nullopt, [&]() -> Result<agents::GpuTarget> {
-    ++calls;
-    return Target("sm_80", "NVIDIA A100");
-  });
+  PromptGpu chosen =
+      ChoosePromptGpu("cpu", std::nullopt, Reporting(Target("sm_80", "NVIDIA A100"), calls));
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(chosen.note, "");
 }
