@@ -469,6 +469,9 @@ std::string GpuSection(const GpuTarget& gpu) {
 // The nvcc flag that builds for the target; Hopper and data-centre Blackwell need their
 // architecture-specific "a" targets for wgmma, setmaxnreg and tcgen05.
 std::string ArchFlag(const GpuTarget& gpu) {
+  // Unknown architecture: nvcc builds for the GPU of the machine that builds, which is the one the
+  // candidate runs on.
+  if (gpu.arch.empty()) return "-arch=native";
   std::string digits;
   for (char c : gpu.arch) {
     if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
@@ -505,7 +508,7 @@ Status Validate(const PromptContext& c) {
     return Status::InvalidArgument("num_candidates is " + std::to_string(c.num_candidates) +
                                    "; ask for 1 to " + std::to_string(kMaxCandidates));
   }
-  if (c.gpu.major() == 0) {
+  if (!c.gpu.arch.empty() && c.gpu.major() == 0) {
     return Status::InvalidArgument("GPU architecture '" + c.gpu.arch +
                                    "' is not of the form sm_80, sm_90, sm_100");
   }
@@ -521,7 +524,7 @@ Status Validate(const PromptContext& c) {
     if (Trim(c.feedback).empty()) {
       return Status::InvalidArgument(
           "debug mode needs the compiler, runtime or correctness errors to fix (feedback, "
-          "--feedback)");
+          "--feedback-file)");
     }
   }
   if (c.mode == PromptMode::kOptimize && Trim(c.parent_code).empty()) {
@@ -720,8 +723,10 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
                            : "declarations in `cpp_sources`, kernels and their host wrappers in "
                              "`cuda_sources`"},
       {"num_candidates", std::to_string(context.num_candidates)},
-      {"gpu", context.gpu.name.empty() ? context.gpu.arch : context.gpu.name},
-      {"arch", context.gpu.arch},
+      {"gpu", !context.gpu.name.empty()   ? context.gpu.name
+              : !context.gpu.arch.empty() ? context.gpu.arch
+                                          : "the GPU the candidates run on (not detected)"},
+      {"arch", context.gpu.arch.empty() ? "its architecture" : context.gpu.arch},
       {"arch_flag", arch_flag},
       {"cutlass_dir", context.cutlass_dir},
   };

@@ -8,7 +8,7 @@
 //   system: base_strategies, input_<kind>, gpu_<family>, [cutlass], [memory], output_contract
 //   user:   mode_<mode>, [examples], problem, [parent_code], [feedback]
 // gpu_<family> is gpu_sm80 (sm_80, sm_86, sm_87, sm_89), gpu_sm90, gpu_sm100 (sm_100, sm_103) or
-// gpu_generic for any other architecture.
+// gpu_generic for any other architecture, or for an unknown one (GpuTarget::arch "").
 //
 // Size budget: when system + user exceed max_chars, the least important parts give way first:
 //   1. examples      dropped;

@@ -212,11 +212,12 @@ TEST(PromptBuilderTest, OnTheCpuTheTaskIsCppAndNoGpuSectionOrCudaExampleIsShown)
   auto prompt = BuildPrompt(c);
   ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
   const std::string all = prompt->system + prompt->user;
-  EXPECT_NE(prompt->user.find("# Task: write C++ for the CPU for this reference"), std::string::npos);
+  EXPECT_NE(prompt->user.find("# Task: write C++ for the CPU for this reference"),
+            std::string::npos);
   EXPECT_NE(prompt->system.find("# Target: the CPU"), std::string::npos);
   EXPECT_NE(prompt->system.find("with no `cuda_sources`"), std::string::npos);
   EXPECT_EQ(all.find("# Target GPU"), std::string::npos);
-  EXPECT_EQ(all.find("__global__ void leaky2"), std::string::npos);  // the CUDA example
+  EXPECT_EQ(all.find("__global__ void leaky2"), std::string::npos);     // the CUDA example
   EXPECT_NE(prompt->user.find("at::parallel_for"), std::string::npos);  // the CPU example
   c.device = "tpu";
   EXPECT_FALSE(BuildPrompt(c).ok());
@@ -297,6 +298,24 @@ TEST(PromptBuilderTest, OtherArchitecturesGetNoInstructionShapes) {
       EXPECT_FALSE(Has(p.system, absent)) << gpu << ": " << absent;
     }
   }
+}
+
+// A GPU that could not be detected is written for as one: no other architecture's notes or
+// instructions, and CUTLASS builds for the GPU that builds them.
+TEST(PromptBuilderTest, AnUnknownArchitectureGetsTheGenericSection) {
+  PromptContext c = Initial("problems/swish/problem.py", "sm_90");
+  c.gpu = GpuTarget{.arch = "", .name = ""};
+  Prompt p = Build(c);
+  EXPECT_EQ(p.sections[2], "gpu_generic");
+  EXPECT_TRUE(Has(p.system, "# Target GPU: the GPU the candidates run on (not detected)"));
+  for (const char* absent : {"wgmma", "tcgen05", "m16n8k16", "sm_90", "sm_80", "{arch}"}) {
+    EXPECT_FALSE(Has(p.system, absent)) << absent;
+  }
+  c.cutlass_dir = "/opt/cutlass";
+  EXPECT_TRUE(Has(Build(c).system, "\"-arch=native\""));
+  // A malformed architecture is still refused.
+  c.gpu.arch = "hopper";
+  EXPECT_FALSE(BuildPrompt(c).ok());
 }
 
 TEST(PromptBuilderTest, CutlassSettingsOnlyWhenCutlassIsEnabled) {

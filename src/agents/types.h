@@ -53,7 +53,7 @@ Result<ProblemSource> ReadProblemSource(const std::string& path);
 InputKind DetectInputKind(const std::string& code);
 
 // The GPU the prompts are written for. `arch` is "sm_80", "sm_90", "sm_100", ...; from the detected
-// device or --gpu.
+// device or --gpu. "" when it is not known: the prompts then carry the generic GPU section.
 struct GpuTarget {
   std::string arch = "sm_90";
   std::string name;   // "NVIDIA H200", for the prompt's text; may be empty

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/tool_options.h"
+#include "cli/option_groups.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
 #include "roofline/reference_analysis.h"
@@ -21,7 +21,7 @@ struct AdviseArgs {
   std::size_t max_chars = RenderOptions{}.max_chars;
   EvalOptions eval;
   ProfileOptions profile;
-  ToolOptions tools;
+  ToolConfig tools;
 };
 
 int Advise(AdviseArgs& args) {
@@ -30,14 +30,8 @@ int Advise(AdviseArgs& args) {
     std::cerr << "kernelpro advise: " << registry.status().message() << "\n";
     return 2;
   }
-  auto overrides = ParseThresholds(args.tools, *registry);
-  if (!overrides.ok()) {
-    std::cerr << "kernelpro advise: " << overrides.status().message() << "\n";
-    return 2;
-  }
+  // The registry holds the --threshold values and, under --no-energy, no energy tools.
   AnalysisOptions options;
-  options.energy = !args.tools.no_energy;
-  options.overrides = *overrides;
   if (!args.bottleneck.empty()) options.bottleneck = ParseBottleneck(args.bottleneck).value();
   // Stage 1: a saved ReferenceAnalysis, or (when profiling a problem without --class) a fresh
   // theoretical one. It gives the class that filters the tools and the roofline to place the
@@ -181,41 +175,29 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "advise",
       "Run the micro-profiling tools on a profiled candidate (GPU) or on saved artifacts");
-  cmd->add_option("--problem", args->problem, "Problem file (profile on the GPU)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--candidate", args->candidate,
-                  "Candidate file (omit to advise on the reference)")
-      ->check(CLI::ExistingFile);
+  cmd->footer(
+      "--json prints an object with the findings, the skipped, quiet and filtered tools, "
+      "and the guidance");
+  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
+  AddOption(*cmd, kCandidateOption, args->candidate)->check(CLI::ExistingFile);
   AddSandboxOptions(*cmd, args->eval);
-  cmd->add_option("--from", args->from,
-                  "Directory of saved artifacts (the layout of `kernelpro collect --from`)")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--name", args->name, "NAME of the artifacts in --from");
+  AddOption(*cmd, kFromOption, args->from)->check(CLI::ExistingDirectory);
+  AddOption(*cmd, kNameOption, args->name);
   cmd->add_option("--class", args->bottleneck,
                   "Stage-1 bottleneck class: filters the tools that run")
       ->check(CLI::IsMember({"compute", "memory", "latency", "mixed"}));
-  cmd->add_option("--analysis", args->analysis_file,
-                  "Stage-1 ReferenceAnalysis JSON (`kernelpro analyze --json`): class and roofline")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--gpu", args->gpu,
-                  "With --problem: the GPU of the hardware table for Stage 1 (default: detected)");
-  cmd->add_option("--max-chars", args->max_chars, "Bound on the rendered analysis")
+  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(CLI::ExistingFile);
+  AddOption(*cmd, kGpuOption, args->gpu);
+  AddOption(*cmd, kMaxCharsOption, args->max_chars)
       ->check(WholeRange(1, 1e8))
       ->capture_default_str();
-  cmd->add_option("--save", args->profile.artifacts_dir,
-                  "With --problem: keep the raw profiler outputs in DIR");
+  AddOption(*cmd, kSaveOption, args->profile.artifacts_dir);
   cmd->add_option("--save-name", args->profile.artifacts_name, "NAME of the saved artifacts")
       ->capture_default_str();
-  cmd->add_option("--device", args->eval.device, "cuda (profiling needs a GPU)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
-  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
-      ->envname("KERNELPRO_CACHE_DIR");
-  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
-  cmd->add_flag("--json", args->json,
-                "An object with findings, skipped, quiet and filtered tools, and the guidance");
+  AddDeviceOption(*cmd, args->eval.device);
+  AddWorkerOptions(*cmd, args->eval, args->python);
+  AddOption(*cmd, kJsonOption, args->json);
   AddToolOptions(*cmd, args->tools);
-  args->eval.cache_dir.clear();
   return [args] { return Advise(*args); };
 }
 

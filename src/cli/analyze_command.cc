@@ -11,6 +11,7 @@
 #include "agents/benchmarking_agent.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/option_groups.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
 #include "roofline/reference_analysis.h"
@@ -41,18 +42,14 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       "analyze",
       "Stage 1: roofline class of a problem's reference (FLOPs, bytes, ridge point, ncu check)");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--problem", args->problem, "Problem file (KernelBench format)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--device", args->eval.device,
-                  "Where the reference runs: cuda, or cpu (needs --gpu)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
-  cmd->add_option(
-      "--gpu", args->gpu,
-      "GPU of the hardware table to analyse for, instead of the detected one: " + KnownGpuList());
-  cmd->add_flag("--no-ncu", args->no_ncu,
-                "Skip the ncu profile of the reference (theoretical class only)");
+  cmd->footer(
+      "--json prints the ReferenceAnalysis; with --device cpu, --gpu is required (the "
+      "known GPUs: " +
+      KnownGpuList() + ")");
+  AddOption(*cmd, kProblemOption, args->problem)->required()->check(CLI::ExistingFile);
+  AddDeviceOption(*cmd, args->eval.device);
+  AddOption(*cmd, kGpuOption, args->gpu);
+  AddOption(*cmd, kNoNcuOption, args->no_ncu);
   cmd->add_option(
          "--profile-from", args->profile_from,
          "Validate with a saved ncu profile of the reference (DIR/NAME.ncu.csv from `kernelpro "
@@ -66,14 +63,11 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
                   "Roofline time below which a problem is latency-bound")
       ->check(FiniteRange(0, 1e6))
       ->capture_default_str();
-  cmd->add_option("--ncu-timeout", args->ncu.timeout_s, "Seconds for the ncu run")
+  AddOption(*cmd, kNcuTimeoutOption, args->ncu.timeout_s)
       ->check(WholeRange(1, 86400))
       ->capture_default_str();
-  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
-      ->envname("KERNELPRO_CACHE_DIR");
-  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
-  cmd->add_flag("--json", args->json, "The ReferenceAnalysis as JSON");
-  args->eval.cache_dir.clear();
+  AddWorkerOptions(*cmd, args->eval, args->python);
+  AddOption(*cmd, kJsonOption, args->json);
   return [args] {
     std::optional<GpuSpec> forced;
     if (!args->gpu.empty()) {

@@ -1,9 +1,13 @@
 // Subcommands of the kernelpro binary. Each registers itself on the CLI11 app and runs when
-// selected; main() only parses and dispatches.
+// selected; main() only parses and dispatches. The list of them is one plain table, Subcommands(),
+// which main() and option_groups_test.cc (every option of every subcommand declared once) share.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <span>
+#include <utility>
+#include <vector>
 
 namespace kernelpro::cli {
 
@@ -20,5 +24,19 @@ CommandRunner RegisterLlmCommand(CLI::App& app);
 CommandRunner RegisterPromptCommand(CLI::App& app);
 CommandRunner RegisterOptimizeCommand(CLI::App& app);
 CommandRunner RegisterResumeCommand(CLI::App& app);
+
+// A subcommand: its name on the command line and the function that adds it (with its options) to
+// the app and returns what runs it.
+struct Subcommand {
+  const char* name;
+  CommandRunner (*Register)(CLI::App& app);
+};
+
+// Every subcommand, in the order --help lists them.
+std::span<const Subcommand> Subcommands();
+
+// Registers every subcommand on `app`: each one's CLI11 app with its runner, in Subcommands()
+// order. An entry whose name is not the subcommand its function added has a null app.
+std::vector<std::pair<CLI::App*, CommandRunner>> RegisterSubcommands(CLI::App& app);
 
 }  // namespace kernelpro::cli

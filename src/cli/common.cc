@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -152,101 +153,6 @@ std::string DefaultCacheDir() {
   return ".kernelpro/cache";
 }
 
-void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) {
-  command.add_option("--trials", o.correctness_trials, "Correctness trials on fresh inputs")
-      ->check(WholeRange(1, 1000))
-      ->capture_default_str();
-  command
-      .add_option("--extra-trials", o.extra_trials, "Extra trials with signed, mixed-scale inputs")
-      ->check(WholeRange(0, 100))
-      ->capture_default_str();
-  command
-      .add_option("--timing-trials", o.timing_trials,
-                  "Timed calls per side, spread over the rounds (fewer if the budget ends first)")
-      ->check(WholeRange(1, 100000))
-      ->capture_default_str();
-  command
-      .add_option("--timing-rounds", o.timing_rounds,
-                  "Interleaved timing rounds: a block of reference calls and a block of "
-                  "candidate calls each, order A B B A A B ...")
-      ->check(WholeRange(1, 1000))
-      ->capture_default_str();
-  command.add_option("--time-budget", o.time_budget_s,
-                     "Seconds of timed calls per side: no new round after that (at least 2)")
-      ->check(PositiveUpTo(86400))
-      ->capture_default_str();
-  command.add_option("--atol", o.atol, "Absolute tolerance")
-      ->check(FiniteRange(0))
-      ->capture_default_str();
-  command.add_option("--rtol", o.rtol, "Relative tolerance")
-      ->check(FiniteRange(0))
-      ->capture_default_str();
-  command
-      .add_option("--precision-check", o.precision_policy,
-                  "fp32 problems vs an fp64 reference: fail, warn or off")
-      ->check(CLI::IsMember({"fail", "warn", "off"}))
-      ->capture_default_str();
-  command
-      .add_option("--torch-ops", o.torch_ops_policy,
-                  "Candidate calling the reference's own torch operators: forbid, warn or allow")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
-      ->capture_default_str();
-  command
-      .add_option("--allow-torch-op", o.allowed_ops,
-                  "An operator exempt from --torch-ops (repeatable)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command.add_flag(
-      "!--no-static-checks", o.static_checks,
-      "Report static findings without failing on them (to exercise the runtime guards)");
-  command.add_flag("--compile-baseline", o.compile_baseline, "Also time torch.compile(Model)");
-  command.add_flag("--precompiled-headers,!--no-precompiled-headers", o.precompiled_headers,
-                   "Precompile torch's headers once (about a minute and 0.6 GB per flag set, in "
-                   "the cache) so later C++ builds skip parsing them; on by default in optimize");
-  command.add_option("--jobs,-j", o.jobs, "Parallel builds")
-      ->check(WholeRange(1, 256))
-      ->capture_default_str();
-  command
-      .add_option("--gpus", o.gpus,
-                  "GPUs to evaluate on, as device ordinals (0,1; comma-separated or repeated): "
-                  "one candidate per GPU at a time, its reference and candidate timings on the "
-                  "same GPU (default: the default device). Not optimize's --gpu (the GPU model "
-                  "the prompts target)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command
-      .add_option("--timeout", o.step_timeout_s,
-                  "Wall-clock limit of each check/time step, seconds")
-      ->check(WholeRange(1, 86400))
-      ->capture_default_str();
-  command.add_option("--build-timeout", o.build_timeout_s, "Wall-clock limit of a build, seconds")
-      ->check(WholeRange(1, 86400))
-      ->capture_default_str();
-  o.cache_dir.clear();
-  o.work_dir.clear();
-  command
-      .add_option("--cache-dir", o.cache_dir,
-                  "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)")
-      ->envname("KERNELPRO_CACHE_DIR");
-  command.add_option("--work-dir", o.work_dir, "Scratch space for outputs (default: the temp dir)");
-  command.add_option("--python", python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
-  AddSandboxOptions(command, o);
-}
-
-void AddSandboxOptions(CLI::App& command, EvalOptions& o) {
-  command.add_flag("--unsafe-no-sandbox", o.unsafe_no_sandbox,
-                   "Run candidate code without the sandbox (bubblewrap): it can then read your "
-                   "files, reach the network and outlive its step. Every result says so");
-  command
-      .add_option("--pass-env", o.pass_env,
-                  "Pass this environment variable to workers too (repeatable); names that look "
-                  "like credentials are never passed")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command
-      .add_option("--sandbox-read", o.sandbox_read_only,
-                  "A file or directory candidate code may read inside the sandbox (repeatable; "
-                  "$CUTLASS_DIR is added by itself)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-}
-
 Status NormalizeGpus(std::vector<std::string>& gpus) {
   std::vector<std::string> split;
   for (const std::string& value : gpus) {
@@ -340,6 +246,18 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
                  "permissions, your files and the network\n";
   }
   return Executor(std::move(*worker), options);
+}
+
+Result<Json> InspectDevice(const Executor& executor, const std::string& device) {
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(120);
+  GpuPool::Lease lease = executor.gpu_pool().Acquire();
+  auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits, lease.Env());
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->result) {
+    return Status::Internal("the inspect step died: " + outcome->process.Describe());
+  }
+  return JsonGet<Json>(*outcome->result, "info", Json::object());
 }
 
 Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,

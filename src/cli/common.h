@@ -73,15 +73,6 @@ class CreatedDirectory {
 // $XDG_CACHE_HOME/kernelpro, else ~/.cache/kernelpro: builds and references shared by runs.
 std::string DefaultCacheDir();
 
-// The executor options every command that evaluates candidates shares (`eval`, `optimize`):
-// trials, timing, tolerances, policies, parallel builds, timeouts, directories and the
-// interpreter, declared once. --device, --seed and --build-only are each command's own.
-void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python);
-
-// The sandbox's options (--unsafe-no-sandbox, --pass-env, --sandbox-read), for every command that
-// runs candidate code; AddExecutorOptions includes them.
-void AddSandboxOptions(CLI::App& command, EvalOptions& o);
-
 // Splits the values of --gpus on commas ("--gpus 0,1" and "--gpus 0 --gpus 1" both give
 // {"0", "1"}) and checks them: each a device ordinal (digits only, not empty), none twice.
 // InvalidArgument names the bad value. Idempotent.
@@ -93,6 +84,11 @@ Status NormalizeGpus(std::vector<std::string>& gpus);
 // refused when the sandbox cannot be set up (unless --unsafe-no-sandbox).
 std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
                                      const char* command_name, bool runs_candidates = true);
+
+// The worker's inspect step on the GPU evaluations run on (the first of --gpus), not whichever the
+// process sees first: the `info` object (gpu_name, compute_capability, driver, torch_version, ...;
+// on cpu no GPU fields). An error when the step could not run or answered nothing.
+Result<Json> InspectDevice(const Executor& executor, const std::string& device);
 
 // Stage 1, theoretical side: agents::RunStageOne (agents/benchmarking_agent.h), where the
 // benchmarking agent lives. The measured side (ncu) is the caller's.

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/option_groups.h"
 #include "eval/executor.h"
 #include "roofline/reference_analysis.h"
 
@@ -181,25 +182,19 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
       "eval", "Build, check and time candidate kernels against a problem's PyTorch reference");
   // A repeated option takes its last value, as in most command-line tools.
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--candidate", args->candidates, "Candidate file defining ModelNew (repeatable)")
+  cmd->footer("--json prints one JSON object per candidate, one per line");
+  AddOption(*cmd, kProblemOption, args->problem)->required()->check(CLI::ExistingFile);
+  AddOption(*cmd, kCandidateOption, args->candidates)
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--device", o.device, "cuda, or cpu for C++ CPU extensions")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
+  AddDeviceOption(*cmd, o.device);
   cmd->add_flag(
       "--build-only", o.build_only,
       "Only scan and build (fills the build cache; no device needed beyond the compiler)");
-  cmd->add_option("--seed", o.seed, "Base seed of the trials' inputs")->capture_default_str();
+  AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
-  cmd->add_flag("--json", args->json, "One JSON object per candidate");
-  cmd->add_option("--analysis", args->analysis_file,
-                  "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`): place each timed kernel "
-                  "against the roofline")
-      ->check(CLI::ExistingFile);
+  AddOption(*cmd, kJsonOption, args->json);
+  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(CLI::ExistingFile);
   return [args] { return Run(*args); };
 }
 

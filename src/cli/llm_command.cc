@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/llm_options.h"
+#include "cli/option_groups.h"
 #include "llm/factory.h"
 #include "llm/tool_loop.h"
 #include "tools/tool.h"
@@ -189,14 +189,15 @@ CommandRunner RegisterLlmCommand(CLI::App& app) {
       "ping", "Send a trivial prompt and print the reply, latency and token counts");
   AddLlmOptions(*ping, args->llm);
   ping->add_option("--prompt", args->prompt, "The prompt to send")->capture_default_str();
-  ping->add_option("--max-tokens", args->max_tokens, "Output token limit")
+  AddOption(*ping, kMaxTokensOption, args->max_tokens)
       ->capture_default_str()
       ->check(WholeRange(1, 1e7));
   ping->add_flag("--tool-call", args->tool_call,
                  "Offer an add(a, b) tool and run the conversation until the model answers");
-  ping->add_flag("--json", args->json,
-                 "Print one JSON object: text, latency_ms, input_tokens, output_tokens, "
-                 "attempts, ...");
+  ping->footer(
+      "--json prints one object: text, latency_ms, input_tokens, output_tokens, "
+      "attempts, ...");
+  AddOption(*ping, kJsonOption, args->json);
   return [args] { return Ping(*args); };
 }
 

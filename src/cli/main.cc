@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
-#include <map>
 
 #include "cli/commands.h"
 #include "core/termination.h"
@@ -22,28 +21,15 @@ int Main(int argc, char** argv) {
       "kernelpro: build, check, time and optimise GPU kernels against a PyTorch reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kernelpro ") + kernelpro::kKernelproVersion);
-  std::map<CLI::App*, kernelpro::cli::CommandRunner> runners;
-  auto add = [&](kernelpro::cli::CommandRunner runner) {
-    runners[app.get_subcommands({}).back()] = runner;
-  };
-  add(kernelpro::cli::RegisterEvalCommand(app));
-  add(kernelpro::cli::RegisterProfileCommand(app));
-  add(kernelpro::cli::RegisterCollectCommand(app));
-  add(kernelpro::cli::RegisterAdviseCommand(app));
-  add(kernelpro::cli::RegisterToolsCommand(app));
-  add(kernelpro::cli::RegisterAnalyzeCommand(app));
-  add(kernelpro::cli::RegisterLlmCommand(app));
-  add(kernelpro::cli::RegisterPromptCommand(app));
-  add(kernelpro::cli::RegisterOptimizeCommand(app));
-  add(kernelpro::cli::RegisterResumeCommand(app));
+  const auto subcommands = kernelpro::cli::RegisterSubcommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with code 0; everything else is a usage error.
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
-  for (auto& [sub, runner] : runners) {
-    if (sub->parsed()) return runner();
+  for (const auto& [sub, runner] : subcommands) {
+    if (sub != nullptr && sub->parsed()) return runner();
   }
   return kUsageError;
 }

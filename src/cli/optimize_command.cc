@@ -27,7 +27,8 @@
 #include "agents/benchmarking_agent.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/llm_options.h"
+#include "cli/option_groups.h"
+#include "cli/prompt_gpu.h"
 #include "core/stats.h"
 #include "core/termination.h"
 #include "core/text.h"
@@ -47,25 +48,22 @@ namespace fs = std::filesystem;
 struct OptimizeArgs {
   std::string problem, run_dir, search = "mcts", feedback = "tools", tool_mode = "proactive",
                                 device = "cuda", gpu, python, cutlass_dir;
-  int iterations = -1;  // < 0: not given (30, or the demo's length)
   int candidates = 2;
   int max_tokens = 16384;
   std::vector<double> temperatures;  // --temperature: one, or one per candidate
   bool no_memory = false;
   bool demo = false;
   std::uint64_t seed = 0;
-  double max_cost = -1;    // < 0: none
-  double time_limit = -1;  // < 0: none
+  SearchBudget budget;  // iterations not given: 30, or the demo's length
   LlmOptions llm;
+  ToolConfig tools;
   EvalOptions eval;
 };
 
 struct ResumeArgs {
   std::string run_dir;
   EvalOptions sandbox;  // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
-  int iterations = -1;  // < 0: the run's own
-  double max_cost = -1;
-  double time_limit = -1;
+  SearchBudget budget;  // what is not given: the run's own
   LlmOptions llm;
 };
 
@@ -111,13 +109,9 @@ void KillIf(const std::optional<KillPoint>& point, const std::string& step, int 
 report::RunEnvironment InspectEnvironment(const Executor& executor, const std::string& device) {
   report::RunEnvironment env;
   env.device = device;
-  ProcessLimits limits;
-  limits.wall_timeout = std::chrono::seconds(120);
-  // The GPU the evaluations run on (the first of --gpus), not whichever the process sees first.
-  GpuPool::Lease lease = executor.gpu_pool().Acquire();
-  auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits, lease.Env());
-  if (!outcome.ok() || !outcome->result) return env;
-  const Json info = JsonGet<Json>(*outcome->result, "info", Json::object());
+  auto inspected = InspectDevice(executor, device);
+  if (!inspected.ok()) return env;
+  const Json& info = *inspected;
   env.device_name = JsonGet<std::string>(info, "gpu_name", "");
   env.driver = JsonGet<std::string>(info, "driver", "");
   std::string torch = JsonGet<std::string>(info, "torch_version", "");
@@ -144,7 +138,8 @@ bool HoldsExchanges(store::RunStore& store) {
 // ---- one run, new or resumed
 
 // `recorded` is set once the run holds something worth resuming (see HoldsExchanges).
-int RunSearch(search::RunConfig options, bool resume, bool& recorded) {
+int RunSearch(search::RunConfig options, const ToolRegistry& registry, bool resume,
+              bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
   auto fail = [&](const std::string& message) {
     std::cerr << "kernelpro " << command << ": " << message << "\n";
@@ -218,6 +213,19 @@ int RunSearch(search::RunConfig options, bool resume, bool& recorded) {
           "roofline); every speed tool would run");
     }
   }
+  // The programmer's GPU section: --gpu, else the GPU the evaluations use. A resumed run keeps
+  // the target it was created with (RunConfig::gpu, stored with the run).
+  if (!resume) {
+    std::optional<agents::GpuTarget> forced;
+    if (!options.gpu_name.empty()) forced = options.gpu;
+    PromptGpu chosen =
+        ChoosePromptGpu(options.device, forced, [&executor] { return DetectGpuTarget(*executor); });
+    options.gpu = chosen.target;
+    if (!chosen.note.empty()) {
+      std::cerr << "kernelpro " << command << ": " << chosen.note << "\n";
+      early_notes.push_back(chosen.note);
+    }
+  }
 
   const bool tty = ::isatty(STDOUT_FILENO);
   search::OrchestratorDependencies deps;
@@ -227,6 +235,7 @@ int RunSearch(search::RunConfig options, bool resume, bool& recorded) {
   deps.store = store->get();
   deps.exchanges = sink.get();
   deps.benchmarking = benchmarking.get();
+  deps.registry = &registry;
   deps.on_step_done = [kill](const store::StepKey& k) { KillIf(kill, k.step, k.iteration); };
   deps.log = [command](const std::string& line) {
     std::cerr << "kernelpro " << command << ": " << line << "\n";
@@ -308,9 +317,9 @@ int RunSearch(search::RunConfig options, bool resume, bool& recorded) {
   return summary->best ? 0 : 1;
 }
 
-int Optimize(const search::RunConfig& options, bool resume) {
+int Optimize(const search::RunConfig& options, const ToolRegistry& registry, bool resume) {
   bool recorded = false;
-  if (resume) return RunSearch(options, resume, recorded);
+  if (resume) return RunSearch(options, registry, resume, recorded);
   // A new run: a run that fails before it recorded anything takes back what it created (the run
   // directory, or what it added to an existing one), so that no half-made run.db makes the next
   // `optimize` refuse the directory as "already holding a run".
@@ -332,7 +341,7 @@ int Optimize(const search::RunConfig& options, bool resume) {
               << "\n";
     return 2;
   }
-  const int code = RunSearch(options, resume, recorded);
+  const int code = RunSearch(options, registry, resume, recorded);
   if (!recorded) made->Undo();
   return code;
 }
@@ -391,7 +400,8 @@ int RunOptimize(OptimizeArgs& args) {
     return fail("--problem is required (or try --demo)");
   }
   o.problem = args.problem;
-  o.iterations = args.iterations >= 0 ? args.iterations : (demo ? kDemoIterations : 30);
+  o.iterations =
+      args.budget.iterations >= 0 ? args.budget.iterations : (demo ? kDemoIterations : 30);
   o.candidates = args.candidates;
   o.programmer_max_tokens = args.max_tokens;
   o.temperatures = args.temperatures;
@@ -414,15 +424,18 @@ int RunOptimize(OptimizeArgs& args) {
              : DefaultRunDir(report::ProblemName((ec ? fs::path(args.problem) : problem).string()));
   }
   o.run_dir = args.run_dir;
-  if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
-  if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
+  if (args.budget.max_cost >= 0) o.max_cost_usd = args.budget.max_cost;
+  if (args.budget.time_limit >= 0) o.time_limit_s = args.budget.time_limit;
   o.device = args.device;
   if (!args.gpu.empty()) {
     auto target = agents::ParseGpuTarget(args.gpu);
     if (!target.ok()) return fail("--gpu: " + target.status().message());
     o.gpu = *target;
   }
+  if (Status s = CheckCutlassDir(args.cutlass_dir); !s.ok()) return fail(s.message());
   o.cutlass_dir = args.cutlass_dir;
+  // The prompts tell candidates to include its headers: the sandbox lets them read it.
+  if (!o.cutlass_dir.empty()) args.eval.sandbox_read_only.push_back(o.cutlass_dir);
   o.python = args.python.empty() ? "python3" : args.python;
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
@@ -433,6 +446,12 @@ int RunOptimize(OptimizeArgs& args) {
   }
   auto llm_config = ResolveLlmConfig(args.llm);
   if (!llm_config.ok()) return fail(llm_config.status().message());
+  if (o.max_cost_usd) {
+    if (Status s = CheckCostLimitReachable(*llm_config); !s.ok()) return fail(s.message());
+  }
+  // The user's tools join the search; a bad plugin, rule file or threshold stops it here.
+  auto registry = BuildRegistry(args.tools);
+  if (!registry.ok()) return fail(registry.status().message());
   if (demo) {
     llm_config->replay_mode = "sequential";
     std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
@@ -445,7 +464,8 @@ int RunOptimize(OptimizeArgs& args) {
   o.executor = args.eval;
   o.worker_python = args.python;
   o.gpu_name = args.gpu;
-  return Optimize(o, /*resume=*/false);
+  o.tools = WithAbsolutePaths(args.tools);
+  return Optimize(o, *registry, /*resume=*/false);
 }
 
 int RunResume(ResumeArgs& args) {
@@ -467,21 +487,28 @@ int RunResume(ResumeArgs& args) {
     o = std::move(*stored);
   }
   o.run_dir = args.run_dir;
-  if (args.iterations >= 0) o.iterations = args.iterations;
-  if (args.max_cost >= 0) o.max_cost_usd = args.max_cost;
-  if (args.time_limit >= 0) o.time_limit_s = args.time_limit;
-  if (!args.llm.spec.empty() || !args.llm.config_file.empty()) {
+  if (args.budget.iterations >= 0) o.iterations = args.budget.iterations;
+  if (args.budget.max_cost >= 0) o.max_cost_usd = args.budget.max_cost;
+  if (args.budget.time_limit >= 0) o.time_limit_s = args.budget.time_limit;
+  const bool new_llm = !args.llm.spec.empty() || !args.llm.config_file.empty();
+  if (new_llm) {
     auto given = ResolveLlmConfig(args.llm);
     if (!given.ok()) return fail(given.status().message());
     o.llm = *given;
   }
+  // A limit or a model given now is checked now; a run's own pair was checked when it began.
+  if (o.max_cost_usd && (args.budget.max_cost >= 0 || new_llm)) {
+    if (Status s = CheckCostLimitReachable(o.llm); !s.ok()) return fail(s.message());
+  }
+  auto registry = BuildRegistry(o.tools);
+  if (!registry.ok()) return fail("the run's tools: " + registry.status().message());
   EvalOptions& eval = o.executor;
   eval.unsafe_no_sandbox = args.sandbox.unsafe_no_sandbox;
   for (const std::string& name : args.sandbox.pass_env) eval.pass_env.push_back(name);
   for (const std::string& path : args.sandbox.sandbox_read_only) {
     eval.sandbox_read_only.push_back(path);
   }
-  return Optimize(o, /*resume=*/true);
+  return Optimize(o, *registry, /*resume=*/true);
 }
 
 }  // namespace
@@ -493,8 +520,7 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       "Search for the fastest validated kernel for a problem (MCTS or greedy over LLM-written "
       "candidates); exit 0 when a correct kernel was found, 1 when none, 2 on bad input");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--problem", args->problem, "Problem file: Model, get_inputs, get_init_inputs")
-      ->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
   cmd->add_flag("--demo", args->demo,
                 "Run a short search on problems/swish with candidates the project wrote, replayed "
                 "from a cassette: no API key needed (with --device cpu: CPU candidates)");
@@ -502,15 +528,10 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--search", args->search, "Search strategy: mcts or greedy")
       ->check(CLI::IsMember({"mcts", "greedy"}))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->iterations,
-                  "Expansions of the search tree (default 30; 4 with --demo)")
-      ->check(WholeRange(1, 100000));
-  cmd->add_option("--candidates", args->candidates, "Candidates asked for per iteration")
+  AddOption(*cmd, kCandidatesOption, args->candidates)
       ->check(WholeRange(1, 16))
       ->capture_default_str();
-  cmd->add_option("--max-tokens", args->max_tokens,
-                  "Reply length asked of the programmer (lower it for a small local model; a "
-                  "truncated reply is asked again with twice as many, up to the LLM's cap)")
+  AddOption(*cmd, kMaxTokensOption, args->max_tokens)
       ->check(WholeRange(256, 1000000))
       ->capture_default_str();
   cmd->add_option("--temperature", args->temperatures,
@@ -528,20 +549,14 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"proactive", "reactive"}))
       ->capture_default_str();
   cmd->add_flag("--no-memory", args->no_memory, "No search memory across iterations");
-  cmd->add_option("--seed", args->seed, "Seed recorded with the run")->capture_default_str();
+  AddOption(*cmd, kSeedOption, args->seed)->capture_default_str();
   cmd->add_option("--run-dir", args->run_dir,
                   "Run directory (default runs/PROBLEM-TIMESTAMP); must not hold a run yet");
-  cmd->add_option("--max-cost", args->max_cost, "Stop once the LLM exchanges cost this many USD")
-      ->check(FiniteRange(0));
-  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds")
-      ->check(PositiveUpTo(std::numeric_limits<double>::max()));
-  cmd->add_option("--device", args->device, "cuda, or cpu for C++ CPU extensions (no profiling)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
-  cmd->add_option("--gpu", args->gpu,
-                  "The GPU the prompts target and Stage 1 classifies for (H200, sm_90, ...)");
-  cmd->add_option("--cutlass-dir", args->cutlass_dir, "A CUTLASS checkout for the prompts")
-      ->envname("CUTLASS_DIR");
+  AddBudgetOptions(*cmd, args->budget);
+  AddDeviceOption(*cmd, args->device);
+  AddOption(*cmd, kGpuOption, args->gpu);
+  AddCutlassOptions(*cmd, args->cutlass_dir);
+  AddToolOptions(*cmd, args->tools);
   args->eval.precompiled_headers = true;  // a search builds many candidates: worth it
   AddExecutorOptions(*cmd, args->eval, args->python);
   return [args] { return RunOptimize(*args); };
@@ -556,11 +571,7 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
   cmd->add_option("run_dir", args->run_dir, "The run directory (holds run.db)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--iterations", args->iterations, "A new iteration budget for the run")
-      ->check(WholeRange(1, 100000));
-  cmd->add_option("--max-cost", args->max_cost, "A new cost limit in USD")->check(FiniteRange(0));
-  cmd->add_option("--time-limit", args->time_limit, "Stop after this many seconds")
-      ->check(PositiveUpTo(std::numeric_limits<double>::max()));
+  AddBudgetOptions(*cmd, args->budget);
   AddLlmOptions(*cmd, args->llm);
   return [args] { return RunResume(*args); };
 }

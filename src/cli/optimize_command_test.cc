@@ -50,6 +50,23 @@ long long Count(const fs::path& run_dir, const std::string& sql) {
   return n;
 }
 
+// The first column of the first row of a query on a run's database, as text ("" when none).
+std::string Text(const fs::path& run_dir, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string text;
+  if (sqlite3_open_v2((run_dir / "run.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+      SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return text;
+}
+
 // Runs kernelpro and kills it (SIGKILL, its whole process group) after `seconds`, wherever it is.
 bool RunKernelproKilledAfter(const std::vector<std::string>& args, int seconds) {
   ProcessOptions p;
@@ -105,6 +122,13 @@ class OptimizeCommandTest : public ::testing::Test {
             "2",
             "--python",
             "/usr/bin/python3"};
+  }
+
+  // A run that stopped (SIGKILL) right after its first LLM exchange was stored: run.db holds the
+  // run and its options, before any candidate was built. Seconds, not minutes.
+  void StartRunAndStopIt(std::vector<std::string> args) {
+    CliRun first = RunKernelpro(args, 5, {{"KERNELPRO_TEST_KILL_AFTER_STEP", "exchange@1"}});
+    ASSERT_NE(first.exit_code, 0) << first.out << first.err;
   }
 
   // What every complete run of the cassette holds, however often it was interrupted.
@@ -417,6 +441,111 @@ TEST_F(OptimizeCommandTest, NumbersOutOfRangeAreUsageErrors) {
   EXPECT_NE(resume.err.find("--max-cost: '-inf' is not accepted: give a finite number >= 0"),
             std::string::npos)
       << resume.err;
+}
+
+// The user's tools (--tool-rules, --tool-plugin, --threshold, --no-energy) join the search as they
+// join `advise`, and a resumed run analyses with the same ones.
+TEST_F(OptimizeCommandTest, TheUsersToolsJoinTheRunAndItsResumption) {
+  const fs::path rules = dir_ / "rules.toml";
+  fs::copy_file(kRoot + "/examples/rules/memory_rules.toml", rules);
+  // A bad rules file or threshold is a clear error before the run starts.
+  const fs::path bad = dir_ / "bad.toml";
+  std::ofstream(bad) << "[[tool]]\nname = 3\n";
+  std::vector<std::string> args = OptimizeArgs(dir_ / "refused");
+  args.insert(args.end(), {"--tool-rules", bad.string()});
+  CliRun bad_rules = RunKernelpro(args, 1);
+  EXPECT_EQ(bad_rules.exit_code, 2) << bad_rules.err;
+  EXPECT_NE(bad_rules.err.find("kernelpro optimize: "), std::string::npos) << bad_rules.err;
+  EXPECT_NE(bad_rules.err.find(bad.string()), std::string::npos) << bad_rules.err;
+  args = OptimizeArgs(dir_ / "refused");
+  args.insert(args.end(), {"--tool-rules", rules.string(), "--threshold", "l2_reuse.nope=1"});
+  CliRun bad_threshold = RunKernelpro(args, 1);
+  EXPECT_EQ(bad_threshold.exit_code, 2) << bad_threshold.err;
+  EXPECT_NE(bad_threshold.err.find("tool 'l2_reuse' has no threshold 'nope' (it has: low_hit, "
+                                   "min_mb)"),
+            std::string::npos)
+      << bad_threshold.err;
+  EXPECT_FALSE(fs::exists(dir_ / "refused"));
+
+  const fs::path run = dir_ / "run";
+  args = OptimizeArgs(run);
+  args.insert(args.end(), {"--tool-rules", rules.string(), "--threshold", "l2_reuse.low_hit=40",
+                           "--no-energy"});
+  StartRunAndStopIt(args);
+  const Json config = Json::parse(Text(run, "SELECT config_json FROM runs"), nullptr, false);
+  const Json tools = JsonGet<Json>(config, "tools", Json{});
+  EXPECT_EQ(tools, (Json{{"plugins", Json::array()},
+                         {"rule_files", {rules.string()}},
+                         {"thresholds", {"l2_reuse.low_hit=40"}},
+                         {"no_energy", true}}))
+      << config.dump(2);
+  // Resume loads them again: a rules file gone is an error naming it, before anything runs.
+  fs::rename(rules, dir_ / "moved.toml");
+  CliRun resumed =
+      RunKernelpro({"resume", run.string()}, 5, {}, {"KERNELPRO_TEST_KILL_AFTER_STEP"});
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.err;
+  EXPECT_NE(resumed.err.find("kernelpro resume: the run's tools: "), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find(rules.string()), std::string::npos) << resumed.err;
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges"), 1);
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM candidates"), 0);
+}
+
+// --max-cost counts priced exchanges: with a model that has no price (or a replayed one, which
+// costs nothing) it would never stop the run, so it is refused at once, saying what to give.
+TEST_F(OptimizeCommandTest, ACostLimitNeedsAModelWithAPrice) {
+  const std::vector<std::string> openai = {"--llm", "openai:gpt-4o", "--max-cost", "1"};
+  std::vector<std::string> args = OptimizeArgs(dir_ / "never");
+  args.insert(args.end(), openai.begin(), openai.end());
+  CliRun unpriced = RunKernelpro(args, 1, {}, {"OPENAI_API_KEY"});
+  EXPECT_EQ(unpriced.exit_code, 2) << unpriced.err;
+  EXPECT_NE(unpriced.err.find("kernelpro optimize: --max-cost: no price is known for "
+                              "openai:gpt-4o, so every exchange would count as $0 and the limit "
+                              "would never stop the run; give --llm-prices FILE"),
+            std::string::npos)
+      << unpriced.err;
+  // A price table without the model.
+  const fs::path prices = dir_ / "prices.toml";
+  std::ofstream(prices) << "[models.\"claude-3-5-sonnet*\"]\ninput_per_mtok = 3\n"
+                           "output_per_mtok = 15\n";
+  args.insert(args.end(), {"--llm-prices", prices.string()});
+  CliRun missing = RunKernelpro(args, 1, {}, {"OPENAI_API_KEY"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(
+      missing.err.find("the price table " + prices.string() + " has no entry for openai:gpt-4o"),
+      std::string::npos)
+      << missing.err;
+  // With a price the limit is accepted (the run then stops for want of a key, not of a price).
+  std::ofstream(prices, std::ios::app) << "[models.\"gpt-4o\"]\ninput_per_mtok = 2.5\n"
+                                          "output_per_mtok = 10\n";
+  CliRun priced = RunKernelpro(args, 1, {}, {"OPENAI_API_KEY"});
+  EXPECT_EQ(priced.exit_code, 2) << priced.err;
+  EXPECT_EQ(priced.err.find("--max-cost"), std::string::npos) << priced.err;
+  EXPECT_NE(priced.err.find("OPENAI_API_KEY"), std::string::npos) << priced.err;
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
+  // A replay (the cassette here, or --demo) costs nothing.
+  args = OptimizeArgs(dir_ / "never");
+  args.insert(args.end(), {"--max-cost", "1"});
+  CliRun replay = RunKernelpro(args, 1);
+  EXPECT_EQ(replay.exit_code, 2) << replay.err;
+  EXPECT_NE(replay.err.find("--max-cost: a replayed model costs nothing"), std::string::npos)
+      << replay.err;
+  CliRun demo = RunKernelpro({"optimize", "--demo", "--device", "cpu", "--max-cost", "1"}, 1, {},
+                             {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  EXPECT_EQ(demo.exit_code, 2) << demo.err;
+  EXPECT_NE(demo.err.find("--max-cost: a replayed model costs nothing"), std::string::npos)
+      << demo.err;
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
+  // On resume, a limit given then is checked against the run's model.
+  const fs::path run = dir_ / "run";
+  StartRunAndStopIt(OptimizeArgs(run));
+  CliRun resume = RunKernelpro({"resume", run.string(), "--max-cost", "1"}, 1, {},
+                               {"KERNELPRO_TEST_KILL_AFTER_STEP"});
+  EXPECT_EQ(resume.exit_code, 2) << resume.err;
+  EXPECT_NE(resume.err.find("kernelpro resume: --max-cost: a replayed model costs nothing"),
+            std::string::npos)
+      << resume.err;
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM llm_exchanges"), 1);
 }
 
 // `kernelpro optimize --demo --device cpu`, as a new user without a GPU or an API key runs it

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/option_groups.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
 #include "profile/ncu_catalog.h"
@@ -62,34 +63,26 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "profile", "Profile a candidate on a GPU: ncu counters, SASS of the built .so, timeline");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->add_option("--problem", args->problem, "Problem file (required unless --list-metrics)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--candidate", args->candidate, "Candidate file (omit to profile the reference)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--device", args->eval.device, "cuda (cpu gives SASS-less, counter-less records)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
+  cmd->footer("--json prints the Metrics record (with --list-metrics, the catalog as an array)");
+  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
+  AddOption(*cmd, kCandidateOption, args->candidate)->check(CLI::ExistingFile);
+  AddDeviceOption(*cmd, args->eval.device);
   cmd->add_option("--metrics", args->metrics, "Comma-separated ncu metrics instead of the catalog");
-  cmd->add_flag("--no-ncu", args->no_ncu, "Skip Nsight Compute");
+  AddOption(*cmd, kNoNcuOption, args->no_ncu);
   cmd->add_flag("--no-sass", args->no_sass, "Skip the SASS analysis");
   cmd->add_flag("--no-timeline", args->no_timeline, "Skip the PyTorch profiler timeline");
   cmd->add_flag(
       "--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
       "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
-  cmd->add_option("--ncu-timeout", args->profile.ncu_options.timeout_s, "Seconds for the ncu run")
+  AddOption(*cmd, kNcuTimeoutOption, args->profile.ncu_options.timeout_s)
       ->check(WholeRange(1, 86400))
       ->capture_default_str();
-  cmd->add_option(
-      "--save", args->profile.artifacts_dir,
-      "Save raw outputs to DIR/NAME.{ncu.csv,sass.txt,...} for `kernelpro collect --from`");
-  cmd->add_option("--name", args->profile.artifacts_name, "NAME for --save")->capture_default_str();
-  cmd->add_option("--cache-dir", args->eval.cache_dir, "Builds and reference outputs")
-      ->envname("KERNELPRO_CACHE_DIR");
-  cmd->add_option("--python", args->python, "Interpreter with torch")->envname("KERNELPRO_PYTHON");
+  AddOption(*cmd, kSaveOption, args->profile.artifacts_dir);
+  AddOption(*cmd, kNameOption, args->profile.artifacts_name)->capture_default_str();
+  AddWorkerOptions(*cmd, args->eval, args->python);
   AddSandboxOptions(*cmd, args->eval);
-  cmd->add_flag("--json", args->json, "The Metrics record as JSON");
+  AddOption(*cmd, kJsonOption, args->json);
   cmd->add_flag("--list-metrics", args->list_metrics, "Print the ncu metric catalog and exit");
-  args->eval.cache_dir.clear();
   return [args] {
     if (args->list_metrics) return ListMetrics(args->json);
     if (args->problem.empty()) {
@@ -148,10 +141,10 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
   cmd->add_option("--trace", args->paths.trace,
                   "PyTorch profiler trace (.json) or nsys SQLite export")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--from", args->from, "Directory holding NAME.ncu.csv, NAME.sass.txt, ...")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--name", args->name, "NAME of the artifacts in --from");
-  cmd->add_flag("--json", args->json, "The Metrics record as JSON");
+  cmd->footer("--json prints the Metrics record");
+  AddOption(*cmd, kFromOption, args->from)->check(CLI::ExistingDirectory);
+  AddOption(*cmd, kNameOption, args->name);
+  AddOption(*cmd, kJsonOption, args->json);
   return [args] {
     ArtifactPaths paths = args->paths;
     if (!args->from.empty()) {

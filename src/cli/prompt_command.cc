@@ -11,6 +11,7 @@
 #include "agents/search_memory.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/option_groups.h"
 #include "core/json_io.h"
 
 namespace kernelpro::cli {
@@ -51,7 +52,7 @@ int Run(const PromptArgs& args) {
 
   if (context.mode == agents::PromptMode::kInitial &&
       (!args.parent.empty() || !args.feedback.empty() || !args.speedup.empty())) {
-    return Fail("--parent, --feedback and --speedup are for --mode debug or optimize");
+    return Fail("--parent, --feedback-file and --speedup are for --mode debug or optimize");
   }
   if (!args.parent.empty()) {
     auto parent = ReadText("--parent", args.parent);
@@ -59,7 +60,7 @@ int Run(const PromptArgs& args) {
     context.parent_code = std::move(*parent);
   }
   if (!args.feedback.empty()) {
-    auto feedback = ReadText("--feedback", args.feedback);
+    auto feedback = ReadText("--feedback-file", args.feedback);
     if (!feedback.ok()) return Fail(feedback.status().message());
     context.feedback = std::move(*feedback);
   }
@@ -83,14 +84,8 @@ int Run(const PromptArgs& args) {
     if (!memory.ok()) return Fail(memory.status().message());
     context.memory_block = std::move(*memory);
   }
-  if (!args.cutlass_dir.empty()) {
-    std::ifstream probe(args.cutlass_dir + "/include/cutlass/cutlass.h");
-    if (!probe) {
-      return Fail("--cutlass-dir " + args.cutlass_dir +
-                  ": no include/cutlass/cutlass.h below it (give the root of a CUTLASS checkout)");
-    }
-    context.cutlass_dir = args.cutlass_dir;
-  }
+  if (Status s = CheckCutlassDir(args.cutlass_dir); !s.ok()) return Fail(s.message());
+  context.cutlass_dir = args.cutlass_dir;
   if (!args.gpu.empty()) {
     auto gpu = agents::ParseGpuTarget(args.gpu);
     if (!gpu.ok()) return Fail("--gpu: " + gpu.status().message());
@@ -142,34 +137,26 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   auto args = std::make_shared<PromptArgs>();
   CLI::App* cmd = app.add_subcommand(
       "prompt", "Print the exact prompt the programmer would send (no LLM, no GPU)");
+  cmd->footer(
+      "Without --gpu the prompt is written for sm_90 (H100, H200): this command detects "
+      "no GPU. --json prints an object with system, user, sections and trimmed");
   cmd->add_option("--mode", args->mode, "initial | debug | optimize");
-  cmd->add_option("--problem", args->problem,
-                  "Problem file: class Model, get_inputs(), get_init_inputs(); PyTorch, Triton or "
-                  "CUDA reference");
+  AddOption(*cmd, kProblemOption, args->problem);
   cmd->add_option("--parent", args->parent,
                   "debug: the failing candidate; optimize: the working candidate to improve");
-  cmd->add_option("--feedback", args->feedback,
+  cmd->add_option("--feedback-file", args->feedback,
                   "Text file. debug: the compiler/runtime/correctness errors; optimize: the "
                   "profiling analysis (`kernelpro advise` output)");
   cmd->add_option("--speedup", args->speedup, "optimize: the parent's measured speedup");
-  cmd->add_option("--gpu", args->gpu,
-                  "Target: sm_80, sm_86, sm_89, sm_90, sm_100, or a name (A100, H100, H200, L40S, "
-                  "B200); default sm_90");
-  cmd->add_option(
-         "--device", args->device,
-         "cuda: CUDA kernels for --gpu; cpu: C++ CPU extensions (as optimize --device cpu)")
-      ->check(CLI::IsMember({"cuda", "cpu"}))
-      ->capture_default_str();
-  cmd->add_option("--candidates", args->candidates, "Candidates to ask for, 1 to 16 (default 2)");
-  cmd->add_option("--cutlass-dir", args->cutlass_dir,
-                  "Root of a CUTLASS checkout: adds its include paths and build flags")
-      ->envname("KERNELPRO_CUTLASS_DIR");
+  AddOption(*cmd, kGpuOption, args->gpu);
+  AddDeviceOption(*cmd, args->device);
+  AddOption(*cmd, kCandidatesOption, args->candidates);
+  AddCutlassOptions(*cmd, args->cutlass_dir);
   cmd->add_option(
       "--memory", args->memory,
       "A run's search-memory store (.jsonl), or a text file with a rendered memory block");
-  cmd->add_option("--max-chars", args->max_chars,
-                  "Budget for system + user in characters (default 60000)");
-  cmd->add_flag("--json", args->json, "An object with system, user, sections and trimmed");
+  AddOption(*cmd, kMaxCharsOption, args->max_chars);
+  AddOption(*cmd, kJsonOption, args->json);
   return [args] { return Run(*args); };
 }
 

@@ -62,7 +62,7 @@ TEST(PromptCommandTest, PrintsExactlyTheReviewedPrompt) {
 TEST(PromptCommandTest, DebugPromptMatchesItsGolden) {
   CliRun r =
       Prompt({"--mode", "debug", "--problem", kRoot + "/tests/problems/half_scale.py", "--parent",
-              kRoot + "/tests/fixtures/prompts/half_scale_bad_build.py", "--feedback",
+              kRoot + "/tests/fixtures/prompts/half_scale_bad_build.py", "--feedback-file",
               kRoot + "/tests/fixtures/prompts/torch_build_error.txt", "--gpu", "H200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, ReadFile(kRoot + "/tests/golden/prompts/debug_pytorch_sm90.txt"));
@@ -70,11 +70,11 @@ TEST(PromptCommandTest, DebugPromptMatchesItsGolden) {
 
 TEST(PromptCommandTest, JsonHoldsTheSamePromptWithItsSectionsAndTrimming) {
   const std::vector<std::string> args = {
-      "--mode",        "optimize",   "--problem",    kSwish,
-      "--parent",      kSwishCuda,   "--speedup",    "1.93",
-      "--feedback",    kGuidance,    "--memory",     kRoot + "/tests/fixtures/prompts/memory.md",
-      "--gpu",         "sm_80",      "--candidates", "3",
-      "--cutlass-dir", FakeCutlass()};
+      "--mode",          "optimize",   "--problem",    kSwish,
+      "--parent",        kSwishCuda,   "--speedup",    "1.93",
+      "--feedback-file", kGuidance,    "--memory",     kRoot + "/tests/fixtures/prompts/memory.md",
+      "--gpu",           "sm_80",      "--candidates", "3",
+      "--cutlass-dir",   FakeCutlass()};
   CliRun text = Prompt(args);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   std::vector<std::string> json_args = args;
@@ -101,12 +101,12 @@ TEST(PromptCommandTest, JsonHoldsTheSamePromptWithItsSectionsAndTrimming) {
 
 TEST(PromptCommandTest, ASmallBudgetTrimsAndSaysWhat) {
   CliRun full = Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda,
-                        "--feedback", kGuidance, "--gpu", "H200", "--json"});
+                        "--feedback-file", kGuidance, "--gpu", "H200", "--json"});
   ASSERT_EQ(full.exit_code, 0) << full.err;
   const size_t size =
       full.json["system"].get<std::string>().size() + full.json["user"].get<std::string>().size();
   CliRun r =
-      Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda, "--feedback",
+      Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda, "--feedback-file",
               kGuidance, "--gpu", "H200", "--max-chars", std::to_string(size - 4000), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_GE(r.json["trimmed"].size(), 2u) << r.out;
@@ -114,7 +114,7 @@ TEST(PromptCommandTest, ASmallBudgetTrimsAndSaysWhat) {
   EXPECT_LE(r.json["system"].get<std::string>().size() + r.json["user"].get<std::string>().size(),
             size - 4000);
   CliRun text =
-      Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda, "--feedback",
+      Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda, "--feedback-file",
               kGuidance, "--gpu", "H200", "--max-chars", std::to_string(size - 4000)});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_TRUE(Has(text.err, "trimmed examples: dropped")) << text.err;
@@ -161,13 +161,13 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
       {{"--mode", "initial", "--problem", kRoot + "/no/such.py"}, "cannot be read"},
       {{"--mode", "initial", "--problem", kRoot + "/tests/problems/no_model.py"},
        "defines no class Model"},
-      {{"--mode", "debug", "--problem", kSwish, "--feedback", kGuidance},
+      {{"--mode", "debug", "--problem", kSwish, "--feedback-file", kGuidance},
        "debug mode needs the failing candidate's code"},
       {{"--mode", "debug", "--problem", kSwish, "--parent", parent},
        "debug mode needs the compiler, runtime or correctness errors"},
       {{"--mode", "optimize", "--problem", kSwish}, "optimize mode needs the working candidate"},
       {{"--mode", "initial", "--problem", kSwish, "--parent", parent},
-       "--parent, --feedback and --speedup are for --mode debug or optimize"},
+       "--parent, --feedback-file and --speedup are for --mode debug or optimize"},
       {{"--mode", "optimize", "--problem", kSwish, "--parent", kRoot + "/no/such.py"},
        "--parent " + kRoot + "/no/such.py: cannot be read"},
       {{"--mode", "optimize", "--problem", kSwish, "--parent", parent, "--speedup", "fast"},

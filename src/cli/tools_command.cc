@@ -4,14 +4,14 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/tool_options.h"
+#include "cli/option_groups.h"
 
 namespace kernelpro::cli {
 namespace {
 
 struct ToolsArgs {
   bool json = false;
-  ToolOptions tools;
+  ToolConfig tools;
 };
 
 Json Describe(const ProfilingTool& tool) {
@@ -74,8 +74,10 @@ CommandRunner RegisterToolsCommand(CLI::App& app) {
   tools->require_subcommand(1);
   CLI::App* list = tools->add_subcommand(
       "list", "List the tools: source, Stage-1 classes, priority, thresholds");
-  list->add_flag("--json", args->json,
-                 "An array of objects: name, source, bottlenecks, priority, thresholds, ...");
+  list->footer(
+      "--json prints an array of objects: name, source, bottlenecks, priority, "
+      "thresholds, ...");
+  AddOption(*list, kJsonOption, args->json);
   AddToolOptions(*list, args->tools);
   return [args] { return List(*args); };
 }

@@ -14,21 +14,12 @@
 #include "agents/types.h"
 #include "eval/executor.h"
 #include "llm/config.h"
+#include "tools/tool_config.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "store/run_store.h"
 
 namespace kernelpro::search {
-
-// The micro-profiling tools a run analyses with, beyond the built-in ones: what --tool-plugin,
-// --tool-rules, --threshold and --no-energy said (paths absolute, so a resumed run finds them from
-// any directory).
-struct ToolConfig {
-  std::vector<std::string> plugins;     // shared libraries with more tools
-  std::vector<std::string> rule_files;  // TOML rule files
-  std::vector<std::string> thresholds;  // "TOOL.NAME=VALUE"
-  bool no_energy = false;               // leave out the energy-only tools
-};
 
 struct RunConfig {
   // ---- the problem and where the run lives
@@ -51,7 +42,7 @@ struct RunConfig {
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
-  ToolConfig tools;
+  ToolConfig tools;  // the user's tools (paths absolute, so resume finds them from anywhere)
 
   // ---- the programmer
   int programmer_max_tokens = 16384;

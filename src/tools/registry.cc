@@ -76,7 +76,11 @@ Analysis ToolRegistry::Analyze(const Metrics& metrics, const AnalysisOptions& op
   Analysis analysis;
   analysis.bottleneck = options.bottleneck;
   MetricSet set = BuildMetricSet(metrics);
-  ToolContext context = MakeToolContext(metrics, set, options);
+  AnalysisOptions merged = options;
+  for (const auto& [tool, values] : overrides_) {
+    for (const auto& [name, value] : values) merged.overrides[tool].try_emplace(name, value);
+  }
+  ToolContext context = MakeToolContext(metrics, set, merged);
   for (const auto& tool : tools_) {
     if (tool->source() == ToolSource::kEnergy && !options.energy) continue;
     if (!Runs(*tool, options.bottleneck)) {

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/tool.h"
@@ -48,10 +49,17 @@ class ToolRegistry {
   // Whether `tool` runs for `bottleneck` (unset: every non-energy tool runs).
   static bool Runs(const ProfilingTool& tool, const std::optional<Bottleneck>& bottleneck);
 
+  // Thresholds every Analyze applies unless AnalysisOptions::overrides sets the same one: how a
+  // front end configures a run's tools once (--threshold), for every analysis made with this
+  // registry, the search's and the profiling agent's included.
+  void SetThresholdOverrides(ThresholdOverrides overrides) { overrides_ = std::move(overrides); }
+  const ThresholdOverrides& threshold_overrides() const { return overrides_; }
+
   Analysis Analyze(const Metrics& metrics, const AnalysisOptions& options) const;
 
  private:
   std::vector<std::unique_ptr<ProfilingTool>> tools_;
+  ThresholdOverrides overrides_;
 };
 
 // Runs one tool as the registry does: a ToolOutput with skipped=true (and which metrics) when a

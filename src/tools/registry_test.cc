@@ -121,6 +121,24 @@ TEST(RegistryTest, ThresholdOverridesChangeTheTriggerAndTheReport) {
   EXPECT_DOUBLE_EQ(a.findings[0].thresholds.at(0).value, 20);
 }
 
+// The search analyses through the registry it is given, with no options of its own: thresholds
+// set on the registry reach every analysis, and a per-call override still wins.
+TEST(RegistryTest, ThresholdsSetOnTheRegistryApplyToEveryAnalysis) {
+  ToolRegistry r = FakeRegistry();
+  r.SetThresholdOverrides({{"any_high_p90", {{"limit", 100}}}});
+  Analysis a = r.Analyze(Timeline(50), AnalysisOptions{});
+  EXPECT_EQ(std::count(a.quiet.begin(), a.quiet.end(), "any_high_p90"), 1);
+  // Another tool keeps its default (10 us) and fires.
+  const std::vector<std::string> fired = Names(a.findings);
+  EXPECT_EQ(std::count(fired.begin(), fired.end(), "memory_low"), 1);
+  AnalysisOptions options;
+  options.overrides["any_high_p90"]["limit"] = 20;
+  a = r.Analyze(Timeline(50), options);
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings[0].tool, "any_high_p90");
+  EXPECT_DOUBLE_EQ(a.findings[0].thresholds.at(0).value, 20);
+}
+
 TEST(RegistryTest, MakeToolContextReadsTheArchitecture) {
   Metrics m;
   m.sass = SassView{};

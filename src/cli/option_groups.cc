@@ -1,0 +1,443 @@
+#include "cli/option_groups.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "cli/common.h"
+#include "llm/price.h"
+#include "tools/plugin.h"
+#include "tools/rule_tool.h"
+
+namespace kernelpro::cli {
+namespace {
+
+// --help sections.
+constexpr char kWorker[] = "Worker";
+constexpr char kSandbox[] = "Sandbox";
+constexpr char kExecutor[] = "Executor";
+constexpr char kLlm[] = "LLM";
+constexpr char kTools[] = "Tools";
+constexpr char kCutlass[] = "CUTLASS";
+constexpr char kBudget[] = "Search budget";
+
+// Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
+// thresholds are errors listing what exists.
+Result<ThresholdOverrides> ParseThresholds(const ToolConfig& options,
+                                           const ToolRegistry& registry) {
+  ThresholdOverrides overrides;
+  for (const std::string& item : options.thresholds) {
+    std::size_t dot = item.find('.'), eq = item.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
+      return Status::InvalidArgument("--threshold " + item +
+                                     ": expected TOOL.NAME=VALUE, e.g. warp_stall.high=35");
+    }
+    std::string tool_name = item.substr(0, dot), name = item.substr(dot + 1, eq - dot - 1);
+    std::string value_text = item.substr(eq + 1);
+    const ProfilingTool* tool = registry.Find(tool_name);
+    if (!tool)
+      return Status::InvalidArgument("--threshold " + item + ": no tool named '" + tool_name +
+                                     "' (see `kernelpro tools list`)");
+    std::string known;
+    bool found = false;
+    for (const ThresholdSpec& spec : tool->thresholds()) {
+      found = found || spec.name == name;
+      known += (known.empty() ? "" : ", ") + spec.name;
+    }
+    if (!found) {
+      return Status::InvalidArgument("--threshold " + item + ": tool '" + tool_name +
+                                     "' has no threshold '" + name +
+                                     "' (it has: " + (known.empty() ? "none" : known) + ")");
+    }
+    // Thresholds compare with measured values; NaN would make every comparison false and turn the
+    // tool off without a word.
+    if (std::string problem = CheckNumber(value_text, NumberRange{}); !problem.empty()) {
+      return Status::InvalidArgument("--threshold " + item + ": " + problem);
+    }
+    const double value = std::strtod(value_text.c_str(), nullptr);
+    overrides[tool_name][name] = value;
+  }
+  return overrides;
+}
+
+// Where one flag or variable was first seen while walking the app.
+struct Declaration {
+  std::string command;  // "optimize", "tools list"
+  std::string flag;     // the option's first name
+  std::string env;
+  std::string help;
+};
+
+void Walk(const CLI::App& app, const std::string& path, std::map<std::string, Declaration>& flags,
+          std::map<std::string, Declaration>& variables, std::vector<std::string>& conflicts) {
+  for (const CLI::Option* option : app.get_options()) {
+    std::vector<std::string> names;
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+    if (names.empty()) continue;  // a positional argument: its command's own
+    const Declaration here{path.empty() ? "kernelpro" : path, names.front(), option->get_envname(),
+                           option->get_description()};
+    for (const std::string& name : names) {
+      auto [seen, added] = flags.emplace(name, here);
+      if (added) continue;
+      const Declaration& first = seen->second;
+      if (first.env != here.env) {
+        conflicts.push_back(name + ": environment variable '" + first.env + "' in " +
+                            first.command + " but '" + here.env + "' in " + here.command);
+      }
+      if (first.help != here.help) {
+        conflicts.push_back(name + ": help \"" + first.help + "\" in " + first.command + " but \"" +
+                            here.help + "\" in " + here.command);
+      }
+    }
+    if (here.env.empty()) continue;
+    auto [seen, added] = variables.emplace(here.env, here);
+    if (!added && seen->second.flag != here.flag) {
+      conflicts.push_back(here.env + ": read by " + seen->second.flag + " in " +
+                          seen->second.command + " and by " + here.flag + " in " + here.command);
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    Walk(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), flags, variables,
+         conflicts);
+  }
+}
+
+}  // namespace
+
+CLI::Option* AddDeviceOption(CLI::App& command, std::string& device) {
+  return AddOption(command,
+                   {"--device",
+                    "Where the code runs: cuda, or cpu (C++ CPU extensions; no GPU, no profile)"},
+                   device)
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+}
+
+// ---- worker, sandbox, executor
+
+void AddWorkerOptions(CLI::App& command, EvalOptions& o, std::string& python) {
+  o.cache_dir.clear();
+  o.work_dir.clear();
+  AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker}, python);
+  AddOption(
+      command,
+      {"--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
+       "KERNELPRO_CACHE_DIR", kWorker},
+      o.cache_dir);
+  AddOption(command,
+            {"--work-dir", "Scratch space for outputs (default: the temp dir)", nullptr, kWorker},
+            o.work_dir);
+}
+
+void AddSandboxOptions(CLI::App& command, EvalOptions& o) {
+  AddOption(command,
+            {"--unsafe-no-sandbox",
+             "Run candidate code without the sandbox (bubblewrap): it can then read your files, "
+             "reach the network and outlive its step. Every result says so",
+             nullptr, kSandbox},
+            o.unsafe_no_sandbox);
+  AddOption(command,
+            {"--pass-env",
+             "Pass this environment variable to workers too (repeatable); names that look like "
+             "credentials are never passed",
+             nullptr, kSandbox},
+            o.pass_env)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(command,
+            {"--sandbox-read",
+             "A file or directory candidate code may read inside the sandbox (repeatable; the "
+             "CUTLASS directory is added by itself)",
+             nullptr, kSandbox},
+            o.sandbox_read_only)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) {
+  AddOption(command, {"--trials", "Correctness trials on fresh inputs", nullptr, kExecutor},
+            o.correctness_trials)
+      ->check(WholeRange(1, 1000))
+      ->capture_default_str();
+  AddOption(command,
+            {"--extra-trials", "Extra trials with signed, mixed-scale inputs", nullptr, kExecutor},
+            o.extra_trials)
+      ->check(WholeRange(0, 100))
+      ->capture_default_str();
+  AddOption(command,
+            {"--timing-trials",
+             "Timed calls per side, spread over the rounds (fewer if the budget ends first)",
+             nullptr, kExecutor},
+            o.timing_trials)
+      ->check(WholeRange(1, 100000))
+      ->capture_default_str();
+  AddOption(command,
+            {"--timing-rounds",
+             "Interleaved timing rounds: a block of reference calls and a block of candidate "
+             "calls each, order A B B A A B ...",
+             nullptr, kExecutor},
+            o.timing_rounds)
+      ->check(WholeRange(1, 1000))
+      ->capture_default_str();
+  AddOption(
+      command,
+      {"--time-budget", "Seconds of timed calls per side: no new round after that (at least 2)",
+       nullptr, kExecutor},
+      o.time_budget_s)
+      ->check(PositiveUpTo(86400))
+      ->capture_default_str();
+  AddOption(command, {"--atol", "Absolute tolerance", nullptr, kExecutor}, o.atol)
+      ->check(FiniteRange(0))
+      ->capture_default_str();
+  AddOption(command, {"--rtol", "Relative tolerance", nullptr, kExecutor}, o.rtol)
+      ->check(FiniteRange(0))
+      ->capture_default_str();
+  AddOption(command,
+            {"--precision-check", "fp32 problems vs an fp64 reference: fail, warn or off", nullptr,
+             kExecutor},
+            o.precision_policy)
+      ->check(CLI::IsMember({"fail", "warn", "off"}))
+      ->capture_default_str();
+  AddOption(command,
+            {"--torch-ops",
+             "Candidate calling the reference's own torch operators: forbid, warn or allow",
+             nullptr, kExecutor},
+            o.torch_ops_policy)
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
+      ->capture_default_str();
+  AddOption(
+      command,
+      {"--allow-torch-op", "An operator exempt from --torch-ops (repeatable)", nullptr, kExecutor},
+      o.allowed_ops)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(command,
+            {"!--no-static-checks",
+             "Report static findings without failing on them (to exercise the runtime guards)",
+             nullptr, kExecutor},
+            o.static_checks);
+  AddOption(command, {"--compile-baseline", "Also time torch.compile(Model)", nullptr, kExecutor},
+            o.compile_baseline);
+  AddOption(command,
+            {"--precompiled-headers,!--no-precompiled-headers",
+             "Precompile torch's headers once (about a minute and 0.6 GB per flag set, in the "
+             "cache) so later C++ builds skip parsing them; on by default in optimize",
+             nullptr, kExecutor},
+            o.precompiled_headers);
+  AddOption(command, {"--jobs,-j", "Parallel builds", nullptr, kExecutor}, o.jobs)
+      ->check(WholeRange(1, 256))
+      ->capture_default_str();
+  AddOption(command,
+            {"--gpus",
+             "GPUs to evaluate on, as device ordinals (0,1; comma-separated or repeated): one "
+             "candidate per GPU at a time, its reference and candidate timings on the same GPU "
+             "(default: the default device). Not --gpu (the GPU model the prompts target)",
+             nullptr, kExecutor},
+            o.gpus)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(command,
+            {"--timeout", "Wall-clock limit of each check/time step, seconds", nullptr, kExecutor},
+            o.step_timeout_s)
+      ->check(WholeRange(1, 86400))
+      ->capture_default_str();
+  AddOption(command,
+            {"--build-timeout", "Wall-clock limit of a build, seconds", nullptr, kExecutor},
+            o.build_timeout_s)
+      ->check(WholeRange(1, 86400))
+      ->capture_default_str();
+  AddWorkerOptions(command, o, python);
+  AddSandboxOptions(command, o);
+}
+
+// ---- LLM
+
+void AddLlmOptions(CLI::App& command, LlmOptions& options) {
+  AddOption(command,
+            {"--llm",
+             "Model as PROVIDER:MODEL[@BASE_URL]: openai:gpt-4o, "
+             "openai:NAME@http://127.0.0.1:8080/v1 (any OpenAI-compatible server), "
+             "anthropic:MODEL, bedrock:MODEL_ID, replay:CASSETTE",
+             "KERNELPRO_LLM", kLlm},
+            options.spec);
+  AddOption(
+      command,
+      {"--llm-config", "TOML file with [profiles.NAME] tables (provider, model, base_url, ...)",
+       "KERNELPRO_LLM_CONFIG", kLlm},
+      options.config_file);
+  AddOption(
+      command,
+      {"--llm-profile", "Profile to use from --llm-config (default: \"default\")", nullptr, kLlm},
+      options.profile);
+  AddOption(command,
+            {"--llm-record",
+             "Append every LLM exchange to this cassette (replay it with --llm replay:CASSETTE)",
+             nullptr, kLlm},
+            options.record_to);
+  AddOption(command,
+            {"--llm-prices",
+             "TOML price table ([models.\"NAME\"] input_per_mtok, output_per_mtok) for the cost "
+             "of each exchange",
+             nullptr, kLlm},
+            options.prices_file);
+}
+
+Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options) {
+  Result<llm::LlmConfig> config = Status::InvalidArgument(
+      "no model chosen: give --llm PROVIDER:MODEL[@BASE_URL] (or set KERNELPRO_LLM), or "
+      "--llm-config FILE [--llm-profile NAME]");
+  if (!options.spec.empty()) {
+    config = llm::ParseLlmSpec(options.spec);
+  } else if (!options.config_file.empty()) {
+    config = llm::LoadLlmProfile(options.config_file,
+                                 options.profile.empty() ? "default" : options.profile);
+  } else if (!options.profile.empty()) {
+    return Status::InvalidArgument("--llm-profile needs --llm-config FILE");
+  }
+  if (!config.ok()) return config;
+  if (!options.record_to.empty()) config->record_to = options.record_to;
+  if (!options.prices_file.empty()) config->prices_file = options.prices_file;
+  if (config->provider == "replay" && !config->record_to.empty()) {
+    return Status::InvalidArgument("--llm-record with replay: a replayed run records nothing new");
+  }
+  return config;
+}
+
+Status CheckCostLimitReachable(const llm::LlmConfig& config) {
+  if (config.provider == "replay") {
+    return Status::InvalidArgument(
+        "--max-cost: a replayed model costs nothing, so the limit would never stop the run; "
+        "leave it out (--iterations or --time-limit bound a replay)");
+  }
+  const std::string model = config.provider + ":" + config.model;
+  if (config.prices_file.empty()) {
+    return Status::InvalidArgument(
+        "--max-cost: no price is known for " + model +
+        ", so every exchange would count as $0 and the limit would never stop the run; give "
+        "--llm-prices FILE (or prices_file in the LLM profile) with [models.\"" +
+        config.model + "\"] input_per_mtok and output_per_mtok (0 for a local server)");
+  }
+  auto prices = llm::PriceTable::FromTomlFile(config.prices_file);
+  if (!prices.ok()) return Status::InvalidArgument("--max-cost: " + prices.status().message());
+  if (!prices->Find(config.model)) {
+    return Status::InvalidArgument("--max-cost: the price table " + config.prices_file +
+                                   " has no entry for " + model +
+                                   ", so every exchange would count as $0 and the limit would "
+                                   "never stop the run; add [models.\"" +
+                                   config.model + "\"] (a glob such as \"" + config.model +
+                                   "*\" also matches dated releases)");
+  }
+  return Status::Ok();
+}
+
+// ---- tools
+
+void AddToolOptions(CLI::App& command, ToolConfig& options) {
+  AddOption(command,
+            {"--tool-plugin", "Shared library adding tools (C ABI, repeatable)", nullptr, kTools},
+            options.plugins)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(command,
+            {"--tool-rules", "TOML file of declarative tools (repeatable)", nullptr, kTools},
+            options.rule_files)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(
+      command,
+      {"--threshold", "Override a tool threshold: TOOL.NAME=VALUE (repeatable)", nullptr, kTools},
+      options.thresholds)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddOption(command, {"--no-energy", "Leave out the energy-only tools", nullptr, kTools},
+            options.no_energy);
+}
+
+ToolConfig WithAbsolutePaths(ToolConfig options) {
+  for (std::vector<std::string>* paths : {&options.plugins, &options.rule_files}) {
+    for (std::string& path : *paths) {
+      std::error_code ec;
+      const std::filesystem::path made = std::filesystem::absolute(path, ec);
+      if (!ec) path = made.lexically_normal().string();
+    }
+  }
+  return options;
+}
+
+Result<ToolRegistry> BuildRegistry(const ToolConfig& options) {
+  ToolRegistry registry;
+  auto add_all = [&](std::vector<std::unique_ptr<ProfilingTool>> tools) -> Status {
+    for (auto& tool : tools) {
+      if (options.no_energy && tool->source() == ToolSource::kEnergy) continue;
+      if (Status s = registry.Add(std::move(tool)); !s.ok()) return s;
+    }
+    return Status::Ok();
+  };
+  if (Status s = add_all(BuiltinTools()); !s.ok()) return s;
+  for (const std::string& path : options.plugins) {
+    auto tools = LoadToolPlugin(path);
+    if (!tools.ok()) return tools.status();
+    if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
+  }
+  for (const std::string& path : options.rule_files) {
+    auto tools = LoadRuleFile(path);
+    if (!tools.ok()) return tools.status();
+    if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
+  }
+  auto overrides = ParseThresholds(options, registry);
+  if (!overrides.ok()) return overrides.status();
+  registry.SetThresholdOverrides(std::move(*overrides));
+  return registry;
+}
+
+// ---- CUTLASS
+
+void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir) {
+  AddOption(command,
+            {"--cutlass-dir",
+             "Root of a CUTLASS checkout: the prompts get its include paths and build flags, and "
+             "candidate code may read it",
+             "KERNELPRO_CUTLASS_DIR", kCutlass},
+            cutlass_dir);
+}
+
+Status CheckCutlassDir(const std::string& cutlass_dir) {
+  if (cutlass_dir.empty()) return Status::Ok();
+  std::ifstream probe(cutlass_dir + "/include/cutlass/cutlass.h");
+  if (!probe) {
+    return Status::InvalidArgument(
+        "--cutlass-dir " + cutlass_dir +
+        ": no include/cutlass/cutlass.h below it (give the root of a CUTLASS checkout)");
+  }
+  return Status::Ok();
+}
+
+// ---- search budget
+
+void AddBudgetOptions(CLI::App& command, SearchBudget& budget) {
+  AddOption(command,
+            {"--iterations",
+             "Expansions of the search tree (optimize: default 30, 4 with --demo; resume: "
+             "default the run's own)",
+             nullptr, kBudget},
+            budget.iterations)
+      ->check(WholeRange(1, 100000));
+  AddOption(command,
+            {"--max-cost",
+             "Stop once the run's LLM exchanges cost this many USD (needs a price for the model: "
+             "--llm-prices)",
+             nullptr, kBudget},
+            budget.max_cost)
+      ->check(FiniteRange(0));
+  AddOption(command,
+            {"--time-limit", "Stop after this many seconds of this process", nullptr, kBudget},
+            budget.time_limit)
+      ->check(PositiveUpTo(std::numeric_limits<double>::max()));
+}
+
+// ---- the check
+
+std::vector<std::string> FindOptionConflicts(const CLI::App& app) {
+  std::map<std::string, Declaration> flags, variables;
+  std::vector<std::string> conflicts;
+  Walk(app, "", flags, variables, conflicts);
+  return conflicts;
+}
+
+}  // namespace kernelpro::cli
