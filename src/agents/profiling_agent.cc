@@ -261,7 +261,7 @@ Group GroupOf(const NcuMetric& metric) {
   if (metric.category == "memory") return Group::kMemory;
   if (metric.category == "throughput") {
     for (const char* prefix : {"dram__", "l1tex__", "lts__", "gpu__compute_memory"}) {
-      if (metric.name.rfind(prefix, 0) == 0) return Group::kMemory;
+      if (metric.name.starts_with(prefix)) return Group::kMemory;
     }
   }
   return Group::kCompute;  // throughput of the SM and its pipes, instructions, tensor pipes

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/enum_names.h"
+#include "core/text.h"
 
 namespace kernelpro::agents {
 namespace {
@@ -29,12 +30,6 @@ constexpr std::array<std::pair<MemorySection, const char*>, 5> kSections = {
      {MemorySection::kSuccessfulPatterns, "successful_patterns"},
      {MemorySection::kKeyFiles, "key_files"},
      {MemorySection::kLearnings, "learnings"}}};
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 }  // namespace
 
@@ -135,7 +130,7 @@ Result<GpuTarget> ParseGpuTarget(const std::string& text) {
   }};
   std::string t = Lower(text);
   t.erase(std::remove(t.begin(), t.end(), '\t'), t.end());
-  if (t.rfind("nvidia ", 0) == 0) t = t.substr(7);
+  if (t.starts_with("nvidia ")) t = t.substr(7);
   GpuTarget target;
   // Longest name first, so "l40s" wins over "l4" and "gh200" over "h200".
   const std::pair<const char*, const char*>* best = nullptr;
@@ -154,10 +149,10 @@ Result<GpuTarget> ParseGpuTarget(const std::string& text) {
   for (char c : t) {
     if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
   }
-  const bool arch_like = t.rfind("sm_", 0) == 0 || t.rfind("sm", 0) == 0 ||
-                         std::all_of(t.begin(), t.end(), [](char c) {
-                           return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
-                         });
+  const bool arch_like =
+      t.starts_with("sm_") || t.starts_with("sm") || std::all_of(t.begin(), t.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+      });
   if (!arch_like || digits.size() < 2 || digits.size() > 3) {
     return Status::InvalidArgument("unknown GPU '" + text +
                                    "': give an architecture (sm_80, sm_90, sm_100) or a name "

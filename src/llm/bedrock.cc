@@ -42,7 +42,7 @@ Error BedrockHttpError(const HttpResponse& response) {
   std::string type = response.Header("x-amzn-ErrorType");
   type = type.substr(0, type.find(':'));
   const std::string prefix = std::string(kProvider) + ": ";
-  if (!type.empty() && error.message.rfind(prefix, 0) == 0) {
+  if (!type.empty() && error.message.starts_with(prefix)) {
     std::string text = error.message.substr(prefix.size());
     error.message = prefix + type + (text.empty() ? "" : ": " + text);
   }

@@ -1,23 +1,16 @@
 #include "llm/openai.h"
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <utility>
 #include <variant>
 
+#include "core/text.h"
 #include "llm/structured.h"
 
 namespace kernelpro::llm {
 namespace {
 
 constexpr char kProvider[] = "openai";
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 Json MessageJson(const Message& message) {
   switch (message.role) {

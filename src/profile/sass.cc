@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/subprocess.h"
+#include "core/text.h"
 #include "core/tool_paths.h"
 
 namespace kernelpro {
@@ -23,28 +24,16 @@ constexpr auto kToolTimeout = std::chrono::seconds(120);
 // while bounding memory when pointed at something like libtorch_cuda.so.
 constexpr std::size_t kDumpCaptureBytes = 64 << 20;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsAlnum(char c) { return IsDigit(c) || IsUpper(c) || (c >= 'a' && c <= 'z'); }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  return s;
-}
-
-std::string_view Trim(std::string_view s) {
-  s = TrimLeft(s);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // The text up to the first blank, leading blanks skipped.
 std::string_view FirstToken(std::string_view s) {
   s = TrimLeft(s);
   std::size_t end = 0;
-  while (end < s.size() && !IsSpace(s[end])) ++end;
+  while (end < s.size() && !IsAsciiSpace(s[end])) ++end;
   return s.substr(0, end);
 }
 
@@ -181,14 +170,6 @@ std::vector<std::string_view> SplitDots(std::string_view mnemonic) {
   }
 }
 
-std::string Lower(std::string_view s) {
-  std::string lower(s);
-  for (char& c : lower) {
-    if (IsUpper(c)) c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
 bool IsAllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit);
 }
@@ -294,7 +275,7 @@ struct ResourceRow {
 };
 
 bool StartsWithWord(std::string_view s, std::string_view word) {
-  return s.starts_with(word) && (s.size() == word.size() || IsSpace(s[word.size()]));
+  return s.starts_with(word) && (s.size() == word.size() || IsAsciiSpace(s[word.size()]));
 }
 
 // The output of a tool, or why there is none. `no_device_code` is set (and the text empty) when
@@ -309,8 +290,7 @@ Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
   options.argv = argv;
   options.limits.wall_timeout = kToolTimeout;
   options.capture_bytes = kDumpCaptureBytes;
-  std::string what;
-  for (const std::string& arg : argv) what += (what.empty() ? "" : " ") + arg;
+  const std::string what = Join(argv, " ");
   Result<ProcessResult> run = RunProcess(options);
   if (!run.ok()) return run.status();
   ProcessResult& p = *run;

@@ -18,7 +18,7 @@ std::string Normalise(std::string_view name) {
     if (std::isalnum(static_cast<unsigned char>(c)))
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  if (out.rfind("nvidia", 0) == 0) out.erase(0, 6);
+  if (out.starts_with("nvidia")) out.erase(0, 6);
   return out;
 }
 
