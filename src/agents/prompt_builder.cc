@@ -1,6 +1,7 @@
 #include "agents/prompt_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "agents/prompt_texts.h"
+#include "core/enum_names.h"
 #include "core/text.h"
 
 namespace kernelpro::agents {
@@ -22,6 +24,9 @@ constexpr const char* kShortenMarker = "<!-- kernelpro:";
 // Lines longer than this are build commands or template spew; kept lines are cut to it.
 constexpr size_t kMaxLineChars = 400;
 constexpr size_t kTracebackFrames = 3;
+// How the prompt names the language of the reference code.
+constexpr std::array<std::pair<InputKind, const char*>, 3> kKindTitles = {
+    {{InputKind::kPyTorch, "PyTorch"}, {InputKind::kTriton, "Triton"}, {InputKind::kCuda, "CUDA"}}};
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers
@@ -437,17 +442,7 @@ std::string ArchFlag(const GpuTarget& gpu) {
   return "-gencode=arch=compute_" + digits + suffix + ",code=sm_" + digits + suffix;
 }
 
-std::string KindTitle(InputKind kind) {
-  switch (kind) {
-    case InputKind::kPyTorch:
-      return "PyTorch";
-    case InputKind::kTriton:
-      return "Triton";
-    case InputKind::kCuda:
-      return "CUDA";
-  }
-  return "?";
-}
+std::string KindTitle(InputKind kind) { return NameOf(kKindTitles, kind); }
 
 std::string FormatSpeedup(double speedup) {
   char buffer[64];

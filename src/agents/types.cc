@@ -30,6 +30,13 @@ constexpr std::array<std::pair<MemorySection, const char*>, 5> kSections = {
      {MemorySection::kSuccessfulPatterns, "successful_patterns"},
      {MemorySection::kKeyFiles, "key_files"},
      {MemorySection::kLearnings, "learnings"}}};
+// The headings of the memory file the agents read and write.
+constexpr std::array<std::pair<MemorySection, const char*>, 5> kSectionTitles = {
+    {{MemorySection::kSearchFindings, "Search Findings"},
+     {MemorySection::kErrorsAndCorrections, "Errors & Corrections"},
+     {MemorySection::kSuccessfulPatterns, "Successful Patterns"},
+     {MemorySection::kKeyFiles, "Key Files"},
+     {MemorySection::kLearnings, "Learnings"}}};
 
 }  // namespace
 
@@ -54,21 +61,7 @@ std::optional<MemorySection> ParseMemorySection(const std::string& text) {
   return ValueOf(kSections, Lower(text));
 }
 
-std::string Title(MemorySection section) {
-  switch (section) {
-    case MemorySection::kSearchFindings:
-      return "Search Findings";
-    case MemorySection::kErrorsAndCorrections:
-      return "Errors & Corrections";
-    case MemorySection::kSuccessfulPatterns:
-      return "Successful Patterns";
-    case MemorySection::kKeyFiles:
-      return "Key Files";
-    case MemorySection::kLearnings:
-      return "Learnings";
-  }
-  return "?";
-}
+std::string Title(MemorySection section) { return NameOf(kSectionTitles, section); }
 
 InputKind DetectInputKind(const std::string& code) {
   auto has = [&](const char* s) { return code.find(s) != std::string::npos; };

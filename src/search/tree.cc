@@ -4,21 +4,16 @@
 #include <cmath>
 #include <utility>
 
+#include "core/enum_names.h"
+
 namespace kernelpro::search {
 namespace {
 
 constexpr int kFormatVersion = 1;
 
-constexpr std::array<EvalStatus, 5> kStatuses = {EvalStatus::kCompileError,
-                                                 EvalStatus::kRuntimeError, EvalStatus::kTimeout,
-                                                 EvalStatus::kIncorrect, EvalStatus::kCorrect};
-
-std::optional<EvalStatus> ParseEvalStatus(const std::string& text) {
-  for (EvalStatus status : kStatuses) {
-    if (text == EvalStatusName(status)) return status;
-  }
-  return std::nullopt;
-}
+// Stored in tree JSON and run databases: never rename.
+constexpr std::array<std::pair<NodeKind, const char*>, 3> kNodeKindNames = {
+    {{NodeKind::kRoot, "root"}, {NodeKind::kFailed, "failed"}, {NodeKind::kWorking, "working"}}};
 
 // JSON has no NaN or infinity (they would come back as null), so a non-finite measurement is
 // kept as unknown from the start; the tree then round-trips exactly.
@@ -32,13 +27,6 @@ std::optional<RatioInterval> Finite(const std::optional<RatioInterval>& interval
     return std::nullopt;
   }
   return interval;
-}
-
-std::optional<NodeKind> ParseNodeKind(const std::string& text) {
-  for (NodeKind kind : {NodeKind::kRoot, NodeKind::kFailed, NodeKind::kWorking}) {
-    if (text == NodeKindName(kind)) return kind;
-  }
-  return std::nullopt;
 }
 
 Json OptionalNumber(const std::optional<double>& value) {
@@ -96,7 +84,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
   node.terminal = JsonGet<bool>(json, "terminal", false);
   node.candidate = JsonGet<std::string>(json, "candidate", "");
 
-  auto kind = ParseNodeKind(JsonGet<std::string>(json, "kind", ""));
+  auto kind = ValueOf(kNodeKindNames, JsonGet<std::string>(json, "kind", ""));
   if (!kind) return error("unknown kind");
   node.kind = *kind;
   if (json.contains("status") && !json["status"].is_null()) {
@@ -128,17 +116,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
 
 }  // namespace
 
-const char* NodeKindName(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::kRoot:
-      return "root";
-    case NodeKind::kFailed:
-      return "failed";
-    case NodeKind::kWorking:
-      return "working";
-  }
-  return "failed";
-}
+const char* NodeKindName(NodeKind kind) { return NameOf(kNodeKindNames, kind); }
 
 bool BetterSolution(const Node& a, const Node& b) {
   if (a.correct() != b.correct()) return a.correct();

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/enum_names.h"
 #include "core/hash.h"
 
 namespace kernelpro::store {
@@ -189,12 +190,11 @@ Result<std::optional<Json>> ParseOptionalJsonColumn(const SqlStatement& row, int
   return std::optional<Json>(std::move(*value));
 }
 
-std::optional<RunStatus> ParseRunStatus(const std::string& text) {
-  if (text == "running") return RunStatus::kRunning;
-  if (text == "finished") return RunStatus::kFinished;
-  if (text == "failed") return RunStatus::kFailed;
-  return std::nullopt;
-}
+// The runs table's status column: never rename.
+constexpr std::array<std::pair<RunStatus, const char*>, 3> kRunStatusNames = {
+    {{RunStatus::kRunning, "running"},
+     {RunStatus::kFinished, "finished"},
+     {RunStatus::kFailed, "failed"}}};
 
 // Runs `statement` (bound) and reads every row with `read`.
 template <typename Record>
@@ -237,7 +237,7 @@ Result<RunRecord> ReadRun(const SqlStatement& row) {
   Result<Json> config = ParseJsonColumn(row, 3, "runs.config_json");
   if (!config.ok()) return config.status();
   run.config = std::move(*config);
-  const std::optional<RunStatus> status = ParseRunStatus(row.Text(4));
+  const std::optional<RunStatus> status = ValueOf(kRunStatusNames, row.Text(4));
   if (!status) return Status::Internal("the run store holds an unknown run status");
   run.status = *status;
   run.status_message = row.Text(5);
@@ -456,17 +456,7 @@ std::string Select(const char* columns, const char* rest) {
 
 }  // namespace
 
-const char* RunStatusName(RunStatus status) {
-  switch (status) {
-    case RunStatus::kRunning:
-      return "running";
-    case RunStatus::kFinished:
-      return "finished";
-    case RunStatus::kFailed:
-      return "failed";
-  }
-  return "running";
-}
+const char* RunStatusName(RunStatus status) { return NameOf(kRunStatusNames, status); }
 
 std::string StepKeyText(const StepKey& step) {
   return step.key.empty() ? step.step : step.step + "/" + step.key;
