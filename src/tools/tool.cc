@@ -22,11 +22,6 @@ constexpr std::array<std::pair<ToolSource, const char*>, 4> kSourceNames = {
      {ToolSource::kTimeline, "timeline"},
      {ToolSource::kSass, "sass"},
      {ToolSource::kEnergy, "energy"}}};
-constexpr std::array<std::pair<Bottleneck, const char*>, 4> kBottleneckNames = {
-    {{Bottleneck::kCompute, "compute"},
-     {Bottleneck::kMemory, "memory"},
-     {Bottleneck::kLatency, "latency"},
-     {Bottleneck::kMixed, "mixed"}}};
 
 // The value named `name`, or an error that lists the names there are.
 template <typename E, std::size_t N>
@@ -46,12 +41,6 @@ Result<Severity> ParseSeverity(std::string_view name) {
 std::string_view ToolSourceName(ToolSource source) { return NameOf(kSourceNames, source); }
 Result<ToolSource> ParseToolSource(std::string_view name) {
   return ParseName(name, kSourceNames, "tool source");
-}
-std::string_view BottleneckName(Bottleneck bottleneck) {
-  return NameOf(kBottleneckNames, bottleneck);
-}
-Result<Bottleneck> ParseBottleneck(std::string_view name) {
-  return ParseName(name, kBottleneckNames, "bottleneck class");
 }
 
 void MetricSet::Set(std::string name, double value, std::string unit) {
