@@ -17,8 +17,7 @@
 //
 // A tool never runs on invented defaults: the registry checks required_metrics() before
 // Analyze, and Analyze may only read the metrics it declared (or test others with Has()).
-#ifndef KERNELPRO_TOOLS_TOOL_H_
-#define KERNELPRO_TOOLS_TOOL_H_
+#pragma once
 
 #include <map>
 #include <memory>
@@ -156,5 +155,3 @@ std::string FormatNumber(double value, int digits = 3);
 std::string FormatQuantity(double value, std::string_view unit, int digits = 3);
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_TOOL_H_
