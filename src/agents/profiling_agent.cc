@@ -495,7 +495,7 @@ std::string RenderProfileAnalysis(const ProfileAnalysis& analysis) {
   if (!analysis.recommendations.empty()) {
     out << "\nRecommendations, most valuable first:\n";
     int index = 0;
-    for (const Recommendation& r : analysis.recommendations) {
+    for (const AnalysisRecommendation& r : analysis.recommendations) {
       out << ++index << ". " << r.action << "\n";
       if (!r.rationale.empty()) out << "   Why: " << r.rationale << "\n";
     }

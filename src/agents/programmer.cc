@@ -289,7 +289,7 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   }
   result.usage = response.usage;
   result.raw_text = response.text;
-  const bool cut_off = response.stop_reason == llm::StopReason::kLength;
+  const bool cut_off = response.stop_reason == llm::FinishReason::kLength;
   if (cut_off) {
     result.notes.push_back("the reply was cut off at the token limit (max_tokens " +
                            std::to_string(request.max_tokens) +

@@ -158,7 +158,7 @@ Result<GpuTarget> ParseGpuTarget(const std::string& text) {
 
 Json ToJson(const ProfileAnalysis& a) {
   Json recs = Json::array();
-  for (const Recommendation& r : a.recommendations) {
+  for (const AnalysisRecommendation& r : a.recommendations) {
     recs.push_back({{"priority", r.priority}, {"action", r.action}, {"rationale", r.rationale}});
   }
   return {{"bottleneck", a.bottleneck},
@@ -180,7 +180,7 @@ Result<ProfileAnalysis> ProfileAnalysisFromJson(const Json& json) {
   }
   int next = 1;
   for (const Json& r : recs) {
-    Recommendation rec;
+    AnalysisRecommendation rec;
     rec.priority = next;  // unnumbered entries keep their place in the list
     if (r.is_string()) {
       rec.action = r.get<std::string>();
@@ -194,9 +194,10 @@ Result<ProfileAnalysis> ProfileAnalysisFromJson(const Json& json) {
     a.recommendations.push_back(std::move(rec));
     ++next;
   }
-  std::stable_sort(
-      a.recommendations.begin(), a.recommendations.end(),
-      [](const Recommendation& x, const Recommendation& y) { return x.priority < y.priority; });
+  std::stable_sort(a.recommendations.begin(), a.recommendations.end(),
+                   [](const AnalysisRecommendation& x, const AnalysisRecommendation& y) {
+                     return x.priority < y.priority;
+                   });
   return a;
 }
 

@@ -78,8 +78,9 @@ struct Candidate {
   std::string code;      // a complete Python file defining ModelNew
 };
 
-// A recommendation of the profiling agent, highest priority first.
-struct Recommendation {
+// One recommendation in the profiling agent's analysis, as the LLM wrote it with its rationale;
+// lower priority numbers come first. (A tool's rule-based advice is kernelpro::Recommendation.)
+struct AnalysisRecommendation {
   int priority = 1;
   std::string action;
   std::string rationale;
@@ -90,7 +91,7 @@ struct ProfileAnalysis {
   std::string bottleneck;  // compute | memory | latency | mixed | other words the LLM chose
   std::string severity;    // critical | high | medium | low
   std::string summary;
-  std::vector<Recommendation> recommendations;
+  std::vector<AnalysisRecommendation> recommendations;
 };
 
 Json ToJson(const ProfileAnalysis& analysis);

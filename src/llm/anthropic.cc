@@ -30,11 +30,11 @@ Json ContentBlocks(const Message& message) {
   return blocks;
 }
 
-StopReason StopReasonFor(const std::string& stop_reason) {
-  if (stop_reason == "max_tokens") return StopReason::kLength;
-  if (stop_reason == "tool_use") return StopReason::kToolUse;
-  if (stop_reason == "refusal") return StopReason::kRefusal;
-  return StopReason::kEnd;  // "end_turn", "stop_sequence", and whatever comes later
+FinishReason FinishReasonFor(const std::string& stop_reason) {
+  if (stop_reason == "max_tokens") return FinishReason::kLength;
+  if (stop_reason == "tool_use") return FinishReason::kToolUse;
+  if (stop_reason == "refusal") return FinishReason::kRefusal;
+  return FinishReason::kEnd;  // "end_turn", "stop_sequence", and whatever comes later
 }
 
 Outcome ParseBody(const Json& body, int http_status) {
@@ -67,7 +67,7 @@ Outcome ParseBody(const Json& body, int http_status) {
     // Thinking blocks and server tool blocks are not part of the answer.
   }
   response.provider_stop_reason = JsonGet<std::string>(body, "stop_reason", "");
-  response.stop_reason = StopReasonFor(response.provider_stop_reason);
+  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
   Json usage = body.value("usage", Json::object());
   response.usage.input_tokens = JsonGet<std::int64_t>(usage, "input_tokens", 0);
   response.usage.output_tokens = JsonGet<std::int64_t>(usage, "output_tokens", 0);

@@ -64,7 +64,7 @@ Result<std::vector<llm::Outcome>> StoredReplies(store::RunStore& store, const st
     if (r.response) {
       auto response = llm::ResponseFromJson(*r.response);
       if (!response.ok()) continue;
-      if (response->stop_reason == llm::StopReason::kLength && i + 1 < records->size()) continue;
+      if (response->stop_reason == llm::FinishReason::kLength && i + 1 < records->size()) continue;
       replies.emplace_back(std::move(*response));
     } else if (r.error) {
       auto error = llm::ErrorFromJson(*r.error);
@@ -1128,9 +1128,9 @@ Status Orchestrator::RecordChildren(int iteration, const Selection& selection,
                                     std::vector<Child>& children, IterationProgress& progress) {
   store::RunStore& store = *deps_.store;
   const store::StepKey key = Key(iteration, "record");
-  std::vector<Outcome> outcomes;
+  std::vector<CandidateOutcome> outcomes;
   for (const Child& c : children) {
-    Outcome o;
+    CandidateOutcome o;
     o.candidate = c.candidate_id ? std::to_string(c.candidate_id) : "";
     o.status = c.status;
     o.speedup = c.speedup;

@@ -28,15 +28,15 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-Outcome Correct(double estimate, double low, double high) {
-  Outcome o;
+CandidateOutcome Correct(double estimate, double low, double high) {
+  CandidateOutcome o;
   o.status = EvalStatus::kCorrect;
   o.speedup = RatioInterval{estimate, low, high, 0.95};
   return o;
 }
 
-Outcome Failed(EvalStatus status) {
-  Outcome o;
+CandidateOutcome Failed(EvalStatus status) {
+  CandidateOutcome o;
   o.status = status;
   return o;
 }

@@ -139,7 +139,7 @@ Tree::Tree() {
 }
 
 Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
-                                            const std::vector<Outcome>& outcomes,
+                                            const std::vector<CandidateOutcome>& outcomes,
                                             const std::vector<double>& rewards) {
   if (!Contains(parent)) {
     return Status::InvalidArgument("no node " + std::to_string(parent) + " in the search tree");
@@ -153,7 +153,7 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
   }
   std::vector<int> ids;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& outcome = outcomes[i];
+    const CandidateOutcome& outcome = outcomes[i];
     Node child;
     child.id = size();
     child.parent = parent;
