@@ -68,8 +68,10 @@
 #include <vector>
 
 #include "agents/benchmarking_agent.h"
+#include "agents/feedback_mode.h"
+#include "agents/gpu_target.h"
+#include "agents/prompt_mode.h"
 #include "agents/search_memory.h"
-#include "agents/types.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "eval/executor.h"

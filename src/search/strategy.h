@@ -32,7 +32,7 @@
 #include <optional>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/prompt_mode.h"
 #include "core/status.h"
 #include "search/tree.h"
 

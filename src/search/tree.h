@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/prompt_mode.h"
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/status.h"
