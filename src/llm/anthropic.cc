@@ -79,9 +79,7 @@ class AnthropicBackend : public Backend {
  public:
   AnthropicBackend(AnthropicOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), transport_(std::move(transport)) {
-    while (!options_.base_url.empty() && options_.base_url.back() == '/') {
-      options_.base_url.pop_back();
-    }
+    options_.base_url = WithoutTrailingSlashes(std::move(options_.base_url));
   }
 
   std::string provider() const override { return kProvider; }
@@ -153,9 +151,6 @@ Json AnthropicRequestBody(const Request& request, const std::string& model) {
 }
 
 Outcome ParseAnthropicResponse(const HttpResponse& response) {
-  if (response.status < 200 || response.status >= 300) {
-    return HttpStatusError(response, kProvider);
-  }
   return ParseJsonReply(response, kProvider,
                         [&](const Json& body) { return ParseBody(body, response.status); });
 }

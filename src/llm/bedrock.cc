@@ -79,11 +79,9 @@ class BedrockBackend : public Backend {
 
  private:
   std::string BaseUrl() const {
-    std::string base = options_.base_url.empty()
-                           ? "https://bedrock-runtime." + options_.region + ".amazonaws.com"
-                           : options_.base_url;
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    return base;
+    return WithoutTrailingSlashes(options_.base_url.empty() ? "https://bedrock-runtime." +
+                                                                  options_.region + ".amazonaws.com"
+                                                            : options_.base_url);
   }
 
   Outcome CompleteOrThrow(const Request& request) {

@@ -130,6 +130,11 @@ std::optional<double> ParseRetryAfter(const std::string& value) {
   return std::max(0.0, std::difftime(when, std::time(nullptr)));
 }
 
+std::string WithoutTrailingSlashes(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
 Error HttpStatusError(const HttpResponse& response, const std::string& provider) {
   Error e;
   e.http_status = response.status;

@@ -159,9 +159,7 @@ class OpenAiBackend : public Backend {
  public:
   OpenAiBackend(OpenAiOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), transport_(std::move(transport)) {
-    while (!options_.base_url.empty() && options_.base_url.back() == '/') {
-      options_.base_url.pop_back();
-    }
+    options_.base_url = WithoutTrailingSlashes(std::move(options_.base_url));
   }
 
   std::string provider() const override { return kProvider; }
@@ -276,9 +274,6 @@ Json OpenAiRequestBody(const Request& request, const std::string& model, bool st
 }
 
 Outcome ParseOpenAiResponse(const HttpResponse& response) {
-  if (response.status < 200 || response.status >= 300) {
-    return HttpStatusError(response, kProvider);
-  }
   return ParseJsonReply(response, kProvider,
                         [&](const Json& body) { return ParseBody(body, response.status); });
 }

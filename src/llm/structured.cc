@@ -66,6 +66,7 @@ std::string Snippet(const std::string& text, size_t max_chars) {
 
 Outcome ParseJsonReply(const HttpResponse& response, const std::string& provider,
                        const std::function<Outcome(const Json& body)>& parse_body) {
+  if (response.status < 200 || response.status >= 300) return HttpStatusError(response, provider);
   std::variant<Json, Error> body = ParseJsonBody(response, provider);
   if (auto* error = std::get_if<Error>(&body)) return *error;
   try {
