@@ -207,29 +207,31 @@ constexpr std::array<std::pair<RunStatus, const char*>, 3> kRunStatusNames = {
      {RunStatus::kFinished, "finished"},
      {RunStatus::kFailed, "failed"}}};
 
-// Runs `statement` (bound) and reads every row with `read`.
+// Runs `statement` (prepared and bound, or why not) and reads every row with `read`.
 template <typename Record>
-Result<std::vector<Record>> ReadAll(SqlStatement& statement,
+Result<std::vector<Record>> ReadAll(Result<SqlStatement> statement,
                                     Result<Record> (*read)(const SqlStatement&)) {
+  if (!statement.ok()) return statement.status();
   std::vector<Record> records;
   while (true) {
-    Result<bool> row = statement.Step();
+    Result<bool> row = statement->Step();
     if (!row.ok()) return row.status();
     if (!*row) return records;
-    Result<Record> record = read(statement);
+    Result<Record> record = read(*statement);
     if (!record.ok()) return record.status();
     records.push_back(std::move(*record));
   }
 }
 
-// Runs `statement` (bound) and reads its first row, if any.
+// Runs `statement` (prepared and bound, or why not) and reads its first row, if any.
 template <typename Record>
-Result<std::optional<Record>> ReadFirst(SqlStatement& statement,
+Result<std::optional<Record>> ReadFirst(Result<SqlStatement> statement,
                                         Result<Record> (*read)(const SqlStatement&)) {
-  Result<bool> row = statement.Step();
+  if (!statement.ok()) return statement.status();
+  Result<bool> row = statement->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Record>();
-  Result<Record> record = read(statement);
+  Result<Record> record = read(*statement);
   if (!record.ok()) return record.status();
   return std::optional<Record>(std::move(*record));
 }
@@ -464,26 +466,6 @@ Result<SqlStatement> Select(SqlDatabase& db, const char* columns, const char* re
   return statement;
 }
 
-// Every row of a Select, read with `read`.
-template <typename Record>
-Result<std::vector<Record>> SelectAll(SqlDatabase& db, const char* columns, const char* rest,
-                                      std::initializer_list<SqlValue> params,
-                                      Result<Record> (*read)(const SqlStatement&)) {
-  Result<SqlStatement> statement = Select(db, columns, rest, params);
-  if (!statement.ok()) return statement.status();
-  return ReadAll(*statement, read);
-}
-
-// The first row of a Select, read with `read`; none when there is no row.
-template <typename Record>
-Result<std::optional<Record>> SelectFirst(SqlDatabase& db, const char* columns, const char* rest,
-                                          std::initializer_list<SqlValue> params,
-                                          Result<Record> (*read)(const SqlStatement&)) {
-  Result<SqlStatement> statement = Select(db, columns, rest, params);
-  if (!statement.ok()) return statement.status();
-  return ReadFirst(*statement, read);
-}
-
 // The record a lookup by id found; NotFound with `missing` when there was none.
 template <typename Record>
 Result<Record> Found(Result<std::optional<Record>> record, const std::string& missing) {
@@ -702,13 +684,13 @@ Result<std::int64_t> RunStore::CreateRun(const RunRecord& run) {
 
 Result<RunRecord> RunStore::GetRun(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return Found(SelectFirst(db_, kRunColumns, "FROM runs WHERE id = ?", {run_id}, &ReadRun),
+  return Found(ReadFirst(Select(db_, kRunColumns, "FROM runs WHERE id = ?", {run_id}), &ReadRun),
                "no run " + std::to_string(run_id) + " in " + path_);
 }
 
 Result<std::vector<RunRecord>> RunStore::ListRuns() {
   std::lock_guard lock(mutex_);
-  return SelectAll(db_, kRunColumns, "FROM runs ORDER BY id", {}, &ReadRun);
+  return ReadAll(Select(db_, kRunColumns, "FROM runs ORDER BY id", {}), &ReadRun);
 }
 
 Status RunStore::SetRunStatus(std::int64_t run_id, RunStatus status, const std::string& message) {
@@ -746,16 +728,18 @@ Result<CandidateInsert> RunStore::AddCandidate(std::int64_t run_id, int iteratio
 
 Result<CandidateRecord> RunStore::GetCandidate(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  return Found(SelectFirst(db_, kCandidateColumns, "FROM candidates WHERE id = ?", {candidate_id},
-                           &ReadCandidate),
-               "no candidate " + std::to_string(candidate_id));
+  return Found(
+      ReadFirst(Select(db_, kCandidateColumns, "FROM candidates WHERE id = ?", {candidate_id}),
+                &ReadCandidate),
+      "no candidate " + std::to_string(candidate_id));
 }
 
 Result<std::optional<CandidateRecord>> RunStore::FindCandidateByHash(std::int64_t run_id,
                                                                      const std::string& sha256) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kCandidateColumns, "FROM candidates WHERE run_id = ? AND sha256 = ?",
-                     {run_id, sha256}, &ReadCandidate);
+  return ReadFirst(Select(db_, kCandidateColumns, "FROM candidates WHERE run_id = ? AND sha256 = ?",
+                          {run_id, sha256}),
+                   &ReadCandidate);
 }
 
 // ---- nodes ----------------------------------------------------------------------------------
@@ -789,22 +773,25 @@ Status RunStore::UpdateNode(const NodeRecord& node) {
 
 Result<NodeRecord> RunStore::GetNode(std::int64_t node_id) {
   std::lock_guard lock(mutex_);
-  return Found(SelectFirst(db_, kNodeColumns, "FROM nodes WHERE id = ?", {node_id}, &ReadNode),
-               "no node " + std::to_string(node_id));
+  return Found(
+      ReadFirst(Select(db_, kNodeColumns, "FROM nodes WHERE id = ?", {node_id}), &ReadNode),
+      "no node " + std::to_string(node_id));
 }
 
 Result<std::vector<NodeRecord>> RunStore::ListNodes(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return SelectAll(db_, kNodeColumns, "FROM nodes WHERE run_id = ? ORDER BY id", {run_id},
-                   &ReadNode);
+  return ReadAll(Select(db_, kNodeColumns, "FROM nodes WHERE run_id = ? ORDER BY id", {run_id}),
+                 &ReadNode);
 }
 
 Result<std::optional<NodeRecord>> RunStore::BestCorrectNode(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kNodeColumns,
-                     "FROM nodes WHERE run_id = ? AND status = 'correct' AND speedup IS NOT NULL "
-                     "ORDER BY speedup DESC, id ASC LIMIT 1",
-                     {run_id}, &ReadNode);
+  return ReadFirst(
+      Select(db_, kNodeColumns,
+             "FROM nodes WHERE run_id = ? AND status = 'correct' AND speedup IS NOT NULL "
+             "ORDER BY speedup DESC, id ASC LIMIT 1",
+             {run_id}),
+      &ReadNode);
 }
 
 // ---- evaluations, metrics, tool outputs, profile analyses ------------------------------------
@@ -825,9 +812,10 @@ Result<std::int64_t> RunStore::AddEvaluation(const EvaluationRecord& evaluation)
 
 Result<std::optional<EvaluationRecord>> RunStore::LatestEvaluation(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kEvaluationColumns,
-                     "FROM evaluations WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
-                     {candidate_id}, &ReadEvaluation);
+  return ReadFirst(
+      Select(db_, kEvaluationColumns,
+             "FROM evaluations WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", {candidate_id}),
+      &ReadEvaluation);
 }
 
 Result<std::int64_t> RunStore::AddMetrics(const MetricsRecord& metrics) {
@@ -839,9 +827,10 @@ Result<std::int64_t> RunStore::AddMetrics(const MetricsRecord& metrics) {
 
 Result<std::optional<MetricsRecord>> RunStore::LatestMetrics(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kMetricsColumns,
-                     "FROM metrics WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", {candidate_id},
-                     &ReadMetrics);
+  return ReadFirst(
+      Select(db_, kMetricsColumns, "FROM metrics WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
+             {candidate_id}),
+      &ReadMetrics);
 }
 
 Result<std::int64_t> RunStore::AddToolOutput(const ToolOutputRecord& output) {
@@ -855,9 +844,10 @@ Result<std::int64_t> RunStore::AddToolOutput(const ToolOutputRecord& output) {
 
 Result<std::optional<ToolOutputRecord>> RunStore::LatestToolOutput(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kToolOutputColumns,
-                     "FROM tool_outputs WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
-                     {candidate_id}, &ReadToolOutput);
+  return ReadFirst(
+      Select(db_, kToolOutputColumns,
+             "FROM tool_outputs WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", {candidate_id}),
+      &ReadToolOutput);
 }
 
 Result<std::int64_t> RunStore::AddProfileAnalysis(const ProfileAnalysisRecord& analysis) {
@@ -873,9 +863,10 @@ Result<std::int64_t> RunStore::AddProfileAnalysis(const ProfileAnalysisRecord& a
 Result<std::optional<ProfileAnalysisRecord>> RunStore::LatestProfileAnalysis(
     std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kProfileAnalysisColumns,
-                     "FROM profile_analyses WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
-                     {candidate_id}, &ReadProfileAnalysis);
+  return ReadFirst(Select(db_, kProfileAnalysisColumns,
+                          "FROM profile_analyses WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
+                          {candidate_id}),
+                   &ReadProfileAnalysis);
 }
 
 // ---- LLM exchanges --------------------------------------------------------------------------
@@ -904,34 +895,39 @@ Result<std::vector<LlmExchangeRecord>> RunStore::ListLlmExchanges(std::int64_t r
                                                                   std::optional<int> iteration) {
   std::lock_guard lock(mutex_);
   const SqlValue wanted = iteration ? SqlValue(std::int64_t{*iteration}) : SqlValue(nullptr);
-  return SelectAll(db_, kLlmExchangeColumns,
-                   "FROM llm_exchanges WHERE run_id = ?1 AND (?2 IS NULL OR iteration = ?2) "
-                   "ORDER BY id",
-                   {run_id, wanted}, &ReadLlmExchange);
+  return ReadAll(Select(db_, kLlmExchangeColumns,
+                        "FROM llm_exchanges WHERE run_id = ?1 AND (?2 IS NULL OR iteration = ?2) "
+                        "ORDER BY id",
+                        {run_id, wanted}),
+                 &ReadLlmExchange);
 }
 
 Result<std::vector<LlmExchangeRecord>> RunStore::ListLlmExchangesForStep(const StepKey& step) {
   std::lock_guard lock(mutex_);
-  return SelectAll(
-      db_, kLlmExchangeColumns,
-      "FROM llm_exchanges WHERE run_id = ? AND iteration = ? AND step_key = ? ORDER BY id",
-      {step.run_id, std::int64_t{step.iteration}, StepKeyText(step)}, &ReadLlmExchange);
+  return ReadAll(
+      Select(db_, kLlmExchangeColumns,
+             "FROM llm_exchanges WHERE run_id = ? AND iteration = ? AND step_key = ? ORDER BY id",
+             {step.run_id, std::int64_t{step.iteration}, StepKeyText(step)}),
+      &ReadLlmExchange);
 }
 
 Result<LlmTotals> RunStore::LlmTotalsForRun(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<std::optional<LlmTotals>> totals = SelectFirst(
-      db_, kLlmTotalsColumns, "FROM llm_exchanges WHERE run_id = ?", {run_id}, &ReadLlmTotals);
+  Result<std::optional<LlmTotals>> totals =
+      ReadFirst(Select(db_, kLlmTotalsColumns, "FROM llm_exchanges WHERE run_id = ?", {run_id}),
+                &ReadLlmTotals);
   if (!totals.ok()) return totals.status();
   return totals->value_or(LlmTotals{});
 }
 
 Result<std::vector<LlmTotals>> RunStore::LlmTotalsByIteration(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return SelectAll(
-      db_, kLlmTotalsColumns,
-      ", iteration FROM llm_exchanges WHERE run_id = ? GROUP BY iteration ORDER BY iteration",
-      {run_id}, &ReadLlmTotalsWithIteration);
+  return ReadAll(
+      Select(
+          db_, kLlmTotalsColumns,
+          ", iteration FROM llm_exchanges WHERE run_id = ? GROUP BY iteration ORDER BY iteration",
+          {run_id}),
+      &ReadLlmTotalsWithIteration);
 }
 
 // ---- memory ---------------------------------------------------------------------------------
@@ -947,8 +943,9 @@ Result<std::int64_t> RunStore::AddMemoryEntry(const MemoryRecord& entry) {
 
 Result<std::vector<MemoryRecord>> RunStore::ListMemoryEntries(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return SelectAll(db_, kMemoryColumns, "FROM memory_entries WHERE run_id = ? ORDER BY id",
-                   {run_id}, &ReadMemory);
+  return ReadAll(
+      Select(db_, kMemoryColumns, "FROM memory_entries WHERE run_id = ? ORDER BY id", {run_id}),
+      &ReadMemory);
 }
 
 // ---- step journal ---------------------------------------------------------------------------
@@ -999,22 +996,25 @@ Result<StepRecord> RunStore::RecordStep(const StepKey& step,
 
 Result<std::optional<StepRecord>> RunStore::GetStep(const StepKey& step) {
   std::lock_guard lock(mutex_);
-  return SelectFirst(db_, kStepColumns,
-                     "FROM steps WHERE run_id = ? AND iteration = ? AND step = ? AND key = ?",
-                     {step.run_id, std::int64_t{step.iteration}, step.step, step.key}, &ReadStep);
+  return ReadFirst(Select(db_, kStepColumns,
+                          "FROM steps WHERE run_id = ? AND iteration = ? AND step = ? AND key = ?",
+                          {step.run_id, std::int64_t{step.iteration}, step.step, step.key}),
+                   &ReadStep);
 }
 
 Result<std::vector<StepRecord>> RunStore::StepsForIteration(std::int64_t run_id, int iteration) {
   std::lock_guard lock(mutex_);
-  return SelectAll(db_, kStepColumns, "FROM steps WHERE run_id = ? AND iteration = ? ORDER BY id",
-                   {run_id, std::int64_t{iteration}}, &ReadStep);
+  return ReadAll(
+      Select(db_, kStepColumns, "FROM steps WHERE run_id = ? AND iteration = ? ORDER BY id",
+             {run_id, std::int64_t{iteration}}),
+      &ReadStep);
 }
 
 Result<std::vector<StepRecord>> RunStore::UnfinishedSteps(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  return SelectAll(db_, kStepColumns,
-                   "FROM steps WHERE run_id = ? AND state = 'started' ORDER BY id", {run_id},
-                   &ReadStep);
+  return ReadAll(Select(db_, kStepColumns,
+                        "FROM steps WHERE run_id = ? AND state = 'started' ORDER BY id", {run_id}),
+                 &ReadStep);
 }
 
 Result<std::optional<int>> RunStore::LastJournaledIteration(std::int64_t run_id) {
