@@ -278,14 +278,15 @@ bool StartsWithWord(std::string_view s, std::string_view word) {
   return s.starts_with(word) && (s.size() == word.size() || IsAsciiSpace(s[word.size()]));
 }
 
-// The output of a tool, or why there is none. `no_device_code` is set (and the text empty) when
-// cuobjdump says the file has no device code, which is a normal state for a host-only extension.
-struct ToolOutput {
+// The output of cuobjdump or nm, or why there is none. `no_device_code` is set (and the text empty)
+// when cuobjdump says the file has no device code, which is a normal state for a host-only
+// extension.
+struct CommandOutput {
   std::string text;
   bool no_device_code = false;
 };
 
-Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
   ProcessOptions options;
   options.argv = argv;
   options.limits.wall_timeout = kToolTimeout;
@@ -298,7 +299,7 @@ Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
   if (p.timed_out) return Status::Timeout(what + ": " + p.Describe());
   if (p.exited && p.exit_code != 0 &&
       p.stderr_text.find("does not contain device code") != std::string::npos) {
-    return ToolOutput{"", true};
+    return CommandOutput{"", true};
   }
   if (!p.exited || p.exit_code != 0) {
     std::string detail(Trim(p.stderr_text));
@@ -310,7 +311,7 @@ Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
                            " bytes, more than the " + std::to_string(kDumpCaptureBytes >> 20) +
                            " MiB kernelpro reads; histograms from a cut listing would be wrong");
   }
-  return ToolOutput{std::move(p.stdout_text), false};
+  return CommandOutput{std::move(p.stdout_text), false};
 }
 
 }  // namespace
@@ -536,22 +537,22 @@ Result<SharedObjectDump> DumpSharedObject(const std::string& so_path) {
   if (!std::filesystem::is_regular_file(so_path, ec)) {
     return Status::NotFound("no such file: " + so_path);
   }
-  Result<ToolOutput> dump = RunTool({cuobjdump, "--dump-sass", so_path});
+  Result<CommandOutput> dump = RunCommand({cuobjdump, "--dump-sass", so_path});
   if (!dump.ok()) return dump.status();
   SharedObjectDump out;
   out.no_device_code = dump->no_device_code;
   out.sass = std::move(dump->text);
   if (!out.no_device_code) {
-    Result<ToolOutput> res = RunTool({cuobjdump, "-res-usage", so_path});
+    Result<CommandOutput> res = RunCommand({cuobjdump, "-res-usage", so_path});
     if (!res.ok()) return res.status();
-    Result<ToolOutput> sym = RunTool({cuobjdump, "-symbols", so_path});
+    Result<CommandOutput> sym = RunCommand({cuobjdump, "-symbols", so_path});
     if (!sym.ok()) return sym.status();
     out.res_usage = std::move(res->text);
     out.symbols = std::move(sym->text);
   }
   if (std::string nm = FindTool("nm"); !nm.empty()) {
     // A library call is extra information; a .so without a dynamic symbol table is not an error.
-    Result<ToolOutput> nm_out = RunTool({nm, "-D", so_path});
+    Result<CommandOutput> nm_out = RunCommand({nm, "-D", so_path});
     if (nm_out.ok()) out.nm = std::move(nm_out->text);
   }
   return out;
