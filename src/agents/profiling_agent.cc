@@ -261,7 +261,7 @@ Group GroupOf(const NcuMetric& metric) {
   if (metric.category == "memory") return Group::kMemory;
   if (metric.category == "throughput") {
     for (const char* prefix : {"dram__", "l1tex__", "lts__", "gpu__compute_memory"}) {
-      if (metric.name.rfind(prefix, 0) == 0) return Group::kMemory;
+      if (metric.name.starts_with(prefix)) return Group::kMemory;
     }
   }
   return Group::kCompute;  // throughput of the SM and its pipes, instructions, tensor pipes
@@ -495,7 +495,7 @@ std::string RenderProfileAnalysis(const ProfileAnalysis& analysis) {
   if (!analysis.recommendations.empty()) {
     out << "\nRecommendations, most valuable first:\n";
     int index = 0;
-    for (const Recommendation& r : analysis.recommendations) {
+    for (const AnalysisRecommendation& r : analysis.recommendations) {
       out << ++index << ". " << r.action << "\n";
       if (!r.rationale.empty()) out << "   Why: " << r.rationale << "\n";
     }

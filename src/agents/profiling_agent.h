@@ -33,7 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/feedback_mode.h"
+#include "agents/profile_analysis.h"
 #include "llm/backend.h"
 #include "profile/metrics.h"
 #include "roofline/reference_analysis.h"

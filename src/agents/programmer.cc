@@ -1,7 +1,6 @@
 #include "agents/programmer.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <regex>
@@ -9,6 +8,7 @@
 #include <utility>
 
 #include "core/subprocess.h"
+#include "core/text.h"
 #include "llm/types.h"
 
 namespace kernelpro::agents {
@@ -28,31 +28,6 @@ except ValueError as e:
 else:
     print("classes", *[n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)], sep="\t")
 )PY";
-
-std::string Trim(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-bool Contains(const std::string& text, const char* needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-std::vector<std::string> SplitTabs(const std::string& line) {
-  std::vector<std::string> parts;
-  std::stringstream in(line);
-  std::string part;
-  while (std::getline(in, part, '\t')) parts.push_back(part);
-  return parts;
-}
 
 // Why the code carries no kernel for `device`, or "" when it does.
 std::string MissingKernelSource(const std::string& code, const std::string& device) {
@@ -81,8 +56,8 @@ struct Proposed {
 
 // Models sometimes wrap the code string itself in a markdown fence; the file starts after it.
 std::string StripFence(const std::string& code) {
-  std::string text = Trim(code);
-  if (text.rfind("```", 0) != 0) return code;
+  std::string text(Trim(code));
+  if (!text.starts_with("```")) return code;
   size_t first_newline = text.find('\n');
   if (first_newline == std::string::npos) return code;
   text = text.substr(first_newline + 1);
@@ -94,7 +69,7 @@ std::string StripFence(const std::string& code) {
 }
 
 std::string StrategyOrUnnamed(std::string strategy) {
-  strategy = Trim(strategy);
+  strategy = std::string(Trim(strategy));
   return strategy.empty() ? "unnamed" : strategy;
 }
 
@@ -133,21 +108,18 @@ std::vector<Proposed> FromJson(const Json& json) {
 // The strategy a free-text reply gives a fenced block: the last non-empty line before it, without
 // markdown decoration or a "Candidate 2:" / "Strategy:" label.
 std::string StrategyBefore(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!Trim(line).empty()) lines.push_back(Trim(line));
+  std::string s;
+  for (const std::string& line : SplitLines(text)) {
+    if (!Trim(line).empty()) s = Trim(line);
   }
-  if (lines.empty()) return "unnamed";
-  std::string s = lines.back();
+  if (s.empty()) return "unnamed";
   s = std::regex_replace(s, std::regex(R"(^[#>*\-\s]+)"), "");
   s = std::regex_replace(s, std::regex(R"(^\d+[.)]\s*)"), "");
   s = std::regex_replace(s, std::regex(R"(\*\*|__)"), "");
   s = std::regex_replace(
       s, std::regex(R"(^(candidate|option|approach)\s*\d*\s*[:.\-]\s*)", std::regex::icase), "");
   s = std::regex_replace(s, std::regex(R"(^strategy\s*:\s*)", std::regex::icase), "");
-  s = Trim(s);
+  s = std::string(Trim(s));
   while (!s.empty() && (s.back() == ':' || s.back() == '.')) s.pop_back();
   if (s.size() > 300) s = s.substr(0, 300);
   return StrategyOrUnnamed(s);
@@ -205,7 +177,7 @@ CandidateCheck CheckCandidateSource(const std::string& code, const CheckOptions&
   } else if (!run->exited || run->exit_code != 0) {
     trouble = options.python + " " + run->Describe();
   } else {
-    std::vector<std::string> parts = SplitTabs(Trim(run->stdout_text));
+    std::vector<std::string> parts = Split(Trim(run->stdout_text), '\t');
     if (!parts.empty() && parts[0] == "syntax" && parts.size() >= 3) {
       int line = std::atoi(parts[1].c_str());
       if (line > 0) check.syntax_error_line = line;
@@ -220,7 +192,9 @@ CandidateCheck CheckCandidateSource(const std::string& code, const CheckOptions&
       trouble = options.python + " printed no verdict: " + run->stdout_text + run->stderr_text;
     }
   }
-  if (!trouble.empty()) check.notes.push_back("syntax check skipped: " + Trim(trouble));
+  if (!trouble.empty()) {
+    check.notes.push_back("syntax check skipped: " + std::string(Trim(trouble)));
+  }
 
   const bool defines_model_new =
       classes ? std::find(classes->begin(), classes->end(), "ModelNew") != classes->end()
@@ -315,7 +289,7 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   }
   result.usage = response.usage;
   result.raw_text = response.text;
-  const bool cut_off = response.stop_reason == llm::StopReason::kLength;
+  const bool cut_off = response.stop_reason == llm::FinishReason::kLength;
   if (cut_off) {
     result.notes.push_back("the reply was cut off at the token limit (max_tokens " +
                            std::to_string(request.max_tokens) +

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/candidate.h"
+#include "agents/prompt.h"
 #include "llm/backend.h"
 
 namespace kernelpro::agents {

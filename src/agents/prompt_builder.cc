@@ -1,6 +1,7 @@
 #include "agents/prompt_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "agents/prompt_texts.h"
+#include "core/enum_names.h"
 #include "core/text.h"
 
 namespace kernelpro::agents {
@@ -22,49 +24,12 @@ constexpr const char* kShortenMarker = "<!-- kernelpro:";
 // Lines longer than this are build commands or template spew; kept lines are cut to it.
 constexpr size_t kMaxLineChars = 400;
 constexpr size_t kTracebackFrames = 3;
+// How the prompt names the language of the reference code.
+constexpr std::array<std::pair<InputKind, const char*>, 3> kKindTitles = {
+    {{InputKind::kPyTorch, "PyTorch"}, {InputKind::kTriton, "Triton"}, {InputKind::kCuda, "CUDA"}}};
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers
-
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string TrimLeft(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
-std::string Trim(const std::string& s) {
-  std::string t = TrimLeft(s);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  return t;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-bool Contains(const std::string& s, const char* needle) {
-  return s.find(needle) != std::string::npos;
-}
 
 // Ends with exactly one newline, so that parts join with one blank line between them.
 std::string EndWithNewline(std::string s) {
@@ -184,10 +149,10 @@ bool IsPythonExceptionLine(const std::string& line) {
 bool IsCompilerError(const std::string& line) {
   if (IsPythonExceptionLine(line)) return false;
   const std::string l = Lower(line);
-  const std::string t = TrimLeft(l);
-  return Contains(l, ": error") || Contains(l, "error #") || StartsWith(t, "error:") ||
-         Contains(l, "fatal error") || StartsWith(t, "nvcc fatal") ||
-         (StartsWith(t, "ptxas") && (Contains(t, "error") || Contains(t, "fatal"))) ||
+  const std::string_view t = TrimLeft(l);
+  return Contains(l, ": error") || Contains(l, "error #") || t.starts_with("error:") ||
+         Contains(l, "fatal error") || t.starts_with("nvcc fatal") ||
+         (t.starts_with("ptxas") && (Contains(t, "error") || Contains(t, "fatal"))) ||
          Contains(l, "undefined reference to");
 }
 
@@ -196,14 +161,14 @@ bool IsWarning(const std::string& line) {
 }
 
 bool IsIncludeChain(const std::string& line) {
-  const std::string t = TrimLeft(line);
-  if (StartsWith(t, "In file included from")) return true;
-  return t.size() < line.size() && StartsWith(t, "from ") && (t.back() == ',' || t.back() == ':');
+  const std::string_view t = TrimLeft(line);
+  if (t.starts_with("In file included from")) return true;
+  return t.size() < line.size() && t.starts_with("from ") && (t.back() == ',' || t.back() == ':');
 }
 
 bool IsBuildCommand(const std::string& line) {
-  const std::string t = TrimLeft(line);
-  if (StartsWith(t, "FAILED: ") || StartsWith(t, "ninja: ")) return true;
+  const std::string_view t = TrimLeft(line);
+  if (t.starts_with("FAILED: ") || t.starts_with("ninja: ")) return true;
   if (t.size() > 2 && t[0] == '[' && std::isdigit(static_cast<unsigned char>(t[1]))) {
     size_t close = t.find(']');
     if (close != std::string::npos && t.substr(1, close - 1).find('/') != std::string::npos) {
@@ -215,18 +180,18 @@ bool IsBuildCommand(const std::string& line) {
 }
 
 bool IsTracebackStart(const std::string& line) {
-  return StartsWith(TrimLeft(line), "Traceback (most recent call last):");
+  return TrimLeft(line).starts_with("Traceback (most recent call last):");
 }
 
 // The sentences Python prints between the tracebacks of chained exceptions.
 bool IsTracebackGlue(const std::string& line) {
-  return StartsWith(line, "The above exception was the direct cause") ||
-         StartsWith(line, "During handling of the above exception");
+  return line.starts_with("The above exception was the direct cause") ||
+         line.starts_with("During handling of the above exception");
 }
 
 // Python 3.11+ underlines the failing expression of a frame: "    ^^^^^^^^" or "    ~~~^~~".
 bool IsMarkerLine(const std::string& line) {
-  const std::string t = Trim(line);
+  const std::string_view t = Trim(line);
   return !t.empty() && t.find_first_not_of("^~") == std::string::npos;
 }
 
@@ -298,7 +263,7 @@ std::vector<Traceback> FindTracebacks(const std::vector<std::string>& lines) {
     for (; j < lines.size(); ++j) {
       const std::string& line = lines[j];
       if (Trim(line).empty()) break;
-      if (Indented(line) && StartsWith(TrimLeft(line), "File \"")) {
+      if (Indented(line) && TrimLeft(line).starts_with("File \"")) {
         tb.frames.push_back({j, j});
       } else if (Indented(line)) {
         if (!tb.frames.empty()) tb.frames.back().second = j;
@@ -348,7 +313,7 @@ std::vector<MemoryPart> ParseMemory(const std::string& block) {
   std::vector<MemoryPart> parts(1);
   bool entry_open = false;
   for (const std::string& line : SplitLines(block)) {
-    const std::string t = Trim(line);
+    const std::string_view t = Trim(line);
     if (t.empty()) {
       entry_open = false;
       continue;
@@ -358,7 +323,7 @@ std::vector<MemoryPart> ParseMemory(const std::string& block) {
       entry_open = false;
       continue;
     }
-    bool item = StartsWith(line, "- ") || StartsWith(line, "* ") || StartsWith(line, "+ ");
+    bool item = line.starts_with("- ") || line.starts_with("* ") || line.starts_with("+ ");
     if (!item) {
       size_t d = 0;
       while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
@@ -480,17 +445,7 @@ std::string ArchFlag(const GpuTarget& gpu) {
   return "-gencode=arch=compute_" + digits + suffix + ",code=sm_" + digits + suffix;
 }
 
-std::string KindTitle(InputKind kind) {
-  switch (kind) {
-    case InputKind::kPyTorch:
-      return "PyTorch";
-    case InputKind::kTriton:
-      return "Triton";
-    case InputKind::kCuda:
-      return "CUDA";
-  }
-  return "?";
-}
+std::string KindTitle(InputKind kind) { return NameOf(kKindTitles, kind); }
 
 std::string FormatSpeedup(double speedup) {
   char buffer[64];
@@ -618,7 +573,7 @@ std::string TrimBuildErrors(const std::string& diagnostics, size_t max_chars) {
   for (size_t t = 0; t < tracebacks.size(); ++t) {
     const Traceback& tb = tracebacks[t];
     if (t + 1 == tracebacks.size()) {
-      traces += Trim(lines[tb.start]) + "\n";
+      traces += std::string(Trim(lines[tb.start])) + "\n";
       const size_t first =
           tb.frames.size() > kTracebackFrames ? tb.frames.size() - kTracebackFrames : 0;
       std::vector<size_t> shown;
@@ -648,7 +603,7 @@ std::string TrimBuildErrors(const std::string& diagnostics, size_t max_chars) {
     }
     if (tb.exception) {
       for (size_t i = *tb.exception; i < tb.end; ++i) {
-        if (seen.insert(Trim(lines[i])).second) traces += CutLine(lines[i]) + "\n";
+        if (seen.emplace(Trim(lines[i])).second) traces += CutLine(lines[i]) + "\n";
       }
     }
   }
@@ -666,7 +621,7 @@ std::string TrimBuildErrors(const std::string& diagnostics, size_t max_chars) {
     } else if (IsBuildCommand(line)) {
       ++commands;
     } else if (!IsTracebackGlue(line) && ReportsFailure(line)) {
-      if (seen.insert(Trim(line)).second) {
+      if (seen.emplace(Trim(line)).second) {
         others += CutLine(line) + "\n";
       } else {
         ++duplicates;

@@ -26,7 +26,10 @@
 #include <optional>
 #include <string>
 
-#include "agents/types.h"
+#include "agents/gpu_target.h"
+#include "agents/problem_source.h"
+#include "agents/prompt.h"
+#include "agents/prompt_mode.h"
 #include "core/status.h"
 
 namespace kernelpro::agents {

@@ -12,12 +12,27 @@
 #include <fstream>
 #include <utility>
 
+#include "core/enum_names.h"
 #include "core/text.h"
 #include "llm/structured.h"
 #include "llm/types.h"
 
 namespace kernelpro::agents {
 namespace {
+
+constexpr std::array<std::pair<MemorySection, const char*>, 5> kSections = {
+    {{MemorySection::kSearchFindings, "search_findings"},
+     {MemorySection::kErrorsAndCorrections, "errors_and_corrections"},
+     {MemorySection::kSuccessfulPatterns, "successful_patterns"},
+     {MemorySection::kKeyFiles, "key_files"},
+     {MemorySection::kLearnings, "learnings"}}};
+// The headings of the memory block the programmer reads.
+constexpr std::array<std::pair<MemorySection, const char*>, 5> kSectionTitles = {
+    {{MemorySection::kSearchFindings, "Search Findings"},
+     {MemorySection::kErrorsAndCorrections, "Errors & Corrections"},
+     {MemorySection::kSuccessfulPatterns, "Successful Patterns"},
+     {MemorySection::kKeyFiles, "Key Files"},
+     {MemorySection::kLearnings, "Learnings"}}};
 
 constexpr std::array<MemorySection, 5> kAllSections = {
     MemorySection::kSearchFindings, MemorySection::kErrorsAndCorrections,
@@ -61,6 +76,12 @@ std::string Excerpt(const std::string& text, size_t max_bytes) {
 std::string OrNone(const std::string& text) { return text.empty() ? "(none)" : text; }
 
 }  // namespace
+
+std::string ToString(MemorySection section) { return NameOf(kSections, section); }
+std::string Title(MemorySection section) { return NameOf(kSectionTitles, section); }
+std::optional<MemorySection> ParseMemorySection(const std::string& text) {
+  return ValueOf(kSections, Lower(text));
+}
 
 // ---------------------------------------------------------------------------------------------
 // SearchMemory

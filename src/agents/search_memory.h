@@ -35,12 +35,30 @@
 #include <utility>
 #include <vector>
 
-#include "agents/types.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "llm/backend.h"
 
 namespace kernelpro::agents {
+
+// The five sections of the search memory (paper §3.4).
+enum class MemorySection {
+  kSearchFindings,
+  kErrorsAndCorrections,
+  kSuccessfulPatterns,
+  kKeyFiles,
+  kLearnings
+};
+// "search_findings", ...: stored in the memory file and the run store, never renamed.
+std::string ToString(MemorySection section);
+std::string Title(MemorySection section);  // "Search Findings", ...: the prompt's headings
+std::optional<MemorySection> ParseMemorySection(const std::string& text);  // any case
+
+struct MemoryEntry {
+  MemorySection section = MemorySection::kLearnings;
+  std::string text;
+  int iteration = 0;  // the iteration it was learnt in
+};
 
 // Told about problems that do not stop the run (a persisted line that cannot be read, a write that
 // failed, an extraction reply that was ignored). One line of text, no trailing newline.

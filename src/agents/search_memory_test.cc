@@ -98,6 +98,13 @@ class Gate {
 // ---------------------------------------------------------------------------------------------
 // The store
 
+TEST(MemorySectionTest, NamesAndTitles) {
+  EXPECT_EQ(ToString(MemorySection::kErrorsAndCorrections), "errors_and_corrections");
+  EXPECT_EQ(Title(MemorySection::kErrorsAndCorrections), "Errors & Corrections");
+  EXPECT_EQ(ParseMemorySection("Key_Files"), MemorySection::kKeyFiles);
+  EXPECT_FALSE(ParseMemorySection("key files").has_value());
+}
+
 TEST(SearchMemoryTest, SameSectionAndNormalisedTextIsOneEntryKeepingTheFirstIteration) {
   SearchMemory memory;
   EXPECT_TRUE(memory.Add(kLearnings, "Use float4 loads for the\n   input tensor.", 2));

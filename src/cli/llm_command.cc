@@ -172,7 +172,7 @@ int Ping(const PingArgs& args) {
   if (args.tool_call) std::cout << ", " << turns << " model calls";
   if (response) {
     std::cout << ", stop: " << llm::ToString(response->stop_reason);
-    if (response->stop_reason == llm::StopReason::kLength) std::cout << " (at --max-tokens)";
+    if (response->stop_reason == llm::FinishReason::kLength) std::cout << " (at --max-tokens)";
   }
   if (out["cost_known"].get<bool>()) std::cout << ", $" << totals.cost_usd;
   std::cout << "\n";

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "agents/types.h"
+#include "agents/gpu_target.h"
 #include "core/status.h"
 #include "eval/executor.h"
 

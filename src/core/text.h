@@ -1,11 +1,46 @@
-// Small text helpers shared across layers.
+// Small text helpers shared across layers, so that each module does not keep its own copy of
+// lower-casing, trimming, joining and splitting. All of them work on bytes and know only ASCII:
+// UTF-8 text passes through unchanged (no byte of a multi-byte character is ASCII), and nothing
+// depends on the process locale.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kernelpro {
+
+// Space, tab, newline, carriage return, form feed, vertical tab: what std::isspace accepts in the
+// "C" locale.
+bool IsAsciiSpace(char c);
+
+// A-Z → a-z (Lower) or a-z → A-Z (Upper); every other byte is kept.
+std::string Lower(std::string_view text);
+std::string Upper(std::string_view text);
+
+// Whether a and b are equal once both are lower-cased: HTTP header names, URL schemes.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// `text` without its leading and/or trailing ASCII whitespace. The result points into `text`:
+// keep what it views alive (wrap it in std::string to keep a copy).
+std::string_view Trim(std::string_view text);
+std::string_view TrimLeft(std::string_view text);
+std::string_view TrimRight(std::string_view text);
+
+// Whether `part` occurs in `text` (std::string::contains arrives only with C++23).
+bool Contains(std::string_view text, std::string_view part);
+
+// The items with `separator` between each two: Join({"a", "b"}, ", ") → "a, b"; {} → "".
+std::string Join(const std::vector<std::string>& items, std::string_view separator);
+
+// The pieces between separators, empty ones included: Split("a,,b", ',') → {"a", "", "b"};
+// Split("", ',') → {""}.
+std::vector<std::string> Split(std::string_view text, char separator);
+
+// The lines of `text` without their line breaks ("\n" or "\r\n"). A final line break ends the
+// last line rather than starting an empty one: "a\n\nb\n" → {"a", "", "b"}; "" → {}.
+std::vector<std::string> SplitLines(std::string_view text);
 
 // Runs of ASCII whitespace (space, tab, newline, CR, FF, VT) become one space; the ends are
 // trimmed. "  a \n\t b  " → "a b".

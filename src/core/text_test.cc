@@ -2,8 +2,62 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace kernelpro {
 namespace {
+
+TEST(CaseTest, OnlyAsciiLettersChange) {
+  EXPECT_EQ(Lower("NVIDIA A100-SXM4"), "nvidia a100-sxm4");
+  EXPECT_EQ(Upper("warning: x1"), "WARNING: X1");
+  EXPECT_EQ(Lower("\xC3\x89T\xC3\x89"), "\xC3\x89t\xC3\x89");  // ÉTÉ: only the T changes
+  EXPECT_EQ(Lower(""), "");
+}
+
+TEST(CaseTest, EqualsIgnoreCaseComparesLetterByLetter) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Type", "content-type"));
+  EXPECT_FALSE(EqualsIgnoreCase("Content-Type", "content-typ"));
+  EXPECT_FALSE(EqualsIgnoreCase("a-b", "a_b"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+}
+
+TEST(TrimTest, RemovesAsciiWhitespaceAtTheEndsOnly) {
+  EXPECT_EQ(Trim(" \t a b \r\n\f\v"), "a b");
+  EXPECT_EQ(TrimLeft("  a  "), "a  ");
+  EXPECT_EQ(TrimRight("  a  "), "  a");
+  EXPECT_EQ(Trim(" \n "), "");
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_TRUE(IsAsciiSpace('\v'));
+  EXPECT_FALSE(IsAsciiSpace('\0'));
+}
+
+TEST(ContainsTest, FindsAPartAnywhere) {
+  EXPECT_TRUE(Contains("load_inline(cuda_sources=...)", "cuda_sources"));
+  EXPECT_FALSE(Contains("load_inline", "cuda"));
+  EXPECT_TRUE(Contains("anything", ""));
+}
+
+TEST(JoinTest, PutsTheSeparatorBetweenItems) {
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(Join({"only"}, ", "), "only");
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"", "b"}, ";"), ";b");
+}
+
+TEST(SplitTest, KeepsEmptyPieces) {
+  EXPECT_EQ(Split("syntax\t3\tinvalid syntax", '\t'),
+            (std::vector<std::string>{"syntax", "3", "invalid syntax"}));
+  EXPECT_EQ(Split("a,,b,", ','), (std::vector<std::string>{"a", "", "b", ""}));
+  EXPECT_EQ(Split("", ','), (std::vector<std::string>{""}));
+}
+
+TEST(SplitLinesTest, AFinalLineBreakStartsNoEmptyLine) {
+  EXPECT_EQ(SplitLines("a\n\nb\n"), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(SplitLines("crlf\r\nfile"), (std::vector<std::string>{"crlf", "file"}));
+  EXPECT_EQ(SplitLines("\n"), (std::vector<std::string>{""}));
+  EXPECT_TRUE(SplitLines("").empty());
+}
 
 TEST(CollapseWhitespaceTest, RunsBecomeOneSpaceAndTheEndsAreTrimmed) {
   EXPECT_EQ(CollapseWhitespace("  a \n\t b  "), "a b");

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/subprocess.h"
+#include "core/text.h"
 #include "core/tool_paths.h"
 
 extern char** environ;
@@ -57,11 +58,6 @@ constexpr const char* kAllowedNames[] = {
 constexpr const char* kAllowedPrefixes[] = {"LC_",   "CUDA_",    "NVIDIA_",
                                             "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_"};
 
-std::string Upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
 bool Exists(const std::string& path) {
   struct stat info;
   return lstat(path.c_str(), &info) == 0;
@@ -81,7 +77,7 @@ std::string Absolute(const std::string& path) {
 // True when `path` lies under (or is) one of `roots`.
 bool Under(const std::string& path, const std::vector<std::string>& roots) {
   for (const std::string& root : roots) {
-    if (path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+    if (path == root || (path.size() > root.size() && path.starts_with(root) &&
                          (root.back() == '/' || path[root.size()] == '/'))) {
       return true;
     }
@@ -128,7 +124,7 @@ std::vector<std::string> GpuDevices() {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/dev", ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind("nvidia", 0) == 0) devices.push_back(entry.path().string());
+    if (name.starts_with("nvidia")) devices.push_back(entry.path().string());
   }
   std::sort(devices.begin(), devices.end());
   return devices;
@@ -141,7 +137,7 @@ bool LooksLikeCredential(const std::string& name) {
   for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}) {
     if (upper.find(word) != std::string::npos) return true;
   }
-  return upper.rfind("AWS_", 0) == 0;
+  return upper.starts_with("AWS_");
 }
 
 std::map<std::string, std::string> WorkerEnvironment(
@@ -155,7 +151,7 @@ std::map<std::string, std::string> WorkerEnvironment(
     if (equals == std::string::npos) continue;
     std::string name = text.substr(0, equals);
     bool allowed = names.contains(name);
-    for (const char* prefix : kAllowedPrefixes) allowed = allowed || name.rfind(prefix, 0) == 0;
+    for (const char* prefix : kAllowedPrefixes) allowed = allowed || name.starts_with(prefix);
     if (allowed && !LooksLikeCredential(name)) env[name] = text.substr(equals + 1);
   }
   if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";

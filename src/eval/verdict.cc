@@ -1,21 +1,32 @@
 #include "eval/verdict.h"
 
+#include <array>
 #include <cmath>
 #include <iomanip>
 #include <optional>
 #include <sstream>
+#include <utility>
+
+#include "core/enum_names.h"
 
 namespace kernelpro {
 
-const char* EvalStatusName(EvalStatus status) {
-  switch (status) {
-    case EvalStatus::kCompileError: return "compile_error";
-    case EvalStatus::kRuntimeError: return "runtime_error";
-    case EvalStatus::kTimeout: return "timeout";
-    case EvalStatus::kIncorrect: return "incorrect";
-    case EvalStatus::kCorrect: return "correct";
-  }
-  return "runtime_error";
+namespace {
+
+// Stored in run databases and tree JSON: never rename.
+constexpr std::array<std::pair<EvalStatus, const char*>, 5> kEvalStatusNames = {
+    {{EvalStatus::kCompileError, "compile_error"},
+     {EvalStatus::kRuntimeError, "runtime_error"},
+     {EvalStatus::kTimeout, "timeout"},
+     {EvalStatus::kIncorrect, "incorrect"},
+     {EvalStatus::kCorrect, "correct"}}};
+
+}  // namespace
+
+const char* EvalStatusName(EvalStatus status) { return NameOf(kEvalStatusNames, status); }
+
+std::optional<EvalStatus> ParseEvalStatus(std::string_view text) {
+  return ValueOf(kEvalStatusNames, text);
 }
 
 EvalStatus StatusFromWorker(const std::string& worker_status) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_io.h"
@@ -18,6 +19,8 @@ enum class EvalStatus { kCompileError, kRuntimeError, kTimeout, kIncorrect, kCor
 
 // "compile_error", "runtime_error", "timeout", "incorrect", "correct".
 const char* EvalStatusName(EvalStatus status);
+// The status named `text` (exactly as EvalStatusName spells it); none for any other text.
+std::optional<EvalStatus> ParseEvalStatus(std::string_view text);
 
 // A finding of the static scan or of a worker: 'fail' findings make a candidate incorrect.
 struct Finding {

@@ -30,11 +30,11 @@ Json ContentBlocks(const Message& message) {
   return blocks;
 }
 
-StopReason StopReasonFor(const std::string& stop_reason) {
-  if (stop_reason == "max_tokens") return StopReason::kLength;
-  if (stop_reason == "tool_use") return StopReason::kToolUse;
-  if (stop_reason == "refusal") return StopReason::kRefusal;
-  return StopReason::kEnd;  // "end_turn", "stop_sequence", and whatever comes later
+FinishReason FinishReasonFor(const std::string& stop_reason) {
+  if (stop_reason == "max_tokens") return FinishReason::kLength;
+  if (stop_reason == "tool_use") return FinishReason::kToolUse;
+  if (stop_reason == "refusal") return FinishReason::kRefusal;
+  return FinishReason::kEnd;  // "end_turn", "stop_sequence", and whatever comes later
 }
 
 Outcome ParseBody(const Json& body, int http_status) {
@@ -67,7 +67,7 @@ Outcome ParseBody(const Json& body, int http_status) {
     // Thinking blocks and server tool blocks are not part of the answer.
   }
   response.provider_stop_reason = JsonGet<std::string>(body, "stop_reason", "");
-  response.stop_reason = StopReasonFor(response.provider_stop_reason);
+  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
   Json usage = body.value("usage", Json::object());
   response.usage.input_tokens = JsonGet<std::int64_t>(usage, "input_tokens", 0);
   response.usage.output_tokens = JsonGet<std::int64_t>(usage, "output_tokens", 0);
@@ -79,9 +79,7 @@ class AnthropicBackend : public Backend {
  public:
   AnthropicBackend(AnthropicOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), transport_(std::move(transport)) {
-    while (!options_.base_url.empty() && options_.base_url.back() == '/') {
-      options_.base_url.pop_back();
-    }
+    options_.base_url = WithoutTrailingSlashes(std::move(options_.base_url));
   }
 
   std::string provider() const override { return kProvider; }
@@ -153,9 +151,6 @@ Json AnthropicRequestBody(const Request& request, const std::string& model) {
 }
 
 Outcome ParseAnthropicResponse(const HttpResponse& response) {
-  if (response.status < 200 || response.status >= 300) {
-    return HttpStatusError(response, kProvider);
-  }
   return ParseJsonReply(response, kProvider,
                         [&](const Json& body) { return ParseBody(body, response.status); });
 }

@@ -48,7 +48,7 @@ TEST(AnthropicBackendTest, PlainAnswerWithTokensModelAndHeaders) {
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
   EXPECT_EQ(r.text, "Each element is read once: DRAM bandwidth bounds it.");
-  EXPECT_EQ(r.stop_reason, StopReason::kEnd);
+  EXPECT_EQ(r.stop_reason, FinishReason::kEnd);
   EXPECT_EQ(r.provider_stop_reason, "end_turn");
   EXPECT_EQ(r.usage.input_tokens, 210);
   EXPECT_EQ(r.usage.output_tokens, 42);
@@ -99,7 +99,7 @@ TEST(AnthropicBackendTest, ToolCallRoundTripMergesResultsIntoOneUserTurn) {
   Outcome first = backend->Complete(request);
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   const Response& asked = first.response();
-  EXPECT_EQ(asked.stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(asked.stop_reason, FinishReason::kToolUse);
   EXPECT_EQ(asked.text, "I will read both.");
   ASSERT_EQ(asked.tool_calls.size(), 2u);
   EXPECT_EQ(asked.tool_calls[0].id, "toolu_1");
@@ -176,7 +176,7 @@ TEST(AnthropicBackendTest, MaxTokensStopIsReportedAsLength) {
   Outcome out =
       MakeAnthropicBackend(OptionsFor(server), nullptr)->Complete(testing::PlainRequest());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  EXPECT_EQ(out.response().stop_reason, StopReason::kLength);
+  EXPECT_EQ(out.response().stop_reason, FinishReason::kLength);
   EXPECT_EQ(out.response().provider_stop_reason, "max_tokens");
 }
 
@@ -277,7 +277,7 @@ TEST(AnthropicParseTest, RecordedToolUse) {
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
   EXPECT_EQ(r.text, "I will read the kernel first.");
-  EXPECT_EQ(r.stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(r.stop_reason, FinishReason::kToolUse);
   ASSERT_EQ(r.tool_calls.size(), 1u);
   EXPECT_EQ(r.tool_calls[0].id, "toolu_01A09q90qw90lq917835lq9");
   EXPECT_EQ(r.tool_calls[0].arguments, (Json{{"path", "swish.cu"}}));
@@ -286,11 +286,11 @@ TEST(AnthropicParseTest, RecordedToolUse) {
   EXPECT_EQ(r.model, "claude-sonnet-4-5-20250929");
 }
 
-TEST(AnthropicParseTest, StopReasonsAreNormalisedAndThinkingIsNotTheAnswer) {
-  const std::pair<const char*, StopReason> cases[] = {
-      {"end_turn", StopReason::kEnd},      {"stop_sequence", StopReason::kEnd},
-      {"max_tokens", StopReason::kLength}, {"tool_use", StopReason::kToolUse},
-      {"refusal", StopReason::kRefusal},
+TEST(AnthropicParseTest, FinishReasonsAreNormalisedAndThinkingIsNotTheAnswer) {
+  const std::pair<const char*, FinishReason> cases[] = {
+      {"end_turn", FinishReason::kEnd},      {"stop_sequence", FinishReason::kEnd},
+      {"max_tokens", FinishReason::kLength}, {"tool_use", FinishReason::kToolUse},
+      {"refusal", FinishReason::kRefusal},
   };
   for (const auto& [reason, expected] : cases) {
     Json reply = MessagesReply({{{"type", "thinking"}, {"thinking", "hmm"}, {"signature", "s"}},

@@ -9,22 +9,12 @@
 #include <sstream>
 #include <vector>
 
+#include "core/text.h"
+
 namespace kernelpro::llm {
 namespace {
 
 using IniSections = std::map<std::string, std::map<std::string, std::string>>;
-
-std::string Trim(const std::string& s) {
-  size_t begin = 0, end = s.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(s[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
-  return s.substr(begin, end - begin);
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The AWS CLI's INI dialect: [section] headers, `key = value` lines, whole-line comments with '#'
 // or ';', keys without case. A key with an empty value opens a nested block ("s3 =" followed by
@@ -37,11 +27,11 @@ IniSections ParseIni(const std::string& text) {
   std::istringstream lines(text);
   std::string raw;
   while (std::getline(lines, raw)) {
-    std::string line = Trim(raw);
+    std::string line(Trim(raw));
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     bool indented = std::isspace(static_cast<unsigned char>(raw[0]));
     if (line.front() == '[' && line.back() == ']') {
-      section = Trim(line.substr(1, line.size() - 2));
+      section = std::string(Trim(line.substr(1, line.size() - 2)));
       sections[section];
       in_nested_block = false;
       continue;
@@ -50,7 +40,7 @@ IniSections ParseIni(const std::string& text) {
     size_t equals = line.find('=');
     if (equals == std::string::npos || section.empty()) continue;
     std::string key = Lower(Trim(line.substr(0, equals)));
-    std::string value = Trim(line.substr(equals + 1));
+    std::string value(Trim(line.substr(equals + 1)));
     in_nested_block = value.empty();
     if (!in_nested_block) sections[section][key] = value;
   }
@@ -111,7 +101,7 @@ Result<AwsCredentials> LoadAwsCredentials(const std::string& profile,
   if (name.empty()) name = "default";
   const std::string home = env("HOME");
   auto expand = [&](std::string path) {
-    if (path.rfind("~/", 0) == 0 && !home.empty()) path = home + path.substr(1);
+    if (path.starts_with("~/") && !home.empty()) path = home + path.substr(1);
     return path;
   };
   std::string credentials_file = expand(env("AWS_SHARED_CREDENTIALS_FILE"));

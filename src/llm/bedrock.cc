@@ -42,7 +42,7 @@ Error BedrockHttpError(const HttpResponse& response) {
   std::string type = response.Header("x-amzn-ErrorType");
   type = type.substr(0, type.find(':'));
   const std::string prefix = std::string(kProvider) + ": ";
-  if (!type.empty() && error.message.rfind(prefix, 0) == 0) {
+  if (!type.empty() && error.message.starts_with(prefix)) {
     std::string text = error.message.substr(prefix.size());
     error.message = prefix + type + (text.empty() ? "" : ": " + text);
   }
@@ -50,13 +50,14 @@ Error BedrockHttpError(const HttpResponse& response) {
   return error;
 }
 
-StopReason MapStopReason(const std::string& reason) {
+FinishReason FinishReasonFor(const std::string& reason) {
   if (reason == "max_tokens" || reason == "model_context_window_exceeded") {
-    return StopReason::kLength;
+    return FinishReason::kLength;
   }
-  if (reason == "tool_use") return StopReason::kToolUse;
-  if (reason == "guardrail_intervened" || reason == "content_filtered") return StopReason::kRefusal;
-  return StopReason::kEnd;  // end_turn, stop_sequence, and whatever Bedrock adds next
+  if (reason == "tool_use") return FinishReason::kToolUse;
+  if (reason == "guardrail_intervened" || reason == "content_filtered")
+    return FinishReason::kRefusal;
+  return FinishReason::kEnd;  // end_turn, stop_sequence, and whatever Bedrock adds next
 }
 
 class BedrockBackend : public Backend {
@@ -78,11 +79,9 @@ class BedrockBackend : public Backend {
 
  private:
   std::string BaseUrl() const {
-    std::string base = options_.base_url.empty()
-                           ? "https://bedrock-runtime." + options_.region + ".amazonaws.com"
-                           : options_.base_url;
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    return base;
+    return WithoutTrailingSlashes(options_.base_url.empty() ? "https://bedrock-runtime." +
+                                                                  options_.region + ".amazonaws.com"
+                                                            : options_.base_url);
   }
 
   Outcome CompleteOrThrow(const Request& request) {
@@ -225,7 +224,7 @@ Outcome ParseConverseBody(const Json& body, const HttpResponse& http) {
     // reasoningContent and other block kinds carry nothing the Response form holds.
   }
   response.provider_stop_reason = JsonGet<std::string>(body, "stopReason", "");
-  response.stop_reason = MapStopReason(response.provider_stop_reason);
+  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
   if (auto usage = body.find("usage"); usage != body.end()) {
     response.usage.input_tokens = JsonGet<std::int64_t>(*usage, "inputTokens", 0);
     response.usage.output_tokens = JsonGet<std::int64_t>(*usage, "outputTokens", 0);

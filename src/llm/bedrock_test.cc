@@ -113,7 +113,7 @@ TEST(BedrockTest, PlainAnswer) {
   ASSERT_TRUE(outcome.ok()) << outcome.error().ToString();
   const Response& r = outcome.response();
   EXPECT_EQ(r.text, "Use shared memory.");
-  EXPECT_EQ(r.stop_reason, StopReason::kEnd);
+  EXPECT_EQ(r.stop_reason, FinishReason::kEnd);
   EXPECT_EQ(r.provider_stop_reason, "end_turn");
   EXPECT_EQ(r.usage.input_tokens, 120);
   EXPECT_EQ(r.usage.output_tokens, 34);
@@ -192,7 +192,7 @@ TEST(BedrockTest, ToolCallRoundTrip) {
                                 {"required", {"path"}}}});
   Outcome first = backend->Complete(request);
   ASSERT_TRUE(first.ok()) << first.error().ToString();
-  EXPECT_EQ(first.response().stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(first.response().stop_reason, FinishReason::kToolUse);
   EXPECT_EQ(first.response().text, "Let me read both.");
   ASSERT_EQ(first.response().tool_calls.size(), 2u);
   EXPECT_EQ(first.response().tool_calls[0].id, "tooluse_a1");
@@ -259,7 +259,7 @@ TEST(BedrockTest, MaxTokensIsATruncatedAnswerNotAnError) {
   request.response_schema = ResponseSchema{};  // truncation recovery gets it, not kMalformed
   Outcome outcome = MakeBackend(Options(server.BaseUrl()))->Complete(request);
   ASSERT_TRUE(outcome.ok()) << outcome.error().ToString();
-  EXPECT_EQ(outcome.response().stop_reason, StopReason::kLength);
+  EXPECT_EQ(outcome.response().stop_reason, FinishReason::kLength);
   EXPECT_EQ(outcome.response().provider_stop_reason, "max_tokens");
   EXPECT_EQ(outcome.response().text, "The first half of");
   EXPECT_FALSE(outcome.response().structured.has_value());
@@ -366,7 +366,7 @@ TEST(BedrockTest, MissingConfigurationFailsBeforeSendingAnything) {
   EXPECT_TRUE(server.Received().empty());
 }
 
-TEST(BedrockTest, StopReasonsAndBlocksFromTheResponse) {
+TEST(BedrockTest, FinishReasonsAndBlocksFromTheResponse) {
   HttpResponse http;
   http.status = 200;
   http.body =
@@ -374,7 +374,7 @@ TEST(BedrockTest, StopReasonsAndBlocksFromTheResponse) {
           .dump();
   Outcome refusal = ParseBedrockResponse(http);
   ASSERT_TRUE(refusal.ok());
-  EXPECT_EQ(refusal.response().stop_reason, StopReason::kRefusal);
+  EXPECT_EQ(refusal.response().stop_reason, FinishReason::kRefusal);
   EXPECT_EQ(refusal.response().provider_stop_reason, "guardrail_intervened");
 
   http.body =
@@ -384,7 +384,7 @@ TEST(BedrockTest, StopReasonsAndBlocksFromTheResponse) {
           .dump();
   Outcome stop = ParseBedrockResponse(http);
   ASSERT_TRUE(stop.ok());
-  EXPECT_EQ(stop.response().stop_reason, StopReason::kEnd);
+  EXPECT_EQ(stop.response().stop_reason, FinishReason::kEnd);
   EXPECT_EQ(stop.response().text, "done");
 
   http.body =

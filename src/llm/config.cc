@@ -55,8 +55,8 @@ Status Validate(const LlmConfig& c, const std::string& where) {
                                                 ? "replay needs a cassette path (replay:PATH)"
                                                 : "no model given (" + c.provider + ":MODEL)"));
   }
-  if (!c.base_url.empty() && c.base_url.rfind("http://", 0) != 0 &&
-      c.base_url.rfind("https://", 0) != 0) {
+  if (!c.base_url.empty() && !c.base_url.starts_with("http://") &&
+      !c.base_url.starts_with("https://")) {
     return Status::InvalidArgument(where + "base URL '" + c.base_url +
                                    "' must start with http:// or https://");
   }

@@ -28,7 +28,7 @@ struct BackendDependencies {
   // How the retry layer waits; unset: really sleep. Tests make waits instant.
   std::function<void(std::chrono::duration<double>)> sleep;
   // Retry a reply cut off at max_tokens with a bigger budget (paper §3.2.2). Off: a truncated
-  // reply comes back as it is, with StopReason::kLength.
+  // reply comes back as it is, with FinishReason::kLength.
   bool recover_truncation = true;
 };
 

@@ -83,7 +83,7 @@ TEST(MakeBackendTest, TruncationRecoveryCanBeLeftOut) {
   ASSERT_TRUE(backend.ok());
   Outcome got = (*backend)->Complete(Ask("hi"));
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got.response().stop_reason, StopReason::kLength);
+  EXPECT_EQ(got.response().stop_reason, FinishReason::kLength);
   EXPECT_EQ(server.Received().size(), 1u);
 }
 

@@ -7,22 +7,10 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/text.h"
+
 namespace kernelpro::llm {
 namespace {
-
-bool EqualNoCase(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string Trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
 
 size_t WriteBody(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
@@ -31,10 +19,10 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
 
 size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
   auto* response = static_cast<HttpResponse*>(user);
-  std::string line(data, size * count);
-  if (line.rfind("HTTP/", 0) == 0) {
+  const std::string_view line(data, size * count);
+  if (line.starts_with("HTTP/")) {
     response->headers.clear();  // a new status line (after a 100 Continue or a redirect)
-  } else if (auto colon = line.find(':'); colon != std::string::npos) {
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
     response->headers.emplace_back(Trim(line.substr(0, colon)), Trim(line.substr(colon + 1)));
   }
   return size * count;
@@ -106,13 +94,13 @@ std::string RawErrorText(const std::string& body) {
       if (j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
     }
   }
-  std::string text = Trim(body);
+  std::string text(Trim(body));
   if (text.size() > 300) text = text.substr(0, 300) + "...";
   return text;
 }
 
 std::string ErrorText(const std::string& body) {
-  std::string text = Trim(RawErrorText(body));
+  std::string text(Trim(RawErrorText(body)));
   return text.empty() || text == "{}" ? "(the server gave no error message)" : text;
 }
 
@@ -120,7 +108,7 @@ std::string ErrorText(const std::string& body) {
 
 std::string HttpResponse::Header(const std::string& name) const {
   for (const auto& [n, v] : headers) {
-    if (EqualNoCase(n, name)) return v;
+    if (EqualsIgnoreCase(n, name)) return v;
   }
   return "";
 }
@@ -128,7 +116,7 @@ std::string HttpResponse::Header(const std::string& name) const {
 std::shared_ptr<HttpTransport> MakeCurlTransport() { return std::make_shared<CurlTransport>(); }
 
 std::optional<double> ParseRetryAfter(const std::string& value) {
-  std::string v = Trim(value);
+  std::string v(Trim(value));
   if (v.empty()) return std::nullopt;
   if (std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '.'; })) {
     try {
@@ -140,6 +128,11 @@ std::optional<double> ParseRetryAfter(const std::string& value) {
   time_t when = curl_getdate(v.c_str(), nullptr);  // RFC 7231 HTTP-date
   if (when < 0) return std::nullopt;
   return std::max(0.0, std::difftime(when, std::time(nullptr)));
+}
+
+std::string WithoutTrailingSlashes(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
 }
 
 Error HttpStatusError(const HttpResponse& response, const std::string& provider) {

@@ -63,4 +63,8 @@ Error HttpStatusError(const HttpResponse& response, const std::string& provider)
 // "Retry-After: 7" or an HTTP date; nullopt when absent or unreadable.
 std::optional<double> ParseRetryAfter(const std::string& value);
 
+// `url` without trailing '/': a configured base URL may end in one, and base + "/v1/messages"
+// must not hold two.
+std::string WithoutTrailingSlashes(std::string url);
+
 }  // namespace kernelpro::llm

@@ -87,5 +87,11 @@ TEST(HttpTransportTest, RetryAfterAsSecondsOrAnHttpDate) {
   EXPECT_FALSE(ParseRetryAfter("soon").has_value());
 }
 
+TEST(HttpTransportTest, BaseUrlsLoseTheirTrailingSlashes) {
+  EXPECT_EQ(WithoutTrailingSlashes("http://127.0.0.1:8080/v1//"), "http://127.0.0.1:8080/v1");
+  EXPECT_EQ(WithoutTrailingSlashes("https://api.anthropic.com"), "https://api.anthropic.com");
+  EXPECT_EQ(WithoutTrailingSlashes("/"), "");
+}
+
 }  // namespace
 }  // namespace kernelpro::llm

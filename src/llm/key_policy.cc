@@ -4,9 +4,9 @@
 #include <curl/curl.h>
 #include <netinet/in.h>
 
-#include <algorithm>
-#include <cctype>
 #include <memory>
+
+#include "core/text.h"
 
 namespace kernelpro::llm {
 namespace {
@@ -31,9 +31,7 @@ bool IsLoopbackHost(std::string_view host) {
     host = host.substr(1, host.size() - 2);
   }
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);  // "localhost." is absolute
-  std::string name(host);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string name = Lower(host);
   if (name == "localhost") return true;
   in_addr v4{};
   if (inet_pton(AF_INET, name.c_str(), &v4) == 1) {

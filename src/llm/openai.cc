@@ -1,23 +1,16 @@
 #include "llm/openai.h"
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <utility>
 #include <variant>
 
+#include "core/text.h"
 #include "llm/structured.h"
 
 namespace kernelpro::llm {
 namespace {
 
 constexpr char kProvider[] = "openai";
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 Json MessageJson(const Message& message) {
   switch (message.role) {
@@ -53,13 +46,13 @@ Json MessageJson(const Message& message) {
   return Json::object();
 }
 
-StopReason StopReasonFor(const std::string& finish_reason) {
-  if (finish_reason == "length") return StopReason::kLength;
+FinishReason FinishReasonFor(const std::string& finish_reason) {
+  if (finish_reason == "length") return FinishReason::kLength;
   if (finish_reason == "tool_calls" || finish_reason == "function_call") {
-    return StopReason::kToolUse;
+    return FinishReason::kToolUse;
   }
-  if (finish_reason == "content_filter") return StopReason::kRefusal;
-  return StopReason::kEnd;  // "stop", and whatever a server invents
+  if (finish_reason == "content_filter") return FinishReason::kRefusal;
+  return FinishReason::kEnd;  // "stop", and whatever a server invents
 }
 
 // Arguments arrive as a JSON string written by the model, so they can be broken; a broken one is
@@ -110,7 +103,7 @@ Outcome ParseBody(const Json& body, int http_status) {
   Response response;
   response.text = ContentText(message->value("content", Json()));
   response.provider_stop_reason = JsonGet<std::string>(choice, "finish_reason", "");
-  response.stop_reason = StopReasonFor(response.provider_stop_reason);
+  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
 
   Json calls = message->value("tool_calls", Json::array());
   if (calls.is_array() && calls.empty() && message->contains("function_call")) {
@@ -133,12 +126,12 @@ Outcome ParseBody(const Json& body, int http_status) {
     }
   }
   // Ollama and some llama-server versions say "stop" even when the turn calls tools.
-  if (!response.tool_calls.empty() && response.stop_reason == StopReason::kEnd) {
-    response.stop_reason = StopReason::kToolUse;
+  if (!response.tool_calls.empty() && response.stop_reason == FinishReason::kEnd) {
+    response.stop_reason = FinishReason::kToolUse;
   }
   std::string refusal = JsonGet<std::string>(*message, "refusal", "");
   if (!refusal.empty()) {
-    response.stop_reason = StopReason::kRefusal;
+    response.stop_reason = FinishReason::kRefusal;
     if (response.text.empty()) response.text = refusal;
   }
   Json usage = body.value("usage", Json::object());
@@ -166,9 +159,7 @@ class OpenAiBackend : public Backend {
  public:
   OpenAiBackend(OpenAiOptions options, std::shared_ptr<HttpTransport> transport)
       : options_(std::move(options)), transport_(std::move(transport)) {
-    while (!options_.base_url.empty() && options_.base_url.back() == '/') {
-      options_.base_url.pop_back();
-    }
+    options_.base_url = WithoutTrailingSlashes(std::move(options_.base_url));
   }
 
   std::string provider() const override { return kProvider; }
@@ -283,9 +274,6 @@ Json OpenAiRequestBody(const Request& request, const std::string& model, bool st
 }
 
 Outcome ParseOpenAiResponse(const HttpResponse& response) {
-  if (response.status < 200 || response.status >= 300) {
-    return HttpStatusError(response, kProvider);
-  }
   return ParseJsonReply(response, kProvider,
                         [&](const Json& body) { return ParseBody(body, response.status); });
 }

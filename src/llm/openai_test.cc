@@ -46,7 +46,7 @@ TEST(OpenAiBackendTest, PlainAnswerWithTokensModelAndHeaders) {
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
   EXPECT_EQ(r.text, "Each element is read once: DRAM bandwidth bounds it.");
-  EXPECT_EQ(r.stop_reason, StopReason::kEnd);
+  EXPECT_EQ(r.stop_reason, FinishReason::kEnd);
   EXPECT_EQ(r.provider_stop_reason, "stop");
   EXPECT_EQ(r.usage.input_tokens, 120);
   EXPECT_EQ(r.usage.output_tokens, 30);
@@ -92,7 +92,7 @@ TEST(OpenAiBackendTest, ToolCallRoundTrip) {
   request.tools = {testing::ReadFileTool()};
   Outcome first = backend->Complete(request);
   ASSERT_TRUE(first.ok()) << first.error().ToString();
-  EXPECT_EQ(first.response().stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(first.response().stop_reason, FinishReason::kToolUse);
   EXPECT_EQ(first.response().text, "");
   ASSERT_EQ(first.response().tool_calls.size(), 1u);
   const ToolCall& call = first.response().tool_calls[0];
@@ -233,7 +233,7 @@ TEST(OpenAiBackendTest, LengthStopIsReportedAsLength) {
   server.ReplyJson(TextReply("The kernel is memory bound because", "length"));
   Outcome out = MakeOpenAiBackend(OptionsFor(server), nullptr)->Complete(testing::PlainRequest());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  EXPECT_EQ(out.response().stop_reason, StopReason::kLength);
+  EXPECT_EQ(out.response().stop_reason, FinishReason::kLength);
   EXPECT_EQ(out.response().provider_stop_reason, "length");
 }
 
@@ -244,7 +244,7 @@ TEST(OpenAiBackendTest, RefusalIsReportedWithItsText) {
       "stop"));
   Outcome out = MakeOpenAiBackend(OptionsFor(server), nullptr)->Complete(testing::PlainRequest());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  EXPECT_EQ(out.response().stop_reason, StopReason::kRefusal);
+  EXPECT_EQ(out.response().stop_reason, FinishReason::kRefusal);
   EXPECT_EQ(out.response().text, "I can't help with that.");
 }
 
@@ -341,7 +341,7 @@ TEST(OpenAiParseTest, RecordedOpenAiAnswer) {
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
   EXPECT_EQ(r.text.rfind("The kernel reads each element once", 0), 0u) << r.text;
-  EXPECT_EQ(r.stop_reason, StopReason::kEnd);  // refusal: null is not a refusal
+  EXPECT_EQ(r.stop_reason, FinishReason::kEnd);  // refusal: null is not a refusal
   EXPECT_TRUE(r.tool_calls.empty());
   EXPECT_EQ(r.usage.input_tokens, 1117);
   EXPECT_EQ(r.usage.output_tokens, 46);
@@ -353,7 +353,7 @@ TEST(OpenAiParseTest, RecordedLlamaCppToolCall) {
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
   EXPECT_EQ(r.text, "");  // content: null; the reasoning is not the answer
-  EXPECT_EQ(r.stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(r.stop_reason, FinishReason::kToolUse);
   ASSERT_EQ(r.tool_calls.size(), 1u);
   EXPECT_EQ(r.tool_calls[0].id, "x7RkV2mQa9LpT4sWc1NbZ8eHjD3fGy6U");
   EXPECT_EQ(r.tool_calls[0].name, "read_file");
@@ -375,7 +375,7 @@ TEST(OpenAiParseTest, BrokenToolArgumentsAreKeptRawAndMissingIdsAreMadeUp) {
   Outcome out = ParseOpenAiResponse(Ok(reply.dump()));
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const Response& r = out.response();
-  EXPECT_EQ(r.stop_reason, StopReason::kToolUse);
+  EXPECT_EQ(r.stop_reason, FinishReason::kToolUse);
   EXPECT_EQ(r.provider_stop_reason, "stop");
   ASSERT_EQ(r.tool_calls.size(), 2u);
   EXPECT_EQ(r.tool_calls[0].id, "call_0");
@@ -384,13 +384,13 @@ TEST(OpenAiParseTest, BrokenToolArgumentsAreKeptRawAndMissingIdsAreMadeUp) {
   EXPECT_EQ(r.tool_calls[1].arguments, Json::object());
 }
 
-TEST(OpenAiParseTest, StopReasonsAreNormalised) {
-  const std::pair<const char*, StopReason> cases[] = {
-      {"stop", StopReason::kEnd},
-      {"length", StopReason::kLength},
-      {"tool_calls", StopReason::kToolUse},
-      {"function_call", StopReason::kToolUse},
-      {"content_filter", StopReason::kRefusal},
+TEST(OpenAiParseTest, FinishReasonsAreNormalised) {
+  const std::pair<const char*, FinishReason> cases[] = {
+      {"stop", FinishReason::kEnd},
+      {"length", FinishReason::kLength},
+      {"tool_calls", FinishReason::kToolUse},
+      {"function_call", FinishReason::kToolUse},
+      {"content_filter", FinishReason::kRefusal},
   };
   for (const auto& [reason, expected] : cases) {
     Outcome out = ParseOpenAiResponse(Ok(TextReply("x", reason).dump()));

@@ -81,7 +81,7 @@ class TruncationRecoveringBackend : public Backend {
   }
 
   static bool Truncated(const Outcome& outcome) {
-    return outcome.ok() && outcome.response().stop_reason == StopReason::kLength;
+    return outcome.ok() && outcome.response().stop_reason == FinishReason::kLength;
   }
 
   // Joined onto a trailing user message rather than sent as a second user turn in a row, which

@@ -1,6 +1,6 @@
 // Truncation recovery (paper §3.2.2): what to do when a model runs out of output tokens.
 //
-// A reply cut off at the token limit (StopReason::kLength) is usually useless to an agent: a
+// A reply cut off at the token limit (FinishReason::kLength) is usually useless to an agent: a
 // half-written kernel or an unterminated JSON object. The decorator escalates in two steps. First
 // it asks again with twice the max_tokens (capped), because the answer may simply need the room.
 // If that is still cut off, it asks once more at that budget with a user directive to start over

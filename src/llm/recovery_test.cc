@@ -13,7 +13,7 @@ using testing::ScriptedBackend;
 using testing::TextResponse;
 
 Response CutOff(Usage usage) {
-  return TextResponse("__global__ void k(", usage, StopReason::kLength);
+  return TextResponse("__global__ void k(", usage, FinishReason::kLength);
 }
 
 Request Ask(int max_tokens) {

@@ -68,7 +68,7 @@ class ScriptedBackend : public Backend {
 
 // A finished text answer.
 inline Response TextResponse(std::string text, Usage usage = {},
-                             StopReason stop = StopReason::kEnd) {
+                             FinishReason stop = FinishReason::kEnd) {
   Response r;
   r.text = std::move(text);
   r.usage = usage;
@@ -82,7 +82,7 @@ inline Response ToolUseResponse(std::vector<ToolCall> calls, Usage usage = {}) {
   Response r;
   r.tool_calls = std::move(calls);
   r.usage = usage;
-  r.stop_reason = StopReason::kToolUse;
+  r.stop_reason = FinishReason::kToolUse;
   r.model = "scripted-model";
   return r;
 }

@@ -16,11 +16,6 @@ namespace {
 
 constexpr char kAlgorithm[] = "AWS4-HMAC-SHA256";
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string Hex(const unsigned char* data, size_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;

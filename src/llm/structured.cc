@@ -18,11 +18,11 @@ std::string SystemWithSchemaInstruction(const std::string& system, const Respons
 }
 
 Outcome AttachStructured(Response response, const std::string& provider) {
-  if (response.stop_reason != StopReason::kEnd && response.stop_reason != StopReason::kLength) {
+  if (response.stop_reason != FinishReason::kEnd && response.stop_reason != FinishReason::kLength) {
     return response;
   }
   response.structured = ExtractJson(response.text);
-  if (!response.structured && response.stop_reason == StopReason::kEnd) {
+  if (!response.structured && response.stop_reason == FinishReason::kEnd) {
     Error error = MakeError(ErrorKind::kMalformed,
                             provider + ": asked for a JSON answer, but the reply holds no JSON "
                                        "value: \"" + Snippet(response.text) + "\"");
@@ -66,6 +66,7 @@ std::string Snippet(const std::string& text, size_t max_chars) {
 
 Outcome ParseJsonReply(const HttpResponse& response, const std::string& provider,
                        const std::function<Outcome(const Json& body)>& parse_body) {
+  if (response.status < 200 || response.status >= 300) return HttpStatusError(response, provider);
   std::variant<Json, Error> body = ParseJsonBody(response, provider);
   if (auto* error = std::get_if<Error>(&body)) return *error;
   try {

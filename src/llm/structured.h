@@ -38,9 +38,10 @@ Outcome AttachStructured(Response response, const std::string& provider);
 // not JSON, not an object) and shows the start of the body.
 std::variant<Json, Error> ParseJsonBody(const HttpResponse& response, const std::string& provider);
 
-// Parses a 2xx reply: ParseJsonBody, then `parse_body` on the object. A field of an unexpected
-// type (a Json exception that the forgiving reads in `parse_body` did not cover) becomes a
-// kMalformed error naming the provider, never an exception.
+// Parses a reply: a non-2xx status is HttpStatusError's error (a provider with its own error
+// shapes checks the status first); otherwise ParseJsonBody, then `parse_body` on the object. A
+// field of an unexpected type (a Json exception that the forgiving reads in `parse_body` did not
+// cover) becomes a kMalformed error naming the provider, never an exception.
 Outcome ParseJsonReply(const HttpResponse& response, const std::string& provider,
                        const std::function<Outcome(const Json& body)>& parse_body);
 

@@ -88,7 +88,7 @@ ToolConversation RunToolConversation(Backend& backend, Request initial,
     conversation.usage.output_tokens += response.usage.output_tokens;
     request.messages.push_back(Message::Assistant(response.text, response.tool_calls));
     if (response.tool_calls.empty()) {
-      if (response.stop_reason == StopReason::kToolUse) {
+      if (response.stop_reason == FinishReason::kToolUse) {
         // Asking again would send the same conversation; nothing would change.
         conversation.error = MakeError(ErrorKind::kMalformed,
                                        "the model stopped for tool use but asked for no tool call");

@@ -10,11 +10,11 @@ namespace {
 
 constexpr std::array<std::pair<Role, const char*>, 3> kRoles = {
     {{Role::kUser, "user"}, {Role::kAssistant, "assistant"}, {Role::kTool, "tool"}}};
-constexpr std::array<std::pair<StopReason, const char*>, 4> kStops = {
-    {{StopReason::kEnd, "end"},
-     {StopReason::kLength, "length"},
-     {StopReason::kToolUse, "tool_use"},
-     {StopReason::kRefusal, "refusal"}}};
+constexpr std::array<std::pair<FinishReason, const char*>, 4> kFinishReasons = {
+    {{FinishReason::kEnd, "end"},
+     {FinishReason::kLength, "length"},
+     {FinishReason::kToolUse, "tool_use"},
+     {FinishReason::kRefusal, "refusal"}}};
 constexpr std::array<std::pair<ToolChoice, const char*>, 4> kChoices = {
     {{ToolChoice::kAuto, "auto"},
      {ToolChoice::kRequired, "required"},
@@ -137,14 +137,16 @@ Status Error::ToStatus() const {
 }
 
 std::string ToString(Role role) { return NameOf(kRoles, role); }
-std::string ToString(StopReason reason) { return NameOf(kStops, reason); }
+std::string ToString(FinishReason reason) { return NameOf(kFinishReasons, reason); }
 std::string ToString(ErrorKind kind) { return NameOf(kKinds, kind); }
 std::string ToString(ToolChoice choice) { return NameOf(kChoices, choice); }
 std::optional<ToolChoice> ParseToolChoice(const std::string& text) {
   return ValueOf(kChoices, text);
 }
 std::optional<Role> ParseRole(const std::string& text) { return ValueOf(kRoles, text); }
-std::optional<StopReason> ParseStopReason(const std::string& text) { return ValueOf(kStops, text); }
+std::optional<FinishReason> ParseFinishReason(const std::string& text) {
+  return ValueOf(kFinishReasons, text);
+}
 std::optional<ErrorKind> ParseErrorKind(const std::string& text) { return ValueOf(kKinds, text); }
 
 Json ToJson(const Request& request) {
@@ -268,7 +270,7 @@ Result<Response> ResponseFromJson(const Json& json) {
       if (!call.ok()) return call.status();
       r.tool_calls.push_back(*call);
     }
-    auto stop = ParseStopReason(json.value("stop_reason", "end"));
+    auto stop = ParseFinishReason(json.value("stop_reason", "end"));
     if (!stop) return Status::InvalidArgument("response: bad stop_reason " + DumpJson(json));
     r.stop_reason = *stop;
     r.provider_stop_reason = json.value("provider_stop_reason", "");

@@ -80,7 +80,10 @@ struct Request {
   std::optional<ResponseSchema> response_schema;
 };
 
-enum class StopReason { kEnd, kLength, kToolUse, kRefusal };
+// Why the model stopped writing its reply, normalised across providers (the run's own
+// search::StopReason is another thing). Stored as "end", "length", "tool_use", "refusal" under
+// the JSON key "stop_reason" in cassettes and run stores, which is why Response keeps that name.
+enum class FinishReason { kEnd, kLength, kToolUse, kRefusal };
 
 struct Usage {
   std::int64_t input_tokens = 0;
@@ -90,7 +93,7 @@ struct Usage {
 struct Response {
   std::string text;
   std::vector<ToolCall> tool_calls;
-  StopReason stop_reason = StopReason::kEnd;
+  FinishReason stop_reason = FinishReason::kEnd;
   std::string provider_stop_reason;  // as the server said it ("stop", "end_turn", "max_tokens")
   Usage usage;
   double latency_ms = 0;
@@ -157,11 +160,11 @@ class Outcome {
 };
 
 std::string ToString(Role role);
-std::string ToString(StopReason reason);
+std::string ToString(FinishReason reason);
 std::string ToString(ToolChoice choice);
 std::string ToString(ErrorKind kind);
 std::optional<Role> ParseRole(const std::string& text);
-std::optional<StopReason> ParseStopReason(const std::string& text);
+std::optional<FinishReason> ParseFinishReason(const std::string& text);
 std::optional<ToolChoice> ParseToolChoice(const std::string& text);
 std::optional<ErrorKind> ParseErrorKind(const std::string& text);
 

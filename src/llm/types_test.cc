@@ -41,7 +41,7 @@ TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
   Response r;
   r.text = "done";
   r.tool_calls = {{"c", "f", Json{{"x", 1}}}};
-  r.stop_reason = StopReason::kToolUse;
+  r.stop_reason = FinishReason::kToolUse;
   r.provider_stop_reason = "tool_calls";
   r.usage = {12, 34};
   r.latency_ms = 5.5;

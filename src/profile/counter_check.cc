@@ -9,10 +9,6 @@ namespace {
 constexpr double kMaxPercent = 110;
 constexpr double kWrappedAround = 9223372036854775808.0;  // 2^63
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 // -5, 1.25e+20, nan: as short as reads back exactly, so the note shows what the file said.
 std::string Shortest(double value) {
   char text[64];
@@ -25,7 +21,7 @@ std::string Shortest(double value) {
 std::optional<std::string> ImplausibleCounterReason(std::string_view name, std::string_view unit,
                                                     double value) {
   if (!std::isfinite(value)) return "not a finite number";
-  const bool device_property = StartsWith(name, "device__attribute_");
+  const bool device_property = name.starts_with("device__attribute_");
   if (value < 0 && !device_property) return "negative";
   const bool per_unit_maximum = name.find(".max") != std::string_view::npos;
   if (unit == "%" && value > kMaxPercent && !per_unit_maximum) return "above 110 %";

@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "core/text.h"
+
 namespace kernelpro {
 namespace {
 
@@ -182,10 +184,6 @@ std::vector<NcuMetric> BuildCatalog() {
   };
 }
 
-bool Contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
 // Whether `name`, split at '_' and '.', has `token` as a whole piece: "per" matches
 // "per_second" and "_per_warp_active" but "ratio" does not match "gpu__time_duration".
 bool HasToken(std::string_view name, std::string_view token) {
@@ -235,7 +233,7 @@ std::string_view NcuAggregation(std::string_view name, std::string_view unit) {
   // (registers per thread, SM count); a sum would grow with the number of launches.
   for (std::string_view prefix :
        {"launch__", "device__", "profiler__", "nvlink__", "c2clink__", "numa__"}) {
-    if (name.substr(0, prefix.size()) == prefix) return "mean";
+    if (name.starts_with(prefix)) return "mean";
   }
   if (HasToken(name, "pct") || HasToken(name, "ratio") || HasToken(name, "per")) return "mean";
   return "sum";

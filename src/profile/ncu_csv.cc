@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "core/text.h"
 #include "profile/counter_check.h"
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_runner.h"
@@ -26,18 +27,6 @@ constexpr std::string_view kPermissionCode = "ERR_NVGPUCTRPERM";
 constexpr std::string_view kPermissionText =
     "does not have permission to access NVIDIA GPU Performance Counters";
 constexpr std::string_view kNoKernelsText = "No kernels were profiled";
-
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-std::string_view Trim(std::string_view text) {
-  const std::string_view blanks = " \t\r\n";
-  std::size_t begin = text.find_first_not_of(blanks);
-  if (begin == std::string_view::npos) return {};
-  std::size_t end = text.find_last_not_of(blanks);
-  return text.substr(begin, end - begin + 1);
-}
 
 // The line starting at `pos`, without its line break; `*next` is where the following line starts.
 std::string_view LineAt(std::string_view text, std::size_t pos, std::size_t* next) {
@@ -201,7 +190,7 @@ std::optional<double> ParseNcuCell(std::string_view cell) {
     if (c != ',') digits += c;  // thousands separators
   }
   std::string_view number = digits;
-  if (StartsWith(number, "+")) number.remove_prefix(1);
+  if (number.starts_with("+")) number.remove_prefix(1);
   double value = 0;
   auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (number.empty() || end != number.data() + number.size()) return std::nullopt;
@@ -349,7 +338,7 @@ class NcuCsvReader {
     bool first_line = true;
     std::string_view line;
     while (lines.Next(&line)) {
-      if (first_line && StartsWith(line, "\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 BOM
+      if (first_line && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);  // UTF-8 BOM
       first_line = false;
       See(line);
       if (!have_header_) {
@@ -358,7 +347,7 @@ class NcuCsvReader {
         pending_ += '\n';
         pending_ += line;
         if (!EndsInsideQuotes(line, &quotes_)) Row();
-      } else if (StartsWith(line, "==")) {
+      } else if (line.starts_with("==")) {
         NoteMessage(line);
       } else if (!Trim(line).empty()) {
         pending_.assign(line);
@@ -401,11 +390,11 @@ class NcuCsvReader {
 
   // Skips profiler messages and whatever the program printed, up to the header row.
   void FindHeader(std::string_view line) {
-    if (StartsWith(line, "==")) {
+    if (line.starts_with("==")) {
       NoteMessage(line);
       return;
     }
-    if (!StartsWith(line, "\"ID\"")) return;
+    if (!line.starts_with("\"ID\"")) return;
     std::size_t pos = 0;
     CsvRecord record;
     NextCsvRecord(line, &pos, &record);
@@ -601,9 +590,9 @@ class NcuCsvReader {
     if (line.find(kNoKernelsText) != std::string_view::npos && no_kernels_line_.empty()) {
       no_kernels_line_ = std::string(line);
     }
-    if (StartsWith(line, "==ERROR==") && first_error_.empty()) first_error_ = std::string(line);
+    if (line.starts_with("==ERROR==") && first_error_.empty()) first_error_ = std::string(line);
     // ncu repeats some warnings for every kernel it replays; one copy says it.
-    if ((StartsWith(line, "==WARNING==") || StartsWith(line, "==ERROR==")) &&
+    if ((line.starts_with("==WARNING==") || line.starts_with("==ERROR==")) &&
         std::find(view_.warnings.begin(), view_.warnings.end(), line) == view_.warnings.end()) {
       if (view_.warnings.size() < kMaxMessages) {
         view_.warnings.push_back(std::string(line));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/text.h"
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_csv.h"
 
@@ -25,7 +26,7 @@ std::string RegexEscape(const std::string& s) {
 }  // namespace
 
 std::string DemangleKernelName(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
+  if (!name.starts_with("_Z")) return name;
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> demangled(
       abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
@@ -34,7 +35,7 @@ std::string DemangleKernelName(const std::string& name) {
 
 std::string KernelBaseName(const std::string& name) {
   std::string text = DemangleKernelName(name);
-  if (text.rfind("void ", 0) == 0) text = text.substr(5);
+  if (text.starts_with("void ")) text = text.substr(5);
   // Cut the parameter list: the first '(' outside template brackets.
   int depth = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -53,12 +54,8 @@ std::string KernelBaseName(const std::string& name) {
 
 std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& options,
                                  const std::vector<std::string>& kernel_names) {
-  std::string metrics;
-  if (options.metrics.empty()) {
-    metrics = NcuMetricArgument();
-  } else {
-    for (const std::string& m : options.metrics) metrics += (metrics.empty() ? "" : ",") + m;
-  }
+  const std::string metrics =
+      options.metrics.empty() ? NcuMetricArgument() : Join(options.metrics, ",");
   std::vector<std::string> argv = {ncu_path,
                                    "--csv",
                                    "--page",
@@ -91,8 +88,8 @@ std::string TrimNcuOutput(std::string_view text) {
   std::istringstream in{std::string(text)};
   bool in_csv = false;
   for (std::string line; std::getline(in, line);) {
-    if (!in_csv && line.rfind("\"ID\",", 0) == 0) in_csv = true;
-    if (in_csv || line.rfind("==", 0) == 0) kept += line + "\n";
+    if (!in_csv && line.starts_with("\"ID\",")) in_csv = true;
+    if (in_csv || line.starts_with("==")) kept += line + "\n";
   }
   return kept;
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/subprocess.h"
+#include "core/text.h"
 #include "core/tool_paths.h"
 
 namespace kernelpro {
@@ -23,28 +24,16 @@ constexpr auto kToolTimeout = std::chrono::seconds(120);
 // while bounding memory when pointed at something like libtorch_cuda.so.
 constexpr std::size_t kDumpCaptureBytes = 64 << 20;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsAlnum(char c) { return IsDigit(c) || IsUpper(c) || (c >= 'a' && c <= 'z'); }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  return s;
-}
-
-std::string_view Trim(std::string_view s) {
-  s = TrimLeft(s);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // The text up to the first blank, leading blanks skipped.
 std::string_view FirstToken(std::string_view s) {
   s = TrimLeft(s);
   std::size_t end = 0;
-  while (end < s.size() && !IsSpace(s[end])) ++end;
+  while (end < s.size() && !IsAsciiSpace(s[end])) ++end;
   return s.substr(0, end);
 }
 
@@ -181,14 +170,6 @@ std::vector<std::string_view> SplitDots(std::string_view mnemonic) {
   }
 }
 
-std::string Lower(std::string_view s) {
-  std::string lower(s);
-  for (char& c : lower) {
-    if (IsUpper(c)) c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
 bool IsAllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit);
 }
@@ -294,23 +275,23 @@ struct ResourceRow {
 };
 
 bool StartsWithWord(std::string_view s, std::string_view word) {
-  return s.starts_with(word) && (s.size() == word.size() || IsSpace(s[word.size()]));
+  return s.starts_with(word) && (s.size() == word.size() || IsAsciiSpace(s[word.size()]));
 }
 
-// The output of a tool, or why there is none. `no_device_code` is set (and the text empty) when
-// cuobjdump says the file has no device code, which is a normal state for a host-only extension.
-struct ToolOutput {
+// The output of cuobjdump or nm, or why there is none. `no_device_code` is set (and the text empty)
+// when cuobjdump says the file has no device code, which is a normal state for a host-only
+// extension.
+struct CommandOutput {
   std::string text;
   bool no_device_code = false;
 };
 
-Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
   ProcessOptions options;
   options.argv = argv;
   options.limits.wall_timeout = kToolTimeout;
   options.capture_bytes = kDumpCaptureBytes;
-  std::string what;
-  for (const std::string& arg : argv) what += (what.empty() ? "" : " ") + arg;
+  const std::string what = Join(argv, " ");
   Result<ProcessResult> run = RunProcess(options);
   if (!run.ok()) return run.status();
   ProcessResult& p = *run;
@@ -318,7 +299,7 @@ Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
   if (p.timed_out) return Status::Timeout(what + ": " + p.Describe());
   if (p.exited && p.exit_code != 0 &&
       p.stderr_text.find("does not contain device code") != std::string::npos) {
-    return ToolOutput{"", true};
+    return CommandOutput{"", true};
   }
   if (!p.exited || p.exit_code != 0) {
     std::string detail(Trim(p.stderr_text));
@@ -330,7 +311,7 @@ Result<ToolOutput> RunTool(const std::vector<std::string>& argv) {
                            " bytes, more than the " + std::to_string(kDumpCaptureBytes >> 20) +
                            " MiB kernelpro reads; histograms from a cut listing would be wrong");
   }
-  return ToolOutput{std::move(p.stdout_text), false};
+  return CommandOutput{std::move(p.stdout_text), false};
 }
 
 }  // namespace
@@ -556,22 +537,22 @@ Result<SharedObjectDump> DumpSharedObject(const std::string& so_path) {
   if (!std::filesystem::is_regular_file(so_path, ec)) {
     return Status::NotFound("no such file: " + so_path);
   }
-  Result<ToolOutput> dump = RunTool({cuobjdump, "--dump-sass", so_path});
+  Result<CommandOutput> dump = RunCommand({cuobjdump, "--dump-sass", so_path});
   if (!dump.ok()) return dump.status();
   SharedObjectDump out;
   out.no_device_code = dump->no_device_code;
   out.sass = std::move(dump->text);
   if (!out.no_device_code) {
-    Result<ToolOutput> res = RunTool({cuobjdump, "-res-usage", so_path});
+    Result<CommandOutput> res = RunCommand({cuobjdump, "-res-usage", so_path});
     if (!res.ok()) return res.status();
-    Result<ToolOutput> sym = RunTool({cuobjdump, "-symbols", so_path});
+    Result<CommandOutput> sym = RunCommand({cuobjdump, "-symbols", so_path});
     if (!sym.ok()) return sym.status();
     out.res_usage = std::move(res->text);
     out.symbols = std::move(sym->text);
   }
   if (std::string nm = FindTool("nm"); !nm.empty()) {
     // A library call is extra information; a .so without a dynamic symbol table is not an error.
-    Result<ToolOutput> nm_out = RunTool({nm, "-D", so_path});
+    Result<CommandOutput> nm_out = RunCommand({nm, "-D", so_path});
     if (nm_out.ok()) out.nm = std::move(nm_out->text);
   }
   return out;

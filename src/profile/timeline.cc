@@ -30,10 +30,6 @@ constexpr double kMaxAbsTimeUs = 1e17;
 
 // ---- Names ----------------------------------------------------------------------------------
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 // nsys records API names with the version and per-thread-stream suffixes of the CUPTI callback
 // ("cudaStreamSynchronize_v3020", "cudaMemcpyAsync_ptsz_v7000"); Kineto does not. Dropping them
 // lets one list of names serve both.
@@ -63,7 +59,7 @@ bool IsHostSynchronizingCall(std::string_view raw_name) {
   }
   // A copy without "Async" returns only once the copy is done, which waits for the work queued
   // before it on the legacy default stream.
-  const bool is_copy = StartsWith(name, "cudaMemcpy") || StartsWith(name, "cuMemcpy");
+  const bool is_copy = name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy");
   return is_copy && name.find("Async") == std::string_view::npos;
 }
 
@@ -249,7 +245,7 @@ TraceCategory CategoryOf(std::string_view cat) {
 // "Memcpy HtoD (Pageable -> Device)" -> "HtoD".
 std::string_view CuptiCopyKindFromName(std::string_view name) {
   constexpr std::string_view kPrefix = "Memcpy ";
-  if (!StartsWith(name, kPrefix)) return {};
+  if (!name.starts_with(kPrefix)) return {};
   name.remove_prefix(kPrefix.size());
   return name.substr(0, name.find(' '));
 }

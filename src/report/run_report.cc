@@ -66,13 +66,6 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
   return text;
 }
 
-
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : separator) + item;
-  return text;
-}
-
 // What the reports show of one tree node, whichever way they render it.
 struct NodeFacts {
   const search::Node* node = nullptr;

@@ -29,15 +29,15 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-search::Outcome Correct(double estimate, double low, double high) {
-  search::Outcome o;
+search::CandidateOutcome Correct(double estimate, double low, double high) {
+  search::CandidateOutcome o;
   o.status = EvalStatus::kCorrect;
   o.speedup = RatioInterval{estimate, low, high, 0.95};
   return o;
 }
 
-search::Outcome Failed(EvalStatus status) {
-  search::Outcome o;
+search::CandidateOutcome Failed(EvalStatus status) {
+  search::CandidateOutcome o;
   o.status = status;
   return o;
 }

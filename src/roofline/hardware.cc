@@ -1,9 +1,27 @@
 #include "roofline/hardware.h"
 
+#include <array>
 #include <cctype>
+#include <optional>
+#include <utility>
+
+#include "core/enum_names.h"
 
 namespace kernelpro {
 namespace {
+
+// Stored with each reference analysis (its precision field): never rename.
+constexpr std::array<std::pair<Precision, const char*>, 10> kPrecisionNames = {
+    {{Precision::kFp64, "fp64"},
+     {Precision::kFp32, "fp32"},
+     {Precision::kFp16, "fp16"},
+     {Precision::kBf16, "bf16"},
+     {Precision::kFp64Tensor, "fp64_tensor"},
+     {Precision::kTf32Tensor, "tf32_tensor"},
+     {Precision::kFp16Tensor, "fp16_tensor"},
+     {Precision::kBf16Tensor, "bf16_tensor"},
+     {Precision::kFp8Tensor, "fp8_tensor"},
+     {Precision::kInt8Tensor, "int8_tensor"}}};
 
 constexpr double T = 1e12;   // TFLOP/s
 constexpr double GBs = 1e9;  // GB/s (decimal, as datasheets give bandwidth)
@@ -18,7 +36,7 @@ std::string Normalise(std::string_view name) {
     if (std::isalnum(static_cast<unsigned char>(c)))
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  if (out.rfind("nvidia", 0) == 0) out.erase(0, 6);
+  if (out.starts_with("nvidia")) out.erase(0, 6);
   return out;
 }
 
@@ -229,38 +247,10 @@ std::vector<GpuSpec> BuildTable() {
 
 }  // namespace
 
-std::string_view PrecisionName(Precision precision) {
-  switch (precision) {
-    case Precision::kFp64:
-      return "fp64";
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp64Tensor:
-      return "fp64_tensor";
-    case Precision::kTf32Tensor:
-      return "tf32_tensor";
-    case Precision::kFp16Tensor:
-      return "fp16_tensor";
-    case Precision::kBf16Tensor:
-      return "bf16_tensor";
-    case Precision::kFp8Tensor:
-      return "fp8_tensor";
-    case Precision::kInt8Tensor:
-      return "int8_tensor";
-  }
-  return "fp32";
-}
+std::string_view PrecisionName(Precision precision) { return NameOf(kPrecisionNames, precision); }
 
 Result<Precision> ParsePrecision(std::string_view name) {
-  for (Precision p : {Precision::kFp64, Precision::kFp32, Precision::kFp16, Precision::kBf16,
-                      Precision::kFp64Tensor, Precision::kTf32Tensor, Precision::kFp16Tensor,
-                      Precision::kBf16Tensor, Precision::kFp8Tensor, Precision::kInt8Tensor}) {
-    if (PrecisionName(p) == name) return p;
-  }
+  if (std::optional<Precision> precision = ValueOf(kPrecisionNames, name)) return *precision;
   return Status::InvalidArgument("unknown precision '" + std::string(name) + "'");
 }
 

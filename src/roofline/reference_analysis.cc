@@ -94,7 +94,7 @@ Precision ChoosePrecision(const std::string& dominant_category, const std::strin
       p = Precision::kFp16Tensor, why = op;
     } else if (dtype == "bfloat16" && gpu.bf16_tensor > 0) {
       p = Precision::kBf16Tensor, why = op;
-    } else if (dtype.rfind("float8", 0) == 0) {
+    } else if (dtype.starts_with("float8")) {
       if (gpu.fp8_tensor > 0) {
         p = Precision::kFp8Tensor, why = op;
       } else {
@@ -224,7 +224,7 @@ void ValidateWithProfile(ReferenceAnalysis& a, const Metrics& metrics) {
   if (!m) {
     std::string why = "no ncu throughput percentages for the reference";
     for (const std::string& note : metrics.notes) {
-      if (note.rfind("ncu", 0) == 0) {
+      if (note.starts_with("ncu")) {
         why = note;
         break;
       }

@@ -38,8 +38,8 @@
 #include "core/json_io.h"
 #include "core/status.h"
 #include "profile/metrics.h"
+#include "roofline/bottleneck.h"
 #include "roofline/hardware.h"
-#include "tools/tool.h"
 
 namespace kernelpro {
 

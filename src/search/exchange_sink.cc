@@ -109,7 +109,7 @@ Result<std::vector<llm::Outcome>> StoredReplies(store::RunStore& store, const st
     if (r.response) {
       auto response = llm::ResponseFromJson(*r.response);
       if (!response.ok()) continue;
-      if (response->stop_reason == llm::StopReason::kLength && i + 1 < records->size()) continue;
+      if (response->stop_reason == llm::FinishReason::kLength && i + 1 < records->size()) continue;
       replies.emplace_back(std::move(*response));
     } else if (r.error) {
       auto error = llm::ErrorFromJson(*r.error);

@@ -68,7 +68,7 @@ class GreedyStrategy : public SearchStrategy {
     return Selection{target, ModeFor(tree_.node(target).kind), expansions};
   }
 
-  Status Record(const Selection& selection, std::vector<Outcome> outcomes) override {
+  Status Record(const Selection& selection, std::vector<CandidateOutcome> outcomes) override {
     Status status = CheckSelection(tree_, selection, outcomes);
     if (!status.ok()) return status;
     std::vector<double> rewards = OutcomeRewards(outcomes);

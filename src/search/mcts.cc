@@ -48,7 +48,7 @@ class MctsStrategy : public SearchStrategy {
     }
   }
 
-  Status Record(const Selection& selection, std::vector<Outcome> outcomes) override {
+  Status Record(const Selection& selection, std::vector<CandidateOutcome> outcomes) override {
     Status status = CheckSelection(tree_, selection, outcomes);
     if (!status.ok()) return status;
     std::vector<double> rewards = OutcomeRewards(outcomes, options_.energy_epsilon);

@@ -367,7 +367,7 @@ TEST(MctsTest, TheEnergyAwareRewardIsUsedWhenAsked) {
   MctsOptions options;
   options.energy_epsilon = 0.01;
   auto mcts = NewMctsStrategy(options);
-  Outcome frugal = Correct(2.0);
+  CandidateOutcome frugal = Correct(2.0);
   frugal.energy_reduction = std::exp(1.0);
   ASSERT_TRUE(ExpandNode(*mcts, 0, {frugal}).ok());
   EXPECT_NEAR(mcts->tree().node(1).reward, std::log(2.0) + 0.01, 1e-12);

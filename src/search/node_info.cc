@@ -9,14 +9,6 @@
 namespace kernelpro::search {
 namespace {
 
-std::optional<EvalStatus> ParseEvalStatus(const std::string& text) {
-  for (EvalStatus s : {EvalStatus::kCompileError, EvalStatus::kRuntimeError, EvalStatus::kTimeout,
-                       EvalStatus::kIncorrect, EvalStatus::kCorrect}) {
-    if (text == EvalStatusName(s)) return s;
-  }
-  return std::nullopt;
-}
-
 // The largest absolute error among the compare step's rows, for greedy's repair priority.
 std::optional<double> ErrorMagnitude(const Json& correctness) {
   std::optional<double> worst;
@@ -184,8 +176,8 @@ Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store,
   return std::optional<Json>(std::move(payload));
 }
 
-Outcome ToOutcome(const NodeInfo& n) {
-  Outcome o;
+CandidateOutcome ToOutcome(const NodeInfo& n) {
+  CandidateOutcome o;
   o.candidate = n.candidate_id ? std::to_string(n.candidate_id) : "";
   o.status = n.status;
   o.speedup = n.speedup;

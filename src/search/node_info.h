@@ -81,7 +81,7 @@ store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResul
 Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store, std::int64_t candidate_id);
 
 // What the search strategy learns of the node.
-Outcome ToOutcome(const NodeInfo& info);
+CandidateOutcome ToOutcome(const NodeInfo& info);
 // The node's run store row: its place in the tree, its verdict and its MCTS statistics.
 store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, const Node& node,
                           const NodeInfo& info);

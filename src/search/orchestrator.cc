@@ -556,7 +556,7 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
 // Returns the step's payload (its outcome text and the memory extractor's record).
 Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Children& children) {
   store::RunStore& store = *deps_.store;
-  std::vector<Outcome> outcomes;
+  std::vector<CandidateOutcome> outcomes;
   for (const NodeInfo& c : children) outcomes.push_back(ToOutcome(c));
   const int before = strategy_->tree().size();
   if (Status s = strategy_->Record(selection, outcomes); !s.ok()) return s;

@@ -67,7 +67,7 @@
 
 #include "agents/benchmarking_agent.h"
 #include "agents/search_memory.h"
-#include "agents/types.h"
+#include "agents/prompt_mode.h"
 #include "core/status.h"
 #include "llm/backend.h"
 #include "roofline/reference_analysis.h"

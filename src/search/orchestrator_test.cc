@@ -336,7 +336,7 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
 
 TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
   Tree tree;
-  Outcome slow;
+  CandidateOutcome slow;
   slow.status = EvalStatus::kCorrect;
   slow.speedup = RatioInterval{0.5, 0.45, 0.55, 0.95};
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial, {slow}, {-0.69}).ok());

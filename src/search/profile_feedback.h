@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agents/profiling_agent.h"
-#include "agents/types.h"
+#include "agents/feedback_mode.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "llm/backend.h"

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "agents/search_memory.h"
-#include "agents/types.h"
+#include "agents/feedback_mode.h"
+#include "agents/gpu_target.h"
 #include "eval/executor.h"
 #include "llm/config.h"
 #include "tools/tool_config.h"

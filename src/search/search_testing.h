@@ -19,25 +19,27 @@ namespace kernelpro::search::testing {
 
 inline RatioInterval Point(double speedup) { return RatioInterval{speedup, speedup, speedup, 0}; }
 
-inline Outcome Correct(double speedup) {
-  Outcome outcome;
+inline CandidateOutcome Correct(double speedup) {
+  CandidateOutcome outcome;
   outcome.status = EvalStatus::kCorrect;
   outcome.speedup = Point(speedup);
   return outcome;
 }
 
-inline Outcome Failed(EvalStatus status, std::optional<double> error_magnitude = std::nullopt) {
-  Outcome outcome;
+inline CandidateOutcome Failed(EvalStatus status,
+                               std::optional<double> error_magnitude = std::nullopt) {
+  CandidateOutcome outcome;
   outcome.status = status;
   outcome.error_magnitude = error_magnitude;
   return outcome;
 }
 
-inline Outcome CompileError() { return Failed(EvalStatus::kCompileError); }
+inline CandidateOutcome CompileError() { return Failed(EvalStatus::kCompileError); }
 
 // Records `outcomes` as an expansion of `node` in the mode its kind calls for, whatever Next()
 // would have chosen: how the tests build synthetic trees.
-inline Status ExpandNode(SearchStrategy& strategy, int node, std::vector<Outcome> outcomes) {
+inline Status ExpandNode(SearchStrategy& strategy, int node,
+                         std::vector<CandidateOutcome> outcomes) {
   const Tree& tree = strategy.tree();
   Selection selection{node, ModeFor(tree.node(node).kind), tree.expansions()};
   return strategy.Record(selection, std::move(outcomes));
@@ -55,11 +57,11 @@ class ScriptedEnvironment {
                                double repair_success = 0.5)
       : state_(seed), seed_success_(seed_success), repair_success_(repair_success) {}
 
-  std::vector<Outcome> Evaluate(const Tree& tree, const Selection& selection, int n) {
-    std::vector<Outcome> outcomes;
+  std::vector<CandidateOutcome> Evaluate(const Tree& tree, const Selection& selection, int n) {
+    std::vector<CandidateOutcome> outcomes;
     for (int i = 0; i < n; ++i) {
       double u = Uniform(), v = Uniform();
-      Outcome outcome;
+      CandidateOutcome outcome;
       switch (selection.mode) {
         case agents::PromptMode::kInitial:
           outcome = u < (1 - seed_success_) * 2 / 3 ? CompileError()

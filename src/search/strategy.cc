@@ -19,7 +19,7 @@ agents::PromptMode ModeFor(NodeKind kind) {
 }
 
 Status CheckSelection(const Tree& tree, const Selection& selection,
-                      const std::vector<Outcome>& outcomes) {
+                      const std::vector<CandidateOutcome>& outcomes) {
   if (selection.expansion != tree.expansions()) {
     return Status::InvalidArgument(
         "selection was made for expansion " + std::to_string(selection.expansion) +
@@ -42,9 +42,10 @@ Status CheckSelection(const Tree& tree, const Selection& selection,
   return Status::Ok();
 }
 
-std::vector<double> OutcomeRewards(const std::vector<Outcome>& outcomes, double energy_epsilon) {
+std::vector<double> OutcomeRewards(const std::vector<CandidateOutcome>& outcomes,
+                                   double energy_epsilon) {
   std::vector<double> rewards;
-  for (const Outcome& outcome : outcomes) {
+  for (const CandidateOutcome& outcome : outcomes) {
     std::optional<double> speedup;
     if (outcome.speedup) speedup = outcome.speedup->estimate;
     rewards.push_back(

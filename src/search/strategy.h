@@ -10,10 +10,9 @@
 //   for t in 0 .. T-1:
 //     Selection s = strategy->Next()            // which node, which mode (pure: no state change)
 //     candidates  = programmer(s.mode, s.parent(), ...)          // N candidates
-//     outcomes    = evaluate(candidates)                         // one Outcome per candidate
-//     store outcomes under s.expansion
-//     strategy->Record(s, outcomes)             // attach, backpropagate, mark terminals
-//     store ToJson(strategy->tree())
+//     outcomes    = evaluate(candidates)                         // one CandidateOutcome per
+//     candidate store outcomes under s.expansion strategy->Record(s, outcomes)             //
+//     attach, backpropagate, mark terminals store ToJson(strategy->tree())
 //   answer = strategy->BestNode()               // the global best across the whole tree
 //
 // Persistence and resume: a strategy's entire state is its tree. Next() is a pure function of the
@@ -33,7 +32,7 @@
 #include <optional>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/prompt_mode.h"
 #include "core/status.h"
 #include "search/tree.h"
 
@@ -57,7 +56,8 @@ agents::PromptMode ModeFor(NodeKind kind);
 
 // The rewards of an expansion's outcomes, in order: Reward, or EnergyAwareReward with
 // `energy_epsilon` when it is positive.
-std::vector<double> OutcomeRewards(const std::vector<Outcome>& outcomes, double energy_epsilon = 0);
+std::vector<double> OutcomeRewards(const std::vector<CandidateOutcome>& outcomes,
+                                   double energy_epsilon = 0);
 
 class SearchStrategy {
  public:
@@ -75,7 +75,7 @@ class SearchStrategy {
   // tree unchanged: a selection not made for the current tree (wrong expansion ordinal, a mode
   // that does not match the node, a terminal or unknown node) or no outcomes. The orchestrator
   // records a candidate the programmer failed to produce as a compile_error outcome.
-  virtual Status Record(const Selection& selection, std::vector<Outcome> outcomes) = 0;
+  virtual Status Record(const Selection& selection, std::vector<CandidateOutcome> outcomes) = 0;
 
   // True when the strategy has nothing left to propose. The paper's MCTS and greedy never are
   // (ROOT can always be expanded again), so the orchestrator's iteration budget ends their search.
@@ -90,6 +90,6 @@ class SearchStrategy {
 
 // The checks every Record starts with (see SearchStrategy::Record), for implementations.
 Status CheckSelection(const Tree& tree, const Selection& selection,
-                      const std::vector<Outcome>& outcomes);
+                      const std::vector<CandidateOutcome>& outcomes);
 
 }  // namespace kernelpro::search

@@ -29,7 +29,7 @@ TEST(StrategyTest, CheckSelectionRefusesWhatDoesNotFitTheTree) {
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {CompileError(), Correct(1.2)},
                                 {-3.0, 0.18})
                   .ok());
-  const std::vector<Outcome> one = {Correct(1.0)};
+  const std::vector<CandidateOutcome> one = {Correct(1.0)};
   EXPECT_TRUE(CheckSelection(tree, {1, PromptMode::kDebug, 1}, one).ok());
   EXPECT_TRUE(CheckSelection(tree, {2, PromptMode::kOptimize, 1}, one).ok());
   EXPECT_TRUE(CheckSelection(tree, {0, PromptMode::kInitial, 1}, one).ok());

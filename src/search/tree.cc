@@ -4,21 +4,16 @@
 #include <cmath>
 #include <utility>
 
+#include "core/enum_names.h"
+
 namespace kernelpro::search {
 namespace {
 
 constexpr int kFormatVersion = 1;
 
-constexpr std::array<EvalStatus, 5> kStatuses = {EvalStatus::kCompileError,
-                                                 EvalStatus::kRuntimeError, EvalStatus::kTimeout,
-                                                 EvalStatus::kIncorrect, EvalStatus::kCorrect};
-
-std::optional<EvalStatus> ParseEvalStatus(const std::string& text) {
-  for (EvalStatus status : kStatuses) {
-    if (text == EvalStatusName(status)) return status;
-  }
-  return std::nullopt;
-}
+// Stored in tree JSON and run databases: never rename.
+constexpr std::array<std::pair<NodeKind, const char*>, 3> kNodeKindNames = {
+    {{NodeKind::kRoot, "root"}, {NodeKind::kFailed, "failed"}, {NodeKind::kWorking, "working"}}};
 
 // JSON has no NaN or infinity (they would come back as null), so a non-finite measurement is
 // kept as unknown from the start; the tree then round-trips exactly.
@@ -32,13 +27,6 @@ std::optional<RatioInterval> Finite(const std::optional<RatioInterval>& interval
     return std::nullopt;
   }
   return interval;
-}
-
-std::optional<NodeKind> ParseNodeKind(const std::string& text) {
-  for (NodeKind kind : {NodeKind::kRoot, NodeKind::kFailed, NodeKind::kWorking}) {
-    if (text == NodeKindName(kind)) return kind;
-  }
-  return std::nullopt;
 }
 
 Json OptionalNumber(const std::optional<double>& value) {
@@ -89,7 +77,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
   node.terminal = JsonGet<bool>(json, "terminal", false);
   node.candidate = JsonGet<std::string>(json, "candidate", "");
 
-  auto kind = ParseNodeKind(JsonGet<std::string>(json, "kind", ""));
+  auto kind = ValueOf(kNodeKindNames, JsonGet<std::string>(json, "kind", ""));
   if (!kind) return error("unknown kind");
   node.kind = *kind;
   if (json.contains("status") && !json["status"].is_null()) {
@@ -121,17 +109,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
 
 }  // namespace
 
-const char* NodeKindName(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::kRoot:
-      return "root";
-    case NodeKind::kFailed:
-      return "failed";
-    case NodeKind::kWorking:
-      return "working";
-  }
-  return "failed";
-}
+const char* NodeKindName(NodeKind kind) { return NameOf(kNodeKindNames, kind); }
 
 bool BetterSolution(const Node& a, const Node& b) {
   if (a.correct() != b.correct()) return a.correct();
@@ -154,7 +132,7 @@ Tree::Tree() {
 }
 
 Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
-                                            const std::vector<Outcome>& outcomes,
+                                            const std::vector<CandidateOutcome>& outcomes,
                                             const std::vector<double>& rewards) {
   if (!Contains(parent)) {
     return Status::InvalidArgument("no node " + std::to_string(parent) + " in the search tree");
@@ -168,7 +146,7 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
   }
   std::vector<int> ids;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& outcome = outcomes[i];
+    const CandidateOutcome& outcome = outcomes[i];
     Node child;
     child.id = size();
     child.parent = parent;

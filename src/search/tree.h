@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/prompt_mode.h"
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/status.h"
@@ -36,7 +36,7 @@ const char* NodeKindName(NodeKind kind);  // "root", "failed", "working"
 
 // What one evaluated candidate brings to the tree: the headline numbers of its EvalResult. A
 // non-finite measurement (a NaN error from an output full of NaNs) is kept as unknown.
-struct Outcome {
+struct CandidateOutcome {
   std::string candidate;  // the candidate's id (run store key); free text to the search
   EvalStatus status = EvalStatus::kRuntimeError;
   // Speedup over the reference with its confidence interval, as in EvalResult::speedup. Expected
@@ -111,7 +111,7 @@ class Tree {
   // (backpropagation). Returns the new ids. Errors: unknown parent, no outcomes, a reward count
   // that differs from the outcome count, or a reward that is not finite.
   Result<std::vector<int>> AddExpansion(int parent, agents::PromptMode mode,
-                                        const std::vector<Outcome>& outcomes,
+                                        const std::vector<CandidateOutcome>& outcomes,
                                         const std::vector<double>& rewards);
 
   void MarkTerminal(int id) { nodes_.at(id).terminal = true; }

@@ -70,9 +70,9 @@ TEST(TreeTest, ABadExpansionLeavesTheTreeAlone) {
 
 TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
   Tree tree;
-  Outcome nan_error = Failed(EvalStatus::kIncorrect, std::nan(""));
+  CandidateOutcome nan_error = Failed(EvalStatus::kIncorrect, std::nan(""));
   nan_error.energy_reduction = std::numeric_limits<double>::infinity();
-  Outcome nan_speedup = Correct(1.0);
+  CandidateOutcome nan_speedup = Correct(1.0);
   nan_speedup.speedup->high = std::nan("");
   ASSERT_TRUE(
       tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {nan_error, nan_speedup}, {-2, 0})
@@ -93,7 +93,7 @@ TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
                   .ok());
   EXPECT_EQ(tree.BestNode(), std::nullopt);
   // A correct node without timing is still a solution, below any timed one.
-  Outcome untimed;
+  CandidateOutcome untimed;
   untimed.status = EvalStatus::kCorrect;
   ASSERT_TRUE(tree.AddExpansion(1, PromptMode::kDebug, {untimed}, {0}).ok());  // node 3
   EXPECT_EQ(tree.BestNode(), 3);
@@ -101,7 +101,7 @@ TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
                   .ok());  // nodes 4, 5
   ASSERT_TRUE(tree.AddExpansion(4, PromptMode::kOptimize, {Correct(2.5)}, {0.9}).ok());  // node 6
   // A wrong kernel's partial speedup does not count.
-  Outcome fast_wrong = Failed(EvalStatus::kIncorrect);
+  CandidateOutcome fast_wrong = Failed(EvalStatus::kIncorrect);
   fast_wrong.speedup = testing::Point(40.0);
   ASSERT_TRUE(tree.AddExpansion(6, PromptMode::kOptimize, {fast_wrong}, {-2}).ok());
   EXPECT_EQ(tree.BestNode(), 5);  // 5 and 6 tie at 2.5x: the earlier wins
@@ -120,11 +120,11 @@ TEST(TreeTest, ClearlyFasterNeedsDisjointIntervals) {
 
 Tree RichTree() {
   Tree tree;
-  Outcome seed = Correct(1.0);
+  CandidateOutcome seed = Correct(1.0);
   seed.speedup = RatioInterval{1.0 / 3.0, 0.1 + 0.2, 0.37, 0.95};  // no short decimal forms
   seed.candidate = "cand-0001";
   seed.energy_reduction = 1.0 / 7.0;
-  Outcome wrong = Failed(EvalStatus::kIncorrect, 2.5e-3);
+  CandidateOutcome wrong = Failed(EvalStatus::kIncorrect, 2.5e-3);
   wrong.candidate = "cand-0002 \"quoted\" ünïcode";
   EXPECT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
                                 {seed, wrong, Failed(EvalStatus::kTimeout)},

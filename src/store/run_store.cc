@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/enum_names.h"
 #include "core/hash.h"
 
 namespace kernelpro::store {
@@ -172,53 +173,65 @@ std::int64_t NowMs() {
 // A record's time, or now when it has none.
 std::int64_t TimeOrNow(std::int64_t ms) { return ms != 0 ? ms : NowMs(); }
 
-Result<Json> ParseJsonColumn(const SqlStatement& row, int column, const char* what) {
-  const std::string text = row.Text(column);
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return Status::Internal(std::string("the run store holds malformed JSON in ") + what);
+// Reads the JSON columns of one row. The first malformed one becomes the row's error, so that a
+// row reader assigns every field and checks once at the end.
+class JsonColumns {
+ public:
+  explicit JsonColumns(const SqlStatement& row) : row_(row) {}
+
+  // The JSON text in `column` (`what` names it for the error); null when malformed.
+  Json Read(int column, const char* what) {
+    Json value = Json::parse(row_.Text(column), nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) return value;
+    if (status_.ok()) {
+      status_ = Status::Internal(std::string("the run store holds malformed JSON in ") + what);
+    }
+    return nullptr;
   }
-  return value;
-}
+  // As Read; a NULL column reads as none.
+  std::optional<Json> ReadOptional(int column, const char* what) {
+    if (row_.IsNull(column)) return std::nullopt;
+    return Read(column, what);
+  }
 
-Result<std::optional<Json>> ParseOptionalJsonColumn(const SqlStatement& row, int column,
-                                                    const char* what) {
-  if (row.IsNull(column)) return std::optional<Json>();
-  Result<Json> value = ParseJsonColumn(row, column, what);
-  if (!value.ok()) return value.status();
-  return std::optional<Json>(std::move(*value));
-}
+  const Status& status() const { return status_; }
 
-std::optional<RunStatus> ParseRunStatus(const std::string& text) {
-  if (text == "running") return RunStatus::kRunning;
-  if (text == "finished") return RunStatus::kFinished;
-  if (text == "failed") return RunStatus::kFailed;
-  return std::nullopt;
-}
+ private:
+  const SqlStatement& row_;
+  Status status_;
+};
 
-// Runs `statement` (bound) and reads every row with `read`.
+// The runs table's status column: never rename.
+constexpr std::array<std::pair<RunStatus, const char*>, 3> kRunStatusNames = {
+    {{RunStatus::kRunning, "running"},
+     {RunStatus::kFinished, "finished"},
+     {RunStatus::kFailed, "failed"}}};
+
+// Runs `statement` (prepared and bound, or why not) and reads every row with `read`.
 template <typename Record>
-Result<std::vector<Record>> ReadAll(SqlStatement& statement,
+Result<std::vector<Record>> ReadAll(Result<SqlStatement> statement,
                                     Result<Record> (*read)(const SqlStatement&)) {
+  if (!statement.ok()) return statement.status();
   std::vector<Record> records;
   while (true) {
-    Result<bool> row = statement.Step();
+    Result<bool> row = statement->Step();
     if (!row.ok()) return row.status();
     if (!*row) return records;
-    Result<Record> record = read(statement);
+    Result<Record> record = read(*statement);
     if (!record.ok()) return record.status();
     records.push_back(std::move(*record));
   }
 }
 
-// Runs `statement` (bound) and reads its first row, if any.
+// Runs `statement` (prepared and bound, or why not) and reads its first row, if any.
 template <typename Record>
-Result<std::optional<Record>> ReadFirst(SqlStatement& statement,
+Result<std::optional<Record>> ReadFirst(Result<SqlStatement> statement,
                                         Result<Record> (*read)(const SqlStatement&)) {
-  Result<bool> row = statement.Step();
+  if (!statement.ok()) return statement.status();
+  Result<bool> row = statement->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Record>();
-  Result<Record> record = read(statement);
+  Result<Record> record = read(*statement);
   if (!record.ok()) return record.status();
   return std::optional<Record>(std::move(*record));
 }
@@ -231,23 +244,20 @@ constexpr const char* kRunColumns =
 
 Result<RunRecord> ReadRun(const SqlStatement& row) {
   RunRecord run;
+  JsonColumns json(row);
   run.id = row.Integer(0);
   run.problem_path = row.Text(1);
   run.problem_hash = row.Text(2);
-  Result<Json> config = ParseJsonColumn(row, 3, "runs.config_json");
-  if (!config.ok()) return config.status();
-  run.config = std::move(*config);
-  const std::optional<RunStatus> status = ParseRunStatus(row.Text(4));
+  run.config = json.Read(3, "runs.config_json");
+  const std::optional<RunStatus> status = ValueOf(kRunStatusNames, row.Text(4));
   if (!status) return Status::Internal("the run store holds an unknown run status");
   run.status = *status;
   run.status_message = row.Text(5);
   run.kernelpro_version = row.Text(6);
-  Result<std::optional<Json>> reference =
-      ParseOptionalJsonColumn(row, 7, "runs.reference_analysis_json");
-  if (!reference.ok()) return reference.status();
-  run.reference_analysis = std::move(*reference);
+  run.reference_analysis = json.ReadOptional(7, "runs.reference_analysis_json");
   run.created_ms = row.Integer(8);
   run.updated_ms = row.Integer(9);
+  if (!json.status().ok()) return json.status();
   return run;
 }
 
@@ -297,6 +307,7 @@ constexpr const char* kEvaluationColumns =
 
 Result<EvaluationRecord> ReadEvaluation(const SqlStatement& row) {
   EvaluationRecord evaluation;
+  JsonColumns json(row);
   evaluation.id = row.Integer(0);
   evaluation.candidate_id = row.Integer(1);
   evaluation.status = row.Text(2);
@@ -307,10 +318,9 @@ Result<EvaluationRecord> ReadEvaluation(const SqlStatement& row) {
   evaluation.reference_ms = row.OptionalReal(7);
   evaluation.candidate_ms = row.OptionalReal(8);
   evaluation.total_seconds = row.Real(9);
-  Result<Json> result = ParseJsonColumn(row, 10, "evaluations.result_json");
-  if (!result.ok()) return result.status();
-  evaluation.result = std::move(*result);
+  evaluation.result = json.Read(10, "evaluations.result_json");
   evaluation.created_ms = row.Integer(11);
+  if (!json.status().ok()) return json.status();
   return evaluation;
 }
 
@@ -318,12 +328,12 @@ constexpr const char* kMetricsColumns = "id, candidate_id, metrics_json, created
 
 Result<MetricsRecord> ReadMetrics(const SqlStatement& row) {
   MetricsRecord metrics;
+  JsonColumns json(row);
   metrics.id = row.Integer(0);
   metrics.candidate_id = row.Integer(1);
-  Result<Json> json = ParseJsonColumn(row, 2, "metrics.metrics_json");
-  if (!json.ok()) return json.status();
-  metrics.metrics = std::move(*json);
+  metrics.metrics = json.Read(2, "metrics.metrics_json");
   metrics.created_ms = row.Integer(3);
+  if (!json.status().ok()) return json.status();
   return metrics;
 }
 
@@ -331,13 +341,13 @@ constexpr const char* kToolOutputColumns = "id, candidate_id, analysis_json, gui
 
 Result<ToolOutputRecord> ReadToolOutput(const SqlStatement& row) {
   ToolOutputRecord output;
+  JsonColumns json(row);
   output.id = row.Integer(0);
   output.candidate_id = row.Integer(1);
-  Result<Json> json = ParseJsonColumn(row, 2, "tool_outputs.analysis_json");
-  if (!json.ok()) return json.status();
-  output.analysis = std::move(*json);
+  output.analysis = json.Read(2, "tool_outputs.analysis_json");
   output.guidance = row.Text(3);
   output.created_ms = row.Integer(4);
+  if (!json.status().ok()) return json.status();
   return output;
 }
 
@@ -346,16 +356,16 @@ constexpr const char* kProfileAnalysisColumns =
 
 Result<ProfileAnalysisRecord> ReadProfileAnalysis(const SqlStatement& row) {
   ProfileAnalysisRecord analysis;
+  JsonColumns json(row);
   analysis.id = row.Integer(0);
   analysis.candidate_id = row.Integer(1);
   analysis.feedback_mode = row.Text(2);
   analysis.bottleneck = row.Text(3);
   analysis.severity = row.Text(4);
-  Result<Json> json = ParseJsonColumn(row, 5, "profile_analyses.analysis_json");
-  if (!json.ok()) return json.status();
-  analysis.analysis = std::move(*json);
+  analysis.analysis = json.Read(5, "profile_analyses.analysis_json");
   analysis.feedback = row.Text(6);
   analysis.created_ms = row.Integer(7);
+  if (!json.status().ok()) return json.status();
   return analysis;
 }
 
@@ -366,6 +376,7 @@ constexpr const char* kLlmExchangeColumns =
 
 Result<LlmExchangeRecord> ReadLlmExchange(const SqlStatement& row) {
   LlmExchangeRecord exchange;
+  JsonColumns json(row);
   exchange.id = row.Integer(0);
   exchange.run_id = row.Integer(1);
   exchange.iteration = static_cast<int>(row.Integer(2));
@@ -379,18 +390,12 @@ Result<LlmExchangeRecord> ReadLlmExchange(const SqlStatement& row) {
   exchange.cost_known = row.Integer(10) != 0;
   exchange.latency_ms = row.Real(11);
   exchange.attempts = static_cast<int>(row.Integer(12));
-  Result<Json> request = ParseJsonColumn(row, 13, "llm_exchanges.request_json");
-  if (!request.ok()) return request.status();
-  exchange.request = std::move(*request);
-  Result<std::optional<Json>> response =
-      ParseOptionalJsonColumn(row, 14, "llm_exchanges.response_json");
-  if (!response.ok()) return response.status();
-  exchange.response = std::move(*response);
-  Result<std::optional<Json>> error = ParseOptionalJsonColumn(row, 15, "llm_exchanges.error_json");
-  if (!error.ok()) return error.status();
-  exchange.error = std::move(*error);
+  exchange.request = json.Read(13, "llm_exchanges.request_json");
+  exchange.response = json.ReadOptional(14, "llm_exchanges.response_json");
+  exchange.error = json.ReadOptional(15, "llm_exchanges.error_json");
   exchange.started_ms = row.Integer(16);
   exchange.created_ms = row.Integer(17);
+  if (!json.status().ok()) return json.status();
   return exchange;
 }
 
@@ -435,6 +440,7 @@ constexpr const char* kStepColumns =
 
 Result<StepRecord> ReadStep(const SqlStatement& row) {
   StepRecord step;
+  JsonColumns json(row);
   step.id = row.Integer(0);
   step.key.run_id = row.Integer(1);
   step.key.iteration = static_cast<int>(row.Integer(2));
@@ -442,31 +448,59 @@ Result<StepRecord> ReadStep(const SqlStatement& row) {
   step.key.key = row.Text(4);
   step.state = row.Text(5) == "done" ? StepState::kDone : StepState::kStarted;
   step.attempts = static_cast<int>(row.Integer(6));
-  Result<Json> payload = ParseJsonColumn(row, 7, "steps.payload_json");
-  if (!payload.ok()) return payload.status();
-  step.payload = std::move(*payload);
+  step.payload = json.Read(7, "steps.payload_json");
   step.started_ms = row.Integer(8);
   step.done_ms = row.OptionalInteger(9);
+  if (!json.status().ok()) return json.status();
   return step;
 }
 
-std::string Select(const char* columns, const char* rest) {
-  return std::string("SELECT ") + columns + " " + rest;
+// ---- statements: the few shapes every RunStore method takes ----------------------------------
+
+// "SELECT <columns> <rest>" prepared, with `params` bound.
+Result<SqlStatement> Select(SqlDatabase& db, const char* columns, const char* rest,
+                            std::initializer_list<SqlValue> params) {
+  Result<SqlStatement> statement = db.Prepare(std::string("SELECT ") + columns + " " + rest);
+  if (!statement.ok()) return statement.status();
+  if (Status bound = statement->Bind(params); !bound.ok()) return bound;
+  return statement;
+}
+
+// The record a lookup by id found; NotFound with `missing` when there was none.
+template <typename Record>
+Result<Record> Found(Result<std::optional<Record>> record, const std::string& missing) {
+  if (!record.ok()) return record.status();
+  if (!*record) return Status::NotFound(missing);
+  return std::move(**record);
+}
+
+// Runs an INSERT; the new row's id.
+Result<std::int64_t> Insert(SqlDatabase& db, std::string_view sql,
+                            std::initializer_list<SqlValue> values) {
+  if (Status status = db.Execute(sql, values); !status.ok()) return status;
+  return db.LastInsertRowId();
+}
+
+// Runs an UPDATE of one row by id; NotFound with `missing` when no row has that id.
+Status UpdateOne(SqlDatabase& db, std::string_view sql, std::initializer_list<SqlValue> values,
+                 const std::string& missing) {
+  if (Status status = db.Execute(sql, values); !status.ok()) return status;
+  if (db.Changes() == 0) return Status::NotFound(missing);
+  return Status::Ok();
+}
+
+// A step just journaled, read back and committed with its transaction.
+Result<StepRecord> CommitJournaled(Result<std::optional<StepRecord>> record,
+                                   Transaction& transaction, const StepKey& step) {
+  if (!record.ok()) return record.status();
+  if (!*record) return Status::Internal("step " + step.step + " vanished after being journaled");
+  if (Status committed = transaction.Commit(); !committed.ok()) return committed;
+  return std::move(**record);
 }
 
 }  // namespace
 
-const char* RunStatusName(RunStatus status) {
-  switch (status) {
-    case RunStatus::kRunning:
-      return "running";
-    case RunStatus::kFinished:
-      return "finished";
-    case RunStatus::kFailed:
-      return "failed";
-  }
-  return "running";
-}
+const char* RunStatusName(RunStatus status) { return NameOf(kRunStatusNames, status); }
 
 std::string StepKeyText(const StepKey& step) {
   return step.key.empty() ? step.step : step.step + "/" + step.key;
@@ -638,53 +672,38 @@ Result<std::int64_t> RunStore::CreateRun(const RunRecord& run) {
   const std::string config = DumpJson(run.config);
   const std::optional<std::string> reference =
       run.reference_analysis ? std::optional(DumpJson(*run.reference_analysis)) : std::nullopt;
-  Status status = db_.Execute(
+  return Insert(
+      db_,
       "INSERT INTO runs (created_ms, updated_ms, problem_path, problem_hash, config_json, status, "
       "status_message, kernelpro_version, reference_analysis_json) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {created, TimeOrNow(run.updated_ms), run.problem_path, run.problem_hash, config,
        RunStatusName(run.status), run.status_message, run.kernelpro_version,
        reference ? SqlValue(*reference) : SqlValue(nullptr)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
 }
 
 Result<RunRecord> RunStore::GetRun(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(kRunColumns, "FROM runs WHERE id = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  Result<std::optional<RunRecord>> run = ReadFirst(*statement, &ReadRun);
-  if (!run.ok()) return run.status();
-  if (!*run) return Status::NotFound("no run " + std::to_string(run_id) + " in " + path_);
-  return std::move(**run);
+  return Found(ReadFirst(Select(db_, kRunColumns, "FROM runs WHERE id = ?", {run_id}), &ReadRun),
+               "no run " + std::to_string(run_id) + " in " + path_);
 }
 
 Result<std::vector<RunRecord>> RunStore::ListRuns() {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(kRunColumns, "FROM runs ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  return ReadAll(*statement, &ReadRun);
+  return ReadAll(Select(db_, kRunColumns, "FROM runs ORDER BY id", {}), &ReadRun);
 }
 
 Status RunStore::SetRunStatus(std::int64_t run_id, RunStatus status, const std::string& message) {
   std::lock_guard lock(mutex_);
-  Status updated =
-      db_.Execute("UPDATE runs SET status = ?, status_message = ?, updated_ms = ? WHERE id = ?",
-                  {RunStatusName(status), message, NowMs(), run_id});
-  if (!updated.ok()) return updated;
-  if (db_.Changes() == 0) return Status::NotFound("no run " + std::to_string(run_id));
-  return Status::Ok();
+  return UpdateOne(
+      db_, "UPDATE runs SET status = ?, status_message = ?, updated_ms = ? WHERE id = ?",
+      {RunStatusName(status), message, NowMs(), run_id}, "no run " + std::to_string(run_id));
 }
 
 Status RunStore::SetReferenceAnalysis(std::int64_t run_id, const Json& analysis) {
   std::lock_guard lock(mutex_);
-  Status updated =
-      db_.Execute("UPDATE runs SET reference_analysis_json = ?, updated_ms = ? WHERE id = ?",
-                  {DumpJson(analysis), NowMs(), run_id});
-  if (!updated.ok()) return updated;
-  if (db_.Changes() == 0) return Status::NotFound("no run " + std::to_string(run_id));
-  return Status::Ok();
+  return UpdateOne(db_, "UPDATE runs SET reference_analysis_json = ?, updated_ms = ? WHERE id = ?",
+                   {DumpJson(analysis), NowMs(), run_id}, "no run " + std::to_string(run_id));
 }
 
 // ---- candidates -----------------------------------------------------------------------------
@@ -709,31 +728,26 @@ Result<CandidateInsert> RunStore::AddCandidate(std::int64_t run_id, int iteratio
 
 Result<CandidateRecord> RunStore::GetCandidate(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kCandidateColumns, "FROM candidates WHERE id = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({candidate_id}); !bound.ok()) return bound;
-  Result<std::optional<CandidateRecord>> candidate = ReadFirst(*statement, &ReadCandidate);
-  if (!candidate.ok()) return candidate.status();
-  if (!*candidate) return Status::NotFound("no candidate " + std::to_string(candidate_id));
-  return std::move(**candidate);
+  return Found(
+      ReadFirst(Select(db_, kCandidateColumns, "FROM candidates WHERE id = ?", {candidate_id}),
+                &ReadCandidate),
+      "no candidate " + std::to_string(candidate_id));
 }
 
 Result<std::optional<CandidateRecord>> RunStore::FindCandidateByHash(std::int64_t run_id,
                                                                      const std::string& sha256) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kCandidateColumns, "FROM candidates WHERE run_id = ? AND sha256 = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id, sha256}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadCandidate);
+  return ReadFirst(Select(db_, kCandidateColumns, "FROM candidates WHERE run_id = ? AND sha256 = ?",
+                          {run_id, sha256}),
+                   &ReadCandidate);
 }
 
 // ---- nodes ----------------------------------------------------------------------------------
 
 Result<std::int64_t> RunStore::AddNode(const NodeRecord& node) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
+  return Insert(
+      db_,
       "INSERT INTO nodes (run_id, parent_id, kind, mode, iteration, status, reward, speedup, "
       "speedup_lo, speedup_hi, visits, total_reward, terminal, candidate_id, created_ms) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -741,61 +755,51 @@ Result<std::int64_t> RunStore::AddNode(const NodeRecord& node) {
        std::int64_t{node.iteration}, node.status, node.reward, NullableReal(node.speedup),
        NullableReal(node.speedup_lo), NullableReal(node.speedup_hi), node.visits, node.total_reward,
        node.terminal, NullableInteger(node.candidate_id), TimeOrNow(node.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
 }
 
 Status RunStore::UpdateNode(const NodeRecord& node) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
+  return UpdateOne(
+      db_,
       "UPDATE nodes SET parent_id = ?, kind = ?, mode = ?, iteration = ?, status = ?, reward = ?, "
       "speedup = ?, speedup_lo = ?, speedup_hi = ?, visits = ?, total_reward = ?, terminal = ?, "
       "candidate_id = ? WHERE id = ?",
       {NullableInteger(node.parent_id), node.kind, node.mode, std::int64_t{node.iteration},
        node.status, node.reward, NullableReal(node.speedup), NullableReal(node.speedup_lo),
        NullableReal(node.speedup_hi), node.visits, node.total_reward, node.terminal,
-       NullableInteger(node.candidate_id), node.id});
-  if (!status.ok()) return status;
-  if (db_.Changes() == 0) return Status::NotFound("no node " + std::to_string(node.id));
-  return Status::Ok();
+       NullableInteger(node.candidate_id), node.id},
+      "no node " + std::to_string(node.id));
 }
 
 Result<NodeRecord> RunStore::GetNode(std::int64_t node_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(kNodeColumns, "FROM nodes WHERE id = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({node_id}); !bound.ok()) return bound;
-  Result<std::optional<NodeRecord>> node = ReadFirst(*statement, &ReadNode);
-  if (!node.ok()) return node.status();
-  if (!*node) return Status::NotFound("no node " + std::to_string(node_id));
-  return std::move(**node);
+  return Found(
+      ReadFirst(Select(db_, kNodeColumns, "FROM nodes WHERE id = ?", {node_id}), &ReadNode),
+      "no node " + std::to_string(node_id));
 }
 
 Result<std::vector<NodeRecord>> RunStore::ListNodes(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kNodeColumns, "FROM nodes WHERE run_id = ? ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadNode);
+  return ReadAll(Select(db_, kNodeColumns, "FROM nodes WHERE run_id = ? ORDER BY id", {run_id}),
+                 &ReadNode);
 }
 
 Result<std::optional<NodeRecord>> RunStore::BestCorrectNode(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      Select(kNodeColumns,
+  return ReadFirst(
+      Select(db_, kNodeColumns,
              "FROM nodes WHERE run_id = ? AND status = 'correct' AND speedup IS NOT NULL "
-             "ORDER BY speedup DESC, id ASC LIMIT 1"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadNode);
+             "ORDER BY speedup DESC, id ASC LIMIT 1",
+             {run_id}),
+      &ReadNode);
 }
 
 // ---- evaluations, metrics, tool outputs, profile analyses ------------------------------------
 
 Result<std::int64_t> RunStore::AddEvaluation(const EvaluationRecord& evaluation) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
+  return Insert(
+      db_,
       "INSERT INTO evaluations (candidate_id, status, message, speedup, speedup_lo, speedup_hi, "
       "reference_ms, candidate_ms, total_seconds, result_json, created_ms) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -804,77 +808,65 @@ Result<std::int64_t> RunStore::AddEvaluation(const EvaluationRecord& evaluation)
        NullableReal(evaluation.speedup_hi), NullableReal(evaluation.reference_ms),
        NullableReal(evaluation.candidate_ms), evaluation.total_seconds, DumpJson(evaluation.result),
        TimeOrNow(evaluation.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
 }
 
 Result<std::optional<EvaluationRecord>> RunStore::LatestEvaluation(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(
-      kEvaluationColumns, "FROM evaluations WHERE candidate_id = ? ORDER BY id DESC LIMIT 1"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({candidate_id}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadEvaluation);
+  return ReadFirst(
+      Select(db_, kEvaluationColumns,
+             "FROM evaluations WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", {candidate_id}),
+      &ReadEvaluation);
 }
 
 Result<std::int64_t> RunStore::AddMetrics(const MetricsRecord& metrics) {
   std::lock_guard lock(mutex_);
-  Status status =
-      db_.Execute("INSERT INTO metrics (candidate_id, metrics_json, created_ms) VALUES (?, ?, ?)",
-                  {metrics.candidate_id, DumpJson(metrics.metrics), TimeOrNow(metrics.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
+  return Insert(db_,
+                "INSERT INTO metrics (candidate_id, metrics_json, created_ms) VALUES (?, ?, ?)",
+                {metrics.candidate_id, DumpJson(metrics.metrics), TimeOrNow(metrics.created_ms)});
 }
 
 Result<std::optional<MetricsRecord>> RunStore::LatestMetrics(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      Select(kMetricsColumns, "FROM metrics WHERE candidate_id = ? ORDER BY id DESC LIMIT 1"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({candidate_id}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadMetrics);
+  return ReadFirst(
+      Select(db_, kMetricsColumns, "FROM metrics WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
+             {candidate_id}),
+      &ReadMetrics);
 }
 
 Result<std::int64_t> RunStore::AddToolOutput(const ToolOutputRecord& output) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
-      "INSERT INTO tool_outputs (candidate_id, analysis_json, guidance, created_ms) "
-      "VALUES (?, ?, ?, ?)",
-      {output.candidate_id, DumpJson(output.analysis), output.guidance,
-       TimeOrNow(output.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
+  return Insert(db_,
+                "INSERT INTO tool_outputs (candidate_id, analysis_json, guidance, created_ms) "
+                "VALUES (?, ?, ?, ?)",
+                {output.candidate_id, DumpJson(output.analysis), output.guidance,
+                 TimeOrNow(output.created_ms)});
 }
 
 Result<std::optional<ToolOutputRecord>> RunStore::LatestToolOutput(std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(
-      kToolOutputColumns, "FROM tool_outputs WHERE candidate_id = ? ORDER BY id DESC LIMIT 1"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({candidate_id}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadToolOutput);
+  return ReadFirst(
+      Select(db_, kToolOutputColumns,
+             "FROM tool_outputs WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", {candidate_id}),
+      &ReadToolOutput);
 }
 
 Result<std::int64_t> RunStore::AddProfileAnalysis(const ProfileAnalysisRecord& analysis) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
+  return Insert(
+      db_,
       "INSERT INTO profile_analyses (candidate_id, feedback_mode, bottleneck, severity, "
       "analysis_json, feedback, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
       {analysis.candidate_id, analysis.feedback_mode, analysis.bottleneck, analysis.severity,
        DumpJson(analysis.analysis), analysis.feedback, TimeOrNow(analysis.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
 }
 
 Result<std::optional<ProfileAnalysisRecord>> RunStore::LatestProfileAnalysis(
     std::int64_t candidate_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kProfileAnalysisColumns,
-                         "FROM profile_analyses WHERE candidate_id = ? ORDER BY id DESC LIMIT 1"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({candidate_id}); !bound.ok()) return bound;
-  return ReadFirst(*statement, &ReadProfileAnalysis);
+  return ReadFirst(Select(db_, kProfileAnalysisColumns,
+                          "FROM profile_analyses WHERE candidate_id = ? ORDER BY id DESC LIMIT 1",
+                          {candidate_id}),
+                   &ReadProfileAnalysis);
 }
 
 // ---- LLM exchanges --------------------------------------------------------------------------
@@ -885,7 +877,8 @@ Result<std::int64_t> RunStore::AddLlmExchange(const LlmExchangeRecord& exchange)
       exchange.response ? std::optional(DumpJson(*exchange.response)) : std::nullopt;
   const std::optional<std::string> error =
       exchange.error ? std::optional(DumpJson(*exchange.error)) : std::nullopt;
-  Status status = db_.Execute(
+  return Insert(
+      db_,
       "INSERT INTO llm_exchanges (run_id, iteration, purpose, step_key, provider, model, ok, "
       "input_tokens, output_tokens, cost_usd, cost_known, latency_ms, attempts, request_json, "
       "response_json, error_json, started_ms, created_ms) "
@@ -896,78 +889,63 @@ Result<std::int64_t> RunStore::AddLlmExchange(const LlmExchangeRecord& exchange)
        std::int64_t{exchange.attempts}, DumpJson(exchange.request),
        response ? SqlValue(*response) : SqlValue(nullptr),
        error ? SqlValue(*error) : SqlValue(nullptr), TimeOrNow(exchange.started_ms), NowMs()});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
 }
 
 Result<std::vector<LlmExchangeRecord>> RunStore::ListLlmExchanges(std::int64_t run_id,
                                                                   std::optional<int> iteration) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kLlmExchangeColumns,
-                         "FROM llm_exchanges WHERE run_id = ?1 AND (?2 IS NULL OR iteration = ?2) "
-                         "ORDER BY id"));
-  if (!statement.ok()) return statement.status();
   const SqlValue wanted = iteration ? SqlValue(std::int64_t{*iteration}) : SqlValue(nullptr);
-  if (Status bound = statement->Bind({run_id, wanted}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadLlmExchange);
+  return ReadAll(Select(db_, kLlmExchangeColumns,
+                        "FROM llm_exchanges WHERE run_id = ?1 AND (?2 IS NULL OR iteration = ?2) "
+                        "ORDER BY id",
+                        {run_id, wanted}),
+                 &ReadLlmExchange);
 }
 
 Result<std::vector<LlmExchangeRecord>> RunStore::ListLlmExchangesForStep(const StepKey& step) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      Select(kLlmExchangeColumns,
-             "FROM llm_exchanges WHERE run_id = ? AND iteration = ? AND step_key = ? ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound =
-          statement->Bind({step.run_id, std::int64_t{step.iteration}, StepKeyText(step)});
-      !bound.ok()) {
-    return bound;
-  }
-  return ReadAll(*statement, &ReadLlmExchange);
+  return ReadAll(
+      Select(db_, kLlmExchangeColumns,
+             "FROM llm_exchanges WHERE run_id = ? AND iteration = ? AND step_key = ? ORDER BY id",
+             {step.run_id, std::int64_t{step.iteration}, StepKeyText(step)}),
+      &ReadLlmExchange);
 }
 
 Result<LlmTotals> RunStore::LlmTotalsForRun(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kLlmTotalsColumns, "FROM llm_exchanges WHERE run_id = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  Result<std::optional<LlmTotals>> totals = ReadFirst(*statement, &ReadLlmTotals);
+  Result<std::optional<LlmTotals>> totals =
+      ReadFirst(Select(db_, kLlmTotalsColumns, "FROM llm_exchanges WHERE run_id = ?", {run_id}),
+                &ReadLlmTotals);
   if (!totals.ok()) return totals.status();
   return totals->value_or(LlmTotals{});
 }
 
 Result<std::vector<LlmTotals>> RunStore::LlmTotalsByIteration(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      std::string("SELECT ") + kLlmTotalsColumns +
-      ", iteration FROM llm_exchanges WHERE run_id = ? GROUP BY iteration ORDER BY iteration");
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadLlmTotalsWithIteration);
+  return ReadAll(
+      Select(
+          db_, kLlmTotalsColumns,
+          ", iteration FROM llm_exchanges WHERE run_id = ? GROUP BY iteration ORDER BY iteration",
+          {run_id}),
+      &ReadLlmTotalsWithIteration);
 }
 
 // ---- memory ---------------------------------------------------------------------------------
 
 Result<std::int64_t> RunStore::AddMemoryEntry(const MemoryRecord& entry) {
   std::lock_guard lock(mutex_);
-  Status status = db_.Execute(
-      "INSERT INTO memory_entries (run_id, section, text, iteration, created_ms) "
-      "VALUES (?, ?, ?, ?, ?)",
-      {entry.run_id, entry.section, entry.text, std::int64_t{entry.iteration},
-       TimeOrNow(entry.created_ms)});
-  if (!status.ok()) return status;
-  return db_.LastInsertRowId();
+  return Insert(db_,
+                "INSERT INTO memory_entries (run_id, section, text, iteration, created_ms) "
+                "VALUES (?, ?, ?, ?, ?)",
+                {entry.run_id, entry.section, entry.text, std::int64_t{entry.iteration},
+                 TimeOrNow(entry.created_ms)});
 }
 
 Result<std::vector<MemoryRecord>> RunStore::ListMemoryEntries(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement =
-      db_.Prepare(Select(kMemoryColumns, "FROM memory_entries WHERE run_id = ? ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadMemory);
+  return ReadAll(
+      Select(db_, kMemoryColumns, "FROM memory_entries WHERE run_id = ? ORDER BY id", {run_id}),
+      &ReadMemory);
 }
 
 // ---- step journal ---------------------------------------------------------------------------
@@ -984,11 +962,7 @@ Result<StepRecord> RunStore::StartStep(const StepKey& step) {
       "SET attempts = attempts + 1, started_ms = excluded.started_ms WHERE state = 'started'",
       {step.run_id, std::int64_t{step.iteration}, step.step, step.key, now});
   if (!status.ok()) return status;
-  Result<std::optional<StepRecord>> record = GetStep(step);
-  if (!record.ok()) return record.status();
-  if (!*record) return Status::Internal("step " + step.step + " vanished after being journaled");
-  if (Status committed = transaction->Commit(); !committed.ok()) return committed;
-  return std::move(**record);
+  return CommitJournaled(GetStep(step), *transaction, step);
 }
 
 Result<StepRecord> RunStore::RecordStep(const StepKey& step,
@@ -1017,49 +991,37 @@ Result<StepRecord> RunStore::RecordStep(const StepKey& step,
       {step.run_id, std::int64_t{step.iteration}, step.step, step.key, DumpJson(payload), now,
        now});
   if (!status.ok()) return status;
-  Result<std::optional<StepRecord>> record = GetStep(step);
-  if (!record.ok()) return record.status();
-  if (!*record) return Status::Internal("step " + step.step + " vanished after being journaled");
-  if (Status committed = transaction->Commit(); !committed.ok()) return committed;
-  return std::move(**record);
+  return CommitJournaled(GetStep(step), *transaction, step);
 }
 
 Result<std::optional<StepRecord>> RunStore::GetStep(const StepKey& step) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(Select(
-      kStepColumns, "FROM steps WHERE run_id = ? AND iteration = ? AND step = ? AND key = ?"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound =
-          statement->Bind({step.run_id, std::int64_t{step.iteration}, step.step, step.key});
-      !bound.ok()) {
-    return bound;
-  }
-  return ReadFirst(*statement, &ReadStep);
+  return ReadFirst(Select(db_, kStepColumns,
+                          "FROM steps WHERE run_id = ? AND iteration = ? AND step = ? AND key = ?",
+                          {step.run_id, std::int64_t{step.iteration}, step.step, step.key}),
+                   &ReadStep);
 }
 
 Result<std::vector<StepRecord>> RunStore::StepsForIteration(std::int64_t run_id, int iteration) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      Select(kStepColumns, "FROM steps WHERE run_id = ? AND iteration = ? ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id, std::int64_t{iteration}}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadStep);
+  return ReadAll(
+      Select(db_, kStepColumns, "FROM steps WHERE run_id = ? AND iteration = ? ORDER BY id",
+             {run_id, std::int64_t{iteration}}),
+      &ReadStep);
 }
 
 Result<std::vector<StepRecord>> RunStore::UnfinishedSteps(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare(
-      Select(kStepColumns, "FROM steps WHERE run_id = ? AND state = 'started' ORDER BY id"));
-  if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
-  return ReadAll(*statement, &ReadStep);
+  return ReadAll(Select(db_, kStepColumns,
+                        "FROM steps WHERE run_id = ? AND state = 'started' ORDER BY id", {run_id}),
+                 &ReadStep);
 }
 
 Result<std::optional<int>> RunStore::LastJournaledIteration(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  Result<SqlStatement> statement = db_.Prepare("SELECT MAX(iteration) FROM steps WHERE run_id = ?");
+  Result<SqlStatement> statement =
+      Select(db_, "MAX(iteration)", "FROM steps WHERE run_id = ?", {run_id});
   if (!statement.ok()) return statement.status();
-  if (Status bound = statement->Bind({run_id}); !bound.ok()) return bound;
   Result<bool> row = statement->Step();
   if (!row.ok()) return row.status();
   if (!*row || statement->IsNull(0)) return std::optional<int>();

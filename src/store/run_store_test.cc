@@ -18,7 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "agents/types.h"
+#include "agents/feedback_mode.h"
+#include "agents/profile_analysis.h"
 #include "core/subprocess.h"
 #include "eval/verdict.h"
 #include "llm/types.h"

@@ -10,8 +10,7 @@
 // max(a, b, ...), abs(x), has(name) (1 when the metric is present, which lets a rule use an
 // optional metric without requiring it). Truth is "not zero"; comparisons and logic give 1 or 0.
 // Division by zero gives inf or nan as in IEEE arithmetic (and nan compares false).
-#ifndef KERNELPRO_TOOLS_EXPRESSION_H_
-#define KERNELPRO_TOOLS_EXPRESSION_H_
+#pragma once
 
 #include <functional>
 #include <memory>
@@ -47,5 +46,3 @@ class Expression {
 };
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_EXPRESSION_H_

@@ -19,8 +19,7 @@
  * candidate's kernels), "sass.*" and "timeline.*"; `kernelpro advise --list-metrics` prints them
  * for a record.
  */
-#ifndef KERNELPRO_TOOL_PLUGIN_H_
-#define KERNELPRO_TOOL_PLUGIN_H_
+#pragma once
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,5 +86,3 @@ typedef const kp_tool* (*kernelpro_tool_plugin_fn)(int abi_version, int* tool_co
 #ifdef __cplusplus
 }
 #endif
-
-#endif /* KERNELPRO_TOOL_PLUGIN_H_ */

@@ -57,8 +57,8 @@ void AddSass(const SassView& sass, MetricSet& set) {
   set.Set("sass.shared_bytes_max", static_cast<double>(shared), "bytes");
   double cublas = 0, cudnn = 0;
   for (const std::string& call : sass.library_calls) {
-    if (call.rfind("cublas", 0) == 0) ++cublas;
-    if (call.rfind("cudnn", 0) == 0) ++cudnn;
+    if (call.starts_with("cublas")) ++cublas;
+    if (call.starts_with("cudnn")) ++cudnn;
   }
   set.Set("sass.library_calls", static_cast<double>(sass.library_calls.size()));
   set.Set("sass.calls_cublas", cublas);

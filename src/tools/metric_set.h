@@ -21,8 +21,7 @@
 //              timeline.memcpy_htod_bytes, timeline.memcpy_dtoh_bytes, timeline.memset_count,
 //              timeline.gap_count, timeline.gap_time_us, timeline.largest_gap_us,
 //              timeline.gap_threshold_us.
-#ifndef KERNELPRO_TOOLS_METRIC_SET_H_
-#define KERNELPRO_TOOLS_METRIC_SET_H_
+#pragma once
 
 #include "profile/metrics.h"
 #include "tools/tool.h"
@@ -36,5 +35,3 @@ MetricSet BuildMetricSet(const Metrics& metrics);
 std::vector<const SassKernel*> SassEntryKernels(const SassView& view);
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_METRIC_SET_H_

@@ -2,8 +2,7 @@
 // The library stays loaded for the life of the process; each tool wraps one kp_tool entry and
 // converts its C output into a ToolOutput. A library that cannot be opened, lacks the entry point,
 // refuses the ABI version or describes a tool badly gives a clear error and adds no tools.
-#ifndef KERNELPRO_TOOLS_PLUGIN_H_
-#define KERNELPRO_TOOLS_PLUGIN_H_
+#pragma once
 
 #include <memory>
 #include <string>
@@ -17,5 +16,3 @@ namespace kernelpro {
 Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::string& path);
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_PLUGIN_H_

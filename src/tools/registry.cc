@@ -55,7 +55,7 @@ ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
   context.overrides = options.overrides;
   if (metrics.sass) {
     context.arch = metrics.sass->arch;
-    if (context.arch.rfind("sm_", 0) == 0 && context.arch.size() >= 5) {
+    if (context.arch.starts_with("sm_") && context.arch.size() >= 5) {
       // "sm_90a" -> 9, "sm_100a" -> 10, "sm_80" -> 8: the number without its last digit.
       std::string digits;
       for (char c : context.arch.substr(3)) {

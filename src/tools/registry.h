@@ -10,8 +10,7 @@
 // tools without rebuilding kernelpro through plugin libraries (plugin.h) and TOML rule files
 // (rule_tool.h). A registry is filled once and then only read: Analyze is safe to call from
 // several threads.
-#ifndef KERNELPRO_TOOLS_REGISTRY_H_
-#define KERNELPRO_TOOLS_REGISTRY_H_
+#pragma once
 
 #include <memory>
 #include <string>
@@ -78,5 +77,3 @@ std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools();
 ToolRegistry BuiltinRegistry();
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_REGISTRY_H_

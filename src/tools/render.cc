@@ -1,17 +1,12 @@
 #include "tools/render.h"
 
 #include <algorithm>
-#include <cctype>
 #include <sstream>
+
+#include "core/text.h"
 
 namespace kernelpro {
 namespace {
-
-std::string Upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // How much of each finding to show: everything; without code; compact (no observed/threshold
 // lines, top two recommendations), which keeps the advice when the budget is tight.

@@ -5,8 +5,7 @@
 // follow in their own "Energy Efficiency Notes" subsection. The text is bounded: past max_chars,
 // code examples go first, then the lowest-ranked findings (a closing line says how many). The
 // output is a pure function of the analysis: identical metrics give identical bytes.
-#ifndef KERNELPRO_TOOLS_RENDER_H_
-#define KERNELPRO_TOOLS_RENDER_H_
+#pragma once
 
 #include <string>
 
@@ -24,5 +23,3 @@ struct RenderOptions {
 std::string RenderGuidance(const Analysis& analysis, const RenderOptions& options = {});
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_RENDER_H_

@@ -29,8 +29,7 @@
 // Expressions are those of expression.h; thresholds override like any tool's (tool -> name).
 // Every file is checked when it is loaded: a syntax error, an unknown key, a bad source or
 // severity, or a template naming something undefined is reported with the file and tool name.
-#ifndef KERNELPRO_TOOLS_RULE_TOOL_H_
-#define KERNELPRO_TOOLS_RULE_TOOL_H_
+#pragma once
 
 #include <memory>
 #include <string>
@@ -49,5 +48,3 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_v
 Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadRuleFile(const std::string& path);
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_RULE_TOOL_H_

@@ -1,63 +1,46 @@
 #include "tools/tool.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <utility>
+
+#include "core/enum_names.h"
 
 namespace kernelpro {
 namespace {
 
-template <typename Enum, std::size_t N>
-Result<Enum> ParseName(std::string_view name, const std::pair<Enum, std::string_view> (&names)[N],
-                       std::string_view what) {
-  std::string choices;
-  for (const auto& [value, text] : names) {
-    if (text == name) return value;
-    choices += (choices.empty() ? "" : ", ") + std::string(text);
-  }
+constexpr std::array<std::pair<Severity, const char*>, 4> kSeverityNames = {
+    {{Severity::kCritical, "critical"},
+     {Severity::kHigh, "high"},
+     {Severity::kMedium, "medium"},
+     {Severity::kLow, "low"}}};
+constexpr std::array<std::pair<ToolSource, const char*>, 4> kSourceNames = {
+    {{ToolSource::kNcu, "ncu"},
+     {ToolSource::kTimeline, "timeline"},
+     {ToolSource::kSass, "sass"},
+     {ToolSource::kEnergy, "energy"}}};
+
+// The value named `name`, or an error that lists the names there are.
+template <typename E, std::size_t N>
+Result<E> ParseName(std::string_view name, const std::array<std::pair<E, const char*>, N>& names,
+                    std::string_view what) {
+  if (std::optional<E> value = ValueOf(names, name)) return *value;
   return Status::InvalidArgument("unknown " + std::string(what) + " '" + std::string(name) +
-                                 "' (expected one of: " + choices + ")");
-}
-
-constexpr std::pair<Severity, std::string_view> kSeverityNames[] = {
-    {Severity::kCritical, "critical"},
-    {Severity::kHigh, "high"},
-    {Severity::kMedium, "medium"},
-    {Severity::kLow, "low"}};
-constexpr std::pair<ToolSource, std::string_view> kSourceNames[] = {
-    {ToolSource::kNcu, "ncu"},
-    {ToolSource::kTimeline, "timeline"},
-    {ToolSource::kSass, "sass"},
-    {ToolSource::kEnergy, "energy"}};
-constexpr std::pair<Bottleneck, std::string_view> kBottleneckNames[] = {
-    {Bottleneck::kCompute, "compute"},
-    {Bottleneck::kMemory, "memory"},
-    {Bottleneck::kLatency, "latency"},
-    {Bottleneck::kMixed, "mixed"}};
-
-template <typename Enum, std::size_t N>
-std::string_view NameOf(Enum value, const std::pair<Enum, std::string_view> (&names)[N]) {
-  for (const auto& [v, text] : names) {
-    if (v == value) return text;
-  }
-  return "?";
+                                 "' (expected one of: " + NameList(names) + ")");
 }
 
 }  // namespace
 
-std::string_view SeverityName(Severity severity) { return NameOf(severity, kSeverityNames); }
+std::string_view SeverityName(Severity severity) { return NameOf(kSeverityNames, severity); }
 Result<Severity> ParseSeverity(std::string_view name) {
   return ParseName(name, kSeverityNames, "severity");
 }
-std::string_view ToolSourceName(ToolSource source) { return NameOf(source, kSourceNames); }
+std::string_view ToolSourceName(ToolSource source) { return NameOf(kSourceNames, source); }
 Result<ToolSource> ParseToolSource(std::string_view name) {
   return ParseName(name, kSourceNames, "tool source");
-}
-std::string_view BottleneckName(Bottleneck bottleneck) {
-  return NameOf(bottleneck, kBottleneckNames);
-}
-Result<Bottleneck> ParseBottleneck(std::string_view name) {
-  return ParseName(name, kBottleneckNames, "bottleneck class");
 }
 
 void MetricSet::Set(std::string name, double value, std::string unit) {

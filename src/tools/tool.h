@@ -17,8 +17,7 @@
 //
 // A tool never runs on invented defaults: the registry checks required_metrics() before
 // Analyze, and Analyze may only read the metrics it declared (or test others with Has()).
-#ifndef KERNELPRO_TOOLS_TOOL_H_
-#define KERNELPRO_TOOLS_TOOL_H_
+#pragma once
 
 #include <map>
 #include <memory>
@@ -30,6 +29,7 @@
 #include "core/json_io.h"
 #include "core/status.h"
 #include "profile/metrics.h"
+#include "roofline/bottleneck.h"
 
 namespace kernelpro {
 
@@ -43,13 +43,6 @@ Result<Severity> ParseSeverity(std::string_view name);
 enum class ToolSource { kNcu, kTimeline, kSass, kEnergy };
 std::string_view ToolSourceName(ToolSource source);  // "ncu", "timeline", "sass", "energy"
 Result<ToolSource> ParseToolSource(std::string_view name);
-
-// The Stage-1 bottleneck class of a kernel (roofline classification).
-enum class Bottleneck { kCompute, kMemory, kLatency, kMixed };
-std::string_view BottleneckName(Bottleneck bottleneck);  // "compute", "memory", "latency", "mixed"
-Result<Bottleneck> ParseBottleneck(std::string_view name);
-inline constexpr Bottleneck kAllBottlenecks[] = {Bottleneck::kCompute, Bottleneck::kMemory,
-                                                 Bottleneck::kLatency, Bottleneck::kMixed};
 
 // Named numbers a tool can read. Names are ncu metric names as collected
 // ("sm__throughput.avg.pct_of_peak_sustained_elapsed", duration-weighted over the candidate's
@@ -162,5 +155,3 @@ std::string FormatNumber(double value, int digits = 3);
 std::string FormatQuantity(double value, std::string_view unit, int digits = 3);
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_TOOL_H_

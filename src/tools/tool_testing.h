@@ -1,7 +1,6 @@
 // Helpers for the tools' tests: metric sets from literals and a one-call way to run a tool the
 // way the registry does (so a test of missing metrics sees exactly what a user would).
-#ifndef KERNELPRO_TOOLS_TOOL_TESTING_H_
-#define KERNELPRO_TOOLS_TOOL_TESTING_H_
+#pragma once
 
 #include <initializer_list>
 #include <string>
@@ -46,5 +45,3 @@ inline ToolOutput Run(const ProfilingTool& tool, const MetricSet& metrics,
 }
 
 }  // namespace kernelpro::testing
-
-#endif  // KERNELPRO_TOOLS_TOOL_TESTING_H_

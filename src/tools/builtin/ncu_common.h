@@ -2,8 +2,7 @@
 //
 // The helpers only read metrics a tool either declared as required or tests with Has() here, so
 // a tool never runs on invented defaults.
-#ifndef KERNELPRO_TOOLS_BUILTIN_NCU_COMMON_H_
-#define KERNELPRO_TOOLS_BUILTIN_NCU_COMMON_H_
+#pragma once
 
 #include <algorithm>
 #include <optional>
@@ -59,5 +58,3 @@ inline std::vector<Bottleneck> AllClasses() {
 }
 
 }  // namespace kernelpro::ncu_tools
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_NCU_COMMON_H_

@@ -1,7 +1,6 @@
 // Test helper: the MetricSet and tool context of a recorded H200 fixture
 // (tests/fixtures/h200/k_NAME.*, tests/fixtures/h200-profile/{profiles,record}/NAME.*).
-#ifndef KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_
-#define KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_
+#pragma once
 
 #include <memory>
 #include <optional>
@@ -36,5 +35,3 @@ inline Fixture LoadFixture(const std::string& dir, const std::string& name) {
 }
 
 }  // namespace kernelpro::testing
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_NCU_FIXTURE_TESTING_H_

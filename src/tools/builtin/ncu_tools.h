@@ -14,8 +14,7 @@
 //   shared_bank_conflicts         shared-memory bank conflicts that stall warps (not
 //   latency-hidden) cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy
 //   kernel
-#ifndef KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
-#define KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_
+#pragma once
 
 #include <memory>
 
@@ -37,5 +36,3 @@ std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool();
 std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool();
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_NCU_TOOLS_H_

@@ -2,8 +2,7 @@
 // syncs, host<->device copies, idle gaps), SASS tools (tensor-core generation, register spills,
 // fast-math intrinsics) and the energy-only tools (bank conflicts, spills, uncoalesced access,
 // barriers). Each tool lives in its own file beside its test; BuiltinTools (builtin.cc) lists them.
-#ifndef KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_H_
-#define KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_H_
+#pragma once
 
 #include <memory>
 
@@ -30,5 +29,3 @@ std::unique_ptr<ProfilingTool> MakeEnergyUncoalescedTool();        // energy_unc
 std::unique_ptr<ProfilingTool> MakeEnergyRedundantBarriersTool();  // energy_redundant_barriers
 
 }  // namespace kernelpro
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_H_

@@ -1,7 +1,6 @@
 // Test helpers for the system tools: run a tool on a recorded H200 fixture the way the registry
 // would (MetricSet from the record, context from MakeToolContext).
-#ifndef KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_
-#define KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_
+#pragma once
 
 #include <memory>
 #include <optional>
@@ -67,5 +66,3 @@ inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fix
 }
 
 }  // namespace kernelpro::testing
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_TESTING_H_

@@ -1,6 +1,5 @@
 // Small helpers shared by the system tools (system_tools.h): metric names and text pieces.
-#ifndef KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_UTIL_H_
-#define KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_UTIL_H_
+#pragma once
 
 #include <string>
 #include <string_view>
@@ -53,5 +52,3 @@ inline std::string Energy(double microjoules) {
 inline std::string Times(double factor) { return FormatNumber(factor) + "x"; }
 
 }  // namespace kernelpro::system_tools
-
-#endif  // KERNELPRO_TOOLS_BUILTIN_SYSTEM_TOOLS_UTIL_H_

@@ -8,10 +8,10 @@
 // CUDA cores do the math. On Hopper (sm_major >= 9) warp-level HMMA reaches only about 63 % of
 // the tensor cores' peak; warpgroup MMA (wgmma) is the instruction that reaches it.
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
@@ -32,8 +32,7 @@ bool HasSass(const MetricSet& m) {
 // Kernels named by cuBLAS/cuBLASLt/CUTLASS/cuDNN: Hopper's nvjet_* and sm90_xmma_*, CUTLASS
 // instantiations, cuDNN's engines, and the classic *gemm* kernel names.
 bool IsLibraryGemmKernel(const std::string& name) {
-  std::string lower;
-  for (char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string lower = Lower(name);
   for (const char* marker : {"nvjet_", "xmma", "cutlass", "cublas", "cudnn", "gemm"}) {
     if (lower.find(marker) != std::string::npos) return true;
   }
@@ -94,8 +93,7 @@ class TensorCoreGenerationTool : public ProfilingTool {
       bool fp32_gemm = false;
       if (c.metrics != nullptr && c.metrics->sass) {
         for (const std::string& call : c.metrics->sass->library_calls) {
-          if (call.rfind("cublasSgemm", 0) == 0 || call.rfind("cublasSgemv", 0) == 0)
-            fp32_gemm = true;
+          if (call.starts_with("cublasSgemm") || call.starts_with("cublasSgemv")) fp32_gemm = true;
         }
       }
       out.severity = fp32_gemm ? Severity::kMedium : Severity::kLow;

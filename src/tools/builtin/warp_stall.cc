@@ -12,6 +12,8 @@
 // but not picked means the scheduler had work, the opposite of a stall. `drain` is optional (the
 // H200 fixtures do not collect it).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,8 +51,142 @@ struct Advice {
   std::string title;
   std::string root_cause;
   std::vector<Recommendation> recommendations;
-  std::string code_example;
+  // Most reasons have none; the initialiser lets their table entries leave it out.
+  std::string code_example = "";
 };
+
+// The advice for each stall reason whose fix does not depend on the kernel (long_scoreboard's
+// does: AdviceFor writes it out). Any other reason (drain) gets no_instruction's.
+const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
+  static const auto* const kAdvice = new std::map<std::string, Advice, std::less<>>{
+      {"barrier",
+       {.title = "Warps wait at block barriers (__syncthreads)",
+        .root_cause =
+            "Warps reach __syncthreads() at different times and idle until the slowest warp of the "
+            "block arrives: too many barriers, or uneven work between the warps of a block.",
+        .recommendations =
+            {{"Replace block-wide reductions and exchanges with warp primitives (__shfl_*_sync, "
+              "__reduce_*_sync) so most steps need no barrier",
+              "1.2-2x on reduction-heavy kernels"},
+             {"Remove barriers that protect nothing and merge consecutive ones; double-buffer "
+              "shared tiles so one barrier per tile suffices",
+              "1.1-1.5x"},
+             {"Balance work between warps before each barrier; use smaller blocks so fewer "
+              "warps wait",
+              "1.1-1.3x"}},
+        .code_example =
+            "float v = partial;\n"
+            "for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffff, v, off);\n"
+            "// lane 0 holds the warp's sum: no __syncthreads() needed inside the warp"}},
+      {"short_scoreboard",
+       {.title = "Warps wait on shared-memory or special-function results (short scoreboard)",
+        .root_cause =
+            "Short-scoreboard stalls mean an instruction needs the result of a shared-memory "
+            "access or a special-function (MUFU: exp, rcp, rsqrt, sin) instruction. Bank conflicts "
+            "or dense dependent MUFU chains lengthen the wait.",
+        .recommendations =
+            {{"Remove shared-memory bank conflicts (pad the inner dimension by one word or "
+              "swizzle)",
+              "1.2-2x on shared-memory-bound loops"},
+             {"Keep reused values in registers instead of re-reading shared memory; load "
+              "several values before using the first",
+              "1.1-1.5x"},
+             {"Use fast intrinsics (__expf, __fdividef, rsqrtf) and hoist special functions out "
+              "of loops",
+              "1.1-1.3x"}}}},
+      {"branch_resolving",
+       {.title = "Warps wait for branch targets to resolve",
+        .root_cause = "The warp cannot issue until a branch target and its divergence mask are "
+                      "computed; many short data-dependent branches make this the bottleneck.",
+        .recommendations =
+            {{"Turn short data-dependent branches into predicated arithmetic (select, "
+              "fminf/fmaxf, multiplying by a 0/1 mask)",
+              "1.1-1.5x"},
+             {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches",
+              "1.1-1.3x"}}}},
+      {"math_pipe_throttle",
+       {.title = "A math pipe is saturated (math-pipe throttle)",
+        .root_cause = "Warps are ready but the execution pipe they need (FMA, ALU, FP64 or tensor) "
+                      "is busy: the kernel is limited by one unit's throughput.",
+        .recommendations =
+            {{"Move matrix-shaped work to tensor cores (mma.sync/WMMA, or warpgroup MMA on "
+              "Hopper)",
+              "several x for GEMM-like loops"},
+             {"Spread work across pipes: integer index math on the ALU vs FP32 on FMA, avoid "
+              "FP64 where FP32 suffices, use half2/bf162 packed math",
+              "1.1-2x"},
+             {"Remove redundant arithmetic (strength reduction, hoisting loop invariants)",
+              "1.1-1.3x"}}}},
+      {"lg_throttle",
+       {.title = "The local/global memory queue is full (LG throttle)",
+        .root_cause = "Warps issue more global or local memory instructions than the load/store "
+                      "unit queue accepts: typically many narrow (32-bit) accesses per thread, or "
+                      "register-spill traffic.",
+        .recommendations =
+            {{"Load each global value once into shared memory (tiling) instead of every thread "
+              "issuing its own loads inside the loop",
+              "1.5-3x on loops that re-read global data"},
+             {"Vectorise: one float4/int4 access instead of four 32-bit ones",
+              "1.2-2x fewer LSU instructions"},
+             {"Eliminate local-memory spills if the SASS shows LDL/STL",
+              "removes the extra instructions"}}}},
+      {"mio_throttle",
+       {.title = "The MIO queue is full (shared memory / special functions)",
+        .root_cause =
+            "The memory-input/output queue that feeds shared memory, special-function units and "
+            "some data-movement instructions is saturated: too many shared-memory accesses (often "
+            "narrow or bank-conflicted) or MUFU instructions.",
+        .recommendations =
+            {{"Use wider shared-memory accesses (LDS.64/128, ldmatrix for MMA operands) and "
+              "keep reused values in registers",
+              "1.2-2x"},
+             {"Remove shared-memory bank conflicts (padding or swizzling)", "1.1-1.5x"},
+             {"Reduce special-function calls (fast intrinsics, hoisting)", "1.1-1.3x"}}}},
+      {"tex_throttle",
+       {.title = "The texture queue is full (TEX throttle)",
+        .root_cause =
+            "Too many texture/surface (or __ldg through the texture path) requests are in flight.",
+        .recommendations =
+            {{"Use wider loads and fewer texture fetches; load through plain global memory when "
+              "the texture cache adds nothing",
+              "1.1-1.5x"}}}},
+      {"membar",
+       {.title = "Warps wait on memory fences (membar)",
+        .root_cause =
+            "__threadfence() or system-scope fences force warps to wait for all prior writes.",
+        .recommendations =
+            {{"Remove fences that order nothing; use block-scope fences or release/acquire "
+              "atomics instead of device/system-wide fences",
+              "1.1-2x"}}}},
+      {"wait",
+       {.title = "Warps wait on fixed-latency dependencies",
+        .root_cause =
+            "Each instruction depends on the one just before it (fixed-latency ALU/FMA chains) and "
+            "there are too few independent instructions or warps to fill the gap.",
+        .recommendations =
+            {{"Increase instruction-level parallelism: compute several independent outputs per "
+              "thread (unroll with separate accumulators)",
+              "1.2-2x"},
+             {"Raise occupancy so other warps fill the dependency gaps", "1.1-1.5x"}}}},
+      {"dispatch_stall",
+       {.title = "Warps are held by the dispatcher",
+        .root_cause = "The dispatcher could not issue a selected instruction (pipe or "
+                      "register-file conflict).",
+        .recommendations =
+            {{"Mix instruction types so consecutive instructions use different pipes",
+              "1.05-1.2x"}}}},
+      {"no_instruction",
+       {.title = "Warps wait for instructions to be fetched",
+        .root_cause = "The instruction cache misses or the warp waits after a branch: very large "
+                      "unrolled kernels, or very short kernels where every warp starts cold.",
+        .recommendations = {
+            {"Limit unrolling of very long loop bodies so the hot loop fits the instruction "
+             "cache",
+             "1.1-1.3x"},
+            {"For tiny kernels, fuse them with neighbours so start-up costs are amortised",
+             "depends on launch count"}}}}};
+  return *kAdvice;
+}
 
 Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth_saturated,
                  bool streaming) {
@@ -136,163 +272,9 @@ Advice AdviceFor(const std::string& reason, const ToolContext& c, bool bandwidth
         "__pipeline_wait_prior(0); __syncthreads();";
     return a;
   }
-  if (reason == "barrier") {
-    a.title = "Warps wait at block barriers (__syncthreads)";
-    a.root_cause =
-        "Warps reach __syncthreads() at different times and idle until the slowest warp of the "
-        "block "
-        "arrives: too many barriers, or uneven work between the warps of a block.";
-    a.recommendations = {
-        {"Replace block-wide reductions and exchanges with warp primitives (__shfl_*_sync, "
-         "__reduce_*_sync) so most steps need no barrier",
-         "1.2-2x on reduction-heavy kernels"},
-        {"Remove barriers that protect nothing and merge consecutive ones; double-buffer shared "
-         "tiles so one barrier per tile suffices",
-         "1.1-1.5x"},
-        {"Balance work between warps before each barrier; use smaller blocks so fewer warps wait",
-         "1.1-1.3x"},
-    };
-    a.code_example =
-        "float v = partial;\n"
-        "for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffff, v, off);\n"
-        "// lane 0 holds the warp's sum: no __syncthreads() needed inside the warp";
-    return a;
-  }
-  if (reason == "short_scoreboard") {
-    a.title = "Warps wait on shared-memory or special-function results (short scoreboard)";
-    a.root_cause =
-        "Short-scoreboard stalls mean an instruction needs the result of a shared-memory access or "
-        "a "
-        "special-function (MUFU: exp, rcp, rsqrt, sin) instruction. Bank conflicts or dense "
-        "dependent MUFU chains lengthen the wait.";
-    a.recommendations = {
-        {"Remove shared-memory bank conflicts (pad the inner dimension by one word or swizzle)",
-         "1.2-2x on shared-memory-bound loops"},
-        {"Keep reused values in registers instead of re-reading shared memory; load several values "
-         "before using the first",
-         "1.1-1.5x"},
-        {"Use fast intrinsics (__expf, __fdividef, rsqrtf) and hoist special functions out of "
-         "loops",
-         "1.1-1.3x"},
-    };
-    return a;
-  }
-  if (reason == "branch_resolving") {
-    a.title = "Warps wait for branch targets to resolve";
-    a.root_cause =
-        "The warp cannot issue until a branch target and its divergence mask are computed; many "
-        "short data-dependent branches make this the bottleneck.";
-    a.recommendations = {
-        {"Turn short data-dependent branches into predicated arithmetic (select, fminf/fmaxf, "
-         "multiplying by a 0/1 mask)",
-         "1.1-1.5x"},
-        {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches",
-         "1.1-1.3x"},
-    };
-    return a;
-  }
-  if (reason == "math_pipe_throttle") {
-    a.title = "A math pipe is saturated (math-pipe throttle)";
-    a.root_cause =
-        "Warps are ready but the execution pipe they need (FMA, ALU, FP64 or tensor) is busy: the "
-        "kernel is limited by one unit's throughput.";
-    a.recommendations = {
-        {"Move matrix-shaped work to tensor cores (mma.sync/WMMA, or warpgroup MMA on Hopper)",
-         "several x for GEMM-like loops"},
-        {"Spread work across pipes: integer index math on the ALU vs FP32 on FMA, avoid FP64 "
-         "where FP32 suffices, use half2/bf162 packed math",
-         "1.1-2x"},
-        {"Remove redundant arithmetic (strength reduction, hoisting loop invariants)", "1.1-1.3x"},
-    };
-    return a;
-  }
-  if (reason == "lg_throttle") {
-    a.title = "The local/global memory queue is full (LG throttle)";
-    a.root_cause =
-        "Warps issue more global or local memory instructions than the load/store unit queue "
-        "accepts: typically many narrow (32-bit) accesses per thread, or register-spill traffic.";
-    a.recommendations = {
-        {"Load each global value once into shared memory (tiling) instead of every thread issuing "
-         "its own loads inside the loop",
-         "1.5-3x on loops that re-read global data"},
-        {"Vectorise: one float4/int4 access instead of four 32-bit ones",
-         "1.2-2x fewer LSU instructions"},
-        {"Eliminate local-memory spills if the SASS shows LDL/STL",
-         "removes the extra instructions"},
-    };
-    return a;
-  }
-  if (reason == "mio_throttle") {
-    a.title = "The MIO queue is full (shared memory / special functions)";
-    a.root_cause =
-        "The memory-input/output queue that feeds shared memory, special-function units and some "
-        "data-movement instructions is saturated: too many shared-memory accesses (often narrow or "
-        "bank-conflicted) or MUFU instructions.";
-    a.recommendations = {
-        {"Use wider shared-memory accesses (LDS.64/128, ldmatrix for MMA operands) and keep reused "
-         "values in registers",
-         "1.2-2x"},
-        {"Remove shared-memory bank conflicts (padding or swizzling)", "1.1-1.5x"},
-        {"Reduce special-function calls (fast intrinsics, hoisting)", "1.1-1.3x"},
-    };
-    return a;
-  }
-  if (reason == "tex_throttle") {
-    a.title = "The texture queue is full (TEX throttle)";
-    a.root_cause =
-        "Too many texture/surface (or __ldg through the texture path) requests are in flight.";
-    a.recommendations = {
-        {"Use wider loads and fewer texture fetches; load through plain global memory when the "
-         "texture cache adds nothing",
-         "1.1-1.5x"},
-    };
-    return a;
-  }
-  if (reason == "membar") {
-    a.title = "Warps wait on memory fences (membar)";
-    a.root_cause =
-        "__threadfence() or system-scope fences force warps to wait for all prior writes.";
-    a.recommendations = {
-        {"Remove fences that order nothing; use block-scope fences or release/acquire atomics "
-         "instead of device/system-wide fences",
-         "1.1-2x"},
-    };
-    return a;
-  }
-  if (reason == "wait") {
-    a.title = "Warps wait on fixed-latency dependencies";
-    a.root_cause =
-        "Each instruction depends on the one just before it (fixed-latency ALU/FMA chains) and "
-        "there are too few independent instructions or warps to fill the gap.";
-    a.recommendations = {
-        {"Increase instruction-level parallelism: compute several independent outputs per thread "
-         "(unroll with separate accumulators)",
-         "1.2-2x"},
-        {"Raise occupancy so other warps fill the dependency gaps", "1.1-1.5x"},
-    };
-    return a;
-  }
-  if (reason == "dispatch_stall") {
-    a.title = "Warps are held by the dispatcher";
-    a.root_cause =
-        "The dispatcher could not issue a selected instruction (pipe or register-file conflict).";
-    a.recommendations = {
-        {"Mix instruction types so consecutive instructions use different pipes", "1.05-1.2x"},
-    };
-    return a;
-  }
-  // no_instruction
-  a.title = "Warps wait for instructions to be fetched";
-  a.root_cause =
-      "The instruction cache misses or the warp waits after a branch: very large unrolled kernels, "
-      "or very short kernels where every warp starts cold.";
-  a.recommendations = {
-      {"Limit unrolling of very long loop bodies so the hot loop fits the instruction cache",
-       "1.1-1.3x"},
-      {"For tiny kernels, fuse them with neighbours so start-up costs are amortised",
-       "depends on launch count"},
-  };
-  return a;
+  const auto& fixed = FixedAdvice();
+  auto it = fixed.find(reason);
+  return it != fixed.end() ? it->second : fixed.at("no_instruction");
 }
 
 class WarpStallTool : public ProfilingTool {
