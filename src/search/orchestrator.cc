@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <filesystem>
 #include <utility>
 
 #include "agents/programmer.h"
@@ -18,8 +17,6 @@
 
 namespace kernelpro::search {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string CandidateKey(std::int64_t candidate_id) {
   return "candidate:" + std::to_string(candidate_id);
