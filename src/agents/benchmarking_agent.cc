@@ -19,9 +19,10 @@ std::string Normalised(const std::string& path) {
 
 }  // namespace
 
-Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem_path,
-                                      const std::optional<GpuSpec>& forced,
-                                      const RooflineOptions& roofline) {
+Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
+                                                const std::string& problem_path,
+                                                const std::optional<roofline::GpuSpec>& forced,
+                                                const roofline::RooflineOptions& roofline) {
   const std::string problem = std::filesystem::absolute(problem_path).lexically_normal().string();
   Json request = executor.BaseRequest();
   request["problem"] = problem;
@@ -29,7 +30,7 @@ Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& pro
   limits.wall_timeout = std::chrono::seconds(executor.options().step_timeout_s);
   // On the first free GPU of the executor's pool, alone on it.
   auto outcome = [&] {
-    GpuPool::Lease lease = executor.gpu_pool().Acquire();
+    eval::GpuPool::Lease lease = executor.gpu_pool().Acquire();
     return executor.worker().Run("analyze", request, limits, lease.Env());
   }();
   if (!outcome.ok())
@@ -45,31 +46,32 @@ Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& pro
     return Status::InvalidArgument(message);
   }
   const std::string detected = JsonGet<std::string>(result, "device_name", "");
-  GpuSpec gpu;
+  roofline::GpuSpec gpu;
   std::vector<std::string> notes;
   if (forced) {
     gpu = *forced;
     if (!detected.empty()) {
-      auto found = FindGpu(detected);
+      auto found = roofline::FindGpu(detected);
       if (!found.ok() || found->key != gpu.key) {
         notes.push_back("analysed for " + gpu.key + " (--gpu) while the reference ran on \"" +
                         detected + "\"");
       }
     }
   } else {
-    auto found = FindGpu(detected);
+    auto found = roofline::FindGpu(detected);
     if (!found.ok()) return Status::NotFound("detected GPU: " + found.status().message());
     gpu = *found;
   }
-  auto analysis = AnalyzeReference(result, problem_path, gpu, roofline);
+  auto analysis = roofline::AnalyzeReference(result, problem_path, gpu, roofline);
   if (!analysis.ok()) return analysis.status();
   analysis->notes.insert(analysis->notes.begin(), notes.begin(), notes.end());
   return analysis;
 }
 
-Result<ReferenceAnalysis> RunStageOneMeasured(Executor& executor, const std::string& problem,
-                                              const BenchmarkingOptions& options) {
-  Result<ReferenceAnalysis> analysis =
+Result<roofline::ReferenceAnalysis> RunStageOneMeasured(eval::Executor& executor,
+                                                        const std::string& problem,
+                                                        const BenchmarkingOptions& options) {
+  Result<roofline::ReferenceAnalysis> analysis =
       RunStageOne(executor, problem, options.gpu, options.roofline);
   if (!analysis.ok()) return analysis;
   if (executor.options().device != "cuda") {
@@ -81,16 +83,17 @@ Result<ReferenceAnalysis> RunStageOneMeasured(Executor& executor, const std::str
     analysis->notes.push_back("ncu measurement turned off: theoretical only");
     return analysis;
   }
-  ProfileOptions profile;
+  eval::ProfileOptions profile;
   profile.sass = false;
   profile.timeline = false;
   profile.ncu_options = options.ncu;
-  Result<Metrics> metrics = ProfileCandidate(executor, Normalised(problem), "", profile);
+  Result<profile::Metrics> metrics =
+      eval::ProfileCandidate(executor, Normalised(problem), "", profile);
   if (!metrics.ok()) {
     analysis->notes.push_back("ncu profile of the reference failed: " + metrics.status().message() +
                               "; theoretical only");
   } else {
-    ValidateWithProfile(*analysis, *metrics);
+    roofline::ValidateWithProfile(*analysis, *metrics);
   }
   return analysis;
 }
@@ -98,7 +101,8 @@ Result<ReferenceAnalysis> RunStageOneMeasured(Executor& executor, const std::str
 BenchmarkingAgent::BenchmarkingAgent(StageOneRunner run_stage_one)
     : run_stage_one_(std::move(run_stage_one)) {}
 
-BenchmarkingAgent BenchmarkingAgent::ForExecutor(Executor& executor, BenchmarkingOptions options) {
+BenchmarkingAgent BenchmarkingAgent::ForExecutor(eval::Executor& executor,
+                                                 BenchmarkingOptions options) {
   return BenchmarkingAgent([&executor, options = std::move(options)](const std::string& problem) {
     return RunStageOneMeasured(executor, problem, options);
   });
@@ -109,15 +113,15 @@ int BenchmarkingAgent::stage_one_runs() const {
   return runs_;
 }
 
-Result<ReferenceAnalysis> BenchmarkingAgent::Analyze(const std::string& problem,
-                                                     const std::string& saved) {
+Result<roofline::ReferenceAnalysis> BenchmarkingAgent::Analyze(const std::string& problem,
+                                                               const std::string& saved) {
   const std::string key = Normalised(problem);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   std::string saved_note;
   if (!saved.empty() && std::filesystem::exists(saved)) {
-    Result<ReferenceAnalysis> loaded = ReadReferenceAnalysisFile(saved);
+    Result<roofline::ReferenceAnalysis> loaded = roofline::ReadReferenceAnalysisFile(saved);
     if (!loaded.ok()) {
       saved_note =
           saved + " could not be read (" + loaded.status().message() + "); Stage 1 ran again";
@@ -130,7 +134,7 @@ Result<ReferenceAnalysis> BenchmarkingAgent::Analyze(const std::string& problem,
   }
 
   ++runs_;
-  Result<ReferenceAnalysis> analysis = run_stage_one_(key);
+  Result<roofline::ReferenceAnalysis> analysis = run_stage_one_(key);
   if (analysis.ok()) {
     if (!saved_note.empty()) analysis->notes.push_back(saved_note);
     if (!saved.empty()) {

@@ -33,37 +33,42 @@ namespace kernelpro::agents {
 
 // Stage 1, theoretical side: the worker's analyze step on the problem's reference, on the GPU it
 // detects (or `forced`), classified on the roofline. No ncu run.
-Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
-                                      const std::optional<GpuSpec>& forced,
-                                      const RooflineOptions& roofline);
+Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
+                                                const std::string& problem,
+                                                const std::optional<roofline::GpuSpec>& forced,
+                                                const roofline::RooflineOptions& roofline);
 
 struct BenchmarkingOptions {
-  std::optional<GpuSpec> gpu;  // analyse for this GPU instead of the detected one (needed on cpu)
-  RooflineOptions roofline;
-  bool measure = true;  // profile the reference with ncu for the measured side (cuda only)
-  NcuOptions ncu;       // that profile's options
+  std::optional<roofline::GpuSpec>
+      gpu;  // analyse for this GPU instead of the detected one (needed on cpu)
+  roofline::RooflineOptions roofline;
+  bool measure = true;      // profile the reference with ncu for the measured side (cuda only)
+  profile::NcuOptions ncu;  // that profile's options
 };
 
 // Stage 1 in full: RunStageOne, then the measured side from an ncu profile of the reference when
 // the executor runs on cuda and `measure` is set. A failed ncu run leaves the analysis
 // theoretical with a note saying why; only a failed analyze step is an error.
-Result<ReferenceAnalysis> RunStageOneMeasured(Executor& executor, const std::string& problem,
-                                              const BenchmarkingOptions& options);
+Result<roofline::ReferenceAnalysis> RunStageOneMeasured(eval::Executor& executor,
+                                                        const std::string& problem,
+                                                        const BenchmarkingOptions& options);
 
 class BenchmarkingAgent {
  public:
   // Runs Stage 1 for a problem (its absolute, normalised path). Tests pass a fake.
-  using StageOneRunner = std::function<Result<ReferenceAnalysis>(const std::string& problem)>;
+  using StageOneRunner =
+      std::function<Result<roofline::ReferenceAnalysis>(const std::string& problem)>;
 
   explicit BenchmarkingAgent(StageOneRunner run_stage_one);
 
   // An agent running RunStageOneMeasured on `executor`, which must outlive it.
-  static BenchmarkingAgent ForExecutor(Executor& executor, BenchmarkingOptions options = {});
+  static BenchmarkingAgent ForExecutor(eval::Executor& executor, BenchmarkingOptions options = {});
 
   // The problem's Stage-1 analysis: from memory, else from the file `saved` (a run directory's
   // stage1.json, store/run_layout.h), else by running Stage 1 (and then saving it to `saved` when
   // one is given; a failed save is a note on the analysis, not an error).
-  Result<ReferenceAnalysis> Analyze(const std::string& problem, const std::string& saved = "");
+  Result<roofline::ReferenceAnalysis> Analyze(const std::string& problem,
+                                              const std::string& saved = "");
 
   // How many times Stage 1 actually ran (cache hits excluded).
   int stage_one_runs() const;
@@ -71,7 +76,7 @@ class BenchmarkingAgent {
  private:
   StageOneRunner run_stage_one_;
   mutable std::mutex mu_;
-  std::map<std::string, Result<ReferenceAnalysis>> cache_;  // by absolute problem path
+  std::map<std::string, Result<roofline::ReferenceAnalysis>> cache_;  // by absolute problem path
   int runs_ = 0;
 };
 

@@ -29,10 +29,10 @@ std::string RunDir(const std::string& name) {
 // Stage 1 as the fixture recorded it, for whichever problem is asked.
 struct FakeStageOne {
   std::atomic<int> calls{0};
-  Result<ReferenceAnalysis> operator()(const std::string& problem) {
+  Result<roofline::ReferenceAnalysis> operator()(const std::string& problem) {
     ++calls;
-    auto analysis =
-        ReadReferenceAnalysisFile(kRoot + "/tests/fixtures/h200-advise/swish.analysis.json");
+    auto analysis = roofline::ReadReferenceAnalysisFile(
+        kRoot + "/tests/fixtures/h200-advise/swish.analysis.json");
     if (analysis.ok()) analysis->problem = problem;
     return analysis;
   }
@@ -46,7 +46,7 @@ TEST(BenchmarkingAgentTest, StageOneRunsOncePerProblem) {
   BenchmarkingAgent agent = stage_one.Agent();
   auto first = agent.Analyze(kSwish);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(first->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(first->bottleneck, roofline::Bottleneck::kMemory);
   EXPECT_EQ(first->problem, kSwish);  // the runner gets the absolute path
   // The same file, spelt differently, is the same problem.
   auto again = agent.Analyze(kRoot + "/problems/rms_norm/../swish/problem.py");
@@ -68,9 +68,9 @@ TEST(BenchmarkingAgentTest, AResumedRunLoadsStageOneFromTheRunDirectory) {
   const std::string saved = dir + "/stage1.json";
   ASSERT_TRUE(std::filesystem::exists(saved));
   // It is the `kernelpro analyze --json` form, which `kernelpro advise --analysis` reads.
-  auto read_back = ReadReferenceAnalysisFile(saved);
+  auto read_back = roofline::ReadReferenceAnalysisFile(saved);
   ASSERT_TRUE(read_back.ok()) << read_back.status().ToString();
-  EXPECT_EQ(read_back->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(read_back->bottleneck, roofline::Bottleneck::kMemory);
   EXPECT_EQ(read_back->confidence, "high");
 
   // A new process (a new agent) resumes from the directory without running Stage 1.
@@ -94,7 +94,7 @@ TEST(BenchmarkingAgentTest, AStageOneFileForAnotherProblemIsReplaced) {
   ASSERT_FALSE(analysis->notes.empty());
   EXPECT_NE(analysis->notes.back().find("was for " + kRmsNorm), std::string::npos)
       << analysis->notes.back();
-  EXPECT_EQ(ReadReferenceAnalysisFile(dir + "/stage1.json")->problem, kSwish);
+  EXPECT_EQ(roofline::ReadReferenceAnalysisFile(dir + "/stage1.json")->problem, kSwish);
 }
 
 TEST(BenchmarkingAgentTest, AnUnreadableStageOneFileIsRunAgainWithANote) {
@@ -106,13 +106,13 @@ TEST(BenchmarkingAgentTest, AnUnreadableStageOneFileIsRunAgainWithANote) {
   ASSERT_TRUE(analysis.ok());
   EXPECT_EQ(stage_one.calls, 1);
   EXPECT_NE(analysis->notes.back().find("could not be read"), std::string::npos);
-  EXPECT_TRUE(ReadReferenceAnalysisFile(dir + "/stage1.json").ok());
+  EXPECT_TRUE(roofline::ReadReferenceAnalysisFile(dir + "/stage1.json").ok());
 }
 
 TEST(BenchmarkingAgentTest, AFailedStageOneIsAValueRememberedOnlyInMemory) {
   const std::string dir = RunDir("failure");
   int calls = 0;
-  BenchmarkingAgent agent([&calls](const std::string&) -> Result<ReferenceAnalysis> {
+  BenchmarkingAgent agent([&calls](const std::string&) -> Result<roofline::ReferenceAnalysis> {
     ++calls;
     return Status::InvalidArgument("device_error: no CUDA device");
   });

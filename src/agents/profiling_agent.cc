@@ -81,23 +81,24 @@ const std::vector<std::string> kRawCounters = {
     "sm__inst_executed_pipe_tensor_op_hmma.sum",
 };
 
-const ToolRegistry& RegistryOf(const ProfilingInput& input) {
+const tools::ToolRegistry& RegistryOf(const ProfilingInput& input) {
   if (input.registry != nullptr) return *input.registry;
-  static const ToolRegistry builtin = BuiltinRegistry();
+  static const tools::ToolRegistry builtin = tools::BuiltinRegistry();
   return builtin;
 }
 
-AnalysisOptions AnalysisOptionsOf(const ProfilingInput& input) {
-  AnalysisOptions options;
+tools::AnalysisOptions AnalysisOptionsOf(const ProfilingInput& input) {
+  tools::AnalysisOptions options;
   if (input.stage1) options.bottleneck = input.stage1->bottleneck;
   options.energy = input.energy_tools;
   options.overrides = input.overrides;
   return options;
 }
 
-std::string ClassName(Bottleneck bottleneck) {
-  return bottleneck == Bottleneck::kMixed ? "mixed (neither roof dominates)"
-                                          : std::string(BottleneckName(bottleneck)) + "-bound";
+std::string ClassName(roofline::Bottleneck bottleneck) {
+  return bottleneck == roofline::Bottleneck::kMixed
+             ? "mixed (neither roof dominates)"
+             : std::string(roofline::BottleneckName(bottleneck)) + "-bound";
 }
 
 // ---- The prompt's sections ---------------------------------------------------------------------
@@ -106,13 +107,13 @@ std::string Header(const ProfilingInput& input, bool with_stage1) {
   std::ostringstream out;
   out << "# Profile of one candidate kernel\n\n";
   if (input.speedup) {
-    out << "Speedup over the reference: " << FormatNumber(*input.speedup) << "x"
+    out << "Speedup over the reference: " << tools::FormatNumber(*input.speedup) << "x"
         << (*input.speedup < 1 ? " (slower than the reference)" : "") << ".\n";
   } else {
     out << "Speedup over the reference: not measured.\n";
   }
   if (with_stage1 && input.stage1) {
-    const ReferenceAnalysis& s = *input.stage1;
+    const roofline::ReferenceAnalysis& s = *input.stage1;
     out << "Stage 1 (roofline of the reference): " << ClassName(s.bottleneck) << ", confidence "
         << s.confidence << ".";
     if (!s.rationale.empty()) {
@@ -128,42 +129,43 @@ std::string Header(const ProfilingInput& input, bool with_stage1) {
       seconds = input.metrics.timeline->gpu_busy_us * 1e-6;
       from = "GPU busy time of one forward call";
     } else if (input.metrics.ncu) {
-      for (const NcuKernel& k : input.metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
+      for (const profile::NcuKernel& k : input.metrics.ncu->kernels)
+        seconds += k.duration_ns() * 1e-9;
       from = "summed ncu kernel durations";
     }
     if (seconds > 0 && s.roofline.attainable_time_s > 0) {
       out << "Against the roofline, timed by the " << from << ", the candidate "
-          << PositionAgainstRoofline(s, seconds).summary << ".\n";
+          << roofline::PositionAgainstRoofline(s, seconds).summary << ".\n";
     }
   }
   return out.str();
 }
 
 std::string Bytes(double bytes) {
-  if (bytes >= 1 << 20) return FormatNumber(bytes / (1 << 20)) + " MiB";
-  if (bytes >= 1 << 10) return FormatNumber(bytes / (1 << 10)) + " KiB";
-  return FormatNumber(bytes) + " B";
+  if (bytes >= 1 << 20) return tools::FormatNumber(bytes / (1 << 20)) + " MiB";
+  if (bytes >= 1 << 10) return tools::FormatNumber(bytes / (1 << 10)) + " KiB";
+  return tools::FormatNumber(bytes) + " B";
 }
 
-std::string SassSection(const Metrics& metrics) {
+std::string SassSection(const profile::Metrics& metrics) {
   std::ostringstream out;
   out << "## SASS summary\n\n";
   if (!metrics.sass) {
     out << "Not collected (no cuobjdump output for this candidate).\n";
     return out.str();
   }
-  const MetricSet set = BuildMetricSet(metrics);
+  const tools::MetricSet set = tools::BuildMetricSet(metrics);
   auto count = [&](const char* name) {
     return static_cast<long long>(set.Find(std::string("sass.") + name).value_or(0));
   };
-  std::vector<const SassKernel*> kernels = SassEntryKernels(*metrics.sass);
+  std::vector<const profile::SassKernel*> kernels = tools::SassEntryKernels(*metrics.sass);
   out << "Static instruction counts from cuobjdump of the built extension ("
       << (metrics.sass->arch.empty() ? "architecture unknown" : metrics.sass->arch) << "), over "
       << kernels.size() << " kernel function(s)";
   if (!kernels.empty()) {
     out << ": ";
     for (size_t i = 0; i < kernels.size() && i < 4; ++i) {
-      out << (i ? "; " : "") << DemangleKernelName(kernels[i]->name);
+      out << (i ? "; " : "") << profile::DemangleKernelName(kernels[i]->name);
     }
     if (kernels.size() > 4) out << "; and " << kernels.size() - 4 << " more";
   }
@@ -204,48 +206,48 @@ std::string SassSection(const Metrics& metrics) {
   return out.str();
 }
 
-std::string TimelineSection(const Metrics& metrics) {
+std::string TimelineSection(const profile::Metrics& metrics) {
   std::ostringstream out;
   out << "## Timeline summary\n\n";
   if (!metrics.timeline) {
     out << "Not collected (no trace of a forward call for this candidate).\n";
     return out.str();
   }
-  const TimelineSummary& t = *metrics.timeline;
+  const profile::TimelineSummary& t = *metrics.timeline;
   const std::string source = t.source == "nsys"             ? "Nsight Systems"
                              : t.source == "torch_profiler" ? "the PyTorch profiler"
                                                             : t.source;
   out << "One forward call, traced with " << source << ":\n";
-  out << "- End to end: " << FormatQuantity(t.end_to_end_us, "us") << "; GPU busy "
-      << FormatQuantity(t.gpu_busy_us, "us");
+  out << "- End to end: " << tools::FormatQuantity(t.end_to_end_us, "us") << "; GPU busy "
+      << tools::FormatQuantity(t.gpu_busy_us, "us");
   if (t.end_to_end_us > 0)
-    out << " (" << FormatQuantity(100 * t.gpu_busy_us / t.end_to_end_us, "%") << ")";
+    out << " (" << tools::FormatQuantity(100 * t.gpu_busy_us / t.end_to_end_us, "%") << ")";
   out << "\n";
-  out << "- Launch overhead: " << FormatQuantity(100 * t.launch_overhead_share, "%")
-      << " of end to end; average launch latency " << FormatQuantity(t.avg_launch_latency_us, "us")
-      << "\n";
+  out << "- Launch overhead: " << tools::FormatQuantity(100 * t.launch_overhead_share, "%")
+      << " of end to end; average launch latency "
+      << tools::FormatQuantity(t.avg_launch_latency_us, "us") << "\n";
   out << "- Kernels launched: " << t.kernel_count << "\n";
   out << "- Synchronisations: " << t.sync_calls;
-  if (t.sync_calls > 0) out << " (" << FormatQuantity(t.sync_time_us, "us") << ")";
+  if (t.sync_calls > 0) out << " (" << tools::FormatQuantity(t.sync_time_us, "us") << ")";
   out << "\n";
   out << "- Memory copies: ";
   if (t.memcpy.empty()) out << "none";
   for (size_t i = 0; i < t.memcpy.size(); ++i) {
-    const MemcpySummary& m = t.memcpy[i];
+    const profile::MemcpySummary& m = t.memcpy[i];
     out << (i ? "; " : "") << m.direction << " " << m.count << " (" << Bytes(m.bytes) << ", "
-        << FormatQuantity(m.time_us, "us") << ")";
+        << tools::FormatQuantity(m.time_us, "us") << ")";
   }
   out << "\n";
   double gap_total = 0, gap_largest = 0;
-  for (const IdleGap& g : t.gaps) {
+  for (const profile::IdleGap& g : t.gaps) {
     gap_total += g.duration_us;
     gap_largest = std::max(gap_largest, g.duration_us);
   }
-  out << "- GPU idle gaps above " << FormatQuantity(t.gap_threshold_us, "us") << ": "
+  out << "- GPU idle gaps above " << tools::FormatQuantity(t.gap_threshold_us, "us") << ": "
       << t.gaps.size();
   if (!t.gaps.empty()) {
-    out << ", " << FormatQuantity(gap_total, "us") << " in total, largest "
-        << FormatQuantity(gap_largest, "us");
+    out << ", " << tools::FormatQuantity(gap_total, "us") << " in total, largest "
+        << tools::FormatQuantity(gap_largest, "us");
   }
   out << "\n";
   return out.str();
@@ -255,7 +257,7 @@ std::string TimelineSection(const Metrics& metrics) {
 // rates; the memory ones join the memory group so that each group answers one question.
 enum class Group { kCompute, kMemory, kOccupancy, kStalls };
 
-Group GroupOf(const NcuMetric& metric) {
+Group GroupOf(const profile::NcuMetric& metric) {
   if (metric.category == "warp_stalls") return Group::kStalls;
   if (metric.category == "occupancy") return Group::kOccupancy;
   if (metric.category == "memory") return Group::kMemory;
@@ -267,14 +269,14 @@ Group GroupOf(const NcuMetric& metric) {
   return Group::kCompute;  // throughput of the SM and its pipes, instructions, tensor pipes
 }
 
-std::string NcuSection(const Metrics& metrics) {
+std::string NcuSection(const profile::Metrics& metrics) {
   std::ostringstream out;
   out << "## ncu metrics by category\n\n";
   if (!metrics.ncu || metrics.ncu->kernels.empty()) {
     out << "Not collected (no Nsight Compute counters for this candidate).\n";
     return out.str();
   }
-  const NcuKernel& aggregate = metrics.ncu->aggregate;
+  const profile::NcuKernel& aggregate = metrics.ncu->aggregate;
   out << "Nsight Compute counters over " << metrics.ncu->kernels.size()
       << " kernel launch(es): duration-weighted means for rates and percentages, sums for counts "
          "and bytes.\n";
@@ -284,13 +286,14 @@ std::string NcuSection(const Metrics& metrics) {
                                                    {Group::kStalls, "Stalls and issue"}};
   for (const auto& [group, title] : kGroups) {
     std::ostringstream lines;
-    for (const NcuMetric& metric : NcuMetricCatalog()) {
+    for (const profile::NcuMetric& metric : profile::NcuMetricCatalog()) {
       if (GroupOf(metric) != group) continue;
       auto value = aggregate.values.find(metric.name);
       if (value == aggregate.values.end()) continue;
       auto unit = aggregate.units.find(metric.name);
       lines << "- " << metric.name << " = "
-            << FormatQuantity(value->second, unit == aggregate.units.end() ? "" : unit->second)
+            << tools::FormatQuantity(value->second,
+                                     unit == aggregate.units.end() ? "" : unit->second)
             << "\n";
     }
     if (lines.tellp() > 0) out << "\n### " << title << "\n" << lines.str();
@@ -298,18 +301,18 @@ std::string NcuSection(const Metrics& metrics) {
   return out.str();
 }
 
-std::string RawCounters(const Metrics& metrics) {
+std::string RawCounters(const profile::Metrics& metrics) {
   if (!metrics.ncu || metrics.ncu->kernels.empty()) return "";
   std::ostringstream out;
   const auto& values = metrics.ncu->aggregate.values;
   for (const std::string& name : kRawCounters) {
     auto it = values.find(name);
-    if (it != values.end()) out << name << "=" << FormatNumber(it->second, 6) << "\n";
+    if (it != values.end()) out << name << "=" << tools::FormatNumber(it->second, 6) << "\n";
   }
   return out.str();
 }
 
-std::string RawSection(const Metrics& metrics) {
+std::string RawSection(const profile::Metrics& metrics) {
   std::string counters = RawCounters(metrics);
   if (counters.empty()) return "## ncu counters\n\nNot collected.\n";
   return "## ncu counters\n\nAs name=value, in base units (bytes, nanoseconds, percent):\n" +
@@ -357,37 +360,38 @@ std::string TaskSection(FeedbackMode mode) {
 }
 
 // One tool's result as the reactive LLM reads it.
-std::string ToolResultText(const Analysis& full, const std::string& name) {
-  for (const ToolOutput& o : full.findings) {
+std::string ToolResultText(const tools::Analysis& full, const std::string& name) {
+  for (const tools::ToolOutput& o : full.findings) {
     if (o.tool != name) continue;
-    Analysis one;
+    tools::Analysis one;
     one.findings.push_back(o);
-    std::string text = RenderGuidance(one);
+    std::string text = tools::RenderGuidance(one);
     size_t start = text.find("### 1.");
     return start == std::string::npos ? text : text.substr(start);
   }
-  for (const ToolOutput& o : full.skipped) {
+  for (const tools::ToolOutput& o : full.skipped) {
     if (o.tool == name) return name + " could not run: " + o.skip_reason + ".";
   }
   return name + " ran on this kernel's metrics and found nothing to report.";
 }
 
 // The findings of the tools the reactive LLM called, in the registry's order.
-std::string CalledToolsGuidance(const Analysis& full, const std::map<std::string, int>& called,
-                                const RenderOptions& render) {
+std::string CalledToolsGuidance(const tools::Analysis& full,
+                                const std::map<std::string, int>& called,
+                                const tools::RenderOptions& render) {
   if (called.empty()) return "";
-  Analysis subset;
+  tools::Analysis subset;
   subset.bottleneck = full.bottleneck;
-  for (const ToolOutput& o : full.findings) {
+  for (const tools::ToolOutput& o : full.findings) {
     if (called.count(o.tool)) subset.findings.push_back(o);
   }
-  for (const ToolOutput& o : full.skipped) {
+  for (const tools::ToolOutput& o : full.skipped) {
     if (called.count(o.tool)) subset.skipped.push_back(o);
   }
   for (const std::string& q : full.quiet) {
     if (called.count(q)) subset.quiet.push_back(q);
   }
-  return RenderGuidance(subset, render);
+  return tools::RenderGuidance(subset, render);
 }
 
 std::string SystemPrompt(FeedbackMode mode) {
@@ -433,13 +437,14 @@ std::string SystemPrompt(FeedbackMode mode) {
 
 // Everything one analysis needs, computed once: the prompt and the tools' results.
 struct Prepared {
-  Analysis analysis;     // every relevant tool's result (kTools, kReactive)
-  std::string guidance;  // kTools: the rendered analysis injected into the prompt
-  std::string raw;       // kRaw: the counters
+  tools::Analysis analysis;  // every relevant tool's result (kTools, kReactive)
+  std::string guidance;      // kTools: the rendered analysis injected into the prompt
+  std::string raw;           // kRaw: the counters
   std::string user;
 };
 
-Prepared Prepare(const ProfilingInput& input, FeedbackMode mode, const RenderOptions& render) {
+Prepared Prepare(const ProfilingInput& input, FeedbackMode mode,
+                 const tools::RenderOptions& render) {
   Prepared p;
   if (mode == FeedbackMode::kNone) return p;
   if (mode == FeedbackMode::kRaw) {
@@ -455,7 +460,7 @@ Prepared Prepare(const ProfilingInput& input, FeedbackMode mode, const RenderOpt
        << SassSection(input.metrics) << "\n"
        << TimelineSection(input.metrics) << "\n";
   if (mode == FeedbackMode::kTools) {
-    p.guidance = RenderGuidance(p.analysis, render);
+    p.guidance = tools::RenderGuidance(p.analysis, render);
     user << p.guidance << "\n";
   }
   user << NcuSection(input.metrics) << "\n";
@@ -465,12 +470,12 @@ Prepared Prepare(const ProfilingInput& input, FeedbackMode mode, const RenderOpt
   return p;
 }
 
-std::vector<const ProfilingTool*> OfferedTools(const ProfilingInput& input) {
-  std::optional<Bottleneck> bottleneck = AnalysisOptionsOf(input).bottleneck;
-  std::vector<const ProfilingTool*> out;
+std::vector<const tools::ProfilingTool*> OfferedTools(const ProfilingInput& input) {
+  std::optional<roofline::Bottleneck> bottleneck = AnalysisOptionsOf(input).bottleneck;
+  std::vector<const tools::ProfilingTool*> out;
   for (const auto& tool : RegistryOf(input).tools()) {
-    if (tool->source() == ToolSource::kEnergy && !input.energy_tools) continue;
-    if (ToolRegistry::Runs(*tool, bottleneck)) out.push_back(tool.get());
+    if (tool->source() == tools::ToolSource::kEnergy && !input.energy_tools) continue;
+    if (tools::ToolRegistry::Runs(*tool, bottleneck)) out.push_back(tool.get());
   }
   return out;
 }
@@ -482,7 +487,7 @@ const std::vector<std::string>& RawCounterNames() { return kRawCounters; }
 std::string ProfilingSystemPrompt(FeedbackMode mode) { return SystemPrompt(mode); }
 
 std::string BuildProfilingPrompt(const ProfilingInput& input, FeedbackMode mode) {
-  return Prepare(input, mode, RenderOptions{}).user;
+  return Prepare(input, mode, tools::RenderOptions{}).user;
 }
 
 std::string RenderProfileAnalysis(const ProfileAnalysis& analysis) {
@@ -524,7 +529,7 @@ ProfilingResult RunProfilingAgent(llm::Backend& backend, const ProfilingInput& i
   result.llm_called = true;
   if (options.mode == FeedbackMode::kReactive) {
     std::map<std::string, llm::ToolHandler> handlers;
-    for (const ProfilingTool* tool : OfferedTools(input)) {
+    for (const tools::ProfilingTool* tool : OfferedTools(input)) {
       const std::string name = tool->name();
       result.tools_offered.push_back(name);
       request.tools.push_back(

@@ -46,22 +46,22 @@ namespace kernelpro::agents {
 // What the profiling agent knows about one candidate. The metrics are borrowed: they must outlive
 // the input.
 struct ProfilingInput {
-  explicit ProfilingInput(const Metrics& profiled) : metrics(profiled) {}
+  explicit ProfilingInput(const profile::Metrics& profiled) : metrics(profiled) {}
 
-  const Metrics& metrics;                   // ncu, SASS and timeline views (any may be missing)
-  std::optional<ReferenceAnalysis> stage1;  // unset: no class, every speed tool runs
-  const ToolRegistry* registry = nullptr;   // null: the built-in tools
-  std::string candidate_code;               // shown to the LLM; may be empty
-  std::optional<double> speedup;            // over the reference, when it was timed
-  ThresholdOverrides overrides;             // per-tool thresholds, as `kernelpro advise` takes them
-  bool energy_tools = true;                 // also run the energy-only tools (kTools, kReactive)
+  const profile::Metrics& metrics;  // ncu, SASS and timeline views (any may be missing)
+  std::optional<roofline::ReferenceAnalysis> stage1;  // unset: no class, every speed tool runs
+  const tools::ToolRegistry* registry = nullptr;      // null: the built-in tools
+  std::string candidate_code;                         // shown to the LLM; may be empty
+  std::optional<double> speedup;                      // over the reference, when it was timed
+  tools::ThresholdOverrides overrides;  // per-tool thresholds, as `kernelpro advise` takes them
+  bool energy_tools = true;             // also run the energy-only tools (kTools, kReactive)
 };
 
 struct ProfilingOptions {
   FeedbackMode mode = FeedbackMode::kTools;
   int max_tokens = 4096;              // of the analysis reply
   std::optional<double> temperature;  // unset: the server's default
-  RenderOptions render;               // bounds of the guidance text
+  tools::RenderOptions render;        // bounds of the guidance text
   // kReactive: calls each tool may make per analysis (the same metrics give the same finding, so
   // a second call teaches the model nothing), and model turns before the answer is due.
   int reactive_tool_budget = 1;

@@ -41,14 +41,14 @@ bool Contains(const std::string& text, const std::string& needle) {
 
 // The swish recording: metrics, Stage 1 and the candidate that was profiled.
 struct Swish {
-  Metrics metrics =
-      CollectFromArtifacts(ArtifactsIn(kRoot + "/tests/fixtures/h200-advise", "swish"));
-  std::optional<ReferenceAnalysis> stage1;
+  profile::Metrics metrics = profile::CollectFromArtifacts(
+      profile::ArtifactsIn(kRoot + "/tests/fixtures/h200-advise", "swish"));
+  std::optional<roofline::ReferenceAnalysis> stage1;
   std::string code = ReadFile(kRoot + "/problems/swish/candidates/cuda_swish.py");
 
   Swish() {
-    auto analysis =
-        ReadReferenceAnalysisFile(kRoot + "/tests/fixtures/h200-advise/swish.analysis.json");
+    auto analysis = roofline::ReadReferenceAnalysisFile(
+        kRoot + "/tests/fixtures/h200-advise/swish.analysis.json");
     EXPECT_TRUE(analysis.ok()) << analysis.status().ToString();
     if (analysis.ok()) stage1 = *analysis;
   }
@@ -120,7 +120,7 @@ TEST(ProfilingPromptTest, TheStageOneClassFiltersTheTools) {
   Swish swish;
   // A compute-bound class runs the tensor-core tools that a memory-bound one filters out.
   ProfilingInput input = swish.Input();
-  input.stage1->bottleneck = Bottleneck::kCompute;
+  input.stage1->bottleneck = roofline::Bottleneck::kCompute;
   const std::string as_compute = BuildProfilingPrompt(input, FeedbackMode::kTools);
   const std::string as_memory = BuildProfilingPrompt(swish.Input(), FeedbackMode::kTools);
   EXPECT_TRUE(Contains(as_compute, "Stage-1 class: compute-bound"));
@@ -316,7 +316,7 @@ TEST(ProfilingAgentTest, WithoutStageOneEveryToolRunsAndNoClassIsClaimed) {
 }
 
 TEST(ProfilingAgentTest, MissingViewsAreSaidPlainly) {
-  Metrics empty;
+  profile::Metrics empty;
   ProfilingInput input(empty);
   std::string prompt = BuildProfilingPrompt(input, FeedbackMode::kTools);
   EXPECT_TRUE(Contains(prompt, "Speedup over the reference: not measured."));

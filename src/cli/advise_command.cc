@@ -18,10 +18,10 @@ namespace {
 struct AdviseArgs {
   std::string problem, candidate, from, name, bottleneck, python, analysis_file, gpu;
   bool json = false;
-  std::size_t max_chars = RenderOptions{}.max_chars;
-  EvalOptions eval;
-  ProfileOptions profile;
-  ToolConfig tools;
+  std::size_t max_chars = tools::RenderOptions{}.max_chars;
+  eval::EvalOptions eval;
+  eval::ProfileOptions profile;
+  tools::ToolConfig tools;
 };
 
 int Advise(AdviseArgs& args) {
@@ -31,14 +31,15 @@ int Advise(AdviseArgs& args) {
     return 2;
   }
   // The registry holds the --threshold values and, under --no-energy, no energy tools.
-  AnalysisOptions options;
-  if (!args.bottleneck.empty()) options.bottleneck = ParseBottleneck(args.bottleneck).value();
+  tools::AnalysisOptions options;
+  if (!args.bottleneck.empty())
+    options.bottleneck = roofline::ParseBottleneck(args.bottleneck).value();
   // Stage 1: a saved ReferenceAnalysis, or (when profiling a problem without --class) a fresh
   // theoretical one. It gives the class that filters the tools and the roofline to place the
   // candidate against.
-  std::optional<ReferenceAnalysis> stage1;
+  std::optional<roofline::ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
-    auto parsed = ReadReferenceAnalysisFile(args.analysis_file);
+    auto parsed = roofline::ReadReferenceAnalysisFile(args.analysis_file);
     if (!parsed.ok()) {
       std::cerr << "kernelpro advise: --analysis " << args.analysis_file << ": "
                 << parsed.status().message() << "\n";
@@ -47,7 +48,7 @@ int Advise(AdviseArgs& args) {
     stage1 = std::move(*parsed);
   }
 
-  Metrics metrics;
+  profile::Metrics metrics;
   std::string subject;
   std::string
       stage1_note;  // why no Stage-1 class could be computed (kept with the profile's notes)
@@ -56,13 +57,13 @@ int Advise(AdviseArgs& args) {
       std::cerr << "kernelpro advise: --from needs --name\n";
       return 2;
     }
-    ArtifactPaths paths = ArtifactsIn(args.from, args.name);
+    profile::ArtifactPaths paths = profile::ArtifactsIn(args.from, args.name);
     if (paths.empty()) {
       std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from
                 << "\n";
       return 2;
     }
-    metrics = CollectFromArtifacts(paths);
+    metrics = profile::CollectFromArtifacts(paths);
     subject = args.from + "/" + args.name;
   } else if (!args.problem.empty()) {
     std::optional<CreatedDirectory> saved;
@@ -80,23 +81,23 @@ int Advise(AdviseArgs& args) {
       return 2;
     }
     if (!stage1 && !options.bottleneck) {
-      std::optional<GpuSpec> forced;
+      std::optional<roofline::GpuSpec> forced;
       if (!args.gpu.empty()) {
-        auto gpu = FindGpu(args.gpu);
+        auto gpu = roofline::FindGpu(args.gpu);
         if (!gpu.ok()) {
           std::cerr << "kernelpro advise: " << gpu.status().message() << "\n";
           return 2;
         }
         forced = *gpu;
       }
-      auto analysis = RunStageOne(*executor, args.problem, forced, RooflineOptions{});
+      auto analysis = RunStageOne(*executor, args.problem, forced, roofline::RooflineOptions{});
       if (analysis.ok()) {
         stage1 = std::move(*analysis);
       } else {
         stage1_note = "stage 1: " + analysis.status().message() + "; every speed tool runs";
       }
     }
-    auto profiled = ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
+    auto profiled = eval::ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
     if (!profiled.ok()) {
       if (saved) saved->RemoveIfEmpty();
       std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
@@ -114,7 +115,7 @@ int Advise(AdviseArgs& args) {
   if (stage1 && !options.bottleneck) options.bottleneck = stage1->bottleneck;
   // Where the candidate stands against the reference's roofline: its GPU time in the recorded
   // forward call (timeline), else the ncu kernel durations (replayed with caches flushed).
-  std::optional<RooflinePosition> position;
+  std::optional<roofline::RooflinePosition> position;
   std::string measured_from;
   if (stage1) {
     double seconds = 0;
@@ -122,20 +123,20 @@ int Advise(AdviseArgs& args) {
       seconds = metrics.timeline->gpu_busy_us * 1e-6;
       measured_from = "GPU busy time of one forward call (timeline)";
     } else if (metrics.ncu && !metrics.ncu->kernels.empty()) {
-      for (const NcuKernel& k : metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
+      for (const profile::NcuKernel& k : metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
       measured_from = "summed ncu kernel durations";
     }
-    if (seconds > 0) position = PositionAgainstRoofline(*stage1, seconds);
+    if (seconds > 0) position = roofline::PositionAgainstRoofline(*stage1, seconds);
   }
-  Analysis analysis = registry->Analyze(metrics, options);
-  RenderOptions render;
+  tools::Analysis analysis = registry->Analyze(metrics, options);
+  tools::RenderOptions render;
   render.max_chars = args.max_chars;
-  std::string guidance = RenderGuidance(analysis, render);
+  std::string guidance = tools::RenderGuidance(analysis, render);
   if (args.json) {
     Json j = ToJson(analysis);
     j["subject"] = subject;
     if (stage1) {
-      j["stage1"] = {{"bottleneck", BottleneckName(stage1->bottleneck)},
+      j["stage1"] = {{"bottleneck", roofline::BottleneckName(stage1->bottleneck)},
                      {"confidence", stage1->confidence},
                      {"gpu", stage1->gpu},
                      {"precision", stage1->precision},
@@ -155,7 +156,7 @@ int Advise(AdviseArgs& args) {
   }
   std::cout << "kernelpro advise: " << subject << "\n";
   if (stage1) {
-    std::cout << "stage 1: " << BottleneckName(stage1->bottleneck) << "-bound on "
+    std::cout << "stage 1: " << roofline::BottleneckName(stage1->bottleneck) << "-bound on "
               << stage1->gpu_name << " (" << stage1->precision << ", confidence "
               << stage1->confidence << "): " << stage1->roofline.reason << "\n";
   } else if (!options.bottleneck) {

@@ -10,7 +10,7 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::cli {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
@@ -258,4 +258,4 @@ TEST(AdviseTest, BadInputsAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::cli

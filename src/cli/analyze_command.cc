@@ -23,9 +23,9 @@ struct AnalyzeArgs {
   std::string problem, python, gpu, profile_from, profile_name = "reference";
   bool json = false, no_ncu = false;
   double latency_us = 5;
-  EvalOptions eval;
-  RooflineOptions roofline;
-  NcuOptions ncu;
+  eval::EvalOptions eval;
+  roofline::RooflineOptions roofline;
+  profile::NcuOptions ncu;
 };
 
 int Fail(bool json, const std::string& message) {
@@ -45,7 +45,7 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
   cmd->footer(
       "--json prints the ReferenceAnalysis; with --device cpu, --gpu is required (the "
       "known GPUs: " +
-      KnownGpuList() + ")");
+      roofline::KnownGpuList() + ")");
   AddOption(*cmd, kProblemOption, args->problem)->required()->check(CLI::ExistingFile);
   AddDeviceOption(*cmd, args->eval.device);
   AddOption(*cmd, kGpuOption, args->gpu);
@@ -69,16 +69,16 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
   AddWorkerOptions(*cmd, args->eval, args->python);
   AddOption(*cmd, kJsonOption, args->json);
   return [args] {
-    std::optional<GpuSpec> forced;
+    std::optional<roofline::GpuSpec> forced;
     if (!args->gpu.empty()) {
-      auto gpu = FindGpu(args->gpu);
+      auto gpu = roofline::FindGpu(args->gpu);
       if (!gpu.ok()) return Fail(args->json, gpu.status().message());
       forced = *gpu;
     } else if (args->eval.device != "cuda") {
       return Fail(args->json, "--device " + args->eval.device +
                                   " has no GPU to detect; name the GPU to analyse "
                                   "for with --gpu NAME (" +
-                                  KnownGpuList() + ")");
+                                  roofline::KnownGpuList() + ")");
     }
     // The reference alone runs: no candidate code, no sandbox needed.
     auto executor = MakeExecutor(args->eval, args->python, "analyze", /*runs_candidates=*/false);
@@ -93,8 +93,8 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
     auto analysis = agents::RunStageOneMeasured(*executor, args->problem, stage_one);
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
     if (!args->profile_from.empty()) {
-      ArtifactPaths paths;
-      paths.ncu_csv = ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
+      profile::ArtifactPaths paths;
+      paths.ncu_csv = profile::ArtifactsIn(args->profile_from, args->profile_name).ncu_csv;
       if (paths.ncu_csv.empty()) {
         return Fail(args->json,
                     "no " + args->profile_name + ".ncu.csv under " + args->profile_from);
@@ -103,13 +103,13 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       std::erase_if(analysis->notes, [](const std::string& n) {
         return n.find("ncu measurement turned off") != std::string::npos;
       });
-      ValidateWithProfile(*analysis, CollectFromArtifacts(paths));
+      roofline::ValidateWithProfile(*analysis, profile::CollectFromArtifacts(paths));
       analysis->notes.push_back("measured side from the saved profile " + paths.ncu_csv);
     }
     if (args->json) {
       std::cout << DumpJson(ToJson(*analysis)) << "\n";
     } else {
-      std::cout << RenderReferenceAnalysis(*analysis);
+      std::cout << roofline::RenderReferenceAnalysis(*analysis);
     }
     return 0;
   };

@@ -9,7 +9,7 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::cli {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
@@ -97,4 +97,4 @@ TEST(AnalyzeCommandTest, CpuWithoutGpuAndUnknownGpuAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::cli

@@ -183,13 +183,13 @@ Status NormalizeGpus(std::vector<std::string>& gpus) {
   return Status::Ok();
 }
 
-std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
-                                     const char* command_name, bool runs_candidates) {
+std::optional<eval::Executor> MakeExecutor(eval::EvalOptions& options, const std::string& python,
+                                           const char* command_name, bool runs_candidates) {
   if (Status s = NormalizeGpus(options.gpus); !s.ok()) {
     std::cerr << "kernelpro " << command_name << ": " << s.message() << "\n";
     return std::nullopt;
   }
-  auto fail = [&](const std::string& message) -> std::optional<Executor> {
+  auto fail = [&](const std::string& message) -> std::optional<eval::Executor> {
     std::cerr << "kernelpro " << command_name << ": " << message << "\n";
     return std::nullopt;
   };
@@ -211,7 +211,7 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
     cache->RemoveIfEmpty();
     return fail(work.status().message());
   }
-  WorkerOptions worker_options;
+  eval::WorkerOptions worker_options;
   worker_options.python = python;
   worker_options.scratch_dir = options.work_dir + "/requests";
   worker_options.pass_env = options.pass_env;
@@ -223,8 +223,8 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
     }
   }
   auto scratch = CreatedDirectory::Create(worker_options.scratch_dir, "the request directory");
-  Result<WorkerClient> worker =
-      scratch.ok() ? WorkerClient::Create(worker_options) : Result<WorkerClient>(scratch.status());
+  Result<eval::WorkerClient> worker = scratch.ok() ? eval::WorkerClient::Create(worker_options)
+                                                   : Result<eval::WorkerClient>(scratch.status());
   if (!worker.ok()) {
     // Cache and work directories may be shared with other kernelpro processes: only what this one
     // made and left empty goes.
@@ -245,13 +245,13 @@ std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& py
               << ": WARNING: --unsafe-no-sandbox: candidate code runs unconfined, with your "
                  "permissions, your files and the network\n";
   }
-  return Executor(std::move(*worker), options);
+  return eval::Executor(std::move(*worker), options);
 }
 
-Result<Json> InspectDevice(const Executor& executor, const std::string& device) {
+Result<Json> InspectDevice(const eval::Executor& executor, const std::string& device) {
   ProcessLimits limits;
   limits.wall_timeout = std::chrono::seconds(120);
-  GpuPool::Lease lease = executor.gpu_pool().Acquire();
+  eval::GpuPool::Lease lease = executor.gpu_pool().Acquire();
   auto outcome = executor.worker().Run("inspect", Json{{"device", device}}, limits, lease.Env());
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
@@ -260,9 +260,10 @@ Result<Json> InspectDevice(const Executor& executor, const std::string& device) 
   return JsonGet<Json>(*outcome->result, "info", Json::object());
 }
 
-Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
-                                      const std::optional<GpuSpec>& forced,
-                                      const RooflineOptions& roofline) {
+Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
+                                                const std::string& problem,
+                                                const std::optional<roofline::GpuSpec>& forced,
+                                                const roofline::RooflineOptions& roofline) {
   return agents::RunStageOne(executor, problem, forced, roofline);
 }
 

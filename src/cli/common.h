@@ -82,18 +82,19 @@ Status NormalizeGpus(std::vector<std::string>& gpus);
 // them and starts a worker client. On failure prints the reason to stderr, removes the directories
 // it created and returns nullopt (the caller exits with 2). A command that `runs_candidates` is
 // refused when the sandbox cannot be set up (unless --unsafe-no-sandbox).
-std::optional<Executor> MakeExecutor(EvalOptions& options, const std::string& python,
-                                     const char* command_name, bool runs_candidates = true);
+std::optional<eval::Executor> MakeExecutor(eval::EvalOptions& options, const std::string& python,
+                                           const char* command_name, bool runs_candidates = true);
 
 // The worker's inspect step on the GPU evaluations run on (the first of --gpus), not whichever the
 // process sees first: the `info` object (gpu_name, compute_capability, driver, torch_version, ...;
 // on cpu no GPU fields). An error when the step could not run or answered nothing.
-Result<Json> InspectDevice(const Executor& executor, const std::string& device);
+Result<Json> InspectDevice(const eval::Executor& executor, const std::string& device);
 
 // Stage 1, theoretical side: agents::RunStageOne (agents/benchmarking_agent.h), where the
 // benchmarking agent lives. The measured side (ncu) is the caller's.
-Result<ReferenceAnalysis> RunStageOne(Executor& executor, const std::string& problem,
-                                      const std::optional<GpuSpec>& forced,
-                                      const RooflineOptions& roofline);
+Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
+                                                const std::string& problem,
+                                                const std::optional<roofline::GpuSpec>& forced,
+                                                const roofline::RooflineOptions& roofline);
 
 }  // namespace kernelpro::cli

@@ -20,17 +20,18 @@ struct EvalArgs {
   std::string python;
   bool json = false;
   std::string analysis_file;  // --analysis: Stage-1 ReferenceAnalysis for roofline positions
-  EvalOptions options;
+  eval::EvalOptions options;
 };
 
 // "reaches 71 % of the attainable bound (...)" for a median time in milliseconds.
-std::optional<RooflinePosition> Position(const std::optional<ReferenceAnalysis>& stage1,
-                                         const std::optional<TimingSummary>& time) {
+std::optional<roofline::RooflinePosition> Position(
+    const std::optional<roofline::ReferenceAnalysis>& stage1,
+    const std::optional<eval::TimingSummary>& time) {
   if (!stage1 || !time || time->summary.median <= 0) return std::nullopt;
-  return PositionAgainstRoofline(*stage1, time->summary.median * 1e-3);
+  return roofline::PositionAgainstRoofline(*stage1, time->summary.median * 1e-3);
 }
 
-Json PositionJson(const RooflinePosition& p) {
+Json PositionJson(const roofline::RooflinePosition& p) {
   return {{"measured_time_s", p.measured_time_s},
           {"attainable_time_s", p.attainable_time_s},
           {"fraction_of_bound", p.fraction_of_bound},
@@ -49,8 +50,8 @@ std::string Num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-void PrintHuman(const EvalReport& report, const EvalOptions& options,
-                const std::optional<ReferenceAnalysis>& stage1, std::ostream& out) {
+void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options,
+                const std::optional<roofline::ReferenceAnalysis>& stage1, std::ostream& out) {
   const Json& ref = report.reference;
   out << "problem     " << report.problem << "\n";
   if (auto v = JsonGet<std::string>(ref, "vacuous", ""); !v.empty()) {
@@ -60,10 +61,10 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
   for (const std::string& note : JsonGet<std::vector<std::string>>(ref, "notes", {})) {
     out << "note        " << note << "\n";
   }
-  for (const EvalResult& r : report.results) {
+  for (const eval::EvalResult& r : report.results) {
     out << "\ncandidate   " << r.candidate << "\n";
-    bool built = options.build_only && r.status == EvalStatus::kCorrect;
-    out << "status      " << (built ? "built" : EvalStatusName(r.status)) << "\n";
+    bool built = options.build_only && r.status == eval::EvalStatus::kCorrect;
+    out << "status      " << (built ? "built" : eval::EvalStatusName(r.status)) << "\n";
     if (!r.gpu.empty()) out << "gpu         " << r.gpu << " (CUDA_VISIBLE_DEVICES)\n";
     if (!r.sandbox.empty() && !r.sandboxed) out << "UNSAFE      no sandbox: " << r.sandbox << "\n";
     if (!r.message.empty()) {
@@ -76,7 +77,7 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
         first = false;
       }
     }
-    for (const Finding& f : r.findings) {
+    for (const eval::Finding& f : r.findings) {
       if (f.severity == "warn") out << "warning     " << f.message << "\n";
     }
     if (!r.precision_warning.empty()) out << "warning     " << r.precision_warning << "\n";
@@ -95,7 +96,7 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
       out << "\n";
     }
     if (r.reference_time && r.candidate_time && r.speedup) {
-      auto line = [&](const char* label, const TimingSummary& t) {
+      auto line = [&](const char* label, const eval::TimingSummary& t) {
         out << label << Ms(t.summary.median) << "  median of " << t.summary.count << " calls, IQR "
             << Num(100 * t.summary.relative_spread, "%.1f") << "%\n";
       };
@@ -132,9 +133,9 @@ void PrintHuman(const EvalReport& report, const EvalOptions& options,
 }
 
 int Run(EvalArgs args) {
-  std::optional<ReferenceAnalysis> stage1;
+  std::optional<roofline::ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
-    auto parsed = ReadReferenceAnalysisFile(args.analysis_file);
+    auto parsed = roofline::ReadReferenceAnalysisFile(args.analysis_file);
     if (!parsed.ok()) {
       std::cerr << "kernelpro eval: --analysis " << args.analysis_file << ": "
                 << parsed.status().message() << "\n";
@@ -154,11 +155,11 @@ int Run(EvalArgs args) {
     return 2;
   }
   if (args.json) {
-    for (const EvalResult& r : report->results) {
+    for (const eval::EvalResult& r : report->results) {
       Json j = ToJson(r);
       if (auto p = Position(stage1, r.candidate_time)) j["roofline"] = PositionJson(*p);
       if (auto p = Position(stage1, r.reference_time)) j["reference_roofline"] = PositionJson(*p);
-      if (args.options.build_only && r.status == EvalStatus::kCorrect) j["status"] = "built";
+      if (args.options.build_only && r.status == eval::EvalStatus::kCorrect) j["status"] = "built";
       j["problem"] = report->problem;
       j["reference"] = {
           {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
@@ -177,7 +178,7 @@ int Run(EvalArgs args) {
 
 CommandRunner RegisterEvalCommand(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
-  EvalOptions& o = args->options;
+  eval::EvalOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand(
       "eval", "Build, check and time candidate kernels against a problem's PyTorch reference");
   // A repeated option takes its last value, as in most command-line tools.

@@ -55,7 +55,7 @@ Result<std::string> RunAdd(const Json& arguments) {
   if (!a || !b) {
     return Status::InvalidArgument("add needs numbers a and b, got " + DumpJson(arguments));
   }
-  return FormatNumber(*a + *b);
+  return tools::FormatNumber(*a + *b);
 }
 
 int Ping(const PingArgs& args) {
@@ -166,7 +166,7 @@ int Ping(const PingArgs& args) {
   } else {
     std::cout << "error: " << error->ToString() << "\n";
   }
-  std::cout << FormatNumber(totals.latency_ms) << " ms, " << totals.usage.input_tokens
+  std::cout << tools::FormatNumber(totals.latency_ms) << " ms, " << totals.usage.input_tokens
             << " input + " << totals.usage.output_tokens << " output tokens, " << totals.attempts
             << (totals.attempts == 1 ? " attempt" : " attempts");
   if (args.tool_call) std::cout << ", " << turns << " model calls";

@@ -6,7 +6,7 @@
 #include "cli/cli_testing.h"
 #include "llm/fake_server_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::cli {
 namespace {
 
 using llm::testing::FakeServer;
@@ -218,4 +218,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ProviderScript>& info) { return info.param.name; });
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::cli

@@ -34,9 +34,9 @@
 #include "core/text.h"
 #include "llm/cassette.h"
 #include "llm/factory.h"
+#include "report/run_report.h"
 #include "roofline/hardware.h"
 #include "search/orchestrator.h"
-#include "report/run_report.h"
 #include "store/run_lock.h"
 #include "store/run_store.h"
 
@@ -56,13 +56,14 @@ struct OptimizeArgs {
   std::uint64_t seed = 0;
   SearchBudget budget;  // iterations not given: 30, or the demo's length
   LlmOptions llm;
-  ToolConfig tools;
-  EvalOptions eval;
+  tools::ToolConfig tools;
+  eval::EvalOptions eval;
 };
 
 struct ResumeArgs {
   std::string run_dir;
-  EvalOptions sandbox;  // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
+  eval::EvalOptions
+      sandbox;          // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
   SearchBudget budget;  // what is not given: the run's own
   LlmOptions llm;
 };
@@ -106,7 +107,8 @@ void KillIf(const std::optional<KillPoint>& point, const std::string& step, int 
 
 // ---- where the measurements were taken: the worker's inspect step
 
-report::RunEnvironment InspectEnvironment(const Executor& executor, const std::string& device) {
+report::RunEnvironment InspectEnvironment(const eval::Executor& executor,
+                                          const std::string& device) {
   report::RunEnvironment env;
   env.device = device;
   auto inspected = InspectDevice(executor, device);
@@ -138,7 +140,7 @@ bool HoldsExchanges(store::RunStore& store) {
 // ---- one run, new or resumed
 
 // `recorded` is set once the run holds something worth resuming (see HoldsExchanges).
-int RunSearch(search::RunConfig options, const ToolRegistry& registry, bool resume,
+int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bool resume,
               bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
   auto fail = [&](const std::string& message) {
@@ -160,7 +162,7 @@ int RunSearch(search::RunConfig options, const ToolRegistry& registry, bool resu
   };
   // What this process uses of the stored configuration: it adds a cassette position and paths.
   llm::LlmConfig llm_config = options.llm;
-  EvalOptions eval = options.executor;
+  eval::EvalOptions eval = options.executor;
   const std::string& python = options.worker_python;
   if (resume && llm_config.provider == "replay" && llm_config.replay_mode == "sequential") {
     // A sequential cassette continues, stream by stream, after the replies the earlier
@@ -199,10 +201,10 @@ int RunSearch(search::RunConfig options, const ToolRegistry& registry, bool resu
     agents::BenchmarkingOptions bo;
     bo.measure = options.device == "cuda";
     if (!options.gpu_name.empty()) {
-      if (auto spec = FindGpu(options.gpu_name); spec.ok()) bo.gpu = *spec;
+      if (auto spec = roofline::FindGpu(options.gpu_name); spec.ok()) bo.gpu = *spec;
     }
     if (options.device == "cuda" || bo.gpu) {
-      Executor* stage_one_executor = &*executor;
+      eval::Executor* stage_one_executor = &*executor;
       benchmarking = std::make_unique<agents::BenchmarkingAgent>(
           [stage_one_executor, bo](const std::string& problem) {
             return agents::RunStageOneMeasured(*stage_one_executor, problem, bo);
@@ -317,7 +319,7 @@ int RunSearch(search::RunConfig options, const ToolRegistry& registry, bool resu
   return summary->best ? 0 : 1;
 }
 
-int Optimize(const search::RunConfig& options, const ToolRegistry& registry, bool resume) {
+int Optimize(const search::RunConfig& options, const tools::ToolRegistry& registry, bool resume) {
   bool recorded = false;
   if (resume) return RunSearch(options, registry, resume, recorded);
   // A new run: a run that fails before it recorded anything takes back what it created (the run
@@ -502,7 +504,7 @@ int RunResume(ResumeArgs& args) {
   }
   auto registry = BuildRegistry(o.tools);
   if (!registry.ok()) return fail("the run's tools: " + registry.status().message());
-  EvalOptions& eval = o.executor;
+  eval::EvalOptions& eval = o.executor;
   eval.unsafe_no_sandbox = args.sandbox.unsafe_no_sandbox;
   for (const std::string& name : args.sandbox.pass_env) eval.pass_env.push_back(name);
   for (const std::string& path : args.sandbox.sandbox_read_only) {

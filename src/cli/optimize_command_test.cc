@@ -13,7 +13,7 @@
 #include "store/run_lock.h"
 #include "store/run_store.h"
 
-namespace kernelpro {
+namespace kernelpro::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -589,4 +589,4 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::cli

@@ -25,9 +25,9 @@ constexpr char kBudget[] = "Search budget";
 
 // Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
 // thresholds are errors listing what exists.
-Result<ThresholdOverrides> ParseThresholds(const ToolConfig& options,
-                                           const ToolRegistry& registry) {
-  ThresholdOverrides overrides;
+Result<tools::ThresholdOverrides> ParseThresholds(const tools::ToolConfig& options,
+                                           const tools::ToolRegistry& registry) {
+  tools::ThresholdOverrides overrides;
   for (const std::string& item : options.thresholds) {
     std::size_t dot = item.find('.'), eq = item.find('=');
     if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
@@ -36,13 +36,13 @@ Result<ThresholdOverrides> ParseThresholds(const ToolConfig& options,
     }
     std::string tool_name = item.substr(0, dot), name = item.substr(dot + 1, eq - dot - 1);
     std::string value_text = item.substr(eq + 1);
-    const ProfilingTool* tool = registry.Find(tool_name);
+    const tools::ProfilingTool* tool = registry.Find(tool_name);
     if (!tool)
       return Status::InvalidArgument("--threshold " + item + ": no tool named '" + tool_name +
                                      "' (see `kernelpro tools list`)");
     std::string known;
     bool found = false;
-    for (const ThresholdSpec& spec : tool->thresholds()) {
+    for (const tools::ThresholdSpec& spec : tool->thresholds()) {
       found = found || spec.name == name;
       known += (known.empty() ? "" : ", ") + spec.name;
     }
@@ -118,7 +118,7 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device) {
 
 // ---- worker, sandbox, executor
 
-void AddWorkerOptions(CLI::App& command, EvalOptions& o, std::string& python) {
+void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& python) {
   o.cache_dir.clear();
   o.work_dir.clear();
   AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker}, python);
@@ -132,7 +132,7 @@ void AddWorkerOptions(CLI::App& command, EvalOptions& o, std::string& python) {
             o.work_dir);
 }
 
-void AddSandboxOptions(CLI::App& command, EvalOptions& o) {
+void AddSandboxOptions(CLI::App& command, eval::EvalOptions& o) {
   AddOption(command,
             {"--unsafe-no-sandbox",
              "Run candidate code without the sandbox (bubblewrap): it can then read your files, "
@@ -155,7 +155,7 @@ void AddSandboxOptions(CLI::App& command, EvalOptions& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
-void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python) {
+void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& python) {
   AddOption(command, {"--trials", "Correctness trials on fresh inputs", nullptr, kExecutor},
             o.correctness_trials)
       ->check(WholeRange(1, 1000))
@@ -331,7 +331,7 @@ Status CheckCostLimitReachable(const llm::LlmConfig& config) {
 
 // ---- tools
 
-void AddToolOptions(CLI::App& command, ToolConfig& options) {
+void AddToolOptions(CLI::App& command, tools::ToolConfig& options) {
   AddOption(command,
             {"--tool-plugin", "Shared library adding tools (C ABI, repeatable)", nullptr, kTools},
             options.plugins)
@@ -349,7 +349,7 @@ void AddToolOptions(CLI::App& command, ToolConfig& options) {
             options.no_energy);
 }
 
-ToolConfig WithAbsolutePaths(ToolConfig options) {
+tools::ToolConfig WithAbsolutePaths(tools::ToolConfig options) {
   for (std::vector<std::string>* paths : {&options.plugins, &options.rule_files}) {
     for (std::string& path : *paths) {
       std::error_code ec;
@@ -360,23 +360,23 @@ ToolConfig WithAbsolutePaths(ToolConfig options) {
   return options;
 }
 
-Result<ToolRegistry> BuildRegistry(const ToolConfig& options) {
-  ToolRegistry registry;
-  auto add_all = [&](std::vector<std::unique_ptr<ProfilingTool>> tools) -> Status {
+Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options) {
+  tools::ToolRegistry registry;
+  auto add_all = [&](std::vector<std::unique_ptr<tools::ProfilingTool>> tools) -> Status {
     for (auto& tool : tools) {
-      if (options.no_energy && tool->source() == ToolSource::kEnergy) continue;
+      if (options.no_energy && tool->source() == tools::ToolSource::kEnergy) continue;
       if (Status s = registry.Add(std::move(tool)); !s.ok()) return s;
     }
     return Status::Ok();
   };
-  if (Status s = add_all(BuiltinTools()); !s.ok()) return s;
+  if (Status s = add_all(tools::BuiltinTools()); !s.ok()) return s;
   for (const std::string& path : options.plugins) {
-    auto tools = LoadToolPlugin(path);
+    auto tools = tools::LoadToolPlugin(path);
     if (!tools.ok()) return tools.status();
     if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
   }
   for (const std::string& path : options.rule_files) {
-    auto tools = LoadRuleFile(path);
+    auto tools = tools::LoadRuleFile(path);
     if (!tools.ok()) return tools.status();
     if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
   }

@@ -108,14 +108,14 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device);
 
 // --python (KERNELPRO_PYTHON), --cache-dir (KERNELPRO_CACHE_DIR), --work-dir. The directories are
 // left empty here: MakeExecutor (common.h) fills in the defaults.
-void AddWorkerOptions(CLI::App& command, EvalOptions& o, std::string& python);
+void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& python);
 
 // --unsafe-no-sandbox, --pass-env, --sandbox-read.
-void AddSandboxOptions(CLI::App& command, EvalOptions& o);
+void AddSandboxOptions(CLI::App& command, eval::EvalOptions& o);
 
 // Trials, timing, tolerances, policies, parallel builds, GPUs and timeouts, with the worker and
 // sandbox groups. --device, --seed and --build-only are each command's own.
-void AddExecutorOptions(CLI::App& command, EvalOptions& o, std::string& python);
+void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& python);
 
 struct LlmOptions {
   std::string spec;         // --llm PROVIDER:MODEL[@BASE_URL]  (env KERNELPRO_LLM)
@@ -138,15 +138,15 @@ Status CheckCostLimitReachable(const llm::LlmConfig& config);
 // --tool-plugin PATH, --tool-rules PATH, --threshold TOOL.NAME=VALUE (each repeatable),
 // --no-energy.
 
-void AddToolOptions(CLI::App& command, ToolConfig& options);
+void AddToolOptions(CLI::App& command, tools::ToolConfig& options);
 // The same tools with absolute plugin and rule-file paths, for a run that may resume elsewhere.
-ToolConfig WithAbsolutePaths(ToolConfig options);
+tools::ToolConfig WithAbsolutePaths(tools::ToolConfig options);
 
 // The registry the options describe: the built-in tools and the user's (a bad plugin or rule file
 // is an error naming it), without the energy-only tools under --no-energy, with the --threshold
 // values set on it (unknown tools or thresholds are errors listing what exists). Every analysis
 // made with it, the search's included, uses those thresholds.
-Result<ToolRegistry> BuildRegistry(const ToolConfig& options);
+Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options);
 
 // --cutlass-dir (KERNELPRO_CUTLASS_DIR).
 void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir);

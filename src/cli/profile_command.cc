@@ -14,11 +14,11 @@
 namespace kernelpro::cli {
 namespace {
 
-int Print(const Metrics& metrics, bool json) {
+int Print(const profile::Metrics& metrics, bool json) {
   if (json) {
     std::cout << DumpJson(ToJson(metrics)) << "\n";
   } else {
-    std::cout << RenderMetrics(metrics);
+    std::cout << profile::RenderMetrics(metrics);
   }
   return 0;
 }
@@ -27,7 +27,7 @@ int Print(const Metrics& metrics, bool json) {
 int ListMetrics(bool json) {
   if (json) {
     Json list = Json::array();
-    for (const NcuMetric& m : NcuMetricCatalog()) {
+    for (const profile::NcuMetric& m : profile::NcuMetricCatalog()) {
       list.push_back({{"name", m.name},
                       {"category", m.category},
                       {"description", m.description},
@@ -36,7 +36,7 @@ int ListMetrics(bool json) {
     std::cout << DumpJson(list) << "\n";
     return 0;
   }
-  for (const NcuMetric& m : NcuMetricCatalog()) {
+  for (const profile::NcuMetric& m : profile::NcuMetricCatalog()) {
     std::cout << m.category << std::string(14 - std::min<std::size_t>(m.category.size(), 13), ' ')
               << m.name << "\n    " << m.description << "\n";
   }
@@ -46,12 +46,12 @@ int ListMetrics(bool json) {
 struct ProfileArgs {
   std::string problem, candidate, python, metrics;
   bool json = false, no_ncu = false, no_sass = false, no_timeline = false, list_metrics = false;
-  EvalOptions eval;
-  ProfileOptions profile;
+  eval::EvalOptions eval;
+  eval::ProfileOptions profile;
 };
 
 struct CollectArgs {
-  ArtifactPaths paths;
+  profile::ArtifactPaths paths;
   std::string from, name;
   bool json = false;
 };
@@ -112,7 +112,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
     for (std::string m; std::getline(list, m, ',');) {
       if (!m.empty()) args->profile.ncu_options.metrics.push_back(m);
     }
-    auto metrics = ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
+    auto metrics = eval::ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
     if (!metrics.ok()) {
       if (saved) saved->RemoveIfEmpty();
       std::cerr << "kernelpro profile: " << metrics.status().message() << "\n";
@@ -146,13 +146,13 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
   AddOption(*cmd, kNameOption, args->name);
   AddOption(*cmd, kJsonOption, args->json);
   return [args] {
-    ArtifactPaths paths = args->paths;
+    profile::ArtifactPaths paths = args->paths;
     if (!args->from.empty()) {
       if (args->name.empty()) {
         std::cerr << "kernelpro collect: --from needs --name\n";
         return 2;
       }
-      ArtifactPaths found = ArtifactsIn(args->from, args->name);
+      profile::ArtifactPaths found = profile::ArtifactsIn(args->from, args->name);
       for (auto [mine, theirs] : {std::pair{&paths.ncu_csv, &found.ncu_csv},
                                   {&paths.sass, &found.sass},
                                   {&paths.res_usage, &found.res_usage},
@@ -167,7 +167,7 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
                    "--name)\n";
       return 2;
     }
-    return Print(CollectFromArtifacts(paths), args->json);
+    return Print(profile::CollectFromArtifacts(paths), args->json);
   };
 }
 

@@ -8,7 +8,7 @@
 
 #include "cli/cli_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::cli {
 namespace {
 
 using testing::CliRun;
@@ -194,4 +194,4 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::cli

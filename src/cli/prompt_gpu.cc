@@ -30,7 +30,7 @@ PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents:
   return chosen;
 }
 
-Result<agents::GpuTarget> DetectGpuTarget(const Executor& executor) {
+Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor) {
   auto info = InspectDevice(executor, "cuda");
   if (!info.ok()) return info.status();
   const std::string name = JsonGet<std::string>(*info, "gpu_name", "");

@@ -32,6 +32,6 @@ PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents:
                           const GpuDetector& detect);
 
 // The real detector: the worker's inspect step (compute capability and device name).
-Result<agents::GpuTarget> DetectGpuTarget(const Executor& executor);
+Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor);
 
 }  // namespace kernelpro::cli

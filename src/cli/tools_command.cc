@@ -11,22 +11,24 @@ namespace {
 
 struct ToolsArgs {
   bool json = false;
-  ToolConfig tools;
+  tools::ToolConfig tools;
 };
 
-Json Describe(const ProfilingTool& tool) {
+Json Describe(const tools::ProfilingTool& tool) {
   Json bottlenecks = Json::array(), thresholds = Json::array();
-  if (tool.source() == ToolSource::kEnergy) {
-    for (Bottleneck b : kAllBottlenecks) bottlenecks.push_back(BottleneckName(b));
+  if (tool.source() == tools::ToolSource::kEnergy) {
+    for (roofline::Bottleneck b : roofline::kAllBottlenecks)
+      bottlenecks.push_back(roofline::BottleneckName(b));
   } else {
-    for (Bottleneck b : tool.bottlenecks()) bottlenecks.push_back(BottleneckName(b));
+    for (roofline::Bottleneck b : tool.bottlenecks())
+      bottlenecks.push_back(roofline::BottleneckName(b));
   }
-  for (const ThresholdSpec& t : tool.thresholds()) {
+  for (const tools::ThresholdSpec& t : tool.thresholds()) {
     thresholds.push_back(
         {{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"description", t.description}});
   }
   return {{"name", tool.name()},
-          {"source", ToolSourceName(tool.source())},
+          {"source", tools::ToolSourceName(tool.source())},
           {"description", tool.description()},
           {"bottlenecks", bottlenecks},
           {"priority", tool.priority()},
@@ -54,12 +56,13 @@ int List(const ToolsArgs& args) {
     std::string classes;
     for (const auto& b : d["bottlenecks"])
       classes += (classes.empty() ? "" : ",") + b.get<std::string>();
-    std::cout << tool->name() << "  [" << ToolSourceName(tool->source()) << "; runs for " << classes
-              << "; priority " << tool->priority() << "]\n    " << tool->description() << "\n";
+    std::cout << tool->name() << "  [" << tools::ToolSourceName(tool->source()) << "; runs for "
+              << classes << "; priority " << tool->priority() << "]\n    " << tool->description()
+              << "\n";
     std::string thresholds;
-    for (const ThresholdSpec& t : tool->thresholds()) {
+    for (const tools::ThresholdSpec& t : tool->thresholds()) {
       thresholds +=
-          (thresholds.empty() ? "" : ", ") + t.name + " " + FormatQuantity(t.value, t.unit);
+          (thresholds.empty() ? "" : ", ") + t.name + " " + tools::FormatQuantity(t.value, t.unit);
     }
     if (!thresholds.empty()) std::cout << "    thresholds: " << thresholds << "\n";
   }

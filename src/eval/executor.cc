@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -14,7 +14,7 @@
 
 #include "core/hash.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,7 +24,9 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string Absolute(const std::string& path) { return fs::absolute(path).lexically_normal().string(); }
+std::string Absolute(const std::string& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
 
 ProcessLimits LimitsFor(int timeout_s) {
   ProcessLimits limits;
@@ -39,7 +41,8 @@ ProcessLimits LimitsFor(int timeout_s) {
 std::vector<Finding> FindingsFrom(const Json& result) {
   std::vector<Finding> findings;
   for (const Json& f : JsonGet<Json>(result, "findings", Json::array())) {
-    findings.push_back({JsonGet<std::string>(f, "rule", ""), JsonGet<std::string>(f, "severity", "warn"),
+    findings.push_back({JsonGet<std::string>(f, "rule", ""),
+                        JsonGet<std::string>(f, "severity", "warn"),
                         JsonGet<std::string>(f, "message", "")});
   }
   return findings;
@@ -111,7 +114,7 @@ struct Executor::Referees {
 struct Executor::BuildHeaders {
   std::mutex mutex;
   bool prepared = false;
-  bool notes_given = false;       // the notes go to the first build that asks
+  bool notes_given = false;  // the notes go to the first build that asks
   std::vector<std::string> notes;
   PrecompiledHeaders headers;  // empty `dir` when the step failed: nothing to offer
   std::thread ahead;           // PrepareBuildsAhead's thread
@@ -251,8 +254,8 @@ Result<Json> Executor::RunReference(const std::string& problem,
   request["fp64_trials"] = options_.fp64_trials;
   auto referee = Referee(env);
   if (!referee.ok()) return referee.status();
-  SessionReply reply = (*referee)->Call("reference", request,
-                                        std::chrono::seconds(options_.reference_timeout_s));
+  SessionReply reply =
+      (*referee)->Call("reference", request, std::chrono::seconds(options_.reference_timeout_s));
   if (!reply.result) {
     std::string why = ClassifyProcessFailure("the reference step", *reply.ended).second;
     if (!reply.error.empty()) why = reply.error + ": " + why;
@@ -285,7 +288,8 @@ std::optional<Json> Executor::Ask(WorkerSession& session, const std::string& ste
       result.status = EvalStatus::kTimeout;
       result.message = reply.error + " (an endless loop or a hung kernel?)";
     } else {
-      std::tie(result.status, result.message) = ClassifyProcessFailure("the " + step + " step", process);
+      std::tie(result.status, result.message) =
+          ClassifyProcessFailure("the " + step + " step", process);
       if (process.cancelled && !reply.error.empty()) result.message = reply.error;
     }
     if (session.role() == "referee" && result.status != EvalStatus::kTimeout) {
@@ -304,7 +308,8 @@ std::optional<Json> Executor::Ask(WorkerSession& session, const std::string& ste
   if (status != "ok" && status != "unavailable") {
     result.status = StatusFromWorker(status);
     result.message = JsonGet<std::string>(json, "message", status);
-    if (status == "worker_error") result.message = "worker error during " + step + ": " + result.message;
+    if (status == "worker_error")
+      result.message = "worker error during " + step + ": " + result.message;
     return std::nullopt;
   }
   return std::move(json);
@@ -325,7 +330,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   const std::string record_path = scope + ".built.json";
   if (auto record = ReadJsonFile(record_path);
       record.ok() && JsonGet<std::string>(*record, "python", "") == worker_.python()) {
-    std::vector<std::string> objects = JsonGet<std::vector<std::string>>(*record, "shared_objects", {});
+    std::vector<std::string> objects =
+        JsonGet<std::vector<std::string>>(*record, "shared_objects", {});
     bool present = !objects.empty();
     for (const std::string& so : objects) present = present && fs::is_regular_file(so);
     if (present) {
@@ -358,9 +364,11 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   const Json& json = *outcome->result;
   bool all_cached = true;
   for (const Json& ext : JsonGet<Json>(json, "extensions", Json::array())) {
-    if (auto so = JsonGet<std::string>(ext, "so_path", ""); !so.empty()) result.shared_objects.push_back(so);
+    if (auto so = JsonGet<std::string>(ext, "so_path", ""); !so.empty())
+      result.shared_objects.push_back(so);
     if (!JsonGet<bool>(ext, "cached", false)) all_cached = false;
-    if (auto diag = JsonGet<std::string>(ext, "diagnostics", ""); !diag.empty()) result.diagnostics = diag;
+    if (auto diag = JsonGet<std::string>(ext, "diagnostics", ""); !diag.empty())
+      result.diagnostics = diag;
     for (const Json& note : JsonGet<Json>(ext, "build_notes", Json::array())) {
       if (note.is_string()) result.build_notes.push_back(note.get<std::string>());
     }
@@ -375,8 +383,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   result.status = EvalStatus::kCorrect;  // provisional: built and importable
   if (!result.shared_objects.empty()) {
     // Best effort: without the record the next evaluation runs the (cached) build step again.
-    (void)WriteJsonFile(record_path, Json{{"python", worker_.python()},
-                                          {"shared_objects", result.shared_objects}});
+    (void)WriteJsonFile(
+        record_path, Json{{"python", worker_.python()}, {"shared_objects", result.shared_objects}});
   }
 }
 
@@ -415,7 +423,8 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
   const EvalResult before = result;
   Json reference = shared.Get();
   for (int attempt = 0;; ++attempt) {
-    std::string changed = CheckAndTimeOnce(problem, reference, work, env, result, std::move(session));
+    std::string changed =
+        CheckAndTimeOnce(problem, reference, work, env, result, std::move(session));
     if (changed.empty()) return;
     if (attempt > 0) {
       result.status = EvalStatus::kRuntimeError;
@@ -454,8 +463,7 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
 std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                        const std::string& work,
                                        const std::map<std::string, std::string>& env,
-                                       EvalResult& result,
-                                       std::unique_ptr<WorkerSession> session) {
+                                       EvalResult& result, std::unique_ptr<WorkerSession> session) {
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
   std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
@@ -560,12 +568,14 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
   result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
   if (!JsonGet<bool>(*compared, "passed", false)) {
     result.status = EvalStatus::kIncorrect;
-    result.message = JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
+    result.message =
+        JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
     return "";
   }
 
   start = Clock::now();
-  bool timed = TimeInterleaved(problem, reference, **referee, cand, candidate, work, result, changed);
+  bool timed =
+      TimeInterleaved(problem, reference, **referee, cand, candidate, work, result, changed);
   result.time_seconds = SecondsSince(start);
   if (!timed) return changed;
   cand.Close();
@@ -605,7 +615,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
                                EvalResult& result, std::string& changed) {
   const int trials = std::max(1, options_.timing_trials);
   // At least 5 calls a block (and 2 rounds) where the trials allow: a block's median needs a few.
-  const int rounds = std::clamp(std::min(options_.timing_rounds, trials / 5), std::min(2, trials), trials);
+  const int rounds =
+      std::clamp(std::min(options_.timing_rounds, trials / 5), std::min(2, trials), trials);
   const int calls = (trials + rounds - 1) / rounds;
   const int planned = calls * rounds;
   // Each timed call of the candidate is kept for verification with this probability, decided
@@ -615,15 +626,17 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
     double n = 1;
     for (const Json& d : JsonGet<Json>(out, "shape", Json::array())) n *= d.get<double>();
     std::string dtype = JsonGet<std::string>(out, "dtype", "");
-    double size = dtype.find("64") != std::string::npos ? 8
-                  : dtype.find("16") != std::string::npos ? 2
-                  : (dtype.find("int8") != std::string::npos || dtype.find("bool") != std::string::npos) ? 1
-                                                                                                     : 4;
+    double size =
+        dtype.find("64") != std::string::npos                                                  ? 8
+        : dtype.find("16") != std::string::npos                                                ? 2
+        : (dtype.find("int8") != std::string::npos || dtype.find("bool") != std::string::npos) ? 1
+                                                                                               : 4;
     output_bytes += n * size;
   }
   double wanted = std::max(8.0, 0.2 * planned);
   if (output_bytes > 0) {
-    wanted = std::min(wanted, std::max(2.0, static_cast<double>(options_.verify_bytes) / output_bytes));
+    wanted =
+        std::min(wanted, std::max(2.0, static_cast<double>(options_.verify_bytes) / output_bytes));
   }
   const double sample_p = std::min(1.0, wanted / planned);
 
@@ -666,7 +679,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       if (!timed) {
         if (!changed.empty()) return false;
         if (!candidate_turn) {
-          result.status = scratch.status == EvalStatus::kTimeout ? EvalStatus::kRuntimeError : scratch.status;
+          result.status =
+              scratch.status == EvalStatus::kTimeout ? EvalStatus::kRuntimeError : scratch.status;
           result.message = "timing the reference failed: " + scratch.message;
         } else if (result.message.find("while being timed") == std::string::npos) {
           result.message = "while being timed: " + result.message;
@@ -757,7 +771,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
     }
     if (!JsonGet<bool>(*verified, "passed", false)) {
       result.status = EvalStatus::kIncorrect;
-      result.message = "while being timed: " + JsonGet<std::string>(*verified, "message", "mismatch");
+      result.message =
+          "while being timed: " + JsonGet<std::string>(*verified, "message", "mismatch");
       return false;
     }
   }
@@ -768,7 +783,8 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   // another's (placement in memory, the cores it landed on) is measured by the reference's own
   // times in both, and the interval is widened by it. Only widened: the candidate's process
   // can slow the reference there, never make the estimate better.
-  if (!reference_in_candidate.empty() && ref_time.summary.median > 0 && cand_time.summary.median > 0) {
+  if (!reference_in_candidate.empty() && ref_time.summary.median > 0 &&
+      cand_time.summary.median > 0) {
     const double here = Median(reference_in_candidate);
     result.process_spread = std::abs(here / ref_time.summary.median - 1.0);
     result.speedup_in_process = here / cand_time.summary.median;
@@ -785,7 +801,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   auto total_start = Clock::now();
   EvalReport report;
   report.problem = Absolute(problem_path);
-  if (!fs::exists(report.problem)) return Status::NotFound("problem file not found: " + problem_path);
+  if (!fs::exists(report.problem))
+    return Status::NotFound("problem file not found: " + problem_path);
 
   // Candidate code runs only in the sandbox, unless the user chose to run it unconfined.
   if (!worker_.SandboxReady().ok()) return worker_.SandboxReady();
@@ -805,7 +822,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   for (std::size_t i = 0; i < candidate_paths.size(); ++i) {
     EvalResult& r = results[i];
     r.candidate = Absolute(candidate_paths[i]);
-    Json request{{"problem", report.problem}, {"candidate", r.candidate},
+    Json request{{"problem", report.problem},
+                 {"candidate", r.candidate},
                  {"torch_ops_policy", options_.torch_ops_policy},
                  {"allowed_ops", options_.allowed_ops}};
     if (!fs::exists(r.candidate)) {
@@ -826,8 +844,10 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     }
     const Json& problem_scan = JsonGet<Json>(*scanned->result, "problem", Json::object());
     if (!JsonGet<bool>(problem_scan, "ok", false)) {
-      return Status::InvalidArgument("problem error: " + JsonGet<std::string>(
-          problem_scan, "error", JsonGet<std::string>(*scanned->result, "message", "unreadable")));
+      return Status::InvalidArgument(
+          "problem error: " +
+          JsonGet<std::string>(problem_scan, "error",
+                               JsonGet<std::string>(*scanned->result, "message", "unreadable")));
     }
     const Json& cand = JsonGet<Json>(*scanned->result, "candidate", Json::object());
     if (JsonGet<std::string>(cand, "status", "ok") != "ok") {
@@ -853,7 +873,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   const std::string work_prefix = Absolute(options_.work_dir) + "/" + std::to_string(::getpid()) +
                                   "-" + std::to_string(evaluations++) + "-";
   auto work_dir = [&](std::size_t i) {
-    std::string work = work_prefix + std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
+    std::string work =
+        work_prefix + std::to_string(i) + "-" + fs::path(results[i].candidate).stem().string();
     std::error_code ec;
     if (!fs::exists(work, ec)) fs::create_directories(work, ec);
     return work;
@@ -866,8 +887,9 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   if (single_device && !options_.build_only) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (!proceed[i]) continue;
-      auto started = StartCandidate(report.problem, results[i].candidate, work_dir(i),
-                                    GpuPool::EnvFor(gpu_pool_->only_gpu()), /*prepare_device=*/true);
+      auto started =
+          StartCandidate(report.problem, results[i].candidate, work_dir(i),
+                         GpuPool::EnvFor(gpu_pool_->only_gpu()), /*prepare_device=*/true);
       if (started.ok()) {
         first_ahead = std::move(*started);
         first_ahead_for = i;
@@ -882,7 +904,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   {
     auto mutex = std::make_shared<std::mutex>();
     auto next = std::make_shared<std::size_t>(0);
-    int threads = std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
+    int threads =
+        std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([this, mutex, next, &results, &proceed] {
         for (;;) {
@@ -943,7 +966,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
           std::size_t j = next;
           while (j < results.size() && !proceed[j]) ++j;
           if (j < results.size()) {
-            auto started = StartCandidate(report.problem, results[j].candidate, work_dir(j), lease.Env());
+            auto started =
+                StartCandidate(report.problem, results[j].candidate, work_dir(j), lease.Env());
             if (started.ok()) {
               ahead = std::move(*started);
               ahead_for = j;
@@ -967,7 +991,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       if (pending > 0) device_steps(std::move(first_ahead), first_ahead_for);
     } else {
       std::vector<std::thread> pool;
-      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(device_steps, nullptr, results.size());
+      for (std::size_t t = 0; t < threads; ++t)
+        pool.emplace_back(device_steps, nullptr, results.size());
       for (std::thread& t : pool) t.join();
     }
   }
@@ -1052,4 +1077,4 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   return o;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

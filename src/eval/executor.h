@@ -49,7 +49,7 @@
 #include "eval/worker_client.h"
 #include "eval/worker_session.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct EvalOptions {
   std::string device = "cuda";  // "cuda" or "cpu" (C++ CPU extensions)
@@ -78,10 +78,10 @@ struct EvalOptions {
   // builds: a minute and ~0.6 GB per flag set the first time, ~40 % off each C++ build after.
   // Pays off over many builds: on in optimize, off in a one-off eval.
   bool precompiled_headers = false;
-  int jobs = 2;                   // parallel builds
-  std::uint64_t seed = 1;         // base seed of the trials' inputs
-  int init_seed = 42;             // seed before constructing Model and ModelNew (same weights)
-  long long flush_bytes = -1;     // L2 flush buffer per timed call; -1: twice the device's L2
+  int jobs = 2;                // parallel builds
+  std::uint64_t seed = 1;      // base seed of the trials' inputs
+  int init_seed = 42;          // seed before constructing Model and ModelNew (same weights)
+  long long flush_bytes = -1;  // L2 flush buffer per timed call; -1: twice the device's L2
   std::string cache_dir = ".kernelpro/cache";  // builds, inputs and references, shared across runs
   std::string work_dir = ".kernelpro/work";    // per-evaluation outputs
   int step_timeout_s = 300;                    // check, time, compare, run
@@ -199,7 +199,7 @@ class Executor {
                        WorkerSession& candidate, const Json& candidate_request,
                        const std::string& work, EvalResult& result, std::string& changed);
 
-  struct Referees;  // one referee session per GPU, shared by copies of this executor
+  struct Referees;      // one referee session per GPU, shared by copies of this executor
   struct BuildHeaders;  // the pch step's result, prepared once, shared by copies
 
   WorkerClient worker_;
@@ -209,4 +209,4 @@ class Executor {
   std::shared_ptr<BuildHeaders> build_headers_;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

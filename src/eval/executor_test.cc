@@ -17,7 +17,7 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
@@ -107,7 +107,8 @@ TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
     if (JsonGet<std::string>(row, "trial", "").starts_with("timed call ")) {
       ++timed_rows;
       EXPECT_TRUE(JsonGet<bool>(row, "passed", false)) << row.dump();
-      EXPECT_NE(JsonGet<std::string>(row, "expected", "").find("scaled by seed"), std::string::npos);
+      EXPECT_NE(JsonGet<std::string>(row, "expected", "").find("scaled by seed"),
+                std::string::npos);
     }
   }
   EXPECT_GE(timed_rows, 1) << r["correctness"].dump(1);
@@ -171,8 +172,8 @@ TEST(EvalCpuTest, AFreshBuildUsesAPrecompiledTorchHeaderAndStillPasses) {
   {
     std::ifstream in(kRoot + "/tests/candidates/good/cpu_tiny_swish.py");
     std::ofstream out(path);
-    out << in.rdbuf() << "# fresh source " << std::chrono::system_clock::now().time_since_epoch().count()
-        << "\n";
+    out << in.rdbuf() << "# fresh source "
+        << std::chrono::system_clock::now().time_since_epoch().count() << "\n";
   }
   Eval e = RunEval({"--problem", kTinySwish, "--precompiled-headers", "--candidate", path});
   std::filesystem::remove(path);
@@ -564,4 +565,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return TestName(info.param.first); });
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

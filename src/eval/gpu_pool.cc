@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 GpuPool::Lease::Lease(Lease&& other) noexcept
     : pool_(std::exchange(other.pool_, nullptr)), slot_(other.slot_), gpu_(std::move(other.gpu_)) {}
@@ -71,4 +71,4 @@ void GpuPool::Return(std::size_t slot) {
   freed_.notify_one();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

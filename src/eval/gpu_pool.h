@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 class GpuPool {
  public:
@@ -78,4 +78,4 @@ class GpuPool {
   std::vector<bool> busy_;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

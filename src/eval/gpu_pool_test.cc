@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 using namespace std::chrono_literals;
@@ -93,4 +93,4 @@ TEST(GpuPoolTest, NoTwoThreadsEverHoldTheSameGpu) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -29,7 +29,7 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -466,4 +466,4 @@ TEST_F(IsolationTest, WithoutTheSandboxKernelproRefusesUnlessToldAndThenSaysSoIn
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

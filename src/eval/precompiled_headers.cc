@@ -3,7 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 Result<PrecompiledHeaders> PrecompiledHeadersFromResult(const Json& result) {
   const std::string status = JsonGet<std::string>(result, "status", "");
@@ -58,4 +58,4 @@ void OfferPrecompiledHeaders(const PrecompiledHeaders& headers, Json& request) {
   request["pch_manifest"] = headers.manifest;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -5,11 +5,12 @@
 // header per likely flag set under CACHE/pch/<key> (key: compiler, flags, torch) and returns the
 // content hash of every file. The executor runs it once per Executor, unconfined, for the first
 // build that needs a build process (Executor::HeadersForBuilds; a cached header costs a torch
-// import and a hash), then offers its result to every build request and candidate process. The sandbox mounts `pch_dir` read-only for every step (MountsForRequest), so no
-// candidate can change a header another one uses; the build checks the files against the hashes
-// before use and, when they differ, a header is missing or g++ rejects it, compiles without one
-// (noted in the extension's `build_notes`). A failed pch step is never fatal: builds simply get no
-// offer. Plain data, safe to copy between threads.
+// import and a hash), then offers its result to every build request and candidate process. The
+// sandbox mounts `pch_dir` read-only for every step (MountsForRequest), so no candidate can change
+// a header another one uses; the build checks the files against the hashes before use and, when
+// they differ, a header is missing or g++ rejects it, compiles without one (noted in the
+// extension's `build_notes`). A failed pch step is never fatal: builds simply get no offer. Plain
+// data, safe to copy between threads.
 #pragma once
 
 #include <map>
@@ -20,12 +21,12 @@
 #include "core/status.h"
 #include "eval/worker_client.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct PrecompiledHeaders {
-  std::string dir;                  // CACHE/pch; empty: nothing to offer
-  Json manifest = Json::object();   // {"<key>/<file>": sha256}, from the trusted step
-  std::vector<std::string> notes;   // what the step rebuilt or could not build, for the log
+  std::string dir;                 // CACHE/pch; empty: nothing to offer
+  Json manifest = Json::object();  // {"<key>/<file>": sha256}, from the trusted step
+  std::vector<std::string> notes;  // what the step rebuilt or could not build, for the log
 };
 
 // Runs the `pch` step for `device` ("cpu" | "cuda") with headers under `cache_dir`/pch, outside
@@ -43,4 +44,4 @@ Result<PrecompiledHeaders> PrecompiledHeadersFromResult(const Json& result);
 // Adds `pch_dir` and `pch_manifest` to a build request (nothing when `headers.dir` is empty).
 void OfferPrecompiledHeaders(const PrecompiledHeaders& headers, Json& request);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

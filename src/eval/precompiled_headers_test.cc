@@ -11,16 +11,17 @@
 
 #include "eval/executor.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 TEST(PrecompiledHeadersTest, AnOkResultIsOfferedToBuildRequests) {
-  Json result = {{"status", "ok"},
-                 {"pch_dir", "/cache/pch"},
-                 {"pch_manifest", {{"abc/kp_torch_extension.h.gch", "00ff"}}},
-                 {"entries", Json::array({{{"key", "abc"}, {"cached", true}},
-                                          {{"variant", {{"extra_cflags", {"-O3"}}}},
-                                           {"error", "g++ failed"}}})}};
+  Json result = {
+      {"status", "ok"},
+      {"pch_dir", "/cache/pch"},
+      {"pch_manifest", {{"abc/kp_torch_extension.h.gch", "00ff"}}},
+      {"entries",
+       Json::array({{{"key", "abc"}, {"cached", true}},
+                    {{"variant", {{"extra_cflags", {"-O3"}}}}, {"error", "g++ failed"}}})}};
   auto headers = PrecompiledHeadersFromResult(result);
   ASSERT_TRUE(headers.ok()) << headers.status().ToString();
   Json request = {{"candidate", "/runs/c.py"}};
@@ -73,7 +74,7 @@ int Runs(const Executor& executor) {
 TEST(PrecompiledHeadersTest, AnExecutorRunsThePchStepOnceForAllItsBuildsAndCopies) {
   Executor executor = FakeExecutor("once", "cpu");
   EXPECT_TRUE(executor.PreparedHeaders().dir.empty());  // nothing before the first build
-  Executor copy = executor;  // as an optimize run's iterations hold it
+  Executor copy = executor;                             // as an optimize run's iterations hold it
   std::vector<PrecompiledHeaders> seen(4);
   std::vector<std::thread> builds;
   for (int i = 0; i < 4; ++i) {
@@ -124,7 +125,8 @@ TEST(PrecompiledHeadersTest, AnExecutorGoneBeforeTheStepStartedAheadEndsLeavesIt
     return executor.options().cache_dir;
   }();  // the thread holds a copy: nothing it uses went away
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!std::filesystem::exists(cache + "/pch/runs") && std::chrono::steady_clock::now() < give_up) {
+  while (!std::filesystem::exists(cache + "/pch/runs") &&
+         std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(std::filesystem::exists(cache + "/pch/runs"));
@@ -139,4 +141,4 @@ TEST(PrecompiledHeadersTest, WithoutPrecompiledHeadersNothingStartsAhead) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -12,7 +12,7 @@
 #include "profile/sass.h"
 #include "profile/timeline.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 void Save(const ProfileOptions& options, const std::string& suffix, const std::string& text) {
@@ -24,8 +24,9 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
 
 }  // namespace
 
-Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
-                                 const std::string& candidate, const ProfileOptions& options) {
+Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
+                                          const std::string& candidate,
+                                          const ProfileOptions& options) {
   if (!executor.worker().SandboxReady().ok()) return executor.worker().SandboxReady();
   auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
   if (!reference.ok()) return reference.status();
@@ -41,12 +42,12 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
     shared_objects = built.shared_objects;
   }
 
-  Metrics metrics;
+  profile::Metrics metrics;
   // SASS of every built extension, concatenated: the entry kernel names select what ncu profiles.
-  ArtifactTexts texts;
+  profile::ArtifactTexts texts;
   if (options.sass) {
     for (const std::string& so : shared_objects) {
-      auto dump = DumpSharedObject(so);
+      auto dump = profile::DumpSharedObject(so);
       if (!dump.ok()) {
         metrics.notes.push_back("sass: " + dump.status().message());
         break;
@@ -86,28 +87,29 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
     } else {
       // A candidate calling cuBLAS & co. spends its time in kernels it did not compile: then every
       // kernel of the forward call is profiled and the selection keeps the longest as well.
-      bool calls_libraries = !texts.nm.empty() && !ParseLibraryCalls(texts.nm).empty();
+      bool calls_libraries = !texts.nm.empty() && !profile::ParseLibraryCalls(texts.nm).empty();
       std::vector<std::string> entries = texts.symbols.empty() || calls_libraries
                                              ? std::vector<std::string>{}
-                                             : ParseEntryPoints(texts.symbols);
+                                             : profile::ParseEntryPoints(texts.symbols);
       ProcessLimits limits;
       limits.wall_timeout = std::chrono::seconds(options.ncu_options.timeout_s);
       auto run_ncu = [&](const std::vector<std::string>& names) -> std::string {
         // ncu itself runs in the sandbox too, around the candidate's process.
         auto outcome = executor.worker().Run("run", request, limits, env,
-                                             NcuArgv(ncu, options.ncu_options, names), 256ull << 20,
-                                             Confinement::kSandbox);
+                                             profile::NcuArgv(ncu, options.ncu_options, names),
+                                             256ull << 20, Confinement::kSandbox);
         if (!outcome.ok()) {
           metrics.notes.push_back("ncu: " + outcome.status().message());
           return "";
         }
         if (outcome->process.timed_out)
           metrics.notes.push_back("ncu: " + outcome->process.Describe());
-        return TrimNcuOutput(outcome->process.stdout_text + "\n" + outcome->process.stderr_text);
+        return profile::TrimNcuOutput(outcome->process.stdout_text + "\n" +
+                                      outcome->process.stderr_text);
       };
       texts.ncu_csv = run_ncu(entries);
       if (!entries.empty() &&
-          ParseNcuCsv(texts.ncu_csv).status().code() == Status::Code::kNotFound) {
+          profile::ParseNcuCsv(texts.ncu_csv).status().code() == Status::Code::kNotFound) {
         metrics.notes.push_back(
             "ncu: the candidate's entry kernels did not run; profiling every kernel of the forward "
             "call");
@@ -115,7 +117,7 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       }
     }
   }
-  Metrics parsed = CollectFromTexts(texts);
+  profile::Metrics parsed = profile::CollectFromTexts(texts);
   metrics.ncu = std::move(parsed.ncu);
   metrics.sass = std::move(parsed.sass);
   metrics.notes.insert(metrics.notes.end(), parsed.notes.begin(), parsed.notes.end());
@@ -151,7 +153,7 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
       std::ifstream in(trace_path);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       Save(options, ".trace.json", text);
-      auto timeline = ParseTorchProfilerTrace(text);
+      auto timeline = profile::ParseTorchProfilerTrace(text);
       if (timeline.ok()) {
         metrics.timeline = std::move(*timeline);
       } else {
@@ -163,4 +165,4 @@ Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
   return metrics;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

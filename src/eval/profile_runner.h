@@ -14,14 +14,15 @@
 #include "profile/metrics.h"
 #include "profile/ncu_runner.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct ProfileOptions {
   bool ncu = true;
   bool sass = true;
   bool timeline = true;
-  NcuOptions ncu_options;
-  std::string artifacts_dir;  // if set, raw outputs are saved there as NAME.ncu.csv, ... (kernelpro collect --from)
+  profile::NcuOptions ncu_options;
+  std::string artifacts_dir;  // if set, raw outputs are saved there as NAME.ncu.csv, ... (kernelpro
+                              // collect --from)
   std::string artifacts_name = "candidate";
 };
 
@@ -33,7 +34,8 @@ struct ProfileOptions {
 // Thread-safe: several profiles may run at once (one per GPU), also beside Executor::Evaluate.
 // The caller must not hold a lease of that pool. With `artifacts_dir` set, concurrent calls need
 // distinct `artifacts_name`s.
-Result<Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
-                                 const std::string& candidate, const ProfileOptions& options);
+Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
+                                          const std::string& candidate,
+                                          const ProfileOptions& options);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

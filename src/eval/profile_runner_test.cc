@@ -5,7 +5,7 @@
 #include "core/json_io.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 TEST(ProfileCommandTest, WithoutGpuOrNcuEveryMissingViewIsANote) {
@@ -46,4 +46,4 @@ TEST(ProfileCommandTest, BrokenProblemIsAClearErrorWithExitCode2) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

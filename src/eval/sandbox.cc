@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -231,4 +231,4 @@ std::vector<std::string> Sandbox::Wrap(const std::vector<std::string>& argv,
   return args;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

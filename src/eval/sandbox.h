@@ -32,7 +32,7 @@
 
 #include "core/status.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct SandboxOptions {
   bool enabled = true;  // false: --unsafe-no-sandbox
@@ -90,4 +90,4 @@ std::map<std::string, std::string> WorkerEnvironment(const std::vector<std::stri
 // True for environment names that must never reach candidate code.
 bool LooksLikeCredential(const std::string& name);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

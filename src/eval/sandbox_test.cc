@@ -18,7 +18,7 @@
 #include "core/subprocess.h"
 #include "eval/worker_client.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -176,9 +176,9 @@ TEST(SandboxCreateTest, AMissingBwrapIsAClearRefusalNamingTheWayOut) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) {
@@ -209,9 +209,10 @@ TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) 
 }
 
 TEST(MountsForRequestTest, PrecompiledHeadersAreNeverWritableByACandidate) {
-  Json build = {{"candidate", std::string(KERNELPRO_SOURCE_DIR) + "/tests/candidates/good/cpu_tiny_swish.py"},
-                {"build_root", "/cache/builds/123"},
-                {"pch_dir", "/cache/pch"}};
+  Json build = {
+      {"candidate", std::string(KERNELPRO_SOURCE_DIR) + "/tests/candidates/good/cpu_tiny_swish.py"},
+      {"build_root", "/cache/builds/123"},
+      {"pch_dir", "/cache/pch"}};
   for (const std::string step : {"build", "check", "time", "serve"}) {
     SandboxMounts mounts = MountsForRequest(step, build);
     EXPECT_NE(std::find(mounts.read_only.begin(), mounts.read_only.end(), "/cache/pch"),
@@ -224,4 +225,4 @@ TEST(MountsForRequestTest, PrecompiledHeadersAreNeverWritableByACandidate) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -9,7 +9,7 @@
 
 #include "core/enum_names.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 namespace {
 
@@ -58,14 +58,15 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
                                                           const ProcessResult& process) {
   std::string where = " during " + step;
   if (process.timed_out) {
-    return {EvalStatus::kTimeout, process.Describe() + where + " (an endless loop or a hung kernel?)"};
+    return {EvalStatus::kTimeout,
+            process.Describe() + where + " (an endless loop or a hung kernel?)"};
   }
   if (process.output_limit_hit) {
     return {EvalStatus::kRuntimeError, process.Describe() + where};
   }
   // torch prints this on every CPU-only import; it is never the reason a worker died.
   std::string stderr_text = process.stderr_text;
-  for (std::string noise = "No CUDA runtime is found"; ;) {
+  for (std::string noise = "No CUDA runtime is found";;) {
     std::size_t at = stderr_text.find(noise);
     if (at == std::string::npos) break;
     std::size_t end = stderr_text.find('\n', at);
@@ -100,10 +101,10 @@ Json ToJson(const EvalResult& r) {
   auto timing = [](const std::optional<TimingSummary>& t) -> Json {
     if (!t) return nullptr;
     return Json{{"median_ms", t->summary.median}, {"mean_ms", t->summary.mean},
-                {"min_ms", t->summary.min}, {"max_ms", t->summary.max},
-                {"p10_ms", t->summary.p10}, {"p90_ms", t->summary.p90},
-                {"iqr_ms", t->summary.iqr}, {"relative_spread", t->summary.relative_spread},
-                {"count", t->summary.count}, {"block_medians_ms", t->block_medians}};
+                {"min_ms", t->summary.min},       {"max_ms", t->summary.max},
+                {"p10_ms", t->summary.p10},       {"p90_ms", t->summary.p90},
+                {"iqr_ms", t->summary.iqr},       {"relative_spread", t->summary.relative_spread},
+                {"count", t->summary.count},      {"block_medians_ms", t->block_medians}};
   };
   Json findings = Json::array();
   for (const Finding& f : r.findings) {
@@ -169,4 +170,4 @@ std::optional<Finding> HostBoundWarning(double launch_us, double hold_us) {
   return Finding{"host_bound", "warn", text.str()};
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

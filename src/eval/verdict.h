@@ -13,7 +13,7 @@
 #include "core/stats.h"
 #include "core/subprocess.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 enum class EvalStatus { kCompileError, kRuntimeError, kTimeout, kIncorrect, kCorrect };
 
@@ -107,4 +107,4 @@ EvalStatus StatusFromWorker(const std::string& worker_status);
 
 Json ToJson(const EvalResult& result);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -1,10 +1,10 @@
 #include "eval/verdict.h"
 
-#include <csignal>
-
 #include <gtest/gtest.h>
 
-namespace kernelpro {
+#include <csignal>
+
+namespace kernelpro::eval {
 namespace {
 
 TEST(VerdictTest, StatusNamesAreTheFiveDocumentedOnes) {
@@ -41,7 +41,8 @@ TEST(VerdictTest, SignalWithEmptyOrNoiseOnlyStderrStillGivesAMessage) {
   ProcessResult p;
   p.started = true;
   p.term_signal = SIGSEGV;
-  for (const char* err : {"", "\n", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n"}) {
+  for (const char* err :
+       {"", "\n", "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n"}) {
     p.stderr_text = err;
     auto [status, message] = ClassifyProcessFailure("check", p);
     EXPECT_EQ(status, EvalStatus::kRuntimeError);
@@ -111,9 +112,9 @@ TEST(VerdictTest, AForwardSlowerToLaunchThanTheHoldIsCalledHostBound) {
   EXPECT_NE(warning->message.find("needs 250 us to launch a call (median), more than the 100 us"),
             std::string::npos)
       << warning->message;
-  EXPECT_FALSE(HostBoundWarning(40, 100).has_value());   // hidden by the hold: nothing to say
-  EXPECT_FALSE(HostBoundWarning(250, 0).has_value());    // no hold: the whole launch counted
+  EXPECT_FALSE(HostBoundWarning(40, 100).has_value());  // hidden by the hold: nothing to say
+  EXPECT_FALSE(HostBoundWarning(250, 0).has_value());   // no hold: the whole launch counted
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

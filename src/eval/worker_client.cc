@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -245,4 +245,4 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   return outcome;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

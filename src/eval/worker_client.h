@@ -22,7 +22,7 @@
 #include "core/subprocess.h"
 #include "eval/sandbox.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct WorkerOptions {
   // Interpreter that has torch. Empty: $KERNELPRO_PYTHON, else the first of python3 and
@@ -56,9 +56,9 @@ enum class Confinement { kNone, kSandbox };
 
 // What a sandboxed step may see, from the paths its request names (docs/worker-protocol.md):
 // read-only: "candidate" and "problem" (each with the Python files beside it, which it may
-// import), "inputs_dir", "build_root", "pch_dir" (for every step); writable: "out_dir", the folder of "trace_path", and for
-// the build step "build_root". Nothing else a request names is mounted — in particular no
-// reference outputs and no cache directory.
+// import), "inputs_dir", "build_root", "pch_dir" (for every step); writable: "out_dir", the folder
+// of "trace_path", and for the build step "build_root". Nothing else a request names is mounted —
+// in particular no reference outputs and no cache directory.
 SandboxMounts MountsForRequest(const std::string& step, const Json& request);
 
 class WorkerClient {
@@ -112,4 +112,4 @@ class WorkerClient {
   Status sandbox_status_;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

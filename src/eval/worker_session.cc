@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,4 +197,4 @@ void WorkerSession::Close() {
   kill_reason_.clear();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -33,7 +33,7 @@
 #include "core/subprocess.h"
 #include "eval/worker_client.h"
 
-namespace kernelpro {
+namespace kernelpro::eval {
 
 struct SessionReply {
   std::optional<Json> result;          // the worker's reply
@@ -84,4 +84,4 @@ class WorkerSession {
   long long next_id_ = 1;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace kernelpro {
+namespace kernelpro::eval {
 namespace {
 
 using std::chrono::milliseconds;
@@ -105,4 +105,4 @@ TEST(WorkerSessionTest, DestroyingASessionEndsItsWorker) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::eval

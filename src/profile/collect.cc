@@ -11,7 +11,7 @@
 #include "profile/sass.h"
 #include "profile/timeline.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 std::string ReadFile(const std::string& path, std::vector<std::string>& notes) {
@@ -178,4 +178,4 @@ std::string RenderMetrics(const Metrics& m) {
   return out.str();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

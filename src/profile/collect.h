@@ -6,7 +6,7 @@
 
 #include "profile/metrics.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 // Paths of saved artifacts; an empty path means "not available".
 struct ArtifactPaths {
@@ -41,4 +41,4 @@ Metrics CollectFromTexts(const ArtifactTexts& texts);
 // timeline summary, notes.
 std::string RenderMetrics(const Metrics& metrics);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

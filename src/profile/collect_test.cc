@@ -14,7 +14,7 @@
 #include "profile/sass.h"
 #include "profile/timeline.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 const std::string kFixtures = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
@@ -281,9 +281,9 @@ TEST(NcuRunnerTest, ACandidateCallingALibraryKeepsItsOwnKernelsAndTheLongestOthe
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 // Inputs libFuzzer found interesting (fuzz/run; ASan/UBSan clean when kept): every parser gets
@@ -307,4 +307,4 @@ TEST(FuzzCorpusTest, EveryParserSurvivesTheKeptCorpus) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

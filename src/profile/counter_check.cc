@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 constexpr double kMaxPercent = 110;
@@ -58,4 +58,4 @@ std::vector<std::string> DroppedCounters::Notes(std::size_t limit) const {
   return notes;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 // Why `value` (in base units, `unit` as ncu printed it) cannot be a measurement of `name`, or
 // nullopt when it can. The reason is short and says which rule: "negative", "not a finite number",
@@ -56,4 +56,4 @@ class DroppedCounters {
   std::map<std::string, Drop, std::less<>> drops_;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

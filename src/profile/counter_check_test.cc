@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 constexpr char kDram[] = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
@@ -74,4 +74,4 @@ TEST(CounterCheckTest, NotesNameEachDroppedMetricItsValueAndTheKernelsOnce) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -18,7 +18,7 @@
 
 #include "core/json_io.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 inline constexpr int kMetricsSchemaVersion = 1;
 
@@ -106,4 +106,4 @@ Json ToJson(const SassView& view);
 Json ToJson(const TimelineSummary& timeline);
 Json ToJson(const Metrics& metrics);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

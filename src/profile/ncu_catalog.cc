@@ -4,7 +4,7 @@
 
 #include "core/text.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 std::vector<NcuMetric> BuildCatalog() {
@@ -239,4 +239,4 @@ std::string_view NcuAggregation(std::string_view name, std::string_view unit) {
   return "sum";
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

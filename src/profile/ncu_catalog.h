@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 struct NcuMetric {
   std::string name;         // exact ncu metric name as requested and as printed in the CSV
@@ -100,4 +100,4 @@ inline constexpr std::string_view kNcuBranchResolvingStall =
 // The paper's "memory dependency" stall on Volta and later (see the header comment).
 inline constexpr std::string_view kNcuMemoryDependencyStall = kNcuLongScoreboardStall;
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

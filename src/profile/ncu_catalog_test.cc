@@ -11,7 +11,7 @@
 
 #include "profile/ncu_csv.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 const std::string kH200 = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
@@ -209,4 +209,4 @@ TEST(NcuCatalogTest, AggregationOfMetricsOutsideTheCatalog) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -14,7 +14,7 @@
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_runner.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 double NcuKernel::duration_ns() const {
   auto it = values.find(std::string(kNcuDuration));
@@ -782,4 +782,4 @@ NcuKernel AggregateKernels(const std::vector<NcuKernel>& kernels) {
   return aggregate.Finish(columns);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -40,7 +40,7 @@
 #include "core/status.h"
 #include "profile/metrics.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 struct NcuReadOptions {
   // Keep only the candidate's kernels while reading, by SelectCandidateKernels' rule
@@ -87,4 +87,4 @@ std::vector<std::vector<std::string>> SplitCsv(std::string_view text);
 // values -> nullopt.
 std::optional<double> ParseNcuNumber(std::string_view cell);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

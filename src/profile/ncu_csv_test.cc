@@ -15,7 +15,7 @@
 #include "profile/ncu_csv_testing.h"
 #include "profile/ncu_runner.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 namespace fs = std::filesystem;
@@ -701,4 +701,4 @@ TEST(NcuCsvRobustnessTest, CorpusDetails) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

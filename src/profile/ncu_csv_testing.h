@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kernelpro::testing {
+namespace kernelpro::profile::testing {
 
 inline void WriteRepeatedNcuCsv(std::string_view recorded, std::size_t kernels, std::ostream& out) {
   std::vector<std::string_view> lines;
@@ -33,4 +33,4 @@ inline void WriteRepeatedNcuCsv(std::string_view recorded, std::size_t kernels, 
   }
 }
 
-}  // namespace kernelpro::testing
+}  // namespace kernelpro::profile::testing

@@ -11,7 +11,7 @@
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_csv.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 std::string RegexEscape(const std::string& s) {
@@ -172,4 +172,4 @@ void SelectCandidateKernels(NcuView& view, const std::vector<std::string>& entry
   view.aggregate = AggregateKernels(view.kernels);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -14,7 +14,7 @@
 
 #include "profile/metrics.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 struct NcuOptions {
   std::vector<std::string> metrics;  // empty: the catalog (ncu_catalog.h)
@@ -75,4 +75,4 @@ std::vector<std::size_t> LongestOtherKernels(const std::vector<double>& duration
 // longest other(s) of 3 profiled (it calls a library)"); "" when it kept every kernel.
 std::string KernelSelectionNote(std::size_t own, std::size_t longest, std::size_t profiled);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

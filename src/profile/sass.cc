@@ -16,7 +16,7 @@
 #include "core/text.h"
 #include "core/tool_paths.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 constexpr auto kToolTimeout = std::chrono::seconds(120);
@@ -569,4 +569,4 @@ Result<SassView> AnalyzeSharedObject(const std::string& so_path, std::string_vie
   return CombineSass(dump->sass, dump->res_usage, dump->symbols, dump->nm, arch);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -74,7 +74,7 @@
 #include "core/status.h"
 #include "profile/metrics.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 // The fixed category names above, in the order the list gives them.
 const std::vector<std::string>& SassCategoryNames();
@@ -124,4 +124,4 @@ struct SharedObjectDump {
 };
 Result<SharedObjectDump> DumpSharedObject(const std::string& so_path);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

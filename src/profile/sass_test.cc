@@ -13,7 +13,7 @@
 #include "core/subprocess.h"
 #include "core/tool_paths.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 namespace fs = std::filesystem;
@@ -820,4 +820,4 @@ TEST(SassToolTest, MissingCuobjdumpIsUnavailableAndSaysHowToGetIt) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -19,7 +19,7 @@
 #include <sqlite3.h>
 #endif
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 constexpr double kMinGapThresholdUs = 5.0;
@@ -556,4 +556,4 @@ Result<TimelineSummary> ParseNsysSqlite(const std::string& path) {
 
 #endif  // KERNELPRO_HAVE_SQLITE
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -72,7 +72,7 @@
 #include "core/status.h"
 #include "profile/metrics.h"
 
-namespace kernelpro {
+namespace kernelpro::profile {
 
 // One piece of GPU work. Times are microseconds from an origin each reader picks near its first
 // event: absolute trace clocks (~5e12 us) would leave a double only about a nanosecond of
@@ -132,4 +132,4 @@ Result<TimelineSummary> ParseTorchProfilerTraceFile(const std::string& path);
 // SQLite (CMake defines KERNELPRO_HAVE_SQLITE when it finds it).
 Result<TimelineSummary> ParseNsysSqlite(const std::string& path);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 #endif
 
-namespace kernelpro {
+namespace kernelpro::profile {
 namespace {
 
 namespace fs = std::filesystem;
@@ -680,4 +680,4 @@ TEST(NsysSqliteTest, WithoutSqliteTheExportIsUnavailableNotACrash) {
 #endif  // KERNELPRO_HAVE_SQLITE
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::profile

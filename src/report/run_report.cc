@@ -25,7 +25,9 @@ std::string ConfidenceInterval(const RatioInterval& r) {
          FormatFixed(r.high) + "]";
 }
 
-std::string NodeName(int id) { return id == search::Tree::kRootId ? "ROOT" : "n" + std::to_string(id); }
+std::string NodeName(int id) {
+  return id == search::Tree::kRootId ? "ROOT" : "n" + std::to_string(id);
+}
 
 const search::NodeInfo* Info(const RunReportInput& in, int id) {
   if (!in.nodes) return nullptr;
@@ -33,7 +35,9 @@ const search::NodeInfo* Info(const RunReportInput& in, int id) {
   return it == in.nodes->end() ? nullptr : &it->second;
 }
 
-std::string Mode(const search::Node& node) { return node.mode ? agents::ToString(*node.mode) : "root"; }
+std::string Mode(const search::Node& node) {
+  return node.mode ? agents::ToString(*node.mode) : "root";
+}
 
 std::vector<int> Lineage(const search::Tree& tree, int id) {
   std::vector<int> path;
@@ -69,13 +73,13 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
 // What the reports show of one tree node, whichever way they render it.
 struct NodeFacts {
   const search::Node* node = nullptr;
-  std::string name;    // "ROOT", "n3"
-  int iteration = 0;   // 1-based; 0 for ROOT
-  std::string mode;    // "initial", "debug", "optimize"; "root"
-  std::string status;  // "correct", "compile_error", ...; "reference" for ROOT
-  std::optional<RatioInterval> speedup;  // a correct node's, when timed
-  const search::NodeInfo* info = nullptr;        // null when the orchestrator gave none
-  std::string verdict;                   // "accepted", "not accepted", ""
+  std::string name;                        // "ROOT", "n3"
+  int iteration = 0;                       // 1-based; 0 for ROOT
+  std::string mode;                        // "initial", "debug", "optimize"; "root"
+  std::string status;                      // "correct", "compile_error", ...; "reference" for ROOT
+  std::optional<RatioInterval> speedup;    // a correct node's, when timed
+  const search::NodeInfo* info = nullptr;  // null when the orchestrator gave none
+  std::string verdict;                     // "accepted", "not accepted", ""
 };
 
 NodeFacts FactsOf(const RunReportInput& in, int id) {
@@ -85,7 +89,7 @@ NodeFacts FactsOf(const RunReportInput& in, int id) {
   f.name = NodeName(id);
   f.iteration = node.expansion + 1;
   f.mode = Mode(node);
-  f.status = node.is_root() ? "reference" : node.status ? EvalStatusName(*node.status) : "?";
+  f.status = node.is_root() ? "reference" : node.status ? eval::EvalStatusName(*node.status) : "?";
   if (node.correct()) f.speedup = node.speedup;
   f.info = Info(in, id);
   if (f.info) f.verdict = f.info->verdict;
@@ -124,12 +128,11 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
     facts.push_back({o.temperatures.size() > 1 ? "Temperatures (one per candidate)" : "Temperature",
                      temperatures});
   }
-  facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) +
-                                 " of " + std::to_string(o.iterations) + " iterations, " +
+  facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) + " of " +
+                                 std::to_string(o.iterations) + " iterations, " +
                                  std::to_string(o.candidates) +
                                  (o.candidates == 1 ? " candidate" : " candidates") +
-                                 " each, feedback " +
-                                 agents::ToString(o.feedback) + ", memory " +
+                                 " each, feedback " + agents::ToString(o.feedback) + ", memory " +
                                  (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
   facts.push_back({"Stopped", in.summary.stop_message});
   facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
@@ -148,15 +151,15 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   std::string candidates =
       std::to_string(evaluated) + " evaluated, " + std::to_string(correct) + " correct";
   if (unusable > 0) {
-    candidates += "; " + std::to_string(unusable) +
-                  (unusable == 1 ? " reply" : " replies") + " held no usable candidate";
+    candidates += "; " + std::to_string(unusable) + (unusable == 1 ? " reply" : " replies") +
+                  " held no usable candidate";
   }
   facts.push_back({"Candidates", candidates});
   if (in.stage1) {
-    facts.push_back({"Stage 1", std::string(BottleneckName(in.stage1->bottleneck)) +
+    facts.push_back({"Stage 1", std::string(roofline::BottleneckName(in.stage1->bottleneck)) +
                                     "-bound on " + in.stage1->gpu_name + " (" +
-                                    in.stage1->precision + ", confidence " +
-                                    in.stage1->confidence + ")"});
+                                    in.stage1->precision + ", confidence " + in.stage1->confidence +
+                                    ")"});
   }
   return facts;
 }
@@ -348,8 +351,8 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
         << ", mean reward " << FormatFixed(node.MeanReward()) << ")</span>\n";
   } else {
     const search::NodeInfo* info = f.info;
-    out << "<details><summary><b>" << f.name << "</b> it " << f.iteration << " · "
-        << Html(f.mode) << " · " << HtmlStatus(f);
+    out << "<details><summary><b>" << f.name << "</b> it " << f.iteration << " · " << Html(f.mode)
+        << " · " << HtmlStatus(f);
     if (!f.verdict.empty()) out << " · " << Html(f.verdict);
     out << HtmlBar(f.speedup, best);
     if (info && !node.correct() && !info->errors.empty()) {
@@ -418,13 +421,13 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree) {
   return v;
 }
 
-std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& in) {
+std::optional<roofline::RooflinePosition> BestRooflinePosition(const RunReportInput& in) {
   if (!in.stage1 || !in.tree || in.config.device != "cuda") return std::nullopt;
   auto best = in.tree->BestNode();
   if (!best) return std::nullopt;
   const search::NodeInfo* info = Info(in, *best);
   if (!info || !info->candidate_ms || *info->candidate_ms <= 0) return std::nullopt;
-  return PositionAgainstRoofline(*in.stage1, *info->candidate_ms * 1e-3);
+  return roofline::PositionAgainstRoofline(*in.stage1, *info->candidate_ms * 1e-3);
 }
 
 std::string RenderBestKernel(const RunReportInput& in, const std::string& source) {
@@ -484,9 +487,9 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
         out << "| ROOT | | | reference | 1.00x | | |\n";
         continue;
       }
-      out << "| " << f.name << " | " << f.iteration << " | " << f.mode << " | " << f.status
-          << " | " << (f.speedup ? RatioText(*f.speedup) : std::string("-")) << " | " << f.verdict
-          << " | " << (f.info ? OneLine(f.info->strategy) : "") << " |\n";
+      out << "| " << f.name << " | " << f.iteration << " | " << f.mode << " | " << f.status << " | "
+          << (f.speedup ? RatioText(*f.speedup) : std::string("-")) << " | " << f.verdict << " | "
+          << (f.info ? OneLine(f.info->strategy) : "") << " |\n";
     }
     out << "\n";
   }
@@ -558,8 +561,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       out << "<tr><td>" << HtmlNodeLink(id) << "</td><td>" << f.iteration << "</td><td>"
           << Html(f.mode) << "</td><td>" << Html(f.status) << "</td><td class=\"num\">"
           << (f.speedup ? RatioText(*f.speedup) : std::string("-")) << HtmlBar(f.speedup, best)
-          << "</td><td>" << Html(f.verdict) << "</td><td>"
-          << (f.info ? Html(f.info->strategy) : "") << "</td></tr>\n";
+          << "</td><td>" << Html(f.verdict) << "</td><td>" << (f.info ? Html(f.info->strategy) : "")
+          << "</td></tr>\n";
     }
     out << "</table>\n";
   }
@@ -569,9 +572,9 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       << "<th>tools that fired</th></tr>\n";
   for (const IterationFacts& it : IterationsOf(in)) {
     out << "<tr><td>" << it.iteration << "</td><td>" << Html(it.mode) << "</td><td>"
-        << (it.expanded == search::Tree::kRootId ? "ROOT" : HtmlNodeLink(it.expanded)) << "</td><td>"
-        << Html(it.outcome) << "</td><td>" << (it.tools.empty() ? "-" : Html(it.tools))
-        << "</td></tr>\n";
+        << (it.expanded == search::Tree::kRootId ? "ROOT" : HtmlNodeLink(it.expanded))
+        << "</td><td>" << Html(it.outcome) << "</td><td>"
+        << (it.tools.empty() ? "-" : Html(it.tools)) << "</td></tr>\n";
   }
   out << "</table>\n";
 

@@ -31,7 +31,7 @@ struct RunReportInput {
   search::OptimizeSummary summary;
   const search::Tree* tree = nullptr;
   const std::map<int, search::NodeInfo>* nodes = nullptr;
-  std::optional<ReferenceAnalysis> stage1;
+  std::optional<roofline::ReferenceAnalysis> stage1;
   RunEnvironment environment;
   std::string llm;  // "openai:gpt-4o", "replay:PATH"
 };
@@ -54,7 +54,7 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree);
 std::string ProblemName(const std::string& problem);
 
 // The roofline position of the best node when Stage 1 and a timing of it are known (cuda only).
-std::optional<RooflinePosition> BestRooflinePosition(const RunReportInput& input);
+std::optional<roofline::RooflinePosition> BestRooflinePosition(const RunReportInput& input);
 
 // The best kernel's source behind a header of '#' comment lines (device, driver, toolchain,
 // speedup with its interval, run directory, lineage).

@@ -31,12 +31,12 @@ std::string ReadFile(const std::string& path) {
 
 search::CandidateOutcome Correct(double estimate, double low, double high) {
   search::CandidateOutcome o;
-  o.status = EvalStatus::kCorrect;
+  o.status = eval::EvalStatus::kCorrect;
   o.speedup = RatioInterval{estimate, low, high, 0.95};
   return o;
 }
 
-search::CandidateOutcome Failed(EvalStatus status) {
+search::CandidateOutcome Failed(eval::EvalStatus status) {
   search::CandidateOutcome o;
   o.status = status;
   return o;
@@ -50,18 +50,20 @@ search::CandidateOutcome Failed(EvalStatus status) {
 //                                         └─ n4 debug correct 0.90x [0.85, 0.95] not accepted
 struct SyntheticRun {
   SyntheticRun() {
-    EXPECT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
-                                  {Correct(1.20, 1.10, 1.30), Failed(EvalStatus::kCompileError)},
-                                  {0.18, -1.0})
-                    .ok());
+    EXPECT_TRUE(
+        tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
+                          {Correct(1.20, 1.10, 1.30), Failed(eval::EvalStatus::kCompileError)},
+                          {0.18, -1.0})
+            .ok());
     EXPECT_TRUE(tree.AddExpansion(2, agents::PromptMode::kDebug,
-                                  {Failed(EvalStatus::kIncorrect), Correct(0.90, 0.85, 0.95)},
+                                  {Failed(eval::EvalStatus::kIncorrect), Correct(0.90, 0.85, 0.95)},
                                   {-0.5, -0.1})
                     .ok());
-    EXPECT_TRUE(tree.AddExpansion(1, agents::PromptMode::kOptimize,
-                                  {Correct(2.00, 1.90, 2.10), Failed(EvalStatus::kRuntimeError)},
-                                  {0.69, -1.0})
-                    .ok());
+    EXPECT_TRUE(
+        tree.AddExpansion(1, agents::PromptMode::kOptimize,
+                          {Correct(2.00, 1.90, 2.10), Failed(eval::EvalStatus::kRuntimeError)},
+                          {0.69, -1.0})
+            .ok());
     tree.MarkTerminal(6);
 
     auto info = [this](int id, int iteration, const std::string& strategy) -> search::NodeInfo& {
@@ -116,13 +118,13 @@ struct SyntheticRun {
     input.environment = {"cuda", "NVIDIA H200", "570.86.15", "torch 2.11.0, CUDA 13.0"};
     input.llm = "openai:gpt-4o";
 
-    ReferenceAnalysis stage1;
+    roofline::ReferenceAnalysis stage1;
     stage1.problem = input.config.problem;
     stage1.device = "cuda";
     stage1.gpu = "h200";
     stage1.gpu_name = "NVIDIA H200 SXM";
     stage1.precision = "fp32";
-    stage1.bottleneck = Bottleneck::kMemory;
+    stage1.bottleneck = roofline::Bottleneck::kMemory;
     stage1.confidence = "high";
     stage1.flops = 4.0e6;
     stage1.min_bytes = 8.0e6;
@@ -331,9 +333,10 @@ TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale
 
 TEST(RunReportTest, HtmlOfARunWithoutACorrectKernelSaysSo) {
   search::Tree tree;
-  ASSERT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
-                                {Failed(EvalStatus::kCompileError), Failed(EvalStatus::kTimeout)},
-                                {-1.0, -1.0})
+  ASSERT_TRUE(tree.AddExpansion(
+                      search::Tree::kRootId, agents::PromptMode::kInitial,
+                      {Failed(eval::EvalStatus::kCompileError), Failed(eval::EvalStatus::kTimeout)},
+                      {-1.0, -1.0})
                   .ok());
   std::map<int, search::NodeInfo> nodes;
   nodes[1].errors = "error: expected ';'";

@@ -7,7 +7,7 @@
 
 #include "core/enum_names.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 constexpr std::array<std::pair<Bottleneck, const char*>, 4> kBottleneckNames = {
@@ -28,4 +28,4 @@ Result<Bottleneck> ParseBottleneck(std::string_view name) {
                                  "' (expected one of: " + NameList(kBottleneckNames) + ")");
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

@@ -7,7 +7,7 @@
 
 #include "core/status.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 
 enum class Bottleneck { kCompute, kMemory, kLatency, kMixed };
 
@@ -19,4 +19,4 @@ Result<Bottleneck> ParseBottleneck(std::string_view name);
 inline constexpr Bottleneck kAllBottlenecks[] = {Bottleneck::kCompute, Bottleneck::kMemory,
                                                  Bottleneck::kLatency, Bottleneck::kMixed};
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 TEST(BottleneckTest, ParsesWhatItPrints) {
@@ -17,4 +17,4 @@ TEST(BottleneckTest, AnUnknownClassListsTheKnownOnes) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

@@ -7,7 +7,7 @@
 
 #include "core/enum_names.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 // Stored with each reference analysis (its precision field): never rename.
@@ -317,4 +317,4 @@ Result<GpuSpec> FindGpu(std::string_view name) {
                           " (pick one with --gpu NAME)");
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

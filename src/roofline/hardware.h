@@ -17,7 +17,7 @@
 
 #include "core/status.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 
 // Where the arithmetic runs. CUDA-core precisions first, then tensor-core ones.
 enum class Precision {
@@ -67,4 +67,4 @@ Result<GpuSpec> FindGpu(std::string_view name);
 // "a100-40gb (NVIDIA A100-SXM4-40GB), ..." for error messages and --help.
 std::string KnownGpuList();
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

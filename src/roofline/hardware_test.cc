@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 TEST(HardwareTest, DetectsDevicesByTheNamesTorchReports) {
@@ -102,4 +102,4 @@ TEST(HardwareTest, PrecisionNamesRoundTripAndPeaksIndexTheTable) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

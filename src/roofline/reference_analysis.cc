@@ -8,7 +8,7 @@
 #include "core/text.h"
 #include "profile/ncu_catalog.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 // 17179869184 -> "17.18 G"; with unit "FLOP" -> "17.18 GFLOP".
@@ -125,11 +125,11 @@ Precision ChoosePrecision(const std::string& dominant_category, const std::strin
   return p;
 }
 
-std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
+std::optional<MeasuredThroughput> MeasureFromNcu(const profile::NcuView& ncu,
                                                  const RooflineOptions& options) {
   const auto& values = ncu.aggregate.values;
-  auto sm = values.find(std::string(kNcuSmThroughputPct));
-  auto mem = values.find(std::string(kNcuMemoryThroughputPct));
+  auto sm = values.find(std::string(profile::kNcuSmThroughputPct));
+  auto mem = values.find(std::string(profile::kNcuMemoryThroughputPct));
   if (sm == values.end() || mem == values.end()) return std::nullopt;
   MeasuredThroughput m;
   m.sm_pct = sm->second;
@@ -218,7 +218,7 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
   return a;
 }
 
-void ValidateWithProfile(ReferenceAnalysis& a, const Metrics& metrics) {
+void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) {
   std::optional<MeasuredThroughput> m;
   if (metrics.ncu) m = MeasureFromNcu(*metrics.ncu, a.options);
   if (!m) {
@@ -475,4 +475,4 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   return out.str();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

@@ -41,7 +41,7 @@
 #include "roofline/bottleneck.h"
 #include "roofline/hardware.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 
 inline constexpr int kReferenceAnalysisSchemaVersion = 1;
 
@@ -90,7 +90,7 @@ struct MeasuredThroughput {
 };
 
 // The measured class from an ncu view's aggregate; nullopt when it lacks either percentage.
-std::optional<MeasuredThroughput> MeasureFromNcu(const NcuView& ncu,
+std::optional<MeasuredThroughput> MeasureFromNcu(const profile::NcuView& ncu,
                                                  const RooflineOptions& options = {});
 
 struct ReferenceAnalysis {
@@ -127,7 +127,7 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
 
 // Adds the measured side from an ncu profile of the reference and sets confidence/rationale.
 // Without usable ncu numbers the analysis stays theoretical with a note (from `metrics.notes`).
-void ValidateWithProfile(ReferenceAnalysis& analysis, const Metrics& metrics);
+void ValidateWithProfile(ReferenceAnalysis& analysis, const profile::Metrics& metrics);
 
 // Where a timed kernel stands against the roofline: fraction = attainable time / measured time.
 struct RooflinePosition {
@@ -148,4 +148,4 @@ Result<ReferenceAnalysis> ReadReferenceAnalysisFile(const std::string& path);
 // The human summary `kernelpro analyze` prints.
 std::string RenderReferenceAnalysis(const ReferenceAnalysis& analysis);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

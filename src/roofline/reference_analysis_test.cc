@@ -5,7 +5,7 @@
 #include "profile/collect.h"
 #include "profile/ncu_catalog.h"
 
-namespace kernelpro {
+namespace kernelpro::roofline {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
@@ -127,10 +127,10 @@ ReferenceAnalysis TrilMatmul() {
   return *AnalyzeReference(w, "problems/tril_matmul/problem.py", H200());
 }
 
-Metrics TrilMatmulProfile() {
-  ArtifactPaths paths;
+profile::Metrics TrilMatmulProfile() {
+  profile::ArtifactPaths paths;
   paths.ncu_csv = kRoot + "/tests/fixtures/h200-profile/record/tril_matmul_reference.ncu.csv";
-  return CollectFromArtifacts(paths);
+  return profile::CollectFromArtifacts(paths);
 }
 
 TEST(ReferenceAnalysisTest, TrilMatmulOnH200IsComputeBoundAndNcuAgrees) {
@@ -138,7 +138,7 @@ TEST(ReferenceAnalysisTest, TrilMatmulOnH200IsComputeBoundAndNcuAgrees) {
   EXPECT_NEAR(a.roofline.arithmetic_intensity, 17184063488.0 / 50331648, 1e-9);  // 341.4 FLOP/B
   EXPECT_EQ(a.roofline.bottleneck, Bottleneck::kCompute);
   EXPECT_NEAR(a.roofline.attainable_time_s, 17184063488.0 / 67e12, 1e-15);  // 256.5 us
-  Metrics m = TrilMatmulProfile();
+  profile::Metrics m = TrilMatmulProfile();
   ASSERT_TRUE(m.ncu.has_value());
   ValidateWithProfile(a, m);
   ASSERT_TRUE(a.measured.has_value());
@@ -157,11 +157,11 @@ TEST(ReferenceAnalysisTest, TrilMatmulOnH200IsComputeBoundAndNcuAgrees) {
   EXPECT_NE(text.find("confidence  high"), std::string::npos) << text;
 }
 
-NcuView Measured(double sm, double mem) {
-  NcuView v;
-  v.aggregate.values[std::string(kNcuSmThroughputPct)] = sm;
-  v.aggregate.values[std::string(kNcuMemoryThroughputPct)] = mem;
-  v.aggregate.values[std::string(kNcuDuration)] = 1000;
+profile::NcuView Measured(double sm, double mem) {
+  profile::NcuView v;
+  v.aggregate.values[std::string(profile::kNcuSmThroughputPct)] = sm;
+  v.aggregate.values[std::string(profile::kNcuMemoryThroughputPct)] = mem;
+  v.aggregate.values[std::string(profile::kNcuDuration)] = 1000;
   v.kernels.push_back(v.aggregate);
   return v;
 }
@@ -171,11 +171,11 @@ TEST(ReferenceAnalysisTest, MeasuredClassRules) {
   EXPECT_EQ(MeasureFromNcu(Measured(30, 90))->bottleneck, Bottleneck::kMemory);
   EXPECT_EQ(MeasureFromNcu(Measured(75, 70))->bottleneck, Bottleneck::kMixed);
   EXPECT_EQ(MeasureFromNcu(Measured(20, 45))->bottleneck, Bottleneck::kLatency);
-  EXPECT_FALSE(MeasureFromNcu(NcuView{}).has_value());
+  EXPECT_FALSE(MeasureFromNcu(profile::NcuView{}).has_value());
 }
 
 TEST(ReferenceAnalysisTest, DisagreementKeepsTheTheoreticalClassAndSaysWhy) {
-  Metrics m;
+  profile::Metrics m;
   m.ncu = Measured(25, 88);  // ncu says memory, theory says compute
   ReferenceAnalysis a = TrilMatmul();
   ValidateWithProfile(a, m);
@@ -194,7 +194,7 @@ TEST(ReferenceAnalysisTest, DisagreementKeepsTheTheoreticalClassAndSaysWhy) {
 }
 
 TEST(ReferenceAnalysisTest, WithoutNcuTheAnalysisIsTheoreticalWithTheCollectorsReason) {
-  Metrics m;
+  profile::Metrics m;
   m.notes.push_back(
       "ncu: Nsight Compute (ncu) not found; no hardware counters (set KERNELPRO_NCU)");
   ReferenceAnalysis a = TrilMatmul();
@@ -244,4 +244,4 @@ TEST(ReferenceAnalysisTest, WorkerFailureIsAnError) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::roofline

@@ -24,14 +24,15 @@ class CandidateEvaluator {
   virtual ~CandidateEvaluator() = default;
   // One verdict per candidate file, in order. An error means the evaluation could not run at all
   // (a broken problem, no device); a failed candidate is a verdict.
-  virtual Result<std::vector<EvalResult>> Evaluate(const std::string& problem,
-                                                   const std::vector<std::string>& candidates) = 0;
+  virtual Result<std::vector<eval::EvalResult>> Evaluate(
+      const std::string& problem, const std::vector<std::string>& candidates) = 0;
   // The profile of a correct candidate; may come back with notes and no views.
-  virtual Result<Metrics> Profile(const std::string& problem, const std::string& candidate) = 0;
+  virtual Result<profile::Metrics> Profile(const std::string& problem,
+                                           const std::string& candidate) = 0;
 };
 
 // Executor::Evaluate and ProfileCandidate. The executor must outlive it.
-std::unique_ptr<CandidateEvaluator> NewExecutorEvaluator(Executor& executor,
-                                                         ProfileOptions profile = {});
+std::unique_ptr<CandidateEvaluator> NewExecutorEvaluator(eval::Executor& executor,
+                                                         eval::ProfileOptions profile = {});
 
 }  // namespace kernelpro::search

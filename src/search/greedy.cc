@@ -13,14 +13,14 @@ namespace {
 int ExecutionStage(const Node& node) {
   if (!node.status) return 0;
   switch (*node.status) {
-    case EvalStatus::kCompileError:
+    case eval::EvalStatus::kCompileError:
       return 1;
-    case EvalStatus::kRuntimeError:
-    case EvalStatus::kTimeout:
+    case eval::EvalStatus::kRuntimeError:
+    case eval::EvalStatus::kTimeout:
       return 2;
-    case EvalStatus::kIncorrect:
+    case eval::EvalStatus::kIncorrect:
       return 3;
-    case EvalStatus::kCorrect:
+    case eval::EvalStatus::kCorrect:
       return 4;
   }
   return 0;

@@ -23,7 +23,7 @@ void ExpectSelection(const Selection& selection, int node, PromptMode mode) {
   EXPECT_EQ(selection.mode, mode);
 }
 
-Node FailedNode(int id, EvalStatus status, std::optional<double> error = std::nullopt,
+Node FailedNode(int id, eval::EvalStatus status, std::optional<double> error = std::nullopt,
                 std::optional<double> speedup = std::nullopt) {
   Node node;
   node.id = id;
@@ -57,57 +57,59 @@ TEST(GreedyTest, ItAlwaysExpandsTheBestNode) {
 
 TEST(GreedyTest, AnyCorrectNodeComesBeforeRepairs) {
   auto greedy = NewGreedyStrategy({});
-  ASSERT_TRUE(ExpandNode(*greedy, 0, {Failed(EvalStatus::kIncorrect, 0.0), Correct(0.3)}).ok());
+  ASSERT_TRUE(
+      ExpandNode(*greedy, 0, {Failed(eval::EvalStatus::kIncorrect, 0.0), Correct(0.3)}).ok());
   ExpectSelection(greedy->Next(), 2, PromptMode::kOptimize);
 }
 
 TEST(GreedyTest, RepairPriorityIsStageThenErrorThenSpeedup) {
   // Execution stage: wrong output > runtime error = timeout > compile error.
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect),
-                                   FailedNode(1, EvalStatus::kRuntimeError)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kRuntimeError),
-                                   FailedNode(1, EvalStatus::kCompileError)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kTimeout),
-                                   FailedNode(1, EvalStatus::kCompileError)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(1, EvalStatus::kTimeout),
-                                   FailedNode(5, EvalStatus::kRuntimeError)));  // same stage
-  EXPECT_FALSE(HigherRepairPriority(FailedNode(5, EvalStatus::kTimeout),
-                                    FailedNode(1, EvalStatus::kRuntimeError)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect),
+                                   FailedNode(1, eval::EvalStatus::kRuntimeError)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kRuntimeError),
+                                   FailedNode(1, eval::EvalStatus::kCompileError)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kTimeout),
+                                   FailedNode(1, eval::EvalStatus::kCompileError)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(1, eval::EvalStatus::kTimeout),
+                                   FailedNode(5, eval::EvalStatus::kRuntimeError)));  // same stage
+  EXPECT_FALSE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kTimeout),
+                                    FailedNode(1, eval::EvalStatus::kRuntimeError)));
   // The stage outranks a small error.
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 1e3),
-                                   FailedNode(1, EvalStatus::kRuntimeError, 1e-9)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 1e3),
+                                   FailedNode(1, eval::EvalStatus::kRuntimeError, 1e-9)));
   // Within a stage: the smaller error, a known error before an unknown one.
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 0.01),
-                                   FailedNode(1, EvalStatus::kIncorrect, 0.5)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 0.5),
-                                   FailedNode(1, EvalStatus::kIncorrect)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 0.01),
+                                   FailedNode(1, eval::EvalStatus::kIncorrect, 0.5)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 0.5),
+                                   FailedNode(1, eval::EvalStatus::kIncorrect)));
   // Then the higher partial speedup, and the error still outranks it.
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 0.1, 3.0),
-                                   FailedNode(1, EvalStatus::kIncorrect, 0.1, 1.0)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 0.1, 1.0),
-                                   FailedNode(1, EvalStatus::kIncorrect, 0.1)));
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, EvalStatus::kIncorrect, 0.1, 1.0),
-                                   FailedNode(1, EvalStatus::kIncorrect, 0.2, 9.0)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 0.1, 3.0),
+                                   FailedNode(1, eval::EvalStatus::kIncorrect, 0.1, 1.0)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 0.1, 1.0),
+                                   FailedNode(1, eval::EvalStatus::kIncorrect, 0.1)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(5, eval::EvalStatus::kIncorrect, 0.1, 1.0),
+                                   FailedNode(1, eval::EvalStatus::kIncorrect, 0.2, 9.0)));
   // Then the earlier node.
-  EXPECT_TRUE(HigherRepairPriority(FailedNode(1, EvalStatus::kIncorrect, 0.1),
-                                   FailedNode(5, EvalStatus::kIncorrect, 0.1)));
+  EXPECT_TRUE(HigherRepairPriority(FailedNode(1, eval::EvalStatus::kIncorrect, 0.1),
+                                   FailedNode(5, eval::EvalStatus::kIncorrect, 0.1)));
 }
 
 TEST(GreedyTest, WithNothingCorrectItRepairsTheClosestCandidate) {
   GreedyOptions no_restart;  // three failed expansions in a row would restart (tested below)
   no_restart.restart_after_failures = 0;
   auto greedy = NewGreedyStrategy(no_restart);
-  ASSERT_TRUE(
-      ExpandNode(*greedy, 0,
-                 {CompileError(), Failed(EvalStatus::kRuntimeError),
-                  Failed(EvalStatus::kIncorrect, 0.5), Failed(EvalStatus::kIncorrect, 0.01)})
-          .ok());
+  ASSERT_TRUE(ExpandNode(*greedy, 0,
+                         {CompileError(), Failed(eval::EvalStatus::kRuntimeError),
+                          Failed(eval::EvalStatus::kIncorrect, 0.5),
+                          Failed(eval::EvalStatus::kIncorrect, 0.01)})
+                  .ok());
   ExpectSelection(greedy->Next(), 4, PromptMode::kDebug);
   // Its repairs get worse (compile errors): node 4 stays the target.
   ASSERT_TRUE(greedy->Record(greedy->Next(), {CompileError(), CompileError()}).ok());
   ExpectSelection(greedy->Next(), 4, PromptMode::kDebug);
   // A repair that gets closer takes over.
-  ASSERT_TRUE(greedy->Record(greedy->Next(), {Failed(EvalStatus::kIncorrect, 0.001)}).ok());  // 7
+  ASSERT_TRUE(
+      greedy->Record(greedy->Next(), {Failed(eval::EvalStatus::kIncorrect, 0.001)}).ok());  // 7
   ExpectSelection(greedy->Next(), 7, PromptMode::kDebug);
 }
 
@@ -117,13 +119,15 @@ TEST(GreedyTest, ItRestartsAfterConsecutiveFailures) {
   for (int failures = 1; failures <= 3; ++failures) {
     Selection next = greedy->Next();
     ExpectSelection(next, 1, PromptMode::kOptimize);
-    ASSERT_TRUE(greedy->Record(next, {CompileError(), Failed(EvalStatus::kRuntimeError)}).ok());
+    ASSERT_TRUE(
+        greedy->Record(next, {CompileError(), Failed(eval::EvalStatus::kRuntimeError)}).ok());
   }
   ExpectSelection(greedy->Next(), Tree::kRootId, PromptMode::kInitial);
   // The restart's seeds form a new attempt: greedy works on them, not on the old best, which
   // remains the global best.
-  ASSERT_TRUE(greedy->Record(greedy->Next(), {CompileError(), Failed(EvalStatus::kIncorrect, 0.2)})
-                  .ok());  // 9, 10
+  ASSERT_TRUE(
+      greedy->Record(greedy->Next(), {CompileError(), Failed(eval::EvalStatus::kIncorrect, 0.2)})
+          .ok());  // 9, 10
   ExpectSelection(greedy->Next(), 10, PromptMode::kDebug);
   EXPECT_EQ(greedy->BestNode(), 1);
   // The failed restart counts: two more failures make three, and it starts afresh again.

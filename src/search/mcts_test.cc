@@ -161,9 +161,9 @@ TEST(MctsTest, ABetterChildIsDescendedInto) {
 TEST(MctsTest, AFailedNodeIsTerminalAfterThreeFailedRepairs) {
   auto mcts = NewMctsStrategy({});
   ASSERT_TRUE(ExpandNode(*mcts, 0, {CompileError(), Correct(1.5)}).ok());
-  ASSERT_TRUE(ExpandNode(*mcts, 1, {CompileError(), Failed(EvalStatus::kIncorrect)}).ok());
+  ASSERT_TRUE(ExpandNode(*mcts, 1, {CompileError(), Failed(eval::EvalStatus::kIncorrect)}).ok());
   EXPECT_FALSE(mcts->tree().node(1).terminal);  // two failed repairs
-  ASSERT_TRUE(ExpandNode(*mcts, 1, {Failed(EvalStatus::kRuntimeError)}).ok());
+  ASSERT_TRUE(ExpandNode(*mcts, 1, {Failed(eval::EvalStatus::kRuntimeError)}).ok());
   EXPECT_TRUE(mcts->tree().node(1).terminal);  // three
   EXPECT_FALSE(mcts->tree().root().terminal);
   EXPECT_FALSE(ExpandNode(*mcts, 1, {CompileError()}).ok());  // refused from now on

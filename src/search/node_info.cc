@@ -21,9 +21,9 @@ std::optional<double> ErrorMagnitude(const Json& correctness) {
 }
 
 // A failed candidate's errors as the debug prompt shows them.
-std::string FailureText(EvalStatus status, const std::string& message,
+std::string FailureText(eval::EvalStatus status, const std::string& message,
                         const std::string& diagnostics) {
-  std::string text = std::string(EvalStatusName(status)) + ": " + message;
+  std::string text = std::string(eval::EvalStatusName(status)) + ": " + message;
   if (!diagnostics.empty()) text += "\n" + diagnostics;
   return agents::TrimBuildErrors(text, 6000);
 }
@@ -85,7 +85,7 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["tree_id"] = tree_id;
   j["node_id"] = n.node_id;
   j["iteration"] = n.iteration;
-  j["status"] = EvalStatusName(n.status);
+  j["status"] = eval::EvalStatusName(n.status);
   j["speedup"] = IntervalJson(n.speedup);
   j["error_magnitude"] = NumberOrNull(n.error_magnitude);
   j["candidate_ms"] = NumberOrNull(n.candidate_ms);
@@ -112,19 +112,20 @@ NodeInfo NodeInfoFromJson(const Json& j) {
 }
 
 Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id) {
-  const EvalStatus status = ParseEvalStatus(e.status).value_or(EvalStatus::kRuntimeError);
+  const eval::EvalStatus status =
+      eval::ParseEvalStatus(e.status).value_or(eval::EvalStatus::kRuntimeError);
   Json payload{{"status", e.status},
                {"speedup", nullptr},
                {"error_magnitude", nullptr},
                {"candidate_ms", NumberOrNull(e.candidate_ms)},
                {"errors", ""},
                {"evaluation_id", evaluation_id}};
-  if (status == EvalStatus::kCorrect && e.speedup) {
+  if (status == eval::EvalStatus::kCorrect && e.speedup) {
     payload["speedup"] = IntervalJson(RatioInterval{
         *e.speedup, e.speedup_lo.value_or(*e.speedup), e.speedup_hi.value_or(*e.speedup),
         JsonGet<double>(e.result, "speedup_confidence", 0.95)});
   }
-  if (status != EvalStatus::kCorrect) {
+  if (status != eval::EvalStatus::kCorrect) {
     const Json build = JsonGet<Json>(e.result, "build", Json::object());
     payload["errors"] =
         FailureText(status, e.message, JsonGet<std::string>(build, "diagnostics", ""));
@@ -136,8 +137,8 @@ Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id
 }
 
 void ApplyVerdict(const Json& p, NodeInfo& n) {
-  n.status =
-      ParseEvalStatus(JsonGet<std::string>(p, "status", "")).value_or(EvalStatus::kRuntimeError);
+  n.status = eval::ParseEvalStatus(JsonGet<std::string>(p, "status", ""))
+                 .value_or(eval::EvalStatus::kRuntimeError);
   n.speedup = IntervalFromJson(JsonGet<Json>(p, "speedup", Json()));
   n.error_magnitude = JsonNumber(p, "error_magnitude");
   n.candidate_ms = JsonNumber(p, "candidate_ms");
@@ -149,10 +150,10 @@ void ApplyProfile(const Json& payload, NodeInfo& info) {
   info.tools_fired = JsonGet<std::vector<std::string>>(payload, "tools_fired", {});
 }
 
-store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResult& result) {
+store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const eval::EvalResult& result) {
   store::EvaluationRecord e;
   e.candidate_id = candidate_id;
-  e.status = EvalStatusName(result.status);
+  e.status = eval::EvalStatusName(result.status);
   e.message = result.message;
   if (result.speedup) {
     e.speedup = result.speedup->estimate;
@@ -193,7 +194,7 @@ store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, cons
   r.kind = NodeKindName(node.kind);
   r.mode = node.mode ? agents::ToString(*node.mode) : "";
   r.iteration = info.iteration;
-  r.status = node.status ? EvalStatusName(*node.status) : "";
+  r.status = node.status ? eval::EvalStatusName(*node.status) : "";
   r.reward = node.reward;
   if (node.speedup) {
     r.speedup = node.speedup->estimate;

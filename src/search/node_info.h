@@ -34,7 +34,7 @@ struct NodeInfo {
   std::string nothing;   // no candidate at all: why (the LLM error)
 
   // Evaluation.
-  EvalStatus status = EvalStatus::kCompileError;
+  eval::EvalStatus status = eval::EvalStatus::kCompileError;
   std::optional<RatioInterval> speedup;
   std::optional<double> error_magnitude;  // how far an incorrect output was (greedy's repairs)
   std::optional<double> candidate_ms;     // median time, when timed
@@ -75,7 +75,7 @@ void ApplyVerdict(const Json& payload, NodeInfo& info);
 // Fills the profiling fields of `info` from a profile step's payload.
 void ApplyProfile(const Json& payload, NodeInfo& info);
 // The evaluation row of a verdict.
-store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const EvalResult& result);
+store::EvaluationRecord EvaluationRow(std::int64_t candidate_id, const eval::EvalResult& result);
 // The payload of a verdict an earlier iteration stored for the same source (marked "reused");
 // none when the candidate was never evaluated.
 Result<std::optional<Json>> ReusedVerdictPayload(store::RunStore& store, std::int64_t candidate_id);

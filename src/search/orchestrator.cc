@@ -75,7 +75,7 @@ void Orchestrator::RunStageOne() {
   store::RunStore& store = *deps_.store;
   auto run = store.GetRun(run_id_);
   if (run.ok() && run->reference_analysis) {
-    auto parsed = ReferenceAnalysisFromJson(*run->reference_analysis);
+    auto parsed = roofline::ReferenceAnalysisFromJson(*run->reference_analysis);
     if (parsed.ok()) {
       stage1_ = std::move(*parsed);
       return;
@@ -348,7 +348,7 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
 // timed again, and no second evaluation row is written.
 Status Orchestrator::Evaluate(int iteration, Children& children) {
   store::RunStore& store = *deps_.store;
-  auto record = [&](NodeInfo& child, const EvalResult& result) -> Status {
+  auto record = [&](NodeInfo& child, const eval::EvalResult& result) -> Status {
     const store::EvaluationRecord row = EvaluationRow(child.candidate_id, result);
     auto payload =
         journal_->Record(journal_->Key(iteration, "evaluate", CandidateKey(child.candidate_id)),
@@ -365,7 +365,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
   std::vector<NodeInfo*> pending;
   for (NodeInfo& child : children) {
     if (child.candidate_id == 0) {
-      child.status = EvalStatus::kCompileError;
+      child.status = eval::EvalStatus::kCompileError;
       child.errors = child.nothing;
       continue;
     }
@@ -386,9 +386,9 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
       continue;
     }
     if (!child.rejected.empty()) {
-      EvalResult result;
+      eval::EvalResult result;
       result.candidate = layout_.Path(child.file);
-      result.status = EvalStatus::kCompileError;
+      result.status = eval::EvalStatus::kCompileError;
       result.message = "rejected before the build: " + child.rejected;
       if (Status s = record(child, result); !s.ok()) return s;
       continue;
@@ -421,7 +421,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
 // the rows then follow child by child, in child order, exactly as with one GPU.
 Status Orchestrator::Profile(int iteration, Children& children) {
   const bool any_correct = std::any_of(children.begin(), children.end(), [](const NodeInfo& c) {
-    return c.status == EvalStatus::kCorrect && c.candidate_id != 0;
+    return c.status == eval::EvalStatus::kCorrect && c.candidate_id != 0;
   });
   if (!any_correct) return Status::Ok();
   if (config_.device != "cuda") {
@@ -432,7 +432,7 @@ Status Orchestrator::Profile(int iteration, Children& children) {
   if (config_.feedback == agents::FeedbackMode::kNone) return Status::Ok();
   store::RunStore& store = *deps_.store;
 
-  std::map<std::int64_t, Result<Metrics>> prefetched;
+  std::map<std::int64_t, Result<profile::Metrics>> prefetched;
   if (config_.gpus > 1) {
     auto ids = ToProfile(iteration, children);
     if (!ids.ok()) return ids.status();
@@ -447,7 +447,7 @@ Status Orchestrator::Profile(int iteration, Children& children) {
     }
   }
   for (NodeInfo& child : children) {
-    if (child.status != EvalStatus::kCorrect || child.candidate_id == 0) continue;
+    if (child.status != eval::EvalStatus::kCorrect || child.candidate_id == 0) continue;
     const store::StepKey key =
         journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
     auto done = journal_->Done(key);
@@ -465,7 +465,7 @@ Status Orchestrator::Profile(int iteration, Children& children) {
       ApplyProfile(*payload, child);
       continue;
     }
-    std::optional<Result<Metrics>> metrics;
+    std::optional<Result<profile::Metrics>> metrics;
     if (auto it = prefetched.find(child.candidate_id); it != prefetched.end()) {
       metrics.emplace(std::move(it->second));  // its step was started before it ran
       prefetched.erase(it);
@@ -480,7 +480,7 @@ Status Orchestrator::Profile(int iteration, Children& children) {
 Result<std::vector<std::int64_t>> Orchestrator::ToProfile(int iteration, const Children& children) {
   std::vector<std::int64_t> ids;
   for (const NodeInfo& c : children) {
-    if (c.status != EvalStatus::kCorrect || c.candidate_id == 0) continue;
+    if (c.status != eval::EvalStatus::kCorrect || c.candidate_id == 0) continue;
     if (std::find(ids.begin(), ids.end(), c.candidate_id) != ids.end()) continue;
     auto done = journal_->Done(journal_->Key(iteration, "profile", CandidateKey(c.candidate_id)));
     if (!done.ok()) return done.status();
@@ -493,7 +493,7 @@ Result<std::vector<std::int64_t>> Orchestrator::ToProfile(int iteration, const C
 }
 
 // Up to one profile per GPU at a time; only the evaluator is used off this thread, the store not.
-std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
+std::map<std::int64_t, Result<profile::Metrics>> Orchestrator::ProfileAtOnce(
     const Children& children, const std::vector<std::int64_t>& ids) {
   std::vector<std::string> files;
   for (std::int64_t id : ids) {
@@ -501,7 +501,7 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
                               [&](const NodeInfo& c) { return c.candidate_id == id; });
     files.push_back(layout_.Path(child->file));
   }
-  std::vector<std::optional<Result<Metrics>>> results(ids.size());
+  std::vector<std::optional<Result<profile::Metrics>>> results(ids.size());
   ParallelFor(ids.size(), static_cast<std::size_t>(config_.gpus), [&](std::size_t i) {
     try {
       results[i].emplace(deps_.evaluator->Profile(config_.problem, files[i]));
@@ -509,7 +509,7 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
       results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
     }
   });
-  std::map<std::int64_t, Result<Metrics>> fetched;
+  std::map<std::int64_t, Result<profile::Metrics>> fetched;
   for (std::size_t i = 0; i < ids.size(); ++i) fetched.emplace(ids[i], std::move(*results[i]));
   return fetched;
 }
@@ -517,16 +517,16 @@ std::map<std::int64_t, Result<Metrics>> Orchestrator::ProfileAtOnce(
 // One child's profile step: its metrics (taken now unless prefetched), the tools' analysis, the
 // profiling agent's feedback, and the rows of all three.
 Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
-                                std::optional<Result<Metrics>> profiled) {
+                                std::optional<Result<profile::Metrics>> profiled) {
   store::RunStore& store = *deps_.store;
   const store::StepKey key = journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
   if (!profiled) {
     if (Status s = journal_->Start(key); !s.ok()) return s;
     profiled.emplace(deps_.evaluator->Profile(config_.problem, layout_.Path(child.file)));
   }
-  const ToolRegistry* registry = deps_.registry;
+  const tools::ToolRegistry* registry = deps_.registry;
   if (!registry) {
-    if (builtin_registry_.tools().empty()) builtin_registry_ = BuiltinRegistry();
+    if (builtin_registry_.tools().empty()) builtin_registry_ = tools::BuiltinRegistry();
     registry = &builtin_registry_;
   }
   auto candidate = store.GetCandidate(child.candidate_id);
@@ -568,7 +568,7 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
   for (int id = before; id < tree.size(); ++id) {
     NodeInfo info = children[id - before];
     const Node& node = tree.node(id);
-    std::string text = EvalStatusName(info.status);
+    std::string text = eval::EvalStatusName(info.status);
     if (node.correct()) {
       info.verdict =
           node.speedup && ClearlyFaster(*node.speedup, baseline) ? "accepted" : "not accepted";

@@ -66,8 +66,8 @@
 #include <vector>
 
 #include "agents/benchmarking_agent.h"
-#include "agents/search_memory.h"
 #include "agents/prompt_mode.h"
+#include "agents/search_memory.h"
 #include "core/status.h"
 #include "llm/backend.h"
 #include "roofline/reference_analysis.h"
@@ -116,7 +116,7 @@ struct OrchestratorDependencies {
   store::RunStore* store = nullptr;
   ExchangeSink* exchanges = nullptr;                  // required: tags the agents' calls
   agents::BenchmarkingAgent* benchmarking = nullptr;  // Stage 1; null: no class, a note
-  const ToolRegistry* registry = nullptr;             // null: the built-in tools
+  const tools::ToolRegistry* registry = nullptr;      // null: the built-in tools
   std::function<void(const IterationProgress&)> progress;
   // After every journal step is recorded done (tests kill the process here).
   std::function<void(const store::StepKey&)> on_step_done;
@@ -142,7 +142,7 @@ class Orchestrator {
   // Valid after Run() began.
   const Tree& tree() const;
   const std::map<int, NodeInfo>& nodes() const { return info_; }
-  const std::optional<ReferenceAnalysis>& stage1() const { return stage1_; }
+  const std::optional<roofline::ReferenceAnalysis>& stage1() const { return stage1_; }
 
  private:
   using Children = std::vector<NodeInfo>;
@@ -159,9 +159,10 @@ class Orchestrator {
   // Profile's pieces: which children still need a profile; their metrics, fetched at once with
   // several GPUs; one child's analysis, agent call and rows.
   Result<std::vector<std::int64_t>> ToProfile(int iteration, const Children& children);
-  std::map<std::int64_t, Result<Metrics>> ProfileAtOnce(const Children& children,
-                                                        const std::vector<std::int64_t>& ids);
-  Status ProfileOne(int iteration, NodeInfo& child, std::optional<Result<Metrics>> metrics);
+  std::map<std::int64_t, Result<profile::Metrics>> ProfileAtOnce(
+      const Children& children, const std::vector<std::int64_t>& ids);
+  Status ProfileOne(int iteration, NodeInfo& child,
+                    std::optional<Result<profile::Metrics>> metrics);
   void SubmitMemory(const Json& record);
   void Note(const std::string& note);
   void Log(const std::string& line) const;
@@ -174,8 +175,8 @@ class Orchestrator {
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<SearchStrategy> strategy_;
   std::map<int, NodeInfo> info_;  // by tree id
-  std::optional<ReferenceAnalysis> stage1_;
-  ToolRegistry builtin_registry_;  // when the dependencies bring none
+  std::optional<roofline::ReferenceAnalysis> stage1_;
+  tools::ToolRegistry builtin_registry_;  // when the dependencies bring none
   std::unique_ptr<agents::SearchMemory> memory_;
   std::unique_ptr<agents::MemoryExtractor> extractor_;
   std::vector<std::string> notes_;

@@ -59,14 +59,14 @@ llm::Response AnalysisReply(const std::string& summary) {
 
 class FakeEvaluator : public CandidateEvaluator {
  public:
-  Result<std::vector<EvalResult>> Evaluate(const std::string&,
+  Result<std::vector<eval::EvalResult>> Evaluate(const std::string&,
                                            const std::vector<std::string>& candidates) override {
     ++evaluate_calls;
     if (fail_next_evaluate) {
       fail_next_evaluate = false;
       return Status::Unavailable("no device (scripted)");
     }
-    std::vector<EvalResult> results;
+    std::vector<eval::EvalResult> results;
     for (const std::string& path : candidates) {
       evaluated.push_back(path);
       std::ifstream in(path);
@@ -74,10 +74,10 @@ class FakeEvaluator : public CandidateEvaluator {
       text << in.rdbuf();
       std::smatch m;
       std::string code = text.str();
-      EvalResult r;
+      eval::EvalResult r;
       r.candidate = path;
       if (!std::regex_search(code, m, std::regex("# fake: (\\w+)([^\\n]*)"))) {
-        r.status = EvalStatus::kRuntimeError;
+        r.status = eval::EvalStatus::kRuntimeError;
         r.message = "no fake verdict";
         results.push_back(r);
         continue;
@@ -88,19 +88,19 @@ class FakeEvaluator : public CandidateEvaluator {
         RatioInterval s;
         args >> s.estimate >> s.low >> s.high;
         s.confidence = 0.95;
-        r.status = EvalStatus::kCorrect;
+        r.status = eval::EvalStatus::kCorrect;
         r.speedup = s;
-        TimingSummary t;
+        eval::TimingSummary t;
         t.summary.median = 1.0 / s.estimate;
         r.candidate_time = t;
       } else if (status == "incorrect") {
         double err = 1;
         args >> err;
-        r.status = EvalStatus::kIncorrect;
+        r.status = eval::EvalStatus::kIncorrect;
         r.message = "outputs differ from the reference";
         r.correctness = Json::array({{{"passed", false}, {"max_abs_err", err}}});
       } else {
-        r.status = EvalStatus::kCompileError;
+        r.status = eval::EvalStatus::kCompileError;
         r.message = "the build failed";
         r.diagnostics = "main.cpp:3:5: error: expected ';' before '}' token";
       }
@@ -110,7 +110,7 @@ class FakeEvaluator : public CandidateEvaluator {
   }
   // Called from several threads at once when the run has several GPUs. With `rendezvous` set, a
   // call waits (up to 20 s) until that many calls are in flight together.
-  Result<Metrics> Profile(const std::string&, const std::string& candidate) override {
+  Result<profile::Metrics> Profile(const std::string&, const std::string& candidate) override {
     std::unique_lock<std::mutex> lock(mu);
     profiled.push_back(candidate);
     ++in_flight;
@@ -121,7 +121,7 @@ class FakeEvaluator : public CandidateEvaluator {
                        [&] { return most_in_flight >= rendezvous; });
     }
     --in_flight;
-    Metrics m;
+    profile::Metrics m;
     m.notes.push_back("scripted profile: no views");
     return m;
   }
@@ -337,7 +337,7 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
 TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
   Tree tree;
   CandidateOutcome slow;
-  slow.status = EvalStatus::kCorrect;
+  slow.status = eval::EvalStatus::kCorrect;
   slow.speedup = RatioInterval{0.5, 0.45, 0.55, 0.95};
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, agents::PromptMode::kInitial, {slow}, {-0.69}).ok());
   auto best = report::JudgeBest(tree);
@@ -374,7 +374,7 @@ TEST_F(OrchestratorTest, AReplyWithoutCandidatesStillGrowsTheTree) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   const Tree& tree = orchestrator->tree();
   ASSERT_EQ(tree.size(), 3);
-  EXPECT_EQ(tree.node(1).status, EvalStatus::kCompileError);
+  EXPECT_EQ(tree.node(1).status, eval::EvalStatus::kCompileError);
   EXPECT_EQ(orchestrator->nodes().at(1).candidate_id, 0);
   EXPECT_NE(orchestrator->nodes().at(1).errors.find("no candidate"), std::string::npos);
   // The repair prompt says that nothing came back.
@@ -390,7 +390,7 @@ TEST_F(OrchestratorTest, ARejectedCandidateIsACompileErrorWithoutABuild) {
   std::unique_ptr<Orchestrator> orchestrator;
   auto summary = RunWith(&scripted, Options(1), &orchestrator);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  EXPECT_EQ(orchestrator->tree().node(1).status, EvalStatus::kCompileError);
+  EXPECT_EQ(orchestrator->tree().node(1).status, eval::EvalStatus::kCompileError);
   EXPECT_TRUE(evaluator_.evaluated.empty());
   EXPECT_NE(orchestrator->nodes().at(1).errors.find("syntax error"), std::string::npos)
       << orchestrator->nodes().at(1).errors;
@@ -508,7 +508,7 @@ TEST_F(OrchestratorTest, ARedoneGenerationReusesTheStoredReply) {
   ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
   EXPECT_EQ(second.calls(), 0);
   EXPECT_EQ(store_->ListLlmExchanges(1)->size(), 1u);
-  EXPECT_EQ(orchestrator->tree().node(1).status, EvalStatus::kCorrect);
+  EXPECT_EQ(orchestrator->tree().node(1).status, eval::EvalStatus::kCorrect);
   auto generate = store_->GetStep({1, 1, "generate", ""});
   ASSERT_TRUE(generate.ok() && generate->has_value());
   EXPECT_EQ((*generate)->attempts, 2);

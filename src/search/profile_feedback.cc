@@ -6,7 +6,7 @@
 
 namespace kernelpro::search {
 
-ProfileFeedback AnalyzeProfile(Result<Metrics> profiled, const ProfileFeedbackInput& input,
+ProfileFeedback AnalyzeProfile(Result<profile::Metrics> profiled, const ProfileFeedbackInput& input,
                                llm::Backend& backend) {
   ProfileFeedback out;
   if (profiled.ok()) {
@@ -14,7 +14,7 @@ ProfileFeedback AnalyzeProfile(Result<Metrics> profiled, const ProfileFeedbackIn
   } else {
     out.metrics.notes.push_back("profile failed: " + profiled.status().message());
   }
-  AnalysisOptions analysis_options;
+  tools::AnalysisOptions analysis_options;
   if (input.stage1) analysis_options.bottleneck = input.stage1->bottleneck;
   analysis_options.overrides = input.overrides;
   out.analysis = input.registry->Analyze(out.metrics, analysis_options);
@@ -32,7 +32,7 @@ ProfileFeedback AnalyzeProfile(Result<Metrics> profiled, const ProfileFeedbackIn
   if (input.mode == agents::FeedbackMode::kReactive) {
     out.tools_fired = out.agent.tool_calls;
   } else if (input.mode == agents::FeedbackMode::kTools) {
-    for (const ToolOutput& f : out.analysis.findings) out.tools_fired.push_back(f.tool);
+    for (const tools::ToolOutput& f : out.analysis.findings) out.tools_fired.push_back(f.tool);
   }
   return out;
 }
@@ -46,7 +46,7 @@ Result<Json> StoreProfileFeedback(store::RunStore& store, std::int64_t candidate
   store::ToolOutputRecord t;
   t.candidate_id = candidate_id;
   t.analysis = ToJson(feedback.analysis);
-  t.guidance = RenderGuidance(feedback.analysis);
+  t.guidance = tools::RenderGuidance(feedback.analysis);
   if (auto id = store.AddToolOutput(t); !id.ok()) return id.status();
   const agents::ProfilingResult& agent = feedback.agent;
   store::ProfileAnalysisRecord a;

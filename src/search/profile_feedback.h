@@ -24,24 +24,24 @@
 namespace kernelpro::search {
 
 struct ProfileFeedbackInput {
-  const ToolRegistry* registry = nullptr;   // required
-  std::optional<ReferenceAnalysis> stage1;  // unset: every speed tool runs
-  ThresholdOverrides overrides;             // per-tool thresholds (--threshold)
+  const tools::ToolRegistry* registry = nullptr;   // required
+  std::optional<roofline::ReferenceAnalysis> stage1;  // unset: every speed tool runs
+  tools::ThresholdOverrides overrides;             // per-tool thresholds (--threshold)
   agents::FeedbackMode mode = agents::FeedbackMode::kTools;
   std::string candidate_code;
   std::optional<double> speedup;  // the candidate's, over the reference
 };
 
 struct ProfileFeedback {
-  Metrics metrics;  // with a note when the profile failed
-  Analysis analysis;
+  profile::Metrics metrics;  // with a note when the profile failed
+  tools::Analysis analysis;
   agents::ProfilingResult agent;
   std::vector<std::string> tools_fired;  // tools mode: the findings; reactive: the LLM's calls
 };
 
 // A failed profile still gets an analysis (of nothing) and the agent's answer, with the failure
 // in the metrics' notes.
-ProfileFeedback AnalyzeProfile(Result<Metrics> profiled, const ProfileFeedbackInput& input,
+ProfileFeedback AnalyzeProfile(Result<profile::Metrics> profiled, const ProfileFeedbackInput& input,
                                llm::Backend& backend);
 
 // The rows of the feedback for `candidate_id`; returns the profile step's payload

@@ -11,24 +11,24 @@ bool Usable(std::optional<double> ratio) {
 
 }  // namespace
 
-double Reward(EvalStatus status, std::optional<double> speedup) {
+double Reward(eval::EvalStatus status, std::optional<double> speedup) {
   switch (status) {
-    case EvalStatus::kCorrect:
+    case eval::EvalStatus::kCorrect:
       return Usable(speedup) ? std::log(*speedup) : 0.0;
-    case EvalStatus::kIncorrect:
+    case eval::EvalStatus::kIncorrect:
       return kIncorrectReward;
-    case EvalStatus::kCompileError:
-    case EvalStatus::kRuntimeError:
-    case EvalStatus::kTimeout:
+    case eval::EvalStatus::kCompileError:
+    case eval::EvalStatus::kRuntimeError:
+    case eval::EvalStatus::kTimeout:
       return kCrashReward;
   }
   return kCrashReward;
 }
 
-double EnergyAwareReward(EvalStatus status, std::optional<double> speedup,
+double EnergyAwareReward(eval::EvalStatus status, std::optional<double> speedup,
                          std::optional<double> energy_reduction, double epsilon) {
   double reward = Reward(status, speedup);
-  if (status == EvalStatus::kCorrect && Usable(energy_reduction)) {
+  if (status == eval::EvalStatus::kCorrect && Usable(energy_reduction)) {
     reward += epsilon * std::log(*energy_reduction);
   }
   return reward;

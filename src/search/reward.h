@@ -20,7 +20,7 @@ inline constexpr double kCrashReward = -3.0;  // compile_error, runtime_error, t
 
 // A correct candidate without a usable speedup (missing, non-positive or not finite) scores
 // ln(1) = 0: it is correct, but nothing says it is faster or slower than the reference.
-double Reward(EvalStatus status, std::optional<double> speedup);
+double Reward(eval::EvalStatus status, std::optional<double> speedup);
 
 // The energy-aware variant (DESIGN §6): ln(speedup) + ε·ln(energy_reduction) for correct
 // candidates, where energy_reduction = reference energy / candidate energy (> 1 is better). The
@@ -30,7 +30,7 @@ double Reward(EvalStatus status, std::optional<double> speedup);
 // With the default ε, an energy ratio anywhere in [0.1, 10] moves the reward by at most 0.0023,
 // i.e. less than a 0.25% speedup difference, which is below the timing noise of one measurement.
 inline constexpr double kDefaultEnergyEpsilon = 1e-3;
-double EnergyAwareReward(EvalStatus status, std::optional<double> speedup,
+double EnergyAwareReward(eval::EvalStatus status, std::optional<double> speedup,
                          std::optional<double> energy_reduction,
                          double epsilon = kDefaultEnergyEpsilon);
 

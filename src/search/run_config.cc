@@ -10,15 +10,15 @@
 namespace kernelpro::search {
 namespace {
 
-Json ToJson(const ToolConfig& t) {
+Json ToJson(const tools::ToolConfig& t) {
   return Json{{"plugins", t.plugins},
               {"rule_files", t.rule_files},
               {"thresholds", t.thresholds},
               {"no_energy", t.no_energy}};
 }
 
-ToolConfig ToolConfigFromJson(const Json& j) {
-  ToolConfig t;
+tools::ToolConfig ToolConfigFromJson(const Json& j) {
+  tools::ToolConfig t;
   t.plugins = JsonGet<std::vector<std::string>>(j, "plugins", t.plugins);
   t.rule_files = JsonGet<std::vector<std::string>>(j, "rule_files", t.rule_files);
   t.thresholds = JsonGet<std::vector<std::string>>(j, "thresholds", t.thresholds);
@@ -85,7 +85,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
     return JsonGet<Json>(j, key, JsonGet<Json>(legacy, legacy_key, Json::object()));
   };
   o.llm = llm::LlmConfigFromJson(section("llm", "llm"));
-  o.executor = EvalOptionsFromJson(section("executor", "eval"));
+  o.executor = eval::EvalOptionsFromJson(section("executor", "eval"));
   o.tools = ToolConfigFromJson(section("tools", "tools"));
   o.worker_python =
       JsonGet<std::string>(j, "worker_python", JsonGet<std::string>(legacy, "python", ""));

@@ -43,7 +43,7 @@ struct RunConfig {
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
-  ToolConfig tools;  // the user's tools (paths absolute, so resume finds them from anywhere)
+  tools::ToolConfig tools;  // the user's tools (paths absolute, so resume finds them from anywhere)
 
   // ---- the programmer
   int programmer_max_tokens = 16384;
@@ -57,7 +57,7 @@ struct RunConfig {
   // ---- the LLM and the executor, as the run was started with them (no secrets: keys are named
   // by their environment variables only)
   llm::LlmConfig llm;
-  EvalOptions executor;
+  eval::EvalOptions executor;
   std::string worker_python;  // --python: the interpreter with torch; "" = the default
 };
 

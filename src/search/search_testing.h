@@ -21,12 +21,12 @@ inline RatioInterval Point(double speedup) { return RatioInterval{speedup, speed
 
 inline CandidateOutcome Correct(double speedup) {
   CandidateOutcome outcome;
-  outcome.status = EvalStatus::kCorrect;
+  outcome.status = eval::EvalStatus::kCorrect;
   outcome.speedup = Point(speedup);
   return outcome;
 }
 
-inline CandidateOutcome Failed(EvalStatus status,
+inline CandidateOutcome Failed(eval::EvalStatus status,
                                std::optional<double> error_magnitude = std::nullopt) {
   CandidateOutcome outcome;
   outcome.status = status;
@@ -34,7 +34,7 @@ inline CandidateOutcome Failed(EvalStatus status,
   return outcome;
 }
 
-inline CandidateOutcome CompileError() { return Failed(EvalStatus::kCompileError); }
+inline CandidateOutcome CompileError() { return Failed(eval::EvalStatus::kCompileError); }
 
 // Records `outcomes` as an expansion of `node` in the mode its kind calls for, whatever Next()
 // would have chosen: how the tests build synthetic trees.
@@ -65,18 +65,19 @@ class ScriptedEnvironment {
       switch (selection.mode) {
         case agents::PromptMode::kInitial:
           outcome = u < (1 - seed_success_) * 2 / 3 ? CompileError()
-                    : u < 1 - seed_success_         ? Failed(EvalStatus::kIncorrect, v)
+                    : u < 1 - seed_success_         ? Failed(eval::EvalStatus::kIncorrect, v)
                                                     : Correct(0.5 + v);
           break;
         case agents::PromptMode::kDebug:
           outcome = u < (1 - repair_success_) / 2 ? CompileError()
-                    : u < 1 - repair_success_     ? Failed(EvalStatus::kIncorrect, v)
+                    : u < 1 - repair_success_     ? Failed(eval::EvalStatus::kIncorrect, v)
                                                   : Correct(0.8 + 0.4 * v);
           break;
         case agents::PromptMode::kOptimize: {
           const Node& parent = tree.node(selection.node);
           double base = parent.speedup ? parent.speedup->estimate : 1.0;
-          outcome = u < 0.3 ? Failed(EvalStatus::kRuntimeError) : Correct(base * (0.8 + 0.6 * v));
+          outcome =
+              u < 0.3 ? Failed(eval::EvalStatus::kRuntimeError) : Correct(base * (0.8 + 0.6 * v));
           break;
         }
       }

@@ -33,7 +33,6 @@ Json OptionalNumber(const std::optional<double>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-
 Json NodeJson(const Node& node) {
   return {{"id", node.id},
           {"parent", node.parent},
@@ -42,7 +41,7 @@ Json NodeJson(const Node& node) {
           {"mode", node.mode ? Json(agents::ToString(*node.mode)) : Json(nullptr)},
           {"expansion", node.expansion},
           {"candidate", node.candidate},
-          {"status", node.status ? Json(EvalStatusName(*node.status)) : Json(nullptr)},
+          {"status", node.status ? Json(eval::EvalStatusName(*node.status)) : Json(nullptr)},
           {"speedup", IntervalJson(node.speedup)},
           {"error_magnitude", OptionalNumber(node.error_magnitude)},
           {"energy_reduction", OptionalNumber(node.energy_reduction)},
@@ -81,7 +80,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
   if (!kind) return error("unknown kind");
   node.kind = *kind;
   if (json.contains("status") && !json["status"].is_null()) {
-    node.status = ParseEvalStatus(JsonGet<std::string>(json, "status", ""));
+    node.status = eval::ParseEvalStatus(JsonGet<std::string>(json, "status", ""));
     if (!node.status) return error("unknown status");
   }
   if (json.contains("mode") && !json["mode"].is_null()) {
@@ -150,7 +149,8 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
     Node child;
     child.id = size();
     child.parent = parent;
-    child.kind = outcome.status == EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
+    child.kind =
+        outcome.status == eval::EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
     child.depth = nodes_[parent].depth + 1;
     child.mode = mode;
     child.expansion = expansions_;
@@ -228,7 +228,7 @@ Result<Tree> TreeFromJson(const Json& json) {
       }
       if (!node.status || !node.mode) return node_error("status and mode are required");
       NodeKind expected =
-          *node.status == EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
+          *node.status == eval::EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
       if (node.kind != expected) return node_error("kind does not match status");
       if (node.depth != tree.nodes_[node.parent].depth + 1) return node_error("wrong depth");
       if (node.expansion < 0 || node.expansion >= tree.expansions_ ||

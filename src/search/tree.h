@@ -38,7 +38,7 @@ const char* NodeKindName(NodeKind kind);  // "root", "failed", "working"
 // non-finite measurement (a NaN error from an output full of NaNs) is kept as unknown.
 struct CandidateOutcome {
   std::string candidate;  // the candidate's id (run store key); free text to the search
-  EvalStatus status = EvalStatus::kRuntimeError;
+  eval::EvalStatus status = eval::EvalStatus::kRuntimeError;
   // Speedup over the reference with its confidence interval, as in EvalResult::speedup. Expected
   // for correct candidates; for a failed one it is a partial speedup (greedy's repair tiebreak).
   // When only a point is known, low = high = estimate.
@@ -61,7 +61,7 @@ struct Node {
 
   // The candidate's verdict (none / empty for ROOT).
   std::string candidate;
-  std::optional<EvalStatus> status;
+  std::optional<eval::EvalStatus> status;
   std::optional<RatioInterval> speedup;
   std::optional<double> error_magnitude;
   std::optional<double> energy_reduction;

@@ -34,7 +34,7 @@ TEST(TreeTest, AnExpansionAttachesChildrenAndBackpropagatesToRoot) {
   ASSERT_TRUE(seeds.ok());
   EXPECT_EQ(*seeds, (std::vector<int>{1, 2}));
   auto repairs = tree.AddExpansion(
-      1, PromptMode::kDebug, {Failed(EvalStatus::kIncorrect, 0.5), Correct(1.1)}, {-2.0, 0.1});
+      1, PromptMode::kDebug, {Failed(eval::EvalStatus::kIncorrect, 0.5), Correct(1.1)}, {-2.0, 0.1});
   ASSERT_TRUE(repairs.ok());
   EXPECT_EQ(*repairs, (std::vector<int>{3, 4}));
 
@@ -70,7 +70,7 @@ TEST(TreeTest, ABadExpansionLeavesTheTreeAlone) {
 
 TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
   Tree tree;
-  CandidateOutcome nan_error = Failed(EvalStatus::kIncorrect, std::nan(""));
+  CandidateOutcome nan_error = Failed(eval::EvalStatus::kIncorrect, std::nan(""));
   nan_error.energy_reduction = std::numeric_limits<double>::infinity();
   CandidateOutcome nan_speedup = Correct(1.0);
   nan_speedup.speedup->high = std::nan("");
@@ -89,19 +89,19 @@ TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
 TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
   Tree tree;
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
-                                {Failed(EvalStatus::kIncorrect, 0.1), CompileError()}, {-2, -3})
+                                {Failed(eval::EvalStatus::kIncorrect, 0.1), CompileError()}, {-2, -3})
                   .ok());
   EXPECT_EQ(tree.BestNode(), std::nullopt);
   // A correct node without timing is still a solution, below any timed one.
   CandidateOutcome untimed;
-  untimed.status = EvalStatus::kCorrect;
+  untimed.status = eval::EvalStatus::kCorrect;
   ASSERT_TRUE(tree.AddExpansion(1, PromptMode::kDebug, {untimed}, {0}).ok());  // node 3
   EXPECT_EQ(tree.BestNode(), 3);
   ASSERT_TRUE(tree.AddExpansion(3, PromptMode::kOptimize, {Correct(1.5), Correct(2.5)}, {0.4, 0.9})
                   .ok());  // nodes 4, 5
   ASSERT_TRUE(tree.AddExpansion(4, PromptMode::kOptimize, {Correct(2.5)}, {0.9}).ok());  // node 6
   // A wrong kernel's partial speedup does not count.
-  CandidateOutcome fast_wrong = Failed(EvalStatus::kIncorrect);
+  CandidateOutcome fast_wrong = Failed(eval::EvalStatus::kIncorrect);
   fast_wrong.speedup = testing::Point(40.0);
   ASSERT_TRUE(tree.AddExpansion(6, PromptMode::kOptimize, {fast_wrong}, {-2}).ok());
   EXPECT_EQ(tree.BestNode(), 5);  // 5 and 6 tie at 2.5x: the earlier wins
@@ -124,14 +124,14 @@ Tree RichTree() {
   seed.speedup = RatioInterval{1.0 / 3.0, 0.1 + 0.2, 0.37, 0.95};  // no short decimal forms
   seed.candidate = "cand-0001";
   seed.energy_reduction = 1.0 / 7.0;
-  CandidateOutcome wrong = Failed(EvalStatus::kIncorrect, 2.5e-3);
+  CandidateOutcome wrong = Failed(eval::EvalStatus::kIncorrect, 2.5e-3);
   wrong.candidate = "cand-0002 \"quoted\" ünïcode";
   EXPECT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
-                                {seed, wrong, Failed(EvalStatus::kTimeout)},
+                                {seed, wrong, Failed(eval::EvalStatus::kTimeout)},
                                 {std::log(1.0 / 3.0), -2.0, -3.0})
                   .ok());
   EXPECT_TRUE(tree.AddExpansion(2, PromptMode::kDebug,
-                                {CompileError(), Failed(EvalStatus::kRuntimeError), CompileError()},
+                                {CompileError(), Failed(eval::EvalStatus::kRuntimeError), CompileError()},
                                 {-3, -3, -3})
                   .ok());
   EXPECT_TRUE(tree.AddExpansion(1, PromptMode::kOptimize, {Correct(0.7)}, {std::log(0.7)}).ok());

@@ -452,27 +452,27 @@ TEST_F(RunStoreTest, TheLatestEvaluationOfACandidateReadsBackWithItsFullResult) 
   ASSERT_TRUE(nothing.ok());
   EXPECT_FALSE(nothing->has_value());
 
-  EvalResult failed;
-  failed.status = EvalStatus::kCompileError;
+  eval::EvalResult failed;
+  failed.status = eval::EvalStatus::kCompileError;
   failed.message = "nvcc: error";
   failed.diagnostics = "kernel.cu(3): error: identifier \"x\" is undefined";
   EvaluationRecord first;
   first.candidate_id = candidate->id;
-  first.status = EvalStatusName(failed.status);
+  first.status = eval::EvalStatusName(failed.status);
   first.message = failed.message;
   first.result = ToJson(failed);
   ASSERT_TRUE(store->AddEvaluation(first).ok());
 
-  EvalResult passed;
-  passed.status = EvalStatus::kCorrect;
+  eval::EvalResult passed;
+  passed.status = eval::EvalStatus::kCorrect;
   passed.message = "correct";
   passed.speedup = RatioInterval{1.234567890123, 1.2, 1.3, 0.95};
-  passed.reference_time = TimingSummary{};
+  passed.reference_time = eval::TimingSummary{};
   passed.reference_time->samples = {2.0, 2.1};
   passed.total_seconds = 12.5;
   EvaluationRecord second;
   second.candidate_id = candidate->id;
-  second.status = EvalStatusName(passed.status);
+  second.status = eval::EvalStatusName(passed.status);
   second.message = passed.message;
   second.speedup = passed.speedup->estimate;
   second.speedup_lo = passed.speedup->low;
@@ -506,17 +506,17 @@ TEST_F(RunStoreTest, MetricsToolOutputsAndProfileAnalysesRoundTrip) {
   Result<CandidateInsert> candidate = store->AddCandidate(run_id, 1, "s", "code");
   ASSERT_TRUE(candidate.ok());
 
-  Metrics metrics;
+  profile::Metrics metrics;
   metrics.notes = {"ncu: 12 kernels, selected the slowest", "no timeline"};
   ASSERT_TRUE(store->AddMetrics({0, candidate->id, ToJson(metrics), 0}).ok());
   Result<std::optional<MetricsRecord>> read_metrics = store->LatestMetrics(candidate->id);
   ASSERT_TRUE(read_metrics.ok() && read_metrics->has_value());
   EXPECT_EQ((*read_metrics)->metrics, ToJson(metrics));
 
-  Analysis analysis;
-  analysis.bottleneck = Bottleneck::kMemory;
+  tools::Analysis analysis;
+  analysis.bottleneck = roofline::Bottleneck::kMemory;
   analysis.quiet = {"bank_conflicts"};
-  ToolOutput finding;
+  tools::ToolOutput finding;
   finding.tool = "uncoalesced_access";
   finding.triggered = true;
   finding.title = "Uncoalesced global loads";

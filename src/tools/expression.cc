@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 struct Expression::Node {
   enum class Kind { kNumber, kName, kUnary, kBinary, kCall };
@@ -269,4 +269,4 @@ Result<double> Expression::Evaluate(const Lookup& lookup) const {
   return Eval(*root_, lookup);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

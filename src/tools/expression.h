@@ -21,7 +21,7 @@
 
 #include "core/status.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 class Expression {
  public:
@@ -45,4 +45,4 @@ class Expression {
   std::set<std::string> names_;
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

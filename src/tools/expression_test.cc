@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 Result<double> Eval(const std::string& text,
@@ -61,4 +61,4 @@ TEST(ExpressionTest, SyntaxErrorsSayWhere) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

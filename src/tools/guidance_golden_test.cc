@@ -13,33 +13,33 @@
 #include "tools/registry.h"
 #include "tools/render.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
 struct Recording {
   std::string dir, name;
-  Bottleneck bottleneck;  // the class Stage 1 gives the problem (see tests/fixtures/*/README.md)
+  roofline::Bottleneck bottleneck;  // the class Stage 1 gives the problem (see tests/fixtures/*/README.md)
 };
 
 const Recording kRecordings[] = {
-    {"tests/fixtures/h200", "k_naive_matmul", Bottleneck::kCompute},
-    {"tests/fixtures/h200", "k_strided_copy", Bottleneck::kMemory},
-    {"tests/fixtures/h200", "k_swish_scalar", Bottleneck::kMemory},
-    {"tests/fixtures/h200", "k_swish_vec", Bottleneck::kMemory},
-    {"tests/fixtures/h200", "k_wmma", Bottleneck::kCompute},
-    {"tests/fixtures/h200", "p_cublas_bf16", Bottleneck::kCompute},
-    {"tests/fixtures/h200", "p_many_launches", Bottleneck::kLatency},
-    {"tests/fixtures/h200-profile/profiles", "swish", Bottleneck::kMemory},
-    {"tests/fixtures/h200-profile/profiles", "rms_norm", Bottleneck::kMemory},
-    {"tests/fixtures/h200-profile/profiles", "scaled_softmax", Bottleneck::kMemory},
-    {"tests/fixtures/h200-profile/profiles", "linear_gelu", Bottleneck::kMixed},
-    {"tests/fixtures/h200-profile/profiles", "tiny_mlp", Bottleneck::kLatency},
-    {"tests/fixtures/h200-profile/profiles", "tril_matmul", Bottleneck::kCompute},
-    {"tests/fixtures/h200-profile/record", "wgmma_tile", Bottleneck::kLatency},
-    {"tests/fixtures/h200-profile/record", "cp_async_copy", Bottleneck::kMemory},
-    {"tests/fixtures/h200-profile/record", "cublas_tril", Bottleneck::kCompute},
+    {"tests/fixtures/h200", "k_naive_matmul", roofline::Bottleneck::kCompute},
+    {"tests/fixtures/h200", "k_strided_copy", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200", "k_swish_scalar", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200", "k_swish_vec", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200", "k_wmma", roofline::Bottleneck::kCompute},
+    {"tests/fixtures/h200", "p_cublas_bf16", roofline::Bottleneck::kCompute},
+    {"tests/fixtures/h200", "p_many_launches", roofline::Bottleneck::kLatency},
+    {"tests/fixtures/h200-profile/profiles", "swish", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200-profile/profiles", "rms_norm", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200-profile/profiles", "scaled_softmax", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200-profile/profiles", "linear_gelu", roofline::Bottleneck::kMixed},
+    {"tests/fixtures/h200-profile/profiles", "tiny_mlp", roofline::Bottleneck::kLatency},
+    {"tests/fixtures/h200-profile/profiles", "tril_matmul", roofline::Bottleneck::kCompute},
+    {"tests/fixtures/h200-profile/record", "wgmma_tile", roofline::Bottleneck::kLatency},
+    {"tests/fixtures/h200-profile/record", "cp_async_copy", roofline::Bottleneck::kMemory},
+    {"tests/fixtures/h200-profile/record", "cublas_tril", roofline::Bottleneck::kCompute},
 };
 
 std::string ReadFile(const std::string& path) {
@@ -53,7 +53,7 @@ TEST(GuidanceGoldenTest, EveryRecordingRendersAsReviewed) {
   const bool update = std::getenv("KERNELPRO_UPDATE_GOLDEN") != nullptr;
   ToolRegistry registry = BuiltinRegistry();
   for (const Recording& r : kRecordings) {
-    Metrics metrics = CollectFromArtifacts(ArtifactsIn(kRoot + "/" + r.dir, r.name));
+    profile::Metrics metrics = profile::CollectFromArtifacts(profile::ArtifactsIn(kRoot + "/" + r.dir, r.name));
     AnalysisOptions options;
     options.bottleneck = r.bottleneck;
     std::string text = RenderGuidance(registry.Analyze(metrics, options));
@@ -72,4 +72,4 @@ TEST(GuidanceGoldenTest, EveryRecordingRendersAsReviewed) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

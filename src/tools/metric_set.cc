@@ -5,12 +5,12 @@
 
 #include "profile/sass.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
-std::vector<const SassKernel*> SassEntryKernels(const SassView& view) {
+std::vector<const profile::SassKernel*> SassEntryKernels(const profile::SassView& view) {
   std::set<std::string, std::less<>> entries(view.entry_points.begin(), view.entry_points.end());
-  std::vector<const SassKernel*> kernels;
-  for (const SassKernel& k : view.kernels) {
+  std::vector<const profile::SassKernel*> kernels;
+  for (const profile::SassKernel& k : view.kernels) {
     if (entries.empty() || entries.contains(k.name)) kernels.push_back(&k);
   }
   return kernels;
@@ -18,27 +18,27 @@ std::vector<const SassKernel*> SassEntryKernels(const SassView& view) {
 
 namespace {
 
-void AddNcu(const NcuView& ncu, MetricSet& set) {
+void AddNcu(const profile::NcuView& ncu, MetricSet& set) {
   for (const auto& [name, value] : ncu.aggregate.values) {
     auto unit = ncu.aggregate.units.find(name);
     set.Set(name, value, unit == ncu.aggregate.units.end() ? "" : unit->second);
   }
   set.Set("ncu.kernel_count", static_cast<double>(ncu.kernels.size()));
   double total = 0, longest = 0;
-  for (const NcuKernel& k : ncu.kernels) {
+  for (const profile::NcuKernel& k : ncu.kernels) {
     total += k.duration_ns();
     longest = std::max(longest, k.duration_ns());
   }
   if (total > 0) set.Set("ncu.max_kernel_share", longest / total);
 }
 
-void AddSass(const SassView& sass, MetricSet& set) {
-  std::vector<const SassKernel*> kernels = SassEntryKernels(sass);
+void AddSass(const profile::SassView& sass, MetricSet& set) {
+  std::vector<const profile::SassKernel*> kernels = SassEntryKernels(sass);
   std::map<std::string, double> categories, opcodes;
-  for (const std::string& name : SassCategoryNames()) categories[name] = 0;
+  for (const std::string& name : profile::SassCategoryNames()) categories[name] = 0;
   double instructions = 0;
   std::int64_t registers = -1, stack = -1, local = -1, shared = -1;
-  for (const SassKernel* k : kernels) {
+  for (const profile::SassKernel* k : kernels) {
     for (const auto& [name, count] : k->categories) categories[name] += static_cast<double>(count);
     for (const auto& [name, count] : k->opcodes) opcodes[name] += static_cast<double>(count);
     instructions += static_cast<double>(k->total_instructions);
@@ -65,7 +65,7 @@ void AddSass(const SassView& sass, MetricSet& set) {
   set.Set("sass.calls_cudnn", cudnn);
 }
 
-void AddTimeline(const TimelineSummary& t, MetricSet& set) {
+void AddTimeline(const profile::TimelineSummary& t, MetricSet& set) {
   set.Set("timeline.end_to_end_us", t.end_to_end_us, "us");
   set.Set("timeline.kernel_count", t.kernel_count);
   set.Set("timeline.gpu_busy_us", t.gpu_busy_us, "us");
@@ -74,7 +74,7 @@ void AddTimeline(const TimelineSummary& t, MetricSet& set) {
   set.Set("timeline.sync_calls", t.sync_calls);
   set.Set("timeline.sync_time_us", t.sync_time_us, "us");
   double count = 0, bytes = 0, time = 0, htod = 0, dtoh = 0, memsets = 0;
-  for (const MemcpySummary& m : t.memcpy) {
+  for (const profile::MemcpySummary& m : t.memcpy) {
     if (m.direction == "memset") {
       memsets += m.count;
       continue;
@@ -92,7 +92,7 @@ void AddTimeline(const TimelineSummary& t, MetricSet& set) {
   set.Set("timeline.memcpy_dtoh_bytes", dtoh, "bytes");
   set.Set("timeline.memset_count", memsets);
   double gap_time = 0, largest = 0;
-  for (const IdleGap& g : t.gaps) {
+  for (const profile::IdleGap& g : t.gaps) {
     gap_time += g.duration_us;
     largest = std::max(largest, g.duration_us);
   }
@@ -104,7 +104,7 @@ void AddTimeline(const TimelineSummary& t, MetricSet& set) {
 
 }  // namespace
 
-MetricSet BuildMetricSet(const Metrics& metrics) {
+MetricSet BuildMetricSet(const profile::Metrics& metrics) {
   MetricSet set;
   if (metrics.ncu && !metrics.ncu->kernels.empty()) AddNcu(*metrics.ncu, set);
   // An extension without device code and without library calls says nothing about the GPU.
@@ -115,4 +115,4 @@ MetricSet BuildMetricSet(const Metrics& metrics) {
   return set;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -26,12 +26,12 @@
 #include "profile/metrics.h"
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
-MetricSet BuildMetricSet(const Metrics& metrics);
+MetricSet BuildMetricSet(const profile::Metrics& metrics);
 
 // The SASS functions the sass.* names summarise: the entry kernels, or every function when the
 // view names no entry points.
-std::vector<const SassKernel*> SassEntryKernels(const SassView& view);
+std::vector<const profile::SassKernel*> SassEntryKernels(const profile::SassView& view);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,14 +7,14 @@
 
 #include "tools/kernelpro_tool_plugin.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 std::string Text(const char* s) { return s ? std::string(s) : std::string(); }
 
 class PluginTool : public ProfilingTool {
  public:
-  PluginTool(const kp_tool& tool, ToolSource source, std::vector<Bottleneck> bottlenecks,
+  PluginTool(const kp_tool& tool, ToolSource source, std::vector<roofline::Bottleneck> bottlenecks,
              std::string library)
       : tool_(tool),
         source_(source),
@@ -39,7 +39,7 @@ class PluginTool : public ProfilingTool {
     }
     return specs;
   }
-  std::vector<Bottleneck> bottlenecks() const override { return bottlenecks_; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return bottlenecks_; }
   int priority() const override { return tool_.priority; }
 
   ToolOutput Analyze(const MetricSet& metrics, const ToolContext& context) const override {
@@ -47,7 +47,7 @@ class PluginTool : public ProfilingTool {
     std::vector<double> thresholds;
     for (const AppliedThreshold& t : out.thresholds) thresholds.push_back(t.value);
     std::string bottleneck =
-        context.bottleneck ? std::string(BottleneckName(*context.bottleneck)) : "";
+        context.bottleneck ? std::string(roofline::BottleneckName(*context.bottleneck)) : "";
     kp_metrics api{&metrics,
                    [](const void* state, const char* name) -> int {
                      return name && static_cast<const MetricSet*>(state)->Has(name) ? 1 : 0;
@@ -88,7 +88,7 @@ class PluginTool : public ProfilingTool {
  private:
   kp_tool tool_;
   ToolSource source_;
-  std::vector<Bottleneck> bottlenecks_;
+  std::vector<roofline::Bottleneck> bottlenecks_;
   std::string library_;
 };
 
@@ -129,9 +129,9 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::st
       dlclose(handle);
       return Status::InvalidArgument(where + " (" + t.name + "): " + source.status().message());
     }
-    std::vector<Bottleneck> bottlenecks;
+    std::vector<roofline::Bottleneck> bottlenecks;
     for (int b = 0; b < t.bottleneck_count; ++b) {
-      auto parsed = ParseBottleneck(Text(t.bottlenecks[b]));
+      auto parsed = roofline::ParseBottleneck(Text(t.bottlenecks[b]));
       if (!parsed.ok()) {
         dlclose(handle);
         return Status::InvalidArgument(where + " (" + t.name + "): " + parsed.status().message());
@@ -139,10 +139,10 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::st
       bottlenecks.push_back(*parsed);
     }
     if (t.bottleneck_count == 0)
-      bottlenecks.assign(std::begin(kAllBottlenecks), std::end(kAllBottlenecks));
+      bottlenecks.assign(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks));
     out.push_back(std::make_unique<PluginTool>(t, *source, std::move(bottlenecks), name));
   }
   return out;  // the handle stays open: the tools point into the library
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

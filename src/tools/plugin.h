@@ -11,8 +11,8 @@
 #include "core/status.h"
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::string& path);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

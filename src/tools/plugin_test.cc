@@ -4,7 +4,7 @@
 
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 TEST(PluginTest, TheExamplePluginLoadsAndAnalyses) {
@@ -49,4 +49,4 @@ TEST(PluginTest, LibrariesThatAreNotPluginsAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 
 #include "tools/metric_set.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 Status ToolRegistry::Add(std::unique_ptr<ProfilingTool> tool) {
   if (!tool) return Status::InvalidArgument("no tool to register");
@@ -23,9 +23,9 @@ const ProfilingTool* ToolRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
-bool ToolRegistry::Runs(const ProfilingTool& tool, const std::optional<Bottleneck>& bottleneck) {
+bool ToolRegistry::Runs(const ProfilingTool& tool, const std::optional<roofline::Bottleneck>& bottleneck) {
   if (tool.source() == ToolSource::kEnergy || !bottleneck) return true;
-  std::vector<Bottleneck> affinity = tool.bottlenecks();
+  std::vector<roofline::Bottleneck> affinity = tool.bottlenecks();
   return std::find(affinity.begin(), affinity.end(), *bottleneck) != affinity.end();
 }
 
@@ -47,7 +47,7 @@ ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics,
   return out;
 }
 
-ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
+ToolContext MakeToolContext(const profile::Metrics& metrics, const MetricSet& set,
                             const AnalysisOptions& options) {
   ToolContext context;
   context.bottleneck = options.bottleneck;
@@ -72,7 +72,7 @@ ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
   return context;
 }
 
-Analysis ToolRegistry::Analyze(const Metrics& metrics, const AnalysisOptions& options) const {
+Analysis ToolRegistry::Analyze(const profile::Metrics& metrics, const AnalysisOptions& options) const {
   Analysis analysis;
   analysis.bottleneck = options.bottleneck;
   MetricSet set = BuildMetricSet(metrics);
@@ -119,7 +119,7 @@ Json ToJson(const Analysis& analysis) {
     skipped.push_back(
         {{"tool", o.tool}, {"source", ToolSourceName(o.source)}, {"reason", o.skip_reason}});
   }
-  return {{"bottleneck", analysis.bottleneck ? Json(BottleneckName(*analysis.bottleneck)) : Json()},
+  return {{"bottleneck", analysis.bottleneck ? Json(roofline::BottleneckName(*analysis.bottleneck)) : Json()},
           {"findings", findings},
           {"skipped", skipped},
           {"quiet", analysis.quiet},
@@ -132,4 +132,4 @@ ToolRegistry BuiltinRegistry() {
   return registry;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

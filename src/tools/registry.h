@@ -19,17 +19,17 @@
 
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 struct AnalysisOptions {
-  std::optional<Bottleneck> bottleneck;  // Stage-1 class; unset runs every speed tool
+  std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset runs every speed tool
   bool energy = true;                    // run the energy-only tools
   ThresholdOverrides overrides;          // tool -> threshold -> value
 };
 
 // Everything one analysis produced, in the registry's order.
 struct Analysis {
-  std::optional<Bottleneck> bottleneck;
+  std::optional<roofline::Bottleneck> bottleneck;
   std::vector<ToolOutput> findings;   // triggered, sorted: severity, then priority, then name
   std::vector<ToolOutput> skipped;    // required metrics missing (skip_reason says which)
   std::vector<std::string> quiet;     // ran and did not trigger
@@ -46,7 +46,7 @@ class ToolRegistry {
   const ProfilingTool* Find(std::string_view name) const;
 
   // Whether `tool` runs for `bottleneck` (unset: every non-energy tool runs).
-  static bool Runs(const ProfilingTool& tool, const std::optional<Bottleneck>& bottleneck);
+  static bool Runs(const ProfilingTool& tool, const std::optional<roofline::Bottleneck>& bottleneck);
 
   // Thresholds every Analyze applies unless AnalysisOptions::overrides sets the same one: how a
   // front end configures a run's tools once (--threshold), for every analysis made with this
@@ -54,7 +54,7 @@ class ToolRegistry {
   void SetThresholdOverrides(ThresholdOverrides overrides) { overrides_ = std::move(overrides); }
   const ThresholdOverrides& threshold_overrides() const { return overrides_; }
 
-  Analysis Analyze(const Metrics& metrics, const AnalysisOptions& options) const;
+  Analysis Analyze(const profile::Metrics& metrics, const AnalysisOptions& options) const;
 
  private:
   std::vector<std::unique_ptr<ProfilingTool>> tools_;
@@ -67,7 +67,7 @@ ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics, const To
 
 // The context Analyze gives tools: arch and sm_major from the SASS view (else from ncu's device
 // attributes), the metrics record, the class and the overrides.
-ToolContext MakeToolContext(const Metrics& metrics, const MetricSet& set,
+ToolContext MakeToolContext(const profile::Metrics& metrics, const MetricSet& set,
                             const AnalysisOptions& options);
 
 // The built-in tools, in a fixed order (builtin/builtin.cc).
@@ -76,4 +76,4 @@ std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools();
 // A registry holding the built-in tools.
 ToolRegistry BuiltinRegistry();
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -5,13 +5,13 @@
 #include "tools/render.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 // A tool that triggers when "x" exceeds its threshold, with a configurable source and affinity.
 class FakeTool : public ProfilingTool {
  public:
-  FakeTool(std::string name, ToolSource source, std::vector<Bottleneck> affinity, int priority,
+  FakeTool(std::string name, ToolSource source, std::vector<roofline::Bottleneck> affinity, int priority,
            Severity severity)
       : name_(std::move(name)),
         source_(source),
@@ -25,7 +25,7 @@ class FakeTool : public ProfilingTool {
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"limit", 10, "us", "too slow"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return affinity_; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return affinity_; }
   int priority() const override { return priority_; }
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
@@ -39,30 +39,30 @@ class FakeTool : public ProfilingTool {
  private:
   std::string name_;
   ToolSource source_;
-  std::vector<Bottleneck> affinity_;
+  std::vector<roofline::Bottleneck> affinity_;
   int priority_;
   Severity severity_;
 };
 
-Metrics Timeline(double end_to_end_us) {
-  Metrics m;
-  m.timeline = TimelineSummary{};
+profile::Metrics Timeline(double end_to_end_us) {
+  profile::Metrics m;
+  m.timeline = profile::TimelineSummary{};
   m.timeline->end_to_end_us = end_to_end_us;
   return m;
 }
 
 ToolRegistry FakeRegistry() {
   ToolRegistry r;
-  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector{Bottleneck::kMemory},
+  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector{roofline::Bottleneck::kMemory},
                                    10, Severity::kLow));
   r.Add(std::make_unique<FakeTool>("compute_high", ToolSource::kNcu,
-                                   std::vector{Bottleneck::kCompute}, 10, Severity::kHigh));
+                                   std::vector{roofline::Bottleneck::kCompute}, 10, Severity::kHigh));
   r.Add(std::make_unique<FakeTool>(
       "any_high_p90", ToolSource::kTimeline,
-      std::vector<Bottleneck>(std::begin(kAllBottlenecks), std::end(kAllBottlenecks)), 90,
+      std::vector<roofline::Bottleneck>(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)), 90,
       Severity::kHigh));
   r.Add(std::make_unique<FakeTool>("energy_critical", ToolSource::kEnergy,
-                                   std::vector<Bottleneck>{}, 99, Severity::kCritical));
+                                   std::vector<roofline::Bottleneck>{}, 99, Severity::kCritical));
   return r;
 }
 
@@ -75,7 +75,7 @@ std::vector<std::string> Names(const std::vector<ToolOutput>& outs) {
 TEST(RegistryTest, DuplicateNamesAreRefused) {
   ToolRegistry r = FakeRegistry();
   Status s = r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu,
-                                              std::vector<Bottleneck>{}, 1, Severity::kLow));
+                                              std::vector<roofline::Bottleneck>{}, 1, Severity::kLow));
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(r.tools().size(), 4u);
 }
@@ -83,7 +83,7 @@ TEST(RegistryTest, DuplicateNamesAreRefused) {
 TEST(RegistryTest, TheClassFiltersSpeedToolsButNotEnergyTools) {
   ToolRegistry r = FakeRegistry();
   AnalysisOptions memory;
-  memory.bottleneck = Bottleneck::kMemory;
+  memory.bottleneck = roofline::Bottleneck::kMemory;
   Analysis a = r.Analyze(Timeline(50), memory);
   EXPECT_EQ(Names(a.findings),
             (std::vector<std::string>{"any_high_p90", "memory_low", "energy_critical"}));
@@ -101,7 +101,7 @@ TEST(RegistryTest, TheClassFiltersSpeedToolsButNotEnergyTools) {
 
 TEST(RegistryTest, MissingMetricsSkipTheToolAndSaySo) {
   ToolRegistry r = FakeRegistry();
-  Analysis a = r.Analyze(Metrics{}, {});
+  Analysis a = r.Analyze(profile::Metrics{}, {});
   EXPECT_TRUE(a.findings.empty());
   ASSERT_EQ(a.skipped.size(), 4u);
   EXPECT_EQ(a.skipped[0].skip_reason, "missing 1 required metric(s): timeline.end_to_end_us");
@@ -140,8 +140,8 @@ TEST(RegistryTest, ThresholdsSetOnTheRegistryApplyToEveryAnalysis) {
 }
 
 TEST(RegistryTest, MakeToolContextReadsTheArchitecture) {
-  Metrics m;
-  m.sass = SassView{};
+  profile::Metrics m;
+  m.sass = profile::SassView{};
   m.sass->arch = "sm_90a";
   MetricSet set;
   EXPECT_EQ(MakeToolContext(m, set, {}).sm_major, 9);
@@ -149,7 +149,7 @@ TEST(RegistryTest, MakeToolContextReadsTheArchitecture) {
   EXPECT_EQ(MakeToolContext(m, set, {}).sm_major, 10);
   m.sass->arch = "sm_80";
   EXPECT_EQ(MakeToolContext(m, set, {}).sm_major, 8);
-  Metrics no_sass;
+  profile::Metrics no_sass;
   set.Set("device__attribute_compute_capability_major", 9);
   EXPECT_EQ(MakeToolContext(no_sass, set, {}).sm_major, 9);
 }
@@ -157,7 +157,7 @@ TEST(RegistryTest, MakeToolContextReadsTheArchitecture) {
 TEST(RenderTest, BoundedAndDeterministic) {
   ToolRegistry r = FakeRegistry();
   AnalysisOptions options;
-  options.bottleneck = Bottleneck::kMemory;
+  options.bottleneck = roofline::Bottleneck::kMemory;
   Analysis a = r.Analyze(Timeline(50), options);
   std::string text = RenderGuidance(a);
   EXPECT_EQ(text, RenderGuidance(r.Analyze(Timeline(50), options)));
@@ -176,4 +176,4 @@ TEST(RenderTest, BoundedAndDeterministic) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 
 #include "core/text.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 // How much of each finding to show: everything; without code; compact (no observed/threshold
@@ -60,9 +60,9 @@ std::string Render(const Analysis& analysis, const RenderOptions& options, std::
   out << "## Automated Bottleneck Analysis\n\n";
   if (analysis.bottleneck) {
     out << "Stage-1 class: "
-        << (*analysis.bottleneck == Bottleneck::kMixed
+        << (*analysis.bottleneck == roofline::Bottleneck::kMixed
                 ? std::string("mixed (neither roof dominates)")
-                : std::string(BottleneckName(*analysis.bottleneck)) + "-bound")
+                : std::string(roofline::BottleneckName(*analysis.bottleneck)) + "-bound")
         << ". ";
   }
   int counts[4] = {0, 0, 0, 0};
@@ -134,4 +134,4 @@ std::string RenderGuidance(const Analysis& analysis, const RenderOptions& option
   return text;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

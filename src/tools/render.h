@@ -11,7 +11,7 @@
 
 #include "tools/registry.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 struct RenderOptions {
   std::size_t max_chars = 8000;   // the whole section, headers included
@@ -22,4 +22,4 @@ struct RenderOptions {
 
 std::string RenderGuidance(const Analysis& analysis, const RenderOptions& options = {});
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

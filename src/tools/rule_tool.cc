@@ -10,7 +10,7 @@
 
 #include "tools/expression.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 struct Template {
@@ -30,7 +30,7 @@ struct RuleRecommendation {
 struct RuleSpec {
   std::string name, description;
   ToolSource source = ToolSource::kNcu;
-  std::vector<Bottleneck> bottlenecks;
+  std::vector<roofline::Bottleneck> bottlenecks;
   int priority = 50;
   std::vector<std::string> required;
   std::vector<ThresholdSpec> thresholds;
@@ -63,7 +63,7 @@ class RuleTool : public ProfilingTool {
   std::string description() const override { return spec_.description; }
   std::vector<std::string> required_metrics() const override { return spec_.required; }
   std::vector<ThresholdSpec> thresholds() const override { return spec_.thresholds; }
-  std::vector<Bottleneck> bottlenecks() const override { return spec_.bottlenecks; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return spec_.bottlenecks; }
   int priority() const override { return spec_.priority; }
 
   ToolOutput Analyze(const MetricSet& metrics, const ToolContext& context) const override {
@@ -184,13 +184,13 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
   spec.description = *description;
   if (const toml::array* classes = t.get_as<toml::array>("bottlenecks")) {
     for (const toml::node& c : *classes) {
-      auto b = c.is_string() ? ParseBottleneck(c.as_string()->get())
+      auto b = c.is_string() ? roofline::ParseBottleneck(c.as_string()->get())
                              : Status::InvalidArgument("not a string");
       if (!b.ok()) return Status::InvalidArgument(where + ": bottlenecks: " + b.status().message());
       spec.bottlenecks.push_back(*b);
     }
   } else {
-    spec.bottlenecks.assign(std::begin(kAllBottlenecks), std::end(kAllBottlenecks));
+    spec.bottlenecks.assign(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks));
   }
   if (const toml::node* p = t.get("priority")) {
     if (!p->is_integer()) return Status::InvalidArgument(where + ": 'priority' must be an integer");
@@ -403,4 +403,4 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadRuleFile(const std::stri
   return ParseRuleTools(buffer.str(), path);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -38,7 +38,7 @@
 #include "core/status.h"
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 // Parses the rule text (`origin` names it in errors, e.g. the file path).
 Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_view toml_text,
@@ -47,4 +47,4 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> ParseRuleTools(std::string_v
 // Reads and parses a rule file.
 Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadRuleFile(const std::string& path);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

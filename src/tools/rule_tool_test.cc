@@ -6,7 +6,7 @@
 #include "tools/render.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 const std::string kExample =
@@ -28,7 +28,7 @@ TEST(RuleToolTest, TheExampleFileLoadsAndDescribesItsTools) {
   ASSERT_NE(l2, nullptr);
   EXPECT_EQ(l2->source(), ToolSource::kNcu);
   EXPECT_EQ(l2->priority(), 40);
-  EXPECT_EQ(l2->bottlenecks(), (std::vector<Bottleneck>{Bottleneck::kMemory, Bottleneck::kMixed}));
+  EXPECT_EQ(l2->bottlenecks(), (std::vector<roofline::Bottleneck>{roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed}));
   // Required by default: every metric its expressions and templates read, none of its lets.
   EXPECT_EQ(l2->required_metrics(),
             (std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"}));
@@ -79,9 +79,9 @@ TEST(RuleToolTest, RulesJoinARegistryAndRender) {
   ASSERT_TRUE(tools.ok());
   ToolRegistry registry;
   for (auto& t : *tools) ASSERT_TRUE(registry.Add(std::move(t)).ok());
-  Metrics m;
-  m.ncu = NcuView{};
-  NcuKernel k;
+  profile::Metrics m;
+  m.ncu = profile::NcuView{};
+  profile::NcuKernel k;
   k.name = "k";
   k.values = {{"launch__grid_size", 16},
               {"device__attribute_multiprocessor_count", 132},
@@ -130,4 +130,4 @@ TEST(RuleToolTest, BadFilesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -9,7 +9,7 @@
 
 #include "core/enum_names.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 constexpr std::array<std::pair<Severity, const char*>, 4> kSeverityNames = {
@@ -153,4 +153,4 @@ std::string FormatQuantity(double value, std::string_view unit, int digits) {
   return text + " " + std::string(unit);
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -31,7 +31,7 @@
 #include "profile/metrics.h"
 #include "roofline/bottleneck.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 // Ordered from most to least urgent: sorting by the enum value puts critical findings first.
 enum class Severity { kCritical = 0, kHigh = 1, kMedium = 2, kLow = 3 };
@@ -113,10 +113,10 @@ using ThresholdOverrides = std::map<std::string, std::map<std::string, double>, 
 
 // What a tool may know besides the metrics.
 struct ToolContext {
-  std::optional<Bottleneck> bottleneck;  // Stage-1 class; unset when unknown
+  std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset when unknown
   std::string arch;                      // "sm_90a" (SASS view) or "" when unknown
   int sm_major = 0;                      // 9 for Hopper; 0 when unknown
-  const Metrics* metrics = nullptr;      // the full record, for per-kernel detail (may be null)
+  const profile::Metrics* metrics = nullptr;      // the full record, for per-kernel detail (may be null)
   ThresholdOverrides overrides;
 };
 
@@ -130,7 +130,7 @@ class ProfilingTool {
   virtual std::vector<std::string> required_metrics() const = 0;
   virtual std::vector<ThresholdSpec> thresholds() const = 0;
   // The Stage-1 classes this tool runs for (its bottleneck affinity). Ignored for energy tools.
-  virtual std::vector<Bottleneck> bottlenecks() const = 0;
+  virtual std::vector<roofline::Bottleneck> bottlenecks() const = 0;
   // Orders findings of equal severity: higher first. The paper's register tool has 70.
   virtual int priority() const = 0;
 
@@ -154,4 +154,4 @@ std::string FormatNumber(double value, int digits = 3);
 // "42.1 %", "96 registers", "1.2 us": value plus unit with the conventions above.
 std::string FormatQuantity(double value, std::string_view unit, int digits = 3);
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

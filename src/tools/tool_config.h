@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 struct ToolConfig {
   std::vector<std::string> plugins;     // shared libraries with more tools
@@ -16,4 +16,4 @@ struct ToolConfig {
   bool no_energy = false;               // leave out the energy-only tools
 };
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

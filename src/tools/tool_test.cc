@@ -5,7 +5,7 @@
 #include "profile/metrics.h"
 #include "tools/metric_set.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 TEST(FormatNumberTest, StableShortDecimalText) {
@@ -32,8 +32,8 @@ TEST(NamesTest, ParseWhatTheyPrint) {
 }
 
 TEST(MetricSetTest, ViewsThatAreMissingContributeNoNames) {
-  Metrics m;
-  m.timeline = TimelineSummary{};
+  profile::Metrics m;
+  m.timeline = profile::TimelineSummary{};
   m.timeline->end_to_end_us = 100;
   m.timeline->gaps = {{10, 20}, {50, 30}};
   m.timeline->memcpy = {{"HtoD", 2, 4096, 3.5}, {"memset", 1, 64, 0.5}};
@@ -51,17 +51,17 @@ TEST(MetricSetTest, ViewsThatAreMissingContributeNoNames) {
 }
 
 TEST(MetricSetTest, SassNamesSumTheEntryKernelsOnly) {
-  Metrics m;
-  m.sass = SassView{};
+  profile::Metrics m;
+  m.sass = profile::SassView{};
   m.sass->entry_points = {"_Z1kPf"};
-  SassKernel entry;
+  profile::SassKernel entry;
   entry.name = "_Z1kPf";
   entry.categories = {{"tensor_hmma", 4}, {"local_store", 2}};
   entry.opcodes = {{"HMMA", 4}, {"FCHK", 1}};
   entry.total_instructions = 100;
   entry.registers = 96;
   entry.stack_bytes = 16;
-  SassKernel helper = entry;  // a device function, not launched on its own
+  profile::SassKernel helper = entry;  // a device function, not launched on its own
   helper.name = "_Z6helperv";
   m.sass->kernels = {entry, helper};
   m.sass->library_calls = {"cublasGemmEx", "cublasLtMatmul"};
@@ -77,4 +77,4 @@ TEST(MetricSetTest, SassNamesSumTheEntryKernelsOnly) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -9,7 +9,7 @@
 #include "tools/registry.h"
 #include "tools/tool.h"
 
-namespace kernelpro::testing {
+namespace kernelpro::tools::testing {
 
 inline MetricSet MakeMetrics(std::initializer_list<std::pair<std::string, double>> values) {
   MetricSet set;
@@ -31,7 +31,7 @@ inline MetricSet Without(const MetricSet& base, const std::string& name) {
   return set;
 }
 
-inline ToolContext ContextFor(std::optional<Bottleneck> bottleneck, int sm_major = 9) {
+inline ToolContext ContextFor(std::optional<roofline::Bottleneck> bottleneck, int sm_major = 9) {
   ToolContext context;
   context.bottleneck = bottleneck;
   context.sm_major = sm_major;
@@ -44,4 +44,4 @@ inline ToolOutput Run(const ProfilingTool& tool, const MetricSet& metrics,
   return RunTool(tool, metrics, context);
 }
 
-}  // namespace kernelpro::testing
+}  // namespace kernelpro::tools::testing

@@ -3,7 +3,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -16,20 +16,20 @@ class BarrierStallTool : public ProfilingTool {
     return "Warps spend a large share of cycles waiting at __syncthreads() barriers";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuBarrierStall)};
+    return {std::string(profile::kNcuBarrierStall)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {
         {"high", 30, "%", "barrier stall above this share of active-warp cycles triggers (high)"},
         {"critical", 50, "%", "barrier stall at or above this is critical"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 75; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double stall = m.Get(kNcuBarrierStall);
-    out.observed.push_back({std::string(kNcuBarrierStall), stall, "%"});
+    const double stall = m.Get(profile::kNcuBarrierStall);
+    out.observed.push_back({std::string(profile::kNcuBarrierStall), stall, "%"});
     out.triggered = stall > Threshold(c, "high");
     if (!out.triggered) return out;
     out.severity = stall >= Threshold(c, "critical") ? Severity::kCritical : Severity::kHigh;
@@ -82,4 +82,4 @@ std::unique_ptr<ProfilingTool> MakeBarrierStallTool() {
   return std::make_unique<BarrierStallTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 const std::string kBarrier = "smsp__warp_issue_stalled_barrier_per_warp_active.pct";
@@ -60,4 +60,4 @@ TEST(BarrierStallToolTest, FixturesStayQuiet) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 class BranchDivergenceTool : public ProfilingTool {
@@ -15,21 +15,21 @@ class BranchDivergenceTool : public ProfilingTool {
     return "Warps execute with few active threads (branch divergence or partial warps)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuThreadsPerInstruction)};
+    return {std::string(profile::kNcuThreadsPerInstruction)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"low", 24, "threads", "active threads per instruction below this triggers (medium)"},
             {"very_low", 16, "threads", "below this: high (half the SIMT lanes wasted)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kCompute, Bottleneck::kLatency, Bottleneck::kMixed};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kCompute, roofline::Bottleneck::kLatency, roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 60; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double active = m.Get(kNcuThreadsPerInstruction);
-    out.observed.push_back({std::string(kNcuThreadsPerInstruction), active, "threads"});
+    const double active = m.Get(profile::kNcuThreadsPerInstruction);
+    out.observed.push_back({std::string(profile::kNcuThreadsPerInstruction), active, "threads"});
     const double low = Threshold(c, "low");
     if (active >= low) return out;
     out.triggered = true;
@@ -75,4 +75,4 @@ std::unique_ptr<ProfilingTool> MakeBranchDivergenceTool() {
   return std::make_unique<BranchDivergenceTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -37,7 +37,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/registry.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools() {
   std::vector<std::unique_ptr<ProfilingTool>> tools;
@@ -72,4 +72,4 @@ std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools() {
   return tools;
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -9,7 +9,7 @@
 
 #include "tools/registry.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 std::string Center(const std::string& text, int width) {
@@ -25,7 +25,7 @@ std::string FilterTable(const std::vector<std::unique_ptr<ProfilingTool>>& tools
   out << line;
   for (const auto& tool : tools) {
     auto marks = tool->bottlenecks();
-    auto mark = [&](Bottleneck b) {
+    auto mark = [&](roofline::Bottleneck b) {
       bool in = tool->source() == ToolSource::kEnergy ||
                 std::find(marks.begin(), marks.end(), b) != marks.end();
       return std::string(in ? "x" : ".");
@@ -34,8 +34,8 @@ std::string FilterTable(const std::vector<std::unique_ptr<ProfilingTool>>& tools
         "//   " + tool->name() + std::string(30 - tool->name().size(), ' ') + " " +
         std::string(ToolSourceName(tool->source())) +
         std::string(9 - ToolSourceName(tool->source()).size(), ' ') + " " +
-        Center(mark(Bottleneck::kCompute), 7) + " " + Center(mark(Bottleneck::kMemory), 6) + " " +
-        Center(mark(Bottleneck::kLatency), 7) + " " + Center(mark(Bottleneck::kMixed), 5);
+        Center(mark(roofline::Bottleneck::kCompute), 7) + " " + Center(mark(roofline::Bottleneck::kMemory), 6) + " " +
+        Center(mark(roofline::Bottleneck::kLatency), 7) + " " + Center(mark(roofline::Bottleneck::kMixed), 5);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out << row << "\n";
   }
@@ -71,4 +71,4 @@ TEST(BuiltinToolsTest, TheFilterTableInBuiltinCcIsTrue) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -26,7 +26,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -46,7 +46,7 @@ class CacheHitRatesTool : public ProfilingTool {
            "reuse exists)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {S(kNcuGlobalLoadSectors), S(kNcuDramBytesRead), kL1HitRate, kL2HitRate,
+    return {S(profile::kNcuGlobalLoadSectors), S(profile::kNcuDramBytesRead), kL1HitRate, kL2HitRate,
             kSharedLdWavefronts};
   }
   std::vector<ThresholdSpec> thresholds() const override {
@@ -62,28 +62,28 @@ class CacheHitRatesTool : public ProfilingTool {
              "staged in shared "
              "memory, a low L1 hit rate is by design"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kMemory, Bottleneck::kMixed};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 62; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double requested = m.Get(kNcuGlobalLoadSectors) * kSectorBytes;
-    const double dram_read = m.Get(kNcuDramBytesRead);
+    const double requested = m.Get(profile::kNcuGlobalLoadSectors) * kSectorBytes;
+    const double dram_read = m.Get(profile::kNcuDramBytesRead);
     const double l1 = m.Get(kL1HitRate);
     const double l2 = m.Get(kL2HitRate);
     const double shared_wavefronts = m.Get(kSharedLdWavefronts);
     if (requested <= 0 || dram_read <= 0) return out;
     const double reuse = requested / dram_read;
-    const double staged = 100 * shared_wavefronts / m.Get(kNcuGlobalLoadSectors);
+    const double staged = 100 * shared_wavefronts / m.Get(profile::kNcuGlobalLoadSectors);
     out.observed = {{"global_load_bytes_requested", requested, "bytes"},
-                    {S(kNcuDramBytesRead), dram_read, "bytes"},
+                    {S(profile::kNcuDramBytesRead), dram_read, "bytes"},
                     {"requested_per_dram_byte", reuse, "x"},
                     {kL1HitRate, l1, "%"},
                     {kL2HitRate, l2, "%"},
                     {"shared_load_wavefronts_per_global_sector", staged, "%"}};
-    if (!ncu_tools::MemoryHeavy(m, c, {Bottleneck::kMixed})) return out;
+    if (!ncu_tools::MemoryHeavy(m, c, {roofline::Bottleneck::kMixed})) return out;
     const double min_reuse = Threshold(c, "min_reuse");
     if (reuse < min_reuse) return out;  // streaming: nothing for a cache to hit
     const bool is_staged = staged >= Threshold(c, "staged_share");
@@ -176,4 +176,4 @@ std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool() {
   return std::make_unique<CacheHitRatesTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 // 1e6 global-load sectors (32 MB requested), DRAM reads of 32 MB / `reuse`, the two hit rates, and
@@ -18,7 +18,7 @@ MetricSet Caches(double reuse, double l1, double l2, double staged = 0) {
        {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 1e6 * staged / 100}});
 }
 
-ToolContext Memory() { return testing::ContextFor(Bottleneck::kMemory); }
+ToolContext Memory() { return testing::ContextFor(roofline::Bottleneck::kMemory); }
 
 TEST(CacheHitRatesToolTest, MissedReuseTriggers) {
   auto tool = MakeCacheHitRatesTool();
@@ -56,7 +56,7 @@ TEST(CacheHitRatesToolTest, StreamingStagedOrHittingStayQuiet) {
   EXPECT_FALSE(testing::Run(*tool, Caches(12, 0, 88, 100), Memory()).triggered);
   // Not memory-heavy: compute-bound class, or no class and SM throughput leading.
   EXPECT_FALSE(
-      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(Bottleneck::kCompute)).triggered);
+      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kCompute)).triggered);
   MetricSet m = Caches(5, 10, 40);
   m.Set("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 45);
   m.Set("sm__throughput.avg.pct_of_peak_sustained_elapsed", 70);
@@ -64,7 +64,7 @@ TEST(CacheHitRatesToolTest, StreamingStagedOrHittingStayQuiet) {
   m.Set("sm__throughput.avg.pct_of_peak_sustained_elapsed", 20);
   EXPECT_TRUE(testing::Run(*tool, m, testing::ContextFor(std::nullopt)).triggered);
   EXPECT_TRUE(
-      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(Bottleneck::kMixed)).triggered);
+      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kMixed)).triggered);
 }
 
 TEST(CacheHitRatesToolTest, BoundariesAndSeverity) {
@@ -111,8 +111,8 @@ TEST(CacheHitRatesToolTest, Fixtures) {
                            {"h200-profile/profiles", "rms_norm"},
                            {"h200-profile/record", "cp_async_copy"}}) {
     auto f = testing::LoadFixture(dir, name);
-    for (std::optional<Bottleneck> b :
-         {std::optional<Bottleneck>(Bottleneck::kMemory), std::optional<Bottleneck>()}) {
+    for (std::optional<roofline::Bottleneck> b :
+         {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory), std::optional<roofline::Bottleneck>()}) {
       ToolOutput out = RunTool(*tool, f.set, f.Context(b));
       EXPECT_FALSE(out.skipped) << name;
       EXPECT_FALSE(out.triggered) << name << ": " << out.summary;
@@ -120,7 +120,7 @@ TEST(CacheHitRatesToolTest, Fixtures) {
   }
   // swish: 67 MB requested, 67 MB read from DRAM: ~1x.
   auto swish = testing::LoadFixture("h200-profile/profiles", "swish");
-  ToolOutput s = RunTool(*tool, swish.set, swish.Context(Bottleneck::kMemory));
+  ToolOutput s = RunTool(*tool, swish.set, swish.Context(roofline::Bottleneck::kMemory));
   ASSERT_EQ(s.observed.size(), 6u);
   EXPECT_EQ(s.observed[2].name, "requested_per_dram_byte");
   EXPECT_NEAR(s.observed[2].value, 1, 0.05);
@@ -135,7 +135,7 @@ TEST(CacheHitRatesToolTest, Fixtures) {
                            {"h200-profile/profiles", "tiny_mlp"},
                            {"h200-profile/record", "cublas_tril"}}) {
     auto f = testing::LoadFixture(dir, name);
-    ToolOutput out = RunTool(*tool, f.set, f.Context(Bottleneck::kMemory));
+    ToolOutput out = RunTool(*tool, f.set, f.Context(roofline::Bottleneck::kMemory));
     EXPECT_FALSE(out.triggered) << name << ": " << out.summary;
   }
   // linear_gelu's own counters with the shared-memory staging removed: 61x reuse at a 15 % L1 hit
@@ -143,10 +143,10 @@ TEST(CacheHitRatesToolTest, Fixtures) {
   auto gelu = testing::LoadFixture("h200-profile/profiles", "linear_gelu");
   MetricSet unstaged =
       testing::With(gelu.set, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0);
-  ToolOutput g = RunTool(*tool, unstaged, gelu.Context(Bottleneck::kMixed));
+  ToolOutput g = RunTool(*tool, unstaged, gelu.Context(roofline::Bottleneck::kMixed));
   ASSERT_TRUE(g.triggered);
   EXPECT_EQ(g.severity, Severity::kHigh);
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -20,8 +20,8 @@ class DramBandwidthTool : public ProfilingTool {
     return "Memory-bound kernel far below DRAM peak: too few bytes in flight";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuDramThroughputPct), std::string(kNcuMemoryThroughputPct),
-            std::string(kNcuSmThroughputPct)};
+    return {std::string(profile::kNcuDramThroughputPct), std::string(profile::kNcuMemoryThroughputPct),
+            std::string(profile::kNcuSmThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"low_util", 60, "%",
@@ -32,15 +32,15 @@ class DramBandwidthTool : public ProfilingTool {
             {"attainable", 90, "%",
              "the DRAM share a well-written streaming kernel reaches (for the estimate)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kMemory}; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return {roofline::Bottleneck::kMemory}; }
   int priority() const override { return 68; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double dram = m.Get(kNcuDramThroughputPct);
-    const double mem = m.Get(kNcuMemoryThroughputPct);
-    out.observed = {{std::string(kNcuDramThroughputPct), dram, "%"},
-                    {std::string(kNcuMemoryThroughputPct), mem, "%"}};
+    const double dram = m.Get(profile::kNcuDramThroughputPct);
+    const double mem = m.Get(profile::kNcuMemoryThroughputPct);
+    out.observed = {{std::string(profile::kNcuDramThroughputPct), dram, "%"},
+                    {std::string(profile::kNcuMemoryThroughputPct), mem, "%"}};
     if (!ncu_tools::MemoryHeavy(m, c)) return out;
     const double low = Threshold(c, "low_util");
     if (dram >= low) return out;
@@ -51,8 +51,8 @@ class DramBandwidthTool : public ProfilingTool {
     out.title = "Memory-bound kernel uses only " + Pct(dram) + " of DRAM bandwidth";
     out.summary = "DRAM throughput is " + Pct(dram) + " of peak (trigger below " + Pct(low) +
                   ") and no memory level is saturated (busiest at " + Pct(mem) + ").";
-    if (auto occ = m.Find(kNcuAchievedOccupancyPct)) {
-      out.observed.push_back({std::string(kNcuAchievedOccupancyPct), *occ, "%"});
+    if (auto occ = m.Find(profile::kNcuAchievedOccupancyPct)) {
+      out.observed.push_back({std::string(profile::kNcuAchievedOccupancyPct), *occ, "%"});
       out.summary += " Achieved occupancy is " + Pct(*occ) + ".";
     }
     out.root_cause =
@@ -83,4 +83,4 @@ std::unique_ptr<ProfilingTool> MakeDramBandwidthTool() {
   return std::make_unique<DramBandwidthTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -37,8 +37,8 @@ class EnergyBankConflictsTool : public ProfilingTool {
         {"stall_low", 10, "%",
          "short-scoreboard and MIO-throttle stalls below this: the conflicts are hidden"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 20; }
 
@@ -88,4 +88,4 @@ std::unique_ptr<ProfilingTool> MakeEnergyBankConflictsTool() {
   return std::make_unique<EnergyBankConflictsTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -30,8 +30,8 @@ class EnergyRedundantBarriersTool : public ProfilingTool {
             {"barrier_stall_low", 5, "%",
              "barrier stall below this: warps rarely wait at the barriers"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 18; }
 
@@ -84,4 +84,4 @@ std::unique_ptr<ProfilingTool> MakeEnergyRedundantBarriersTool() {
   return std::make_unique<EnergyRedundantBarriersTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -3,7 +3,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::MakeMetrics;
@@ -61,4 +61,4 @@ TEST(EnergyRedundantBarriersToolTest, RecordedKernelsStayQuiet) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

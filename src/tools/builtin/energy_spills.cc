@@ -7,7 +7,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -34,8 +34,8 @@ class EnergySpillsTool : public ProfilingTool {
          "long-scoreboard stall below this: the reloads are hidden"},
         {"lg_throttle_low", 10, "%", "LSU (lg) throttle stall below this: the queue is not full"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 25; }
 
@@ -91,4 +91,4 @@ std::unique_ptr<ProfilingTool> MakeEnergySpillsTool() {
   return std::make_unique<EnergySpillsTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -12,7 +12,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -55,8 +55,8 @@ class EnergyUncoalescedTool : public ProfilingTool {
             {"stall_low", 15, "%",
              "long-scoreboard (loads) / lg-throttle (stores) stall below this: hidden"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 22; }
 
@@ -123,4 +123,4 @@ std::unique_ptr<ProfilingTool> MakeEnergyUncoalescedTool() {
   return std::make_unique<EnergyUncoalescedTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -22,7 +22,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -76,7 +76,7 @@ class FastMathIntrinsicsTool : public ProfilingTool {
         {"medium_static_share", 30, "%",
          "estimated IEEE instructions above this share of the static count is a medium finding"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return {Bottleneck::kMemory}; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return {roofline::Bottleneck::kMemory}; }
   int priority() const override { return 30; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -84,7 +84,7 @@ class FastMathIntrinsicsTool : public ProfilingTool {
     // Bandwidth-bound: the Stage-1 class, else ncu's two roofline throughputs.
     bool memory_bound = false;
     if (c.bottleneck) {
-      memory_bound = *c.bottleneck == Bottleneck::kMemory;
+      memory_bound = *c.bottleneck == roofline::Bottleneck::kMemory;
     } else if (m.Has(st::kMemThroughput) && m.Has(st::kSmThroughput)) {
       memory_bound = m.Get(st::kMemThroughput) > m.Get(st::kSmThroughput);
     }
@@ -167,4 +167,4 @@ std::unique_ptr<ProfilingTool> MakeFastMathIntrinsicsTool() {
   return std::make_unique<FastMathIntrinsicsTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

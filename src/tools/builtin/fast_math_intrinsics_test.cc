@@ -3,7 +3,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::ContextFor;
@@ -52,8 +52,8 @@ TEST(FastMathIntrinsicsToolTest, IeeeDivisionInBandwidthBoundKernelFires) {
 TEST(FastMathIntrinsicsToolTest, NoIeeeSequencesOrNotBandwidthBoundStayQuiet) {
   auto tool = MakeFastMathIntrinsicsTool();
   EXPECT_FALSE(Check(*tool, Scalar(0, 0)).triggered);
-  EXPECT_FALSE(Check(*tool, Scalar(), ContextFor(Bottleneck::kCompute)).triggered);
-  EXPECT_TRUE(Check(*tool, Scalar(), ContextFor(Bottleneck::kMemory)).triggered);
+  EXPECT_FALSE(Check(*tool, Scalar(), ContextFor(roofline::Bottleneck::kCompute)).triggered);
+  EXPECT_TRUE(Check(*tool, Scalar(), ContextFor(roofline::Bottleneck::kMemory)).triggered);
   MetricSet compute_side = With(Scalar(), "sm__throughput.avg.pct_of_peak_sustained_elapsed", 95);
   EXPECT_FALSE(Check(*tool, compute_side).triggered);
   // No class and no ncu throughputs: cannot tell it is bandwidth-bound.
@@ -114,4 +114,4 @@ TEST(FastMathIntrinsicsToolTest, RecordedSwishScalarFiresAndVectorDoesNot) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

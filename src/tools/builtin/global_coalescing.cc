@@ -10,7 +10,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 constexpr const char* kLdRatio =
@@ -48,8 +48,8 @@ class GlobalCoalescingTool : public ProfilingTool {
            "(uncoalesced)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuGlobalLoadSectors), std::string(kNcuGlobalLoadRequests),
-            std::string(kNcuGlobalStoreSectors), std::string(kNcuGlobalStoreRequests)};
+    return {std::string(profile::kNcuGlobalLoadSectors), std::string(profile::kNcuGlobalLoadRequests),
+            std::string(profile::kNcuGlobalStoreSectors), std::string(profile::kNcuGlobalStoreRequests)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"waste", 2, "x",
@@ -58,16 +58,16 @@ class GlobalCoalescingTool : public ProfilingTool {
             {"critical_waste", 8, "x", "at or above: critical (every thread its own sector)"},
             {"min_share", 5, "%", "ops moving less than this share of global sectors are ignored"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kMemory, Bottleneck::kMixed, Bottleneck::kLatency};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed, roofline::Bottleneck::kLatency};
   }
   int priority() const override { return 78; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
     Op ops[2];
-    const char* sectors_names[2] = {kNcuGlobalLoadSectors.data(), kNcuGlobalStoreSectors.data()};
-    const char* request_names[2] = {kNcuGlobalLoadRequests.data(), kNcuGlobalStoreRequests.data()};
+    const char* sectors_names[2] = {profile::kNcuGlobalLoadSectors.data(), profile::kNcuGlobalStoreSectors.data()};
+    const char* request_names[2] = {profile::kNcuGlobalLoadRequests.data(), profile::kNcuGlobalStoreRequests.data()};
     const char* ratio_names[2] = {kLdRatio, kStRatio};
     const char* sass_prefix[2] = {"sass.global_load", "sass.global_store"};
     double total_sectors = 0;
@@ -150,4 +150,4 @@ std::unique_ptr<ProfilingTool> MakeGlobalCoalescingTool() {
   return std::make_unique<GlobalCoalescingTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

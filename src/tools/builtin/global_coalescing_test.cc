@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 // Loads 1000 requests at `ld` sectors each, stores 1000 at `st`, 32-bit accesses in SASS.
@@ -63,7 +63,7 @@ TEST(GlobalCoalescingToolTest, MissingMetricSkipsAndOverride) {
 TEST(GlobalCoalescingToolTest, Fixtures) {
   auto tool = MakeGlobalCoalescingTool();
   auto strided = testing::LoadFixture("h200", "k_strided_copy");
-  ToolOutput s = RunTool(*tool, strided.set, strided.Context(Bottleneck::kMemory));
+  ToolOutput s = RunTool(*tool, strided.set, strided.Context(roofline::Bottleneck::kMemory));
   ASSERT_TRUE(s.triggered);
   EXPECT_EQ(s.severity, Severity::kCritical);
   EXPECT_EQ(s.title, "Uncoalesced global stores");
@@ -83,4 +83,4 @@ TEST(GlobalCoalescingToolTest, Fixtures) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -10,7 +10,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -36,8 +36,8 @@ class IdleGapsTool : public ProfilingTool {
         {"high_share", 30, "%", "idle time above this share is a high finding"},
         {"min_kernels", 2, "kernels", "gaps between launches need at least this many launches"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 45; }
 
@@ -50,7 +50,7 @@ class IdleGapsTool : public ProfilingTool {
     bool leading_excluded = false;
     if (c.metrics != nullptr && c.metrics->timeline) {
       count = 0, time = 0, largest = 0;
-      for (const IdleGap& gap : c.metrics->timeline->gaps) {
+      for (const profile::IdleGap& gap : c.metrics->timeline->gaps) {
         if (gap.start_us <= 0) {
           leading_excluded = true;
           continue;
@@ -99,4 +99,4 @@ class IdleGapsTool : public ProfilingTool {
 
 std::unique_ptr<ProfilingTool> MakeIdleGapsTool() { return std::make_unique<IdleGapsTool>(); }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -3,7 +3,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::MakeMetrics;
@@ -48,8 +48,8 @@ TEST(IdleGapsToolTest, OneLaunchHasNoGapBetweenLaunches) {
 
 TEST(IdleGapsToolTest, TheFirstLaunchLatencyIsLeftOutWithTheRecord) {
   auto tool = MakeIdleGapsTool();
-  Metrics record;
-  record.timeline = TimelineSummary{};
+  profile::Metrics record;
+  record.timeline = profile::TimelineSummary{};
   record.timeline->gaps = {{0, 30}, {50, 8}};  // the leading gap is the first launch's latency
   ToolContext context;
   context.metrics = &record;
@@ -84,4 +84,4 @@ TEST(IdleGapsToolTest, RecordedSingleForwardsStayQuiet) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -6,7 +6,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -30,8 +30,8 @@ class KernelFusionTool : public ProfilingTool {
         {"max_avg_kernel_us", 5, "us", "average GPU time per kernel below this is a short kernel"},
         {"high_kernels", 50, "kernels", "this many short launches or more is a high finding"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 55; }
 
@@ -91,4 +91,4 @@ std::unique_ptr<ProfilingTool> MakeKernelFusionTool() {
   return std::make_unique<KernelFusionTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

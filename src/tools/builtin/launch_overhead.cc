@@ -10,7 +10,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -37,8 +37,8 @@ class LaunchOverheadTool : public ProfilingTool {
         {"min_kernels", 2, "kernels",
          "fewer launches than this leave only the unavoidable latency of the first launch"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 60; }
 
@@ -100,4 +100,4 @@ std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool() {
   return std::make_unique<LaunchOverheadTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -3,7 +3,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::MakeMetrics;
@@ -100,4 +100,4 @@ TEST(LaunchOverheadToolTest, RecordedSingleForwardsStayQuiet) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

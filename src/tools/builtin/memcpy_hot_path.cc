@@ -6,7 +6,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -31,8 +31,8 @@ class MemcpyHotPathTool : public ProfilingTool {
          "copy time above this share of end-to-end time is a medium finding"},
         {"high_share", 20, "%", "copy time above this share is a high finding"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 52; }
 
@@ -90,4 +90,4 @@ std::unique_ptr<ProfilingTool> MakeMemcpyHotPathTool() {
   return std::make_unique<MemcpyHotPathTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

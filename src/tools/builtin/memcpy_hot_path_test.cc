@@ -3,7 +3,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::MakeMetrics;
@@ -69,4 +69,4 @@ TEST(MemcpyHotPathToolTest, RecordedForwardsCopyNothing) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -11,12 +11,12 @@
 #include "tools/registry.h"
 #include "tools/tool.h"
 
-namespace kernelpro::testing {
+namespace kernelpro::tools::testing {
 
 struct Fixture {
-  std::shared_ptr<Metrics> record;
+  std::shared_ptr<profile::Metrics> record;
   MetricSet set;
-  ToolContext Context(std::optional<Bottleneck> bottleneck = std::nullopt,
+  ToolContext Context(std::optional<roofline::Bottleneck> bottleneck = std::nullopt,
                       ThresholdOverrides overrides = {}) const {
     AnalysisOptions options;
     options.bottleneck = bottleneck;
@@ -28,10 +28,10 @@ struct Fixture {
 // dir: "h200", "h200-profile/profiles" or "h200-profile/record"; name without extension.
 inline Fixture LoadFixture(const std::string& dir, const std::string& name) {
   Fixture f;
-  f.record = std::make_shared<Metrics>(CollectFromArtifacts(
-      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + dir, name)));
+  f.record = std::make_shared<profile::Metrics>(profile::CollectFromArtifacts(
+      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/" + dir, name)));
   f.set = BuildMetricSet(*f.record);
   return f;
 }
 
-}  // namespace kernelpro::testing
+}  // namespace kernelpro::tools::testing

@@ -20,7 +20,7 @@
 
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 std::unique_ptr<ProfilingTool> MakeWarpStallTool();
 std::unique_ptr<ProfilingTool> MakeBarrierStallTool();
@@ -35,4 +35,4 @@ std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool();
 std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool();
 std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool();
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -10,7 +10,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -33,7 +33,7 @@ class OccupancyLimiterTool : public ProfilingTool {
            "that limits it";
   }
   std::vector<std::string> required_metrics() const override {
-    std::vector<std::string> names{std::string(kNcuAchievedOccupancyPct)};
+    std::vector<std::string> names{std::string(profile::kNcuAchievedOccupancyPct)};
     for (const Limit& l : kLimits) names.emplace_back(l.metric);
     return names;
   }
@@ -43,20 +43,20 @@ class OccupancyLimiterTool : public ProfilingTool {
             {"saturated", 80, "%",
              "SM or memory throughput at or above this: occupancy is not the problem"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kLatency, Bottleneck::kMemory, Bottleneck::kMixed, Bottleneck::kCompute};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kLatency, roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed, roofline::Bottleneck::kCompute};
   }
   int priority() const override { return 65; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double occ = m.Get(kNcuAchievedOccupancyPct);
-    out.observed.push_back({std::string(kNcuAchievedOccupancyPct), occ, "%"});
+    const double occ = m.Get(profile::kNcuAchievedOccupancyPct);
+    out.observed.push_back({std::string(profile::kNcuAchievedOccupancyPct), occ, "%"});
     for (const Limit& l : kLimits) out.observed.push_back({l.metric, m.Get(l.metric), "blocks/SM"});
     const double low = Threshold(c, "low");
     if (occ >= low) return out;
     const double saturated = Threshold(c, "saturated");
-    for (std::string_view n : {kNcuSmThroughputPct, kNcuMemoryThroughputPct}) {
+    for (std::string_view n : {profile::kNcuSmThroughputPct, profile::kNcuMemoryThroughputPct}) {
       if (auto v = m.Find(n); v && *v >= saturated) return out;  // a unit is already at its peak
     }
     out.triggered = true;
@@ -130,9 +130,9 @@ class OccupancyLimiterTool : public ProfilingTool {
       };
     } else if (limiter == "registers") {
       out.title = "Occupancy is limited by registers per thread";
-      out.summary += m.Has(kNcuRegistersPerThread)
+      out.summary += m.Has(profile::kNcuRegistersPerThread)
                          ? " Each thread uses " +
-                               FormatQuantity(m.Get(kNcuRegistersPerThread), "registers") + "."
+                               FormatQuantity(m.Get(profile::kNcuRegistersPerThread), "registers") + "."
                          : std::string();
       out.root_cause =
           "The register file (64K per SM) fits only a few blocks at this register count.";
@@ -184,4 +184,4 @@ std::unique_ptr<ProfilingTool> MakeOccupancyLimiterTool() {
   return std::make_unique<OccupancyLimiterTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 MetricSet Occ(double occ, double regs_limit = 2, double smem_limit = 3) {
@@ -81,4 +81,4 @@ TEST(OccupancyLimiterToolTest, Fixtures) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -8,7 +8,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -28,7 +28,7 @@ class RegisterPressureTool : public ProfilingTool {
     return "Registers per thread high enough to cap occupancy or spill to local memory";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuRegistersPerThread)};
+    return {std::string(profile::kNcuRegistersPerThread)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"warning", 96, "registers", "at or above: medium finding"},
@@ -36,18 +36,18 @@ class RegisterPressureTool : public ProfilingTool {
             {"saturated", 80, "%",
              "SM throughput at or above this: registers are a deliberate trade (quiet)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 70; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double regs = m.Get(kNcuRegistersPerThread);
-    out.observed.push_back({std::string(kNcuRegistersPerThread), regs, "registers"});
+    const double regs = m.Get(profile::kNcuRegistersPerThread);
+    out.observed.push_back({std::string(profile::kNcuRegistersPerThread), regs, "registers"});
     const double warning = Threshold(c, "warning");
     const double critical = Threshold(c, "critical");
     if (regs < warning) return out;
-    if (auto sm = m.Find(kNcuSmThroughputPct); sm && *sm >= Threshold(c, "saturated")) {
-      out.observed.push_back({std::string(kNcuSmThroughputPct), *sm, "%"});
+    if (auto sm = m.Find(profile::kNcuSmThroughputPct); sm && *sm >= Threshold(c, "saturated")) {
+      out.observed.push_back({std::string(profile::kNcuSmThroughputPct), *sm, "%"});
       return out;  // already at a unit's peak: the register budget is buying throughput
     }
     out.triggered = true;
@@ -83,12 +83,12 @@ class RegisterPressureTool : public ProfilingTool {
       }
       if (!*binding) out.severity = Severity::kLow;
     }
-    if (auto occ = m.Find(kNcuAchievedOccupancyPct)) {
-      out.observed.push_back({std::string(kNcuAchievedOccupancyPct), *occ, "%"});
+    if (auto occ = m.Find(profile::kNcuAchievedOccupancyPct)) {
+      out.observed.push_back({std::string(profile::kNcuAchievedOccupancyPct), *occ, "%"});
       limit_text += " Achieved occupancy is " + Pct(*occ) + ".";
     }
-    const double local = m.Get(kNcuLocalLoadSectors) + m.Get(kNcuLocalStoreSectors);
-    if (m.Has(kNcuLocalLoadSectors) && local > 0) {
+    const double local = m.Get(profile::kNcuLocalLoadSectors) + m.Get(profile::kNcuLocalStoreSectors);
+    if (m.Has(profile::kNcuLocalLoadSectors) && local > 0) {
       out.observed.push_back({"local_memory_sectors", local, "sectors"});
       limit_text += " Local-memory traffic of " + FormatNumber(local) + " sectors suggests spills.";
     }
@@ -135,4 +135,4 @@ std::unique_ptr<ProfilingTool> MakeRegisterPressureTool() {
   return std::make_unique<RegisterPressureTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 MetricSet Regs(double regs, double limit_regs = 2) {
@@ -91,4 +91,4 @@ TEST(RegisterPressureToolTest, Fixtures) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

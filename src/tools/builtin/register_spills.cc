@@ -13,7 +13,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 namespace st = system_tools;
@@ -52,8 +52,8 @@ class RegisterSpillsTool : public ProfilingTool {
             {"eligible_warps", 0.6, "warps/cycle",
              "case C: eligible warps per scheduler cycle below this"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 70; }
 
@@ -156,4 +156,4 @@ std::unique_ptr<ProfilingTool> MakeRegisterSpillsTool() {
   return std::make_unique<RegisterSpillsTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

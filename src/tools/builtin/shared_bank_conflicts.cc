@@ -20,7 +20,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -42,7 +42,7 @@ class SharedBankConflictsTool : public ProfilingTool {
            "hidden by other work";
   }
   std::vector<std::string> required_metrics() const override {
-    return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(kNcuShortScoreboardStall), kMioThrottle};
+    return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(profile::kNcuShortScoreboardStall), kMioThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {
@@ -57,7 +57,7 @@ class SharedBankConflictsTool : public ProfilingTool {
         {"critical_stall", 30, "%", "stall needed for a critical finding"}};
   }
   // Conflicts hurt tiled GEMM/attention kernels (compute) as much as transposes (memory).
-  std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 67; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -78,7 +78,7 @@ class SharedBankConflictsTool : public ProfilingTool {
     }
     const double conflicts = conflicts_ld + (stores_counted ? conflicts_st : 0);
     const double wavefronts = m.Get(kWavefrontsLd) + wavefronts_st;
-    const double sb = m.Get(kNcuShortScoreboardStall);
+    const double sb = m.Get(profile::kNcuShortScoreboardStall);
     const double mio = m.Get(kMioThrottle);
     if (conflicts <= 0 || wavefronts <= 0) return out;
     const double share = 100 * std::min(1.0, conflicts / wavefronts);
@@ -86,7 +86,7 @@ class SharedBankConflictsTool : public ProfilingTool {
                     {kConflictsSt, conflicts_st, "conflicts"},
                     {"shared_wavefronts", wavefronts, "wavefronts"},
                     {"bank_conflict_share_of_wavefronts", share, "%"},
-                    {S(kNcuShortScoreboardStall), sb, "%"},
+                    {S(profile::kNcuShortScoreboardStall), sb, "%"},
                     {kMioThrottle, mio, "%"}};
     const double trigger = Threshold(c, "conflict_share");
     const double stall_t = Threshold(c, "stall");
@@ -155,4 +155,4 @@ std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool() {
   return std::make_unique<SharedBankConflictsTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
@@ -111,7 +111,7 @@ TEST(SharedBankConflictsToolTest, Fixtures) {
   // linear_gelu: ~19 % replays on the transposing stores, hidden under FMA work (short scoreboard
   // 5 %, MIO 0 %): the energy tool's finding, not this one.
   auto gelu = testing::LoadFixture("h200-profile/profiles", "linear_gelu");
-  ToolOutput g = RunTool(*tool, gelu.set, gelu.Context(Bottleneck::kMixed));
+  ToolOutput g = RunTool(*tool, gelu.set, gelu.Context(roofline::Bottleneck::kMixed));
   EXPECT_FALSE(g.triggered) << g.summary;
   bool share_seen = false;
   for (const ObservedMetric& o : g.observed) {
@@ -123,7 +123,7 @@ TEST(SharedBankConflictsToolTest, Fixtures) {
   EXPECT_TRUE(share_seen);
   // cuBLAS: ~0.4 % (store wavefronts estimated: the h200 recordings predate the store counter).
   auto cublas = testing::LoadFixture("h200", "p_cublas_bf16");
-  ToolOutput b = RunTool(*tool, cublas.set, cublas.Context(Bottleneck::kCompute));
+  ToolOutput b = RunTool(*tool, cublas.set, cublas.Context(roofline::Bottleneck::kCompute));
   EXPECT_FALSE(b.triggered) << b.summary;
   for (auto [dir, name] : {std::pair{"h200", "k_naive_matmul"},
                            {"h200", "k_wmma"},
@@ -141,10 +141,10 @@ TEST(SharedBankConflictsToolTest, Fixtures) {
   // The same linear_gelu counters with the MIO queue backed up: now the conflicts cost time.
   MetricSet stalled =
       testing::With(gelu.set, "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct", 25);
-  ToolOutput s = RunTool(*tool, stalled, gelu.Context(Bottleneck::kMixed));
+  ToolOutput s = RunTool(*tool, stalled, gelu.Context(roofline::Bottleneck::kMixed));
   ASSERT_TRUE(s.triggered);
   EXPECT_EQ(s.severity, Severity::kMedium);
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -29,8 +29,8 @@ class SyncCallsTool : public ProfilingTool {
         {"high_extra_syncs", 3, "calls",
          "this many syncs of the candidate's own or more is a high finding"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {std::begin(kAllBottlenecks), std::end(kAllBottlenecks)};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)};
   }
   int priority() const override { return 50; }
 
@@ -80,4 +80,4 @@ class SyncCallsTool : public ProfilingTool {
 
 std::unique_ptr<ProfilingTool> MakeSyncCallsTool() { return std::make_unique<SyncCallsTool>(); }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

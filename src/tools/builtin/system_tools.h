@@ -8,7 +8,7 @@
 
 #include "tools/tool.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 
 // Timeline (ToolSource::kTimeline).
 std::unique_ptr<ProfilingTool> MakeLaunchOverheadTool();  // launch_overhead
@@ -28,4 +28,4 @@ std::unique_ptr<ProfilingTool> MakeEnergySpillsTool();             // energy_spi
 std::unique_ptr<ProfilingTool> MakeEnergyUncoalescedTool();        // energy_uncoalesced
 std::unique_ptr<ProfilingTool> MakeEnergyRedundantBarriersTool();  // energy_redundant_barriers
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -9,7 +9,7 @@
 #include "tools/builtin/system_tools_testing.h"
 #include "tools/registry.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 // The timeline, SASS and energy tools, in the registry's order.
@@ -58,4 +58,4 @@ TEST(SystemToolsFixtureTest, OnlyExpectedFindingsFireOnRecordings) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -13,7 +13,7 @@
 #include "tools/registry.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro::testing {
+namespace kernelpro::tools::testing {
 
 // A recorded case, by directory under tests/fixtures and name.
 struct FixtureCase {
@@ -39,7 +39,7 @@ inline std::vector<FixtureCase> AllFixtureCases() {
 
 // The tool's output on a recorded case (the record stays alive for the context's pointer).
 struct FixtureRun {
-  std::shared_ptr<Metrics> record;
+  std::shared_ptr<profile::Metrics> record;
   MetricSet set;
   ToolContext context;
   ToolOutput output;
@@ -55,7 +55,7 @@ inline ThresholdOverrides CaseOverrides(const FixtureCase& fixture) {
 }
 
 inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fixture,
-                               std::optional<Bottleneck> bottleneck = std::nullopt) {
+                               std::optional<roofline::Bottleneck> bottleneck = std::nullopt) {
   Fixture loaded = LoadFixture(fixture.dir, fixture.name);
   FixtureRun run;
   run.context = loaded.Context(bottleneck, CaseOverrides(fixture));
@@ -65,4 +65,4 @@ inline FixtureRun RunOnFixture(const ProfilingTool& tool, const FixtureCase& fix
   return run;
 }
 
-}  // namespace kernelpro::testing
+}  // namespace kernelpro::tools::testing

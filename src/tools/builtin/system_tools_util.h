@@ -7,7 +7,7 @@
 
 #include "tools/tool.h"
 
-namespace kernelpro::system_tools {
+namespace kernelpro::tools::system_tools {
 
 // ncu names the tools read.
 inline constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
@@ -51,4 +51,4 @@ inline std::string Energy(double microjoules) {
 // "1.25x".
 inline std::string Times(double factor) { return FormatNumber(factor) + "x"; }
 
-}  // namespace kernelpro::system_tools
+}  // namespace kernelpro::tools::system_tools

@@ -15,7 +15,7 @@
 #include "tools/builtin/system_tools.h"
 #include "tools/builtin/system_tools_util.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using system_tools::Observe;
@@ -55,8 +55,8 @@ class TensorCoreGenerationTool : public ProfilingTool {
     return {{"warpgroup_sm_major", 9, "",
              "from this compute capability on, warpgroup MMA is the fast path"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kCompute, Bottleneck::kMixed};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kCompute, roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 80; }
 
@@ -70,8 +70,8 @@ class TensorCoreGenerationTool : public ProfilingTool {
     const double tc = wgmma + hmma + imma + dmma + bmma;
     const bool library = cublas + cudnn > 0;
     const bool hopper = c.sm_major > 0 && c.sm_major >= Threshold(c, "warpgroup_sm_major");
-    const bool compute_bound = c.bottleneck && (*c.bottleneck == Bottleneck::kCompute ||
-                                                *c.bottleneck == Bottleneck::kMixed);
+    const bool compute_bound = c.bottleneck && (*c.bottleneck == roofline::Bottleneck::kCompute ||
+                                                *c.bottleneck == roofline::Bottleneck::kMixed);
     if (tc <= 0 && !library && !compute_bound) return out;
 
     out.triggered = true;
@@ -204,7 +204,7 @@ class TensorCoreGenerationTool : public ProfilingTool {
   ToolOutput FromNcuKernelNames(const MetricSet& m, const ToolContext& c, ToolOutput out) const {
     std::vector<std::string> library;
     if (c.metrics != nullptr && c.metrics->ncu) {
-      for (const NcuKernel& k : c.metrics->ncu->kernels) {
+      for (const profile::NcuKernel& k : c.metrics->ncu->kernels) {
         if (IsLibraryGemmKernel(k.name) &&
             std::find(library.begin(), library.end(), k.name) == library.end()) {
           library.push_back(k.name);
@@ -279,4 +279,4 @@ std::unique_ptr<ProfilingTool> MakeTensorCoreGenerationTool() {
   return std::make_unique<TensorCoreGenerationTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

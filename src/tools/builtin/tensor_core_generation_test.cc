@@ -5,7 +5,7 @@
 #include "tools/builtin/system_tools_testing.h"
 #include "tools/metric_set.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::ContextFor;
@@ -58,11 +58,11 @@ TEST(TensorCoreGenerationToolTest, WarpgroupMmaIsReportedWithoutASwitch) {
 TEST(TensorCoreGenerationToolTest, NoTensorCoresOnlyMattersWhenComputeBound) {
   auto tool = MakeTensorCoreGenerationTool();
   EXPECT_FALSE(Check(*tool, Sass(0, 0), ContextFor(std::nullopt)).triggered);
-  EXPECT_FALSE(Check(*tool, Sass(0, 0), ContextFor(Bottleneck::kMemory)).triggered);
-  ToolOutput compute = Check(*tool, Sass(0, 0), ContextFor(Bottleneck::kCompute));
+  EXPECT_FALSE(Check(*tool, Sass(0, 0), ContextFor(roofline::Bottleneck::kMemory)).triggered);
+  ToolOutput compute = Check(*tool, Sass(0, 0), ContextFor(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(compute.triggered);
   EXPECT_EQ(compute.severity, Severity::kHigh);
-  EXPECT_TRUE(Check(*tool, Sass(0, 0), ContextFor(Bottleneck::kMixed)).triggered);
+  EXPECT_TRUE(Check(*tool, Sass(0, 0), ContextFor(roofline::Bottleneck::kMixed)).triggered);
 }
 
 TEST(TensorCoreGenerationToolTest, LibraryCallIsTheLibraryPath) {
@@ -81,10 +81,10 @@ TEST(TensorCoreGenerationToolTest, MissingMetricSkips) {
 
 TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellThePath) {
   // torch's bf16 matmul on the H200: only ncu saw it (cuBLAS's nvjet warpgroup-MMA kernels).
-  Metrics metrics = CollectFromArtifacts(
-      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "p_cublas_bf16"));
+  profile::Metrics metrics = profile::CollectFromArtifacts(
+      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "p_cublas_bf16"));
   MetricSet set = BuildMetricSet(metrics);
-  ToolContext context = ContextFor(Bottleneck::kCompute, 9);
+  ToolContext context = ContextFor(roofline::Bottleneck::kCompute, 9);
   context.metrics = &metrics;
   auto tool = MakeTensorCoreGenerationTool();
   ToolOutput out = Check(*tool, set, context);
@@ -94,8 +94,8 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(out.title.find("nvjet_sm90"), std::string::npos) << out.title;
   EXPECT_NE(out.root_cause.find("warpgroup MMA"), std::string::npos) << out.root_cause;
   // cuBLAS's fp32 SGEMM (the tril_matmul reference) is a SIMT kernel: CUDA cores, not tensor cores.
-  Metrics sgemm = CollectFromArtifacts(
-      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
+  profile::Metrics sgemm = profile::CollectFromArtifacts(
+      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
                   "tril_matmul_reference"));
   context.metrics = &sgemm;
   ToolOutput simt = Check(*tool, BuildMetricSet(sgemm), context);
@@ -104,8 +104,8 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(simt.title.find("Library GEMM on CUDA cores"), std::string::npos) << simt.title;
   EXPECT_NE(simt.recommendations.at(0).action.find("TF32"), std::string::npos);
   // A profile with no library kernel and no SASS says nothing rather than guessing.
-  Metrics plain = CollectFromArtifacts(
-      ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "k_swish_vec"));
+  profile::Metrics plain = profile::CollectFromArtifacts(
+      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "k_swish_vec"));
   plain.sass.reset();
   context.metrics = &plain;
   EXPECT_TRUE(Check(*tool, BuildMetricSet(plain), context).skipped);
@@ -150,10 +150,10 @@ TEST(TensorCoreGenerationToolTest, RecordedCublasCallIsTheLibraryPath) {
 
 TEST(TensorCoreGenerationToolTest, RecordedNaiveMatmulUnderComputeClassFires) {
   auto tool = MakeTensorCoreGenerationTool();
-  auto run = testing::RunOnFixture(*tool, {"h200", "k_naive_matmul"}, Bottleneck::kCompute);
+  auto run = testing::RunOnFixture(*tool, {"h200", "k_naive_matmul"}, roofline::Bottleneck::kCompute);
   ASSERT_TRUE(run.output.triggered) << run.output.skip_reason;
   EXPECT_NE(run.output.title.find("No tensor-core"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -11,7 +11,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -28,8 +28,8 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
     return "Compute-heavy kernel whose tensor pipe is idle or barely used";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuTensorPipePct), std::string(kNcuSmThroughputPct),
-            std::string(kNcuMemoryThroughputPct)};
+    return {std::string(profile::kNcuTensorPipePct), std::string(profile::kNcuSmThroughputPct),
+            std::string(profile::kNcuMemoryThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {
@@ -38,26 +38,26 @@ class TensorCoreUnderutilizationTool : public ProfilingTool {
         {"min_flop_per_byte", 8, "FLOP/byte",
          "FP32 FLOP per DRAM byte below this means no matrix-like work (tool stays quiet)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kCompute, Bottleneck::kMixed};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kCompute, roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 85; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double util = m.Get(kNcuTensorPipePct);
-    const double sm = m.Get(kNcuSmThroughputPct);
-    const double mem = m.Get(kNcuMemoryThroughputPct);
-    out.observed = {{std::string(kNcuTensorPipePct), util, "%"},
-                    {std::string(kNcuSmThroughputPct), sm, "%"},
-                    {std::string(kNcuMemoryThroughputPct), mem, "%"}};
+    const double util = m.Get(profile::kNcuTensorPipePct);
+    const double sm = m.Get(profile::kNcuSmThroughputPct);
+    const double mem = m.Get(profile::kNcuMemoryThroughputPct);
+    out.observed = {{std::string(profile::kNcuTensorPipePct), util, "%"},
+                    {std::string(profile::kNcuSmThroughputPct), sm, "%"},
+                    {std::string(profile::kNcuMemoryThroughputPct), mem, "%"}};
     if (!ncu_tools::ComputeHeavy(m, c))
       return out;  // memory/latency kernels: not this tool's business
     // Matrix-like work: FP32 FLOP per DRAM byte, when both are known.
     std::optional<double> intensity;
-    if (m.Has(kFfma) && m.Has(kNcuDramBytesRead) && m.Has(kNcuDramBytesWrite)) {
+    if (m.Has(kFfma) && m.Has(profile::kNcuDramBytesRead) && m.Has(profile::kNcuDramBytesWrite)) {
       double flop = 2 * m.Get(kFfma) + m.Get(kFadd) + m.Get(kFmul);
-      double bytes = m.Get(kNcuDramBytesRead) + m.Get(kNcuDramBytesWrite);
+      double bytes = m.Get(profile::kNcuDramBytesRead) + m.Get(profile::kNcuDramBytesWrite);
       if (bytes > 0) intensity = flop / bytes;
     }
     if (intensity) out.observed.push_back({"fp32_flop_per_dram_byte", *intensity, "FLOP/byte"});
@@ -147,4 +147,4 @@ std::unique_ptr<ProfilingTool> MakeTensorCoreUnderutilizationTool() {
   return std::make_unique<TensorCoreUnderutilizationTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

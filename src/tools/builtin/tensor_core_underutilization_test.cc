@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 const std::string kTensor =
@@ -18,18 +18,18 @@ MetricSet Tc(double util, double sm = 80, double mem = 30) {
 
 TEST(TensorCoreUnderutilizationToolTest, CriticalWhenUnusedOnComputeKernel) {
   auto tool = MakeTensorCoreUnderutilizationTool();
-  ToolOutput out = testing::Run(*tool, Tc(0.5), testing::ContextFor(Bottleneck::kCompute));
+  ToolOutput out = testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kCritical);
   EXPECT_NE(out.summary.find("0.5 %"), std::string::npos) << out.summary;
   EXPECT_NE(out.recommendations[1].action.find("wgmma"), std::string::npos);
-  ToolOutput ampere = testing::Run(*tool, Tc(0.5), testing::ContextFor(Bottleneck::kCompute, 8));
+  ToolOutput ampere = testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute, 8));
   EXPECT_EQ(ampere.recommendations[1].action.find("wgmma"), std::string::npos);
 }
 
 TEST(TensorCoreUnderutilizationToolTest, BoundariesAndSeverity) {
   auto tool = MakeTensorCoreUnderutilizationTool();
-  auto c = testing::ContextFor(Bottleneck::kMixed);
+  auto c = testing::ContextFor(roofline::Bottleneck::kMixed);
   EXPECT_EQ(testing::Run(*tool, Tc(9.9), c).severity, Severity::kCritical);
   EXPECT_EQ(testing::Run(*tool, Tc(10), c).severity, Severity::kMedium);
   EXPECT_TRUE(testing::Run(*tool, Tc(49.9), c).triggered);
@@ -38,7 +38,7 @@ TEST(TensorCoreUnderutilizationToolTest, BoundariesAndSeverity) {
 
 TEST(TensorCoreUnderutilizationToolTest, QuietOnMemoryKernelsAndLowIntensity) {
   auto tool = MakeTensorCoreUnderutilizationTool();
-  EXPECT_FALSE(testing::Run(*tool, Tc(0), testing::ContextFor(Bottleneck::kMemory)).triggered);
+  EXPECT_FALSE(testing::Run(*tool, Tc(0), testing::ContextFor(roofline::Bottleneck::kMemory)).triggered);
   EXPECT_FALSE(testing::Run(*tool, Tc(0, 20, 70)).triggered);  // no class: memory leads
   EXPECT_TRUE(testing::Run(*tool, Tc(0, 70, 20)).triggered);   // no class: compute leads
   // An elementwise kernel: 2 FLOP per DRAM byte, nothing to put on tensor cores.
@@ -54,7 +54,7 @@ TEST(TensorCoreUnderutilizationToolTest, QuietOnMemoryKernelsAndLowIntensity) {
 TEST(TensorCoreUnderutilizationToolTest, StarvedTensorCoresAreNotCalledUnused) {
   auto tool = MakeTensorCoreUnderutilizationTool();
   ToolOutput out = testing::Run(*tool, testing::With(Tc(4), "sass.tensor_hmma", 64),
-                                testing::ContextFor(Bottleneck::kCompute));
+                                testing::ContextFor(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
   EXPECT_NE(out.title.find("used but mostly idle"), std::string::npos);
 }
@@ -62,7 +62,7 @@ TEST(TensorCoreUnderutilizationToolTest, StarvedTensorCoresAreNotCalledUnused) {
 TEST(TensorCoreUnderutilizationToolTest, MissingMetricSkipsAndOverride) {
   auto tool = MakeTensorCoreUnderutilizationTool();
   EXPECT_TRUE(testing::Run(*tool, testing::Without(Tc(1), kTensor)).skipped);
-  ToolContext c = testing::ContextFor(Bottleneck::kCompute);
+  ToolContext c = testing::ContextFor(roofline::Bottleneck::kCompute);
   c.overrides["tensor_core_underutilization"]["moderate"] = 20;
   EXPECT_FALSE(testing::Run(*tool, Tc(30), c).triggered);
   c.overrides["tensor_core_underutilization"]["low"] = 40;
@@ -73,17 +73,17 @@ TEST(TensorCoreUnderutilizationToolTest, MissingMetricSkipsAndOverride) {
 TEST(TensorCoreUnderutilizationToolTest, Fixtures) {
   auto tool = MakeTensorCoreUnderutilizationTool();
   auto naive = testing::LoadFixture("h200", "k_naive_matmul");
-  ToolOutput out = RunTool(*tool, naive.set, naive.Context(Bottleneck::kCompute));
+  ToolOutput out = RunTool(*tool, naive.set, naive.Context(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kCritical);
   EXPECT_NE(out.title.find("unused"), std::string::npos);
   // cuBLAS bf16 at 97 % tensor-pipe use: nothing to say.
   auto cublas = testing::LoadFixture("h200", "p_cublas_bf16");
-  EXPECT_FALSE(RunTool(*tool, cublas.set, cublas.Context(Bottleneck::kCompute)).triggered);
+  EXPECT_FALSE(RunTool(*tool, cublas.set, cublas.Context(roofline::Bottleneck::kCompute)).triggered);
   EXPECT_FALSE(RunTool(*tool, cublas.set, cublas.Context()).triggered);
   // The wmma GEMM uses tensor cores (HMMA in SASS) but starves them.
   auto wmma = testing::LoadFixture("h200", "k_wmma");
-  ToolOutput w = RunTool(*tool, wmma.set, wmma.Context(Bottleneck::kCompute));
+  ToolOutput w = RunTool(*tool, wmma.set, wmma.Context(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(w.triggered);
   EXPECT_NE(w.title.find("used but mostly idle"), std::string::npos) << w.title;
   // A linear layer done with FFMA: compute-heavy without a class.
@@ -96,4 +96,4 @@ TEST(TensorCoreUnderutilizationToolTest, Fixtures) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

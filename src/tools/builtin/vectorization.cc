@@ -8,7 +8,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -22,8 +22,8 @@ class VectorizationTool : public ProfilingTool {
            "access)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kNcuGlobalLoadSectors), std::string(kNcuGlobalLoadRequests),
-            std::string(kNcuMemoryThroughputPct), std::string(kNcuSmThroughputPct)};
+    return {std::string(profile::kNcuGlobalLoadSectors), std::string(profile::kNcuGlobalLoadRequests),
+            std::string(profile::kNcuMemoryThroughputPct), std::string(profile::kNcuSmThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"max_narrow_sectors", 4.5, "sectors",
@@ -32,15 +32,15 @@ class VectorizationTool : public ProfilingTool {
             {"dram_headroom", 60, "%",
              "DRAM throughput below this makes the finding high (medium otherwise)"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override {
-    return {Bottleneck::kMemory, Bottleneck::kMixed};
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 72; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    if (!ncu_tools::MemoryHeavy(m, c, {Bottleneck::kMixed})) return out;
-    const double requests = m.Get(kNcuGlobalLoadRequests);
+    if (!ncu_tools::MemoryHeavy(m, c, {roofline::Bottleneck::kMixed})) return out;
+    const double requests = m.Get(profile::kNcuGlobalLoadRequests);
     if (requests <= 0) return out;  // no global loads through the LSU (TMA, cp.async.bulk, ...)
     std::string evidence;
     bool narrow = false;
@@ -63,17 +63,17 @@ class VectorizationTool : public ProfilingTool {
       narrow = wide == 0 && n32 > 0;
       evidence = "all " + FormatNumber(n32) + " executed memory instructions are 32-bit";
     } else {
-      const double spr = m.Get(kNcuGlobalLoadSectors) / requests;
+      const double spr = m.Get(profile::kNcuGlobalLoadSectors) / requests;
       narrow = spr <= Threshold(c, "max_narrow_sectors");
       evidence = "global loads average " + FormatNumber(spr) +
                  " sectors per request, the signature of 32-bit accesses";
     }
     if (!narrow) return out;
     out.triggered = true;
-    std::optional<double> dram = m.Find(kNcuDramThroughputPct);
-    if (dram) out.observed.push_back({std::string(kNcuDramThroughputPct), *dram, "%"});
+    std::optional<double> dram = m.Find(profile::kNcuDramThroughputPct);
+    if (dram) out.observed.push_back({std::string(profile::kNcuDramThroughputPct), *dram, "%"});
     out.observed.push_back(
-        {std::string(kNcuMemoryThroughputPct), m.Get(kNcuMemoryThroughputPct), "%"});
+        {std::string(profile::kNcuMemoryThroughputPct), m.Get(profile::kNcuMemoryThroughputPct), "%"});
     const double headroom = Threshold(c, "dram_headroom");
     out.severity = dram && *dram < headroom ? Severity::kHigh : Severity::kMedium;
     out.title = "Memory-bound kernel uses only 32-bit global accesses";
@@ -116,4 +116,4 @@ std::unique_ptr<ProfilingTool> MakeVectorizationTool() {
   return std::make_unique<VectorizationTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 MetricSet Mem(double sectors_per_request, double dram = 44) {
@@ -18,7 +18,7 @@ MetricSet Mem(double sectors_per_request, double dram = 44) {
 
 TEST(VectorizationToolTest, ScalarAccessTriggers) {
   auto tool = MakeVectorizationTool();
-  auto c = testing::ContextFor(Bottleneck::kMemory);
+  auto c = testing::ContextFor(roofline::Bottleneck::kMemory);
   ToolOutput out = testing::Run(*tool, Mem(4), c);
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kHigh);
@@ -33,12 +33,12 @@ TEST(VectorizationToolTest, ScalarAccessTriggers) {
 
 TEST(VectorizationToolTest, BoundariesAndSeverity) {
   auto tool = MakeVectorizationTool();
-  auto c = testing::ContextFor(Bottleneck::kMemory);
+  auto c = testing::ContextFor(roofline::Bottleneck::kMemory);
   EXPECT_TRUE(testing::Run(*tool, Mem(4.5), c).triggered);
   EXPECT_FALSE(testing::Run(*tool, Mem(4.6), c).triggered);
   EXPECT_EQ(testing::Run(*tool, Mem(4, 59.9), c).severity, Severity::kHigh);
   EXPECT_EQ(testing::Run(*tool, Mem(4, 60), c).severity, Severity::kMedium);
-  EXPECT_FALSE(testing::Run(*tool, Mem(4), testing::ContextFor(Bottleneck::kCompute)).triggered);
+  EXPECT_FALSE(testing::Run(*tool, Mem(4), testing::ContextFor(roofline::Bottleneck::kCompute)).triggered);
 }
 
 TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
@@ -46,7 +46,7 @@ TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
   EXPECT_TRUE(testing::Run(*tool, testing::Without(
                                       Mem(4), "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"))
                   .skipped);
-  ToolContext c = testing::ContextFor(Bottleneck::kMemory);
+  ToolContext c = testing::ContextFor(roofline::Bottleneck::kMemory);
   c.overrides["vectorization"]["max_narrow_sectors"] = 3;
   EXPECT_FALSE(testing::Run(*tool, Mem(4), c).triggered);
 }
@@ -54,24 +54,24 @@ TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
 TEST(VectorizationToolTest, Fixtures) {
   auto tool = MakeVectorizationTool();
   auto scalar = testing::LoadFixture("h200", "k_swish_scalar");
-  for (auto cls : {std::optional<Bottleneck>(Bottleneck::kMemory), std::optional<Bottleneck>()}) {
+  for (auto cls : {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory), std::optional<roofline::Bottleneck>()}) {
     ToolOutput s = RunTool(*tool, scalar.set, scalar.Context(cls));
     ASSERT_TRUE(s.triggered);
     EXPECT_EQ(s.severity, Severity::kHigh);
     EXPECT_NE(s.summary.find("DRAM throughput is 44.2 %"), std::string::npos) << s.summary;
   }
   auto vec = testing::LoadFixture("h200", "k_swish_vec");
-  EXPECT_FALSE(RunTool(*tool, vec.set, vec.Context(Bottleneck::kMemory)).triggered);
+  EXPECT_FALSE(RunTool(*tool, vec.set, vec.Context(roofline::Bottleneck::kMemory)).triggered);
   for (auto [dir, name] : {std::pair{"h200-profile/profiles", "swish"},
                            {"h200-profile/profiles", "rms_norm"},
                            {"h200-profile/profiles", "scaled_softmax"},
                            {"h200-profile/record", "cp_async_copy"},
                            {"h200", "p_many_launches"}}) {
     auto f = testing::LoadFixture(dir, name);
-    ToolOutput out = RunTool(*tool, f.set, f.Context(Bottleneck::kMemory));
+    ToolOutput out = RunTool(*tool, f.set, f.Context(roofline::Bottleneck::kMemory));
     EXPECT_FALSE(out.triggered) << name << ": " << out.summary;
   }
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

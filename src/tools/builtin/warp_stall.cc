@@ -20,7 +20,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -301,7 +301,7 @@ class WarpStallTool : public ProfilingTool {
          "global load sectors below this multiple of the DRAM sectors read: a streaming kernel, so "
          "long-scoreboard advice is about bytes in flight, not tiling"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 80; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -334,16 +334,16 @@ class WarpStallTool : public ProfilingTool {
     if (!out.triggered) return out;
 
     const std::string dom = dominant->key;
-    std::optional<double> mem = m.Find(kNcuMemoryThroughputPct);
+    std::optional<double> mem = m.Find(profile::kNcuMemoryThroughputPct);
     const bool saturated =
         dom == "long_scoreboard" && mem && *mem >= Threshold(c, "saturated_memory");
     out.severity = dominant->value >= critical ? Severity::kCritical : Severity::kHigh;
     if (saturated) out.severity = Severity::kLow;
-    if (mem) out.observed.push_back({S(kNcuMemoryThroughputPct), *mem, "%"});
+    if (mem) out.observed.push_back({S(profile::kNcuMemoryThroughputPct), *mem, "%"});
 
     // Streaming: the global load sectors L1 handled are about the DRAM sectors read, i.e. no reuse.
     bool streaming = false;
-    if (auto l1 = m.Find(kNcuGlobalLoadSectors), dram = m.Find(kNcuDramBytesRead);
+    if (auto l1 = m.Find(profile::kNcuGlobalLoadSectors), dram = m.Find(profile::kNcuDramBytesRead);
         l1 && dram && *dram > 0) {
       streaming = *l1 * 32.0 < Threshold(c, "reuse_factor") * *dram;
     }
@@ -377,4 +377,4 @@ class WarpStallTool : public ProfilingTool {
 
 std::unique_ptr<ProfilingTool> MakeWarpStallTool() { return std::make_unique<WarpStallTool>(); }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

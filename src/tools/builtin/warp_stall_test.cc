@@ -4,7 +4,7 @@
 #include "tools/builtin/ncu_tools.h"
 #include "tools/tool_testing.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using testing::MakeMetrics;
@@ -104,7 +104,7 @@ TEST(WarpStallToolTest, NaiveMatmulFixtureShowsMemoryStalls) {
   // per k step) ahead of long_scoreboard 26.4 %. Both are global-memory stalls; the text names
   // both.
   auto f = testing::LoadFixture("h200", "k_naive_matmul");
-  ToolOutput out = RunTool(*MakeWarpStallTool(), f.set, f.Context(Bottleneck::kCompute));
+  ToolOutput out = RunTool(*MakeWarpStallTool(), f.set, f.Context(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kHigh);
   EXPECT_NE(out.summary.find("lg_throttle at 43.5 %"), std::string::npos) << out.summary;
@@ -129,7 +129,7 @@ TEST(WarpStallToolTest, StreamingKernelsGetBytesInFlightNotTiling) {
   EXPECT_NE(reuse.recommendations.at(0).action.find("shared memory (tiling)"), std::string::npos);
   // The example swish candidate on the H200 (70.5 % of memory peak) streams its input.
   auto swish = testing::LoadFixture("h200-profile/profiles", "swish");
-  ToolOutput real = RunTool(*tool, swish.set, swish.Context(Bottleneck::kMemory));
+  ToolOutput real = RunTool(*tool, swish.set, swish.Context(roofline::Bottleneck::kMemory));
   ASSERT_TRUE(real.triggered);
   EXPECT_NE(real.title.find("streamed global loads"), std::string::npos) << real.title;
 }
@@ -138,12 +138,12 @@ TEST(WarpStallToolTest, OtherFixtures) {
   auto tool = MakeWarpStallTool();
   // Streaming kernels at 84 % of DRAM peak: warps wait on memory because bandwidth is spent.
   auto vec = testing::LoadFixture("h200", "k_swish_vec");
-  ToolOutput v = RunTool(*tool, vec.set, vec.Context(Bottleneck::kMemory));
+  ToolOutput v = RunTool(*tool, vec.set, vec.Context(roofline::Bottleneck::kMemory));
   ASSERT_TRUE(v.triggered);
   EXPECT_EQ(v.severity, Severity::kLow);
   // The scalar version reaches only 44 %: the latency is not hidden.
   auto scalar = testing::LoadFixture("h200", "k_swish_scalar");
-  ToolOutput s = RunTool(*tool, scalar.set, scalar.Context(Bottleneck::kMemory));
+  ToolOutput s = RunTool(*tool, scalar.set, scalar.Context(roofline::Bottleneck::kMemory));
   ASSERT_TRUE(s.triggered);
   EXPECT_EQ(s.severity, Severity::kCritical);
   EXPECT_NE(s.summary.find("long_scoreboard at 66.7 %"), std::string::npos) << s.summary;
@@ -158,4 +158,4 @@ TEST(WarpStallToolTest, OtherFixtures) {
 }
 
 }  // namespace
-}  // namespace kernelpro
+}  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include "tools/builtin/ncu_common.h"
 #include "tools/builtin/ncu_tools.h"
 
-namespace kernelpro {
+namespace kernelpro::tools {
 namespace {
 
 using ncu_tools::Pct;
@@ -28,7 +28,7 @@ class WaveQuantizationTool : public ProfilingTool {
     return {{"min_efficiency", 75, "%", "SM-time used by the waves below this triggers (medium)"},
             {"poor_efficiency", 50, "%", "below this: high"}};
   }
-  std::vector<Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
+  std::vector<roofline::Bottleneck> bottlenecks() const override { return ncu_tools::AllClasses(); }
   int priority() const override { return 50; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
@@ -109,4 +109,4 @@ std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool() {
   return std::make_unique<WaveQuantizationTool>();
 }
 
-}  // namespace kernelpro
+}  // namespace kernelpro::tools
