@@ -5,8 +5,10 @@
 // or anything that stopped a command. No exception leaves main: the last-resort handler prints
 // "kernelpro: <what>" and exits 2, rather than aborting with 134 and a core.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/termination.h"
@@ -28,6 +30,10 @@ int Main(int argc, char** argv) {
     // --help and --version are "errors" with code 0; everything else is a usage error.
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
+  // KERNELPRO_PARSE_ONLY=1: stop once the arguments are read (tests/readme checks that the
+  // README's commands that need a GPU or a key still parse).
+  const char* parse_only = std::getenv("KERNELPRO_PARSE_ONLY");
+  if (parse_only != nullptr && std::string(parse_only) == "1") return 0;
   for (const auto& [sub, runner] : subcommands) {
     if (sub != nullptr && sub->parsed()) return runner();
   }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The README's commands run as written on a fresh checkout.
+
+Every line of a ```sh block in README.md is a command a newcomer will paste. This test runs the
+ones that need no GPU, no API key and no more than a minute or two for real (they must exit 0),
+and checks that the rest parse: `KERNELPRO_PARSE_ONLY=1` makes kernelpro stop after reading its
+arguments, so an option that was renamed or a subcommand that went away fails here; every file
+such a command names must exist in the checkout. Paths under /tmp/ are moved into a fresh
+temporary folder so that the test does not meet what an earlier run left there.
+
+  usage: readme_commands_test.py KERNELPRO_BINARY [README]
+"""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sh_commands(readme_text):
+    """(line number, command) for every non-comment line of the ```sh blocks."""
+    commands, in_sh = [], False
+    for number, line in enumerate(readme_text.splitlines(), 1):
+        if line.startswith("```"):
+            in_sh = line.strip() == "```sh"
+            continue
+        if in_sh and line.strip() and not line.lstrip().startswith("#"):
+            commands.append((number, line.split("  #")[0].strip()))
+    return commands
+
+
+def runs_for_real(argv):
+    """Commands that need no GPU, no key and little time run for real; the rest only parse."""
+    if len(argv) < 2:
+        return False
+    sub, rest = argv[1], argv[2:]
+    if sub in ("doctor", "new-problem", "cache"):
+        return True
+    if "--demo" in rest:  # minutes of compiling (CPU) or a GPU
+        return False
+    if any(a.startswith("replay:") for a in rest) or "--from" in rest:
+        return True
+    device = rest[rest.index("--device") + 1] if "--device" in rest else "cuda"
+    return sub in ("eval", "analyze") and device == "cpu"
+
+
+def path_arguments(argv):
+    """Arguments that name a file or folder of the checkout (relative paths with a slash)."""
+    paths = []
+    for arg in argv[1:]:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        value = value[len("replay:"):] if value.startswith("replay:") else value
+        if "/" in value and not value.startswith(("/", "-", "http")) and ":" not in value:
+            paths.append(value)
+    return paths
+
+
+def main():
+    kernelpro = os.path.abspath(sys.argv[1])
+    readme = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "README.md")
+    text = open(readme, encoding="utf-8").read()
+    failures = []
+    leftover = re.findall(r"<<[A-Z_]+>>", text)
+    if leftover:
+        failures.append(f"README.md still has placeholders: {', '.join(leftover)}")
+    scratch = tempfile.mkdtemp(prefix="kp_readme_")
+    env = dict(os.environ, KERNELPRO_CACHE_DIR=os.path.join(scratch, "cache"))
+    try:
+        commands = sh_commands(text)
+        if not commands:
+            failures.append("no ```sh block with commands in README.md")
+        for number, command in commands:
+            argv = shlex.split(command.replace("/tmp/", scratch + "/"))
+            where = f"README.md:{number}: {command}"
+            if argv[0].startswith("scripts/"):
+                if not os.access(os.path.join(ROOT, argv[0]), os.X_OK):
+                    failures.append(f"{where}: {argv[0]} is not an executable script")
+                continue
+            if argv[0] != "build/kernelpro":
+                failures.append(f"{where}: commands start with build/kernelpro or scripts/")
+                continue
+            for path in path_arguments(argv):
+                if not os.path.exists(os.path.join(ROOT, path)):
+                    failures.append(f"{where}: {path} does not exist")
+            real = runs_for_real(argv)
+            run_env = env if real else dict(env, KERNELPRO_PARSE_ONLY="1")
+            done = subprocess.run([kernelpro] + argv[1:], cwd=ROOT, env=run_env,
+                                  capture_output=True, text=True, timeout=900)
+            mode = "ran" if real else "parsed"
+            print(f"{mode} (exit {done.returncode}): {command}")
+            if done.returncode != 0:
+                failures.append(f"{where}: {mode}, exit {done.returncode}: "
+                                f"{(done.stderr or done.stdout).strip()[-600:]}")
+            elif real and argv[1] == "eval":
+                verdicts = re.findall(r"^status\s+(\S+)", done.stdout, re.M)
+                if not verdicts or any(v != "correct" for v in verdicts):
+                    failures.append(f"{where}: the README's candidates should be correct, "
+                                    f"got {verdicts}: {done.stdout[-600:]}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for failure in failures:
+        print("FAIL " + failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
