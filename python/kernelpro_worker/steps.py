@@ -113,7 +113,8 @@ def _cuda_arch_detection_failed(e):
     the device's architecture, with an IndexError from _get_cuda_arch_flags."""
     if not isinstance(e, IndexError):
         return False
-    return any(frame.name == "_get_cuda_arch_flags" for frame in traceback.extract_tb(e.__traceback__))
+    frames = traceback.extract_tb(e.__traceback__)
+    return any(frame.name == "_get_cuda_arch_flags" for frame in frames)
 
 
 def _construct(torch, cls, init_inputs, seed, device):

@@ -340,6 +340,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return x
 """)
-    built = steps.step_build(dict(BASE, candidate=candidate, build_root=build_root(cache, candidate)))
+    built = steps.step_build(dict(BASE, candidate=candidate,
+                                  build_root=build_root(cache, candidate)))
     assert built["status"] == "compile_error"
     assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built

@@ -47,7 +47,8 @@ inline constexpr int kUsageExit = 2;
 // The one line a usage error prints on stderr, after `app.parse` threw `error`: the command that
 // was being parsed ("kernelpro eval"), what was wrong and where the options are listed:
 //   kernelpro eval: --candidate is required (kernelpro eval --help lists the options)
-// A command name that is not one ("kernelpro evl") is named as unknown, with the commands there are.
+// A command name that is not one ("kernelpro evl") is named as unknown, with the commands there
+// are.
 std::string UsageErrorLine(const CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace kernelpro::cli

@@ -62,8 +62,9 @@ TEST(UsageErrorTest, EveryBadInvocationExitsTwoWithOneLine) {
 }
 
 TEST(UsageErrorTest, HelpAndVersionExitZero) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--help"}, {"eval", "--help"}, {"resume", "--help"}, {"--version"}}) {
+  const std::vector<std::vector<std::string>> invocations = {
+      {"--help"}, {"eval", "--help"}, {"resume", "--help"}, {"--version"}};
+  for (const std::vector<std::string>& args : invocations) {
     CliRun r = RunKernelpro(args, 1);
     EXPECT_EQ(r.exit_code, 0) << args.front();
     EXPECT_FALSE(r.out.empty()) << args.front();

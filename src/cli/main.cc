@@ -2,8 +2,9 @@
 //
 // Exit codes: 0 success, 1 a command's own "nothing found" (optimize: no correct kernel), 2 a usage
 // error (CLI11 has its own codes, 100 and up; every one of them is a usage error here, printed as
-// one line by UsageErrorLine), bad input, or anything that stopped a command. No exception leaves main: the last-resort handler prints
-// "kernelpro: <what>" and exits 2, rather than aborting with 134 and a core.
+// one line by UsageErrorLine), bad input, or anything that stopped a command. No exception leaves
+// main: the last-resort handler prints "kernelpro: <what>" and exits 2, rather than aborting with
+// 134 and a core.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
