@@ -27,7 +27,7 @@ import sys
 import time
 
 from . import fastbuild
-from .common import StepError, bounded, sha256_text, write_json
+from .common import CUDA_ON_CPU, StepError, bounded, sha256_text, write_json
 
 MANIFEST = "kernelpro-build.json"
 FAILURE = "kernelpro-build-failure.json"
@@ -74,12 +74,15 @@ def _diagnostics(message):
 class BuildCache:
     """Wraps load_inline; records every extension a candidate builds."""
 
-    def __init__(self, build_root, pch=None, fast=True):
+    def __init__(self, build_root, pch=None, fast=True, device=None):
         """`pch`: a fastbuild.PchOffer (precompiled headers the binary offers), or None.
-        `fast`: False builds through torch's ninja call exactly as load_inline does."""
+        `fast`: False builds through torch's ninja call exactly as load_inline does.
+        `device`: the step's device; on "cpu" an extension with CUDA sources is refused before
+        torch's CUDA architecture detection fails on it with an IndexError."""
         self.root = os.path.abspath(build_root)
         self.pch = pch
         self.fast = fast
+        self.device = device
         self.extensions = []  # one dict per load_inline call, in call order
         self._real = None
 
@@ -111,6 +114,9 @@ class BuildCache:
         with_cuda = call.get("with_cuda")
         if with_cuda is None:
             with_cuda = bool(call.get("cuda_sources"))
+        if with_cuda and self.device == "cpu":
+            raise StepError("compile_error", CUDA_ON_CPU + f" (extension '{call['name']}' has "
+                            "cuda_sources)")
         key_parts = {k: v for k, v in call.items() if k != "verbose"}
         key = sha256_text(json.dumps(key_parts, sort_keys=True, default=str),
                           json.dumps(toolchain_fingerprint(with_cuda), sort_keys=True))[:24]

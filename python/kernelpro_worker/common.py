@@ -9,6 +9,11 @@ import sys
 import uuid
 
 
+# The verdict's message for a CUDA candidate evaluated with --device cpu: the candidate is not
+# wrong, the device is.
+CUDA_ON_CPU = "this candidate builds CUDA; use --device cuda"
+
+
 class StepError(Exception):
     """A failure the step reports as data: `status` is the verdict class it implies."""
 

@@ -24,8 +24,8 @@ import traceback
 
 from . import optrace, plain
 from . import scan as scan_mod
-from .common import (StepError, as_output_list, bounded, load_module, load_problem, read_json,
-                     sha256_file, sha256_text, to_device, write_json)
+from .common import (CUDA_ON_CPU, StepError, as_output_list, bounded, load_module, load_problem,
+                     read_json, sha256_file, sha256_text, to_device, write_json)
 
 REFERENCE_LAYOUT = 3  # bump when the reference cache's contents change
 EXT = ".kpt"  # plain data files
@@ -99,11 +99,22 @@ def _load_candidate(request, torch, guard_holder, cache=None):
     except SyntaxError as e:
         raise StepError("compile_error", f"candidate has a Python syntax error at line {e.lineno}: {e.msg}")
     except Exception as e:  # noqa: BLE001 - anything the candidate raises at import
+        if request.get("device") == "cpu" and _cuda_arch_detection_failed(e):
+            raise StepError("compile_error", CUDA_ON_CPU + " (it builds a CUDA extension)")
         raise StepError("runtime_error", f"candidate failed at import: {type(e).__name__}: {e}\n"
                         + bounded(traceback.format_exc(), 4000))
     if not hasattr(module, "ModelNew"):
         raise StepError("compile_error", "candidate does not define class ModelNew")
     return module, cache
+
+
+def _cuda_arch_detection_failed(e):
+    """torch's cpp_extension.load of .cu sources on a machine without a GPU fails while it reads
+    the device's architecture, with an IndexError from _get_cuda_arch_flags."""
+    if not isinstance(e, IndexError):
+        return False
+    frames = traceback.extract_tb(e.__traceback__)
+    return any(frame.name == "_get_cuda_arch_flags" for frame in frames)
 
 
 def _construct(torch, cls, init_inputs, seed, device):
@@ -606,7 +617,8 @@ def _build_cache(request):
     from .fastbuild import PchOffer
 
     pch = PchOffer(request.get("pch_dir", ""), request.get("pch_manifest"))
-    return BuildCache(request["build_root"], pch=pch, fast=request.get("fast_build", True))
+    return BuildCache(request["build_root"], pch=pch, fast=request.get("fast_build", True),
+                      device=request.get("device"))
 
 
 def step_build(request):

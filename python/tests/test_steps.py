@@ -315,3 +315,32 @@ def test_the_check_step_names_the_reference_operator_a_candidate_runs(cache, tmp
         "(policy 'forbid'; allow it with --allow-torch-op addmm)"]
     assert _check(reference, cache, functional, tmp_path, allowed_ops=["linear"])["findings"] == []
     assert _check(reference, cache, functional, tmp_path, torch_ops_policy="allow")["findings"] == []
+
+
+CUDA_CANDIDATE = os.path.join(ROOT, "tests/candidates/good/cuda_relu_rand.py")
+
+
+def test_a_cuda_candidate_built_for_cpu_is_told_to_use_the_cuda_device(cache):
+    """Without this, torch's CUDA architecture detection fails on a machine without a GPU with
+    'list index out of range', which says nothing of what to do."""
+    built = steps.step_build(dict(BASE, candidate=CUDA_CANDIDATE,
+                                  build_root=build_root(cache, CUDA_CANDIDATE)))
+    assert built["status"] == "compile_error"
+    assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built
+
+
+def test_a_cuda_extension_loaded_from_cu_files_on_cpu_gets_the_same_message(cache, tmp_path):
+    cu = tmp_path / "k.cu"
+    cu.write_text("__global__ void k() {}\n")
+    candidate = _write_candidate(tmp_path, f"""
+from torch.utils.cpp_extension import load
+ext = load(name="kp_cu_file", sources=[{str(cu)!r}])
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x
+""")
+    built = steps.step_build(dict(BASE, candidate=candidate,
+                                  build_root=build_root(cache, candidate)))
+    assert built["status"] == "compile_error"
+    assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built

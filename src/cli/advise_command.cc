@@ -179,15 +179,15 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
   cmd->footer(
       "--json prints an object with the findings, the skipped, quiet and filtered tools, "
       "and the guidance");
-  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
-  AddOption(*cmd, kCandidateOption, args->candidate)->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
+  AddOption(*cmd, kCandidateOption, args->candidate)->check(InputFile());
   AddSandboxOptions(*cmd, args->eval);
   AddOption(*cmd, kFromOption, args->from)->check(CLI::ExistingDirectory);
   AddOption(*cmd, kNameOption, args->name);
   cmd->add_option("--class", args->bottleneck,
                   "Stage-1 bottleneck class: filters the tools that run")
       ->check(CLI::IsMember({"compute", "memory", "latency", "mixed"}));
-  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(CLI::ExistingFile);
+  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(InputFile());
   AddOption(*cmd, kGpuOption, args->gpu);
   AddOption(*cmd, kMaxCharsOption, args->max_chars)
       ->check(WholeRange(1, 1e8))

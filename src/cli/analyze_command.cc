@@ -46,7 +46,7 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       "--json prints the ReferenceAnalysis; with --device cpu, --gpu is required (the "
       "known GPUs: " +
       roofline::KnownGpuList() + ")");
-  AddOption(*cmd, kProblemOption, args->problem)->required()->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->required()->check(InputFile());
   AddDeviceOption(*cmd, args->eval.device);
   AddOption(*cmd, kGpuOption, args->gpu);
   AddOption(*cmd, kNoNcuOption, args->no_ncu);

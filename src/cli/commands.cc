@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "core/text.h"
+
 namespace kernelpro::cli {
 namespace {
 
@@ -33,6 +35,39 @@ std::vector<std::pair<CLI::App*, CommandRunner>> RegisterSubcommands(CLI::App& a
     registered.emplace_back(named.empty() ? nullptr : named.front(), std::move(runner));
   }
   return registered;
+}
+
+std::string UsageErrorLine(const CLI::App& app, const CLI::ParseError& error) {
+  // The deepest subcommand the parse reached is the one the error is about.
+  const CLI::App* where = &app;
+  std::string command = "kernelpro";
+  for (std::vector<CLI::App*> parsed = where->get_subcommands(); !parsed.empty();
+       parsed = where->get_subcommands()) {
+    where = parsed.front();
+    command += " " + where->get_name();
+  }
+  std::string what = error.what();
+  // CLI11 says "A subcommand is required" also when the word given was no command: name it.
+  const std::vector<const CLI::App*> commands = where->get_subcommands({});
+  if (!commands.empty() && error.get_name() == "RequiredError") {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : commands) names.push_back(sub->get_name());
+    const std::vector<std::string> left = where->remaining();
+    what = (left.empty() || left.front().starts_with("-")
+                ? std::string("a command is required")
+                : "unknown command '" + left.front() + "'") +
+           ": one of " + Join(names, ", ");
+  }
+  // One line: CLI11 puts some lists on lines of their own.
+  for (char& c : what) {
+    if (c == '\n') c = ' ';
+  }
+  while (!what.empty() && what.back() == ' ') what.pop_back();
+  // A bad value names its option and what is accepted; other errors are about the options
+  // themselves, and --help lists them.
+  const std::string name = error.get_name();
+  if (name == "ValidationError" || name == "ConversionError") return command + ": " + what;
+  return command + ": " + what + " (" + command + " --help lists the options)";
 }
 
 }  // namespace kernelpro::cli

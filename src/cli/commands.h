@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,5 +39,16 @@ std::span<const Subcommand> Subcommands();
 // Registers every subcommand on `app`: each one's CLI11 app with its runner, in Subcommands()
 // order. An entry whose name is not the subcommand its function added has a null app.
 std::vector<std::pair<CLI::App*, CommandRunner>> RegisterSubcommands(CLI::App& app);
+
+// Exit code of every usage error: a bad option, a missing or unreadable input file, an option
+// that does not fit the others. CLI11's own codes (100 and up) never reach the shell.
+inline constexpr int kUsageExit = 2;
+
+// The one line a usage error prints on stderr, after `app.parse` threw `error`: the command that
+// was being parsed ("kernelpro eval"), what was wrong and where the options are listed:
+//   kernelpro eval: --candidate is required (kernelpro eval --help lists the options)
+// A command name that is not one ("kernelpro evl") is named as unknown, with the commands there
+// are.
+std::string UsageErrorLine(const CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace kernelpro::cli

@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -80,6 +82,19 @@ CLI::Validator PositiveUpTo(double max) {
 
 CLI::Validator WholeRange(double min, double max) {
   return NumberValidator({.min = min, .max = max, .whole = true});
+}
+
+CLI::Validator InputFile() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const fs::file_status status = fs::status(path, ec);
+        if (!fs::exists(status)) return path + ": no such file";
+        if (fs::is_directory(status)) return path + ": is a directory, not a file";
+        if (::access(path.c_str(), R_OK) != 0) return path + ": not readable";
+        return "";
+      },
+      "FILE");
 }
 
 Result<CreatedDirectory> CreatedDirectory::Create(const std::string& path,

@@ -37,6 +37,12 @@ CLI::Validator PositiveUpTo(double max);
 // Whole numbers in [min, max]: counts, token budgets, timeouts in whole seconds.
 CLI::Validator WholeRange(double min, double max);
 
+// ---- input files
+//
+// Every option that names a file to read checks it while parsing, so that a misspelt path is a
+// usage error (exit 2) and never a verdict: "--candidate: typo.py: no such file".
+CLI::Validator InputFile();
+
 // ---- directories the user names
 //
 // A directory a command creates (--work-dir, --cache-dir, --save, a run directory), made without
@@ -62,6 +68,10 @@ class CreatedDirectory {
   // than before.
   void Undo();
   void RemoveIfEmpty();
+
+  // `entry` (a name in the directory) was there before but this command replaced it: Undo
+  // removes it too.
+  void Disown(const std::string& entry) { before_.erase(entry); }
 
  private:
   CreatedDirectory() = default;

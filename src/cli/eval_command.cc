@@ -184,10 +184,11 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   // A repeated option takes its last value, as in most command-line tools.
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->footer("--json prints one JSON object per candidate, one per line");
-  AddOption(*cmd, kProblemOption, args->problem)->required()->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->required()->check(InputFile());
   AddOption(*cmd, kCandidateOption, args->candidates)
       ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(InputFile());
   AddDeviceOption(*cmd, o.device);
   cmd->add_flag(
       "--build-only", o.build_only,
@@ -195,7 +196,7 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
   AddOption(*cmd, kJsonOption, args->json);
-  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(CLI::ExistingFile);
+  AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(InputFile());
   return [args] { return Run(*args); };
 }
 

@@ -1,9 +1,10 @@
 // kernelpro: makes GPU kernels faster the way a human expert does. main() parses and dispatches.
 //
 // Exit codes: 0 success, 1 a command's own "nothing found" (optimize: no correct kernel), 2 a usage
-// error (CLI11 has its own codes, 100 and up; every one of them is a usage error here), bad input,
-// or anything that stopped a command. No exception leaves main: the last-resort handler prints
-// "kernelpro: <what>" and exits 2, rather than aborting with 134 and a core.
+// error (CLI11 has its own codes, 100 and up; every one of them is a usage error here, printed as
+// one line by UsageErrorLine), bad input, or anything that stopped a command. No exception leaves
+// main: the last-resort handler prints "kernelpro: <what>" and exits 2, rather than aborting with
+// 134 and a core.
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <exception>
@@ -16,7 +17,7 @@
 
 namespace {
 
-constexpr int kUsageError = 2;
+constexpr int kUsageError = kernelpro::cli::kUsageExit;
 
 int Main(int argc, char** argv) {
   CLI::App app{
@@ -27,8 +28,11 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" with code 0; everything else is a usage error.
-    return app.exit(e) == 0 ? 0 : kUsageError;
+    // --help and --version are "errors" with code 0, printed by CLI11; everything else is a usage
+    // error, one line on stderr.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << kernelpro::cli::UsageErrorLine(app, e) << "\n";
+    return kUsageError;
   }
   // KERNELPRO_PARSE_ONLY=1: stop once the arguments are read (tests/readme checks that the
   // README's commands that need a GPU or a key still parse).

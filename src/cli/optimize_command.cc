@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
+#include "cli/preflight.h"
 #include "cli/prompt_gpu.h"
 #include "core/stats.h"
 #include "core/termination.h"
@@ -62,6 +63,8 @@ struct OptimizeArgs {
 
 struct ResumeArgs {
   std::string run_dir;
+  // Given only to be compared with the run's own: a run keeps its problem, search and device.
+  std::string problem, search, device;
   eval::EvalOptions
       sandbox;          // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
   SearchBudget budget;  // what is not given: the run's own
@@ -135,6 +138,38 @@ bool HoldsExchanges(store::RunStore& store) {
     if (!exchanges.ok() || !exchanges->empty()) return true;
   }
   return false;
+}
+
+// What a run directory's store holds, for a new run that would go there.
+enum class StoredRun {
+  kNone,       // no run.db
+  kNothing,    // a run.db with no run, or a run that stopped before its first LLM exchange
+  kRecorded,   // a run worth resuming
+};
+
+StoredRun StoredRunIn(const std::string& run_dir) {
+  std::error_code ec;
+  if (!fs::exists(store::RunLayout(run_dir).store(), ec)) return StoredRun::kNone;
+  store::RunStoreOptions options;
+  options.create = false;
+  auto store = store::RunStore::Open(run_dir, options);
+  if (!store.ok()) return StoredRun::kRecorded;  // unreadable: keep it, the user decides
+  return HoldsExchanges(**store) ? StoredRun::kRecorded : StoredRun::kNothing;
+}
+
+// Removes a run store that holds nothing worth resuming (StoredRun::kNothing), with its SQLite
+// companions.
+void RemoveRunStore(const std::string& run_dir) {
+  const std::string db = store::RunLayout(run_dir).store();
+  std::error_code ec;
+  for (const std::string& file : {db, db + "-wal", db + "-shm", db + "-journal"}) {
+    fs::remove(file, ec);
+  }
+}
+
+std::string AlreadyHoldsARun(const std::string& run_dir) {
+  return run_dir + " already holds a run; continue it with: kernelpro resume " + run_dir +
+         " (or give another --run-dir)";
 }
 
 // ---- one run, new or resumed
@@ -337,11 +372,22 @@ int Optimize(const search::RunConfig& options, const tools::ToolRegistry& regist
     std::cerr << "kernelpro optimize: " << lock.status().message() << "\n";
     return 2;
   }
-  if (std::error_code ec; fs::exists(store::RunLayout(options.run_dir).store(), ec)) {
-    std::cerr << "kernelpro optimize: " << options.run_dir
-              << " already holds a run; continue it with: kernelpro resume " << options.run_dir
-              << "\n";
-    return 2;
+  switch (StoredRunIn(options.run_dir)) {
+    case StoredRun::kRecorded:
+      std::cerr << "kernelpro optimize: " << AlreadyHoldsARun(options.run_dir) << "\n";
+      return 2;
+    case StoredRun::kNothing:
+      // A start that stopped before its first exchange (killed, or from an older version that
+      // left its store behind): nothing in it was paid for, so this run takes its place.
+      std::cerr << "kernelpro optimize: " << options.run_dir
+                << " holds a start that stopped before its first LLM exchange; starting afresh\n";
+      RemoveRunStore(options.run_dir);
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        made->Disown(std::string(store::kRunStoreFileName) + suffix);
+      }
+      break;
+    case StoredRun::kNone:
+      break;
   }
   const int code = RunSearch(options, registry, resume, recorded);
   if (!recorded) made->Undo();
@@ -441,11 +487,7 @@ int RunOptimize(OptimizeArgs& args) {
   o.python = args.python.empty() ? "python3" : args.python;
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());
-  std::error_code ec;
-  if (fs::exists(store::RunLayout(o.run_dir).store(), ec)) {
-    return fail(o.run_dir + " already holds a run; continue it with: kernelpro resume " +
-                o.run_dir);
-  }
+  if (StoredRunIn(o.run_dir) == StoredRun::kRecorded) return fail(AlreadyHoldsARun(o.run_dir));
   auto llm_config = ResolveLlmConfig(args.llm);
   if (!llm_config.ok()) return fail(llm_config.status().message());
   if (o.max_cost_usd) {
@@ -454,6 +496,11 @@ int RunOptimize(OptimizeArgs& args) {
   // The user's tools join the search; a bad plugin, rule file or threshold stops it here.
   auto registry = BuildRegistry(args.tools);
   if (!registry.ok()) return fail(registry.status().message());
+  // Before the run directory exists: a run that cannot start leaves nothing to clean up.
+  if (Status s = CheckLlmReady(*llm_config); !s.ok()) return fail(s.message());
+  if (Status s = CheckDeviceReady(o.device, args.python, args.eval.gpus); !s.ok()) {
+    return fail(s.message());
+  }
   if (demo) {
     llm_config->replay_mode = "sequential";
     std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
@@ -479,14 +526,42 @@ int RunResume(ResumeArgs& args) {
   if (!fs::is_directory(args.run_dir)) return fail(args.run_dir + " is not a directory");
   auto lock = store::RunDirectoryLock::Acquire(args.run_dir, "resume");
   if (!lock.ok()) return fail(lock.status().message());
+  const std::string start_again =
+      "; start a run there with: kernelpro optimize --run-dir " + args.run_dir + " ...";
+  if (std::error_code ec; !fs::exists(store::RunLayout(args.run_dir).store(), ec)) {
+    return fail(args.run_dir + " holds no run (no " + store::kRunStoreFileName + ")" +
+                start_again);
+  }
   {
     store::RunStoreOptions store_options;
     store_options.create = false;
     auto store = store::RunStore::Open(args.run_dir, store_options);
     if (!store.ok()) return fail(args.run_dir + ": " + store.status().message());
     auto stored = search::StoredRunConfig(**store);
+    if (stored.status().code() == Status::Code::kNotFound) {
+      return fail(args.run_dir + " holds no run: a start stopped before it began" + start_again +
+                  " (it replaces the half-made " + store::kRunStoreFileName + ")");
+    }
     if (!stored.ok()) return fail(stored.status().message());
     o = std::move(*stored);
+  }
+  // What a run cannot change: its tree, its candidates and its measurements belong to these.
+  if (!args.problem.empty()) {
+    std::error_code ec;
+    if (!fs::equivalent(args.problem, o.problem, ec)) {
+      return fail("--problem " + args.problem + ": this run optimises " + o.problem +
+                  "; a run keeps its problem (start a new run with optimize for another)");
+    }
+  }
+  if (!args.search.empty() && args.search != o.search) {
+    return fail("--search " + args.search + ": this run's tree was built by " + o.search +
+                "; a run keeps its search strategy (start a new run with optimize for another)");
+  }
+  if (!args.device.empty() && args.device != o.device) {
+    return fail("--device " + args.device + ": this run's candidates were written for " +
+                o.device + " (" + (o.device == "cuda" ? "CUDA kernels" : "C++ CPU extensions") +
+                "), which do not build on " + args.device + "; resume it on " + o.device +
+                ", or start a new run with optimize --device " + args.device);
   }
   o.run_dir = args.run_dir;
   if (args.budget.iterations >= 0) o.iterations = args.budget.iterations;
@@ -510,6 +585,13 @@ int RunResume(ResumeArgs& args) {
   for (const std::string& path : args.sandbox.sandbox_read_only) {
     eval.sandbox_read_only.push_back(path);
   }
+  // The same checks as a new run's, before the run is touched: a key unset since, a server
+  // down, a GPU gone.
+  if (Status s = CheckLlmReady(o.llm); !s.ok()) return fail(s.message());
+  if (Status s = CheckDeviceReady(o.device, o.worker_python, eval.gpus); !s.ok()) {
+    return fail(s.message() + (o.device == "cuda" ? " (this run's candidates are CUDA kernels)"
+                                                  : ""));
+  }
   return Optimize(o, *registry, /*resume=*/true);
 }
 
@@ -522,12 +604,12 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       "Search for the fastest validated kernel for a problem (MCTS or greedy over LLM-written "
       "candidates); exit 0 when a correct kernel was found, 1 when none, 2 on bad input");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   cmd->add_flag("--demo", args->demo,
                 "Run a short search on problems/swish with candidates the project wrote, replayed "
                 "from a cassette: no API key needed (with --device cpu: CPU candidates)");
   AddLlmOptions(*cmd, args->llm);
-  cmd->add_option("--search", args->search, "Search strategy: mcts or greedy")
+  AddOption(*cmd, kSearchOption, args->search)
       ->check(CLI::IsMember({"mcts", "greedy"}))
       ->capture_default_str();
   AddOption(*cmd, kCandidatesOption, args->candidates)
@@ -575,6 +657,11 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   AddBudgetOptions(*cmd, args->budget);
   AddLlmOptions(*cmd, args->llm);
+  // Accepted so that a command line copied from optimize works; a value that differs from the
+  // run's own is refused with the reason.
+  AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
+  AddOption(*cmd, kSearchOption, args->search)->check(CLI::IsMember({"mcts", "greedy"}));
+  AddDeviceOption(*cmd, args->device)->default_str("the run's own");
   return [args] { return RunResume(*args); };
 }
 

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -240,6 +241,26 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   CliRun again = RunKernelpro({"resume", run.string()}, 10);
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   ExpectCompleteRun(run);
+
+  // resume takes the run's own --device, --search and --problem, and refuses others with why.
+  CliRun same = RunKernelpro(
+      {"resume", run.string(), "--device", "cpu", "--search", "mcts", "--problem", kProblem}, 10);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  CliRun cuda = RunKernelpro({"resume", run.string(), "--device", "cuda"}, 1);
+  EXPECT_EQ(cuda.exit_code, 2);
+  EXPECT_EQ(cuda.err, "kernelpro resume: --device cuda: this run's candidates were written for cpu "
+                      "(C++ CPU extensions), which do not build on cuda; resume it on cpu, or "
+                      "start a new run with optimize --device cuda\n");
+  CliRun greedy = RunKernelpro({"resume", run.string(), "--search", "greedy"}, 1);
+  EXPECT_EQ(greedy.exit_code, 2);
+  EXPECT_NE(greedy.err.find("--search greedy: this run's tree was built by mcts"),
+            std::string::npos)
+      << greedy.err;
+  CliRun other = RunKernelpro(
+      {"resume", run.string(), "--problem", kRoot + "/tests/problems/no_model.py"}, 1);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("a run keeps its problem"), std::string::npos) << other.err;
+  ExpectCompleteRun(run);
 }
 
 TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice) {
@@ -329,17 +350,34 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
   fs::create_directories(run);
   CliRun none = RunKernelpro({"resume", run.string()});
   EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_EQ(none.err, "kernelpro resume: " + run.string() + " holds no run (no run.db); start a " +
+                          "run there with: kernelpro optimize --run-dir " + run.string() +
+                          " ...\n");
   // Reactive tools need tool feedback.
   std::vector<std::string> args = OptimizeArgs(dir_ / "other");
   args.insert(args.end(), {"--feedback", "raw", "--tool-mode", "reactive"});
   CliRun reactive = RunKernelpro(args);
   EXPECT_EQ(reactive.exit_code, 2) << reactive.err;
   EXPECT_NE(reactive.err.find("--tool-mode reactive needs --feedback tools"), std::string::npos);
-  // A run directory that already holds a run is not started again.
+  // A run store that holds no run (a start that stopped before it began): resume says what to do,
+  // and optimize starts afresh there instead of calling it "a run".
   ASSERT_TRUE(store::RunStore::Open(run.string()).ok());
-  CliRun taken = RunKernelpro(OptimizeArgs(run));
-  EXPECT_EQ(taken.exit_code, 2) << taken.err;
-  EXPECT_NE(taken.err.find("kernelpro resume"), std::string::npos) << taken.err;
+  CliRun half = RunKernelpro({"resume", run.string()});
+  EXPECT_EQ(half.exit_code, 2);
+  EXPECT_NE(half.err.find(" holds no run: a start stopped before it began; start a run there "
+                          "with: kernelpro optimize --run-dir "),
+            std::string::npos)
+      << half.err;
+  std::vector<std::string> no_model = OptimizeArgs(run);
+  no_model[4] = kRoot + "/tests/problems/no_model.py";
+  CliRun afresh = RunKernelpro(no_model);
+  EXPECT_EQ(afresh.exit_code, 2) << afresh.err;
+  EXPECT_NE(afresh.err.find("holds a start that stopped before its first LLM exchange; starting "
+                            "afresh"),
+            std::string::npos)
+      << afresh.err;
+  EXPECT_NE(afresh.err.find("defines no class Model"), std::string::npos) << afresh.err;
+  EXPECT_FALSE(fs::exists(run / "run.db")) << "the failed start takes back the store it replaced";
   // No model chosen.
   CliRun no_llm = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--run-dir",
                                 (dir_ / "third").string()},
@@ -364,6 +402,47 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
   EXPECT_EQ(twice.exit_code, 2) << twice.err;
   EXPECT_NE(twice.err.find("--gpus: GPU 0 is listed twice"), std::string::npos) << twice.err;
   EXPECT_FALSE(fs::exists(dir_ / "fourth" / "run.db"));
+}
+
+// What a run needs is checked before its directory is made: one line naming the fix, exit 2,
+// nothing created.
+TEST_F(OptimizeCommandTest, PreconditionsAreCheckedBeforeTheRunDirectoryIsMade) {
+  const fs::path run = dir_ / "unmade" / "run";
+  // No API key for the provider.
+  CliRun no_key = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--llm",
+                                "anthropic:claude-x", "--run-dir", run.string()},
+                               1, {}, {"ANTHROPIC_API_KEY"});
+  EXPECT_EQ(no_key.exit_code, 2);
+  EXPECT_EQ(no_key.err, "kernelpro optimize: anthropic: set ANTHROPIC_API_KEY\n");
+  // A cassette that is not there.
+  CliRun no_cassette = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--llm",
+                                     "replay:" + (dir_ / "missing.jsonl").string(), "--run-dir",
+                                     run.string()},
+                                    1);
+  EXPECT_EQ(no_cassette.exit_code, 2) << no_cassette.err;
+  EXPECT_NE(no_cassette.err.find("missing.jsonl"), std::string::npos) << no_cassette.err;
+  // A server that is not running (a port nothing listens on: refused at once).
+  CliRun down = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--llm",
+                              "openai:m@http://127.0.0.1:9/v1", "--run-dir", run.string()},
+                             1);
+  EXPECT_EQ(down.exit_code, 2);
+  EXPECT_TRUE(down.err.starts_with("kernelpro optimize: cannot reach the model's server at "
+                                   "http://127.0.0.1:9/v1/models: "))
+      << down.err;
+  // No GPU for --device cuda (--gpus 99: none on any machine). The demo itself is the case a
+  // newcomer hits first.
+  CliRun no_gpu = RunKernelpro(
+      {"optimize", "--demo", "--gpus", "99", "--run-dir", run.string(), "--python",
+       "/usr/bin/python3"},
+      2, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  EXPECT_EQ(no_gpu.exit_code, 2);
+  EXPECT_EQ(no_gpu.err, "kernelpro optimize: no CUDA GPU found (--gpus 99): use --device cpu, or "
+                        "run on a machine with a GPU\n");
+  EXPECT_EQ(no_gpu.out, "");
+  for (const CliRun* r : {&no_key, &no_cassette, &down, &no_gpu}) {
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "unmade"));
 }
 
 // A run that cannot start leaves nothing behind, so the next optimize is not told the directory

@@ -263,7 +263,8 @@ void AddLlmOptions(CLI::App& command, LlmOptions& options) {
       command,
       {"--llm-config", "TOML file with [profiles.NAME] tables (provider, model, base_url, ...)",
        "KERNELPRO_LLM_CONFIG", kLlm},
-      options.config_file);
+      options.config_file)
+      ->check(InputFile());
   AddOption(
       command,
       {"--llm-profile", "Profile to use from --llm-config (default: \"default\")", nullptr, kLlm},
@@ -278,7 +279,8 @@ void AddLlmOptions(CLI::App& command, LlmOptions& options) {
              "TOML price table ([models.\"NAME\"] input_per_mtok, output_per_mtok) for the cost "
              "of each exchange",
              nullptr, kLlm},
-            options.prices_file);
+            options.prices_file)
+      ->check(InputFile());
 }
 
 Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options) {
@@ -335,11 +337,13 @@ void AddToolOptions(CLI::App& command, tools::ToolConfig& options) {
   AddOption(command,
             {"--tool-plugin", "Shared library adding tools (C ABI, repeatable)", nullptr, kTools},
             options.plugins)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(InputFile());
   AddOption(command,
             {"--tool-rules", "TOML file of declarative tools (repeatable)", nullptr, kTools},
             options.rule_files)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(InputFile());
   AddOption(
       command,
       {"--threshold", "Override a tool threshold: TOOL.NAME=VALUE (repeatable)", nullptr, kTools},

@@ -97,6 +97,8 @@ inline constexpr OptionSpec kMaxTokensOption = {
     "model; a truncated reply is asked again with twice as many, up to the LLM's cap)"};
 inline constexpr OptionSpec kCandidatesOption = {
     "--candidates", "Candidates the programmer is asked for per prompt, 1 to 16 (default 2)"};
+inline constexpr OptionSpec kSearchOption = {
+    "--search", "Search strategy: mcts or greedy (resume: only the run's own)"};
 inline constexpr OptionSpec kNoNcuOption = {
     "--no-ncu", "Skip Nsight Compute (analyze: the theoretical class only)"};
 inline constexpr OptionSpec kNcuTimeoutOption = {"--ncu-timeout", "Seconds for the ncu run"};

@@ -64,8 +64,8 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
       "profile", "Profile a candidate on a GPU: ncu counters, SASS of the built .so, timeline");
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->footer("--json prints the Metrics record (with --list-metrics, the catalog as an array)");
-  AddOption(*cmd, kProblemOption, args->problem)->check(CLI::ExistingFile);
-  AddOption(*cmd, kCandidateOption, args->candidate)->check(CLI::ExistingFile);
+  AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
+  AddOption(*cmd, kCandidateOption, args->candidate)->check(InputFile());
   AddDeviceOption(*cmd, args->eval.device);
   cmd->add_option("--metrics", args->metrics, "Comma-separated ncu metrics instead of the catalog");
   AddOption(*cmd, kNoNcuOption, args->no_ncu);
@@ -129,18 +129,18 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--ncu-csv", args->paths.ncu_csv,
                   "ncu --csv --page raw --print-units base output")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_option("--res-usage", args->paths.res_usage, "cuobjdump -res-usage output")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_option("--symbols", args->paths.symbols, "cuobjdump -symbols output")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_option("--trace", args->paths.trace,
                   "PyTorch profiler trace (.json) or nsys SQLite export")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->footer("--json prints the Metrics record");
   AddOption(*cmd, kFromOption, args->from)->check(CLI::ExistingDirectory);
   AddOption(*cmd, kNameOption, args->name);

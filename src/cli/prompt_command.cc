@@ -141,12 +141,14 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
       "Without --gpu the prompt is written for sm_90 (H100, H200): this command detects "
       "no GPU. --json prints an object with system, user, sections and trimmed");
   cmd->add_option("--mode", args->mode, "initial | debug | optimize");
-  AddOption(*cmd, kProblemOption, args->problem);
+  AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   cmd->add_option("--parent", args->parent,
-                  "debug: the failing candidate; optimize: the working candidate to improve");
+                  "debug: the failing candidate; optimize: the working candidate to improve")
+      ->check(InputFile());
   cmd->add_option("--feedback-file", args->feedback,
                   "Text file. debug: the compiler/runtime/correctness errors; optimize: the "
-                  "profiling analysis (`kernelpro advise` output)");
+                  "profiling analysis (`kernelpro advise` output)")
+      ->check(InputFile());
   cmd->add_option("--speedup", args->speedup, "optimize: the parent's measured speedup");
   AddOption(*cmd, kGpuOption, args->gpu);
   AddDeviceOption(*cmd, args->device);
@@ -154,7 +156,8 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   AddCutlassOptions(*cmd, args->cutlass_dir);
   cmd->add_option(
       "--memory", args->memory,
-      "A run's search-memory store (.jsonl), or a text file with a rendered memory block");
+      "A run's search-memory store (.jsonl), or a text file with a rendered memory block")
+      ->check(InputFile());
   AddOption(*cmd, kMaxCharsOption, args->max_chars);
   AddOption(*cmd, kJsonOption, args->json);
   return [args] { return Run(*args); };

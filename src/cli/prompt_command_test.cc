@@ -158,7 +158,8 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
       {{"--problem", kSwish}, "--mode initial|debug|optimize is required"},
       {{"--mode", "fast", "--problem", kSwish}, "--mode 'fast'"},
       {{"--mode", "initial"}, "--problem FILE is required"},
-      {{"--mode", "initial", "--problem", kRoot + "/no/such.py"}, "cannot be read"},
+      {{"--mode", "initial", "--problem", kRoot + "/no/such.py"},
+       "--problem: " + kRoot + "/no/such.py: no such file"},
       {{"--mode", "initial", "--problem", kRoot + "/tests/problems/no_model.py"},
        "defines no class Model"},
       {{"--mode", "debug", "--problem", kSwish, "--feedback-file", kGuidance},
@@ -169,7 +170,7 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
       {{"--mode", "initial", "--problem", kSwish, "--parent", parent},
        "--parent, --feedback-file and --speedup are for --mode debug or optimize"},
       {{"--mode", "optimize", "--problem", kSwish, "--parent", kRoot + "/no/such.py"},
-       "--parent " + kRoot + "/no/such.py: cannot be read"},
+       "--parent: " + kRoot + "/no/such.py: no such file"},
       {{"--mode", "optimize", "--problem", kSwish, "--parent", parent, "--speedup", "fast"},
        "--speedup 'fast'"},
       {{"--mode", "initial", "--problem", kSwish, "--gpu", "Voodoo 5"}, "unknown GPU 'Voodoo 5'"},
@@ -180,7 +181,7 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
       {{"--mode", "initial", "--problem", kSwish, "--cutlass-dir", kRoot},
        "no include/cutlass/cutlass.h below it"},
       {{"--mode", "initial", "--problem", kSwish, "--memory", kRoot + "/no/memory.md"},
-       "--memory " + kRoot + "/no/memory.md: cannot be read"},
+       "--memory: " + kRoot + "/no/memory.md: no such file"},
   };
   for (const Case& c : cases) {
     CliRun r = Prompt(c.args);

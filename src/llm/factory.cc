@@ -89,6 +89,32 @@ Result<std::unique_ptr<Backend>> MakeProvider(const LlmConfig& c, const BackendD
 
 }  // namespace
 
+Status CheckServerReachable(const LlmConfig& config, HttpTransport& transport,
+                            std::chrono::milliseconds timeout) {
+  std::string url;
+  if (config.provider == "openai") {
+    url = WithoutTrailingSlashes(config.base_url.empty() ? OpenAiOptions{}.base_url
+                                                         : config.base_url) +
+          "/models";
+  } else if (config.provider == "anthropic") {
+    url = WithoutTrailingSlashes(config.base_url.empty() ? AnthropicOptions{}.base_url
+                                                         : config.base_url);
+  } else {
+    return Status::Ok();
+  }
+  HttpRequest request;
+  request.method = "GET";
+  request.url = url;
+  request.connect_timeout = timeout;
+  request.total_timeout = timeout;
+  HttpResult result = transport.Send(request);
+  if (result.ok()) return Status::Ok();
+  std::string reason = result.error().message;
+  if (reason.starts_with(url + ": ")) reason = reason.substr(url.size() + 2);  // said once
+  return Status::Unavailable("cannot reach the model's server at " + url + ": " + reason +
+                             "; is it running, and is the URL right?");
+}
+
 std::string ApiKeyVariable(const LlmConfig& config) {
   if (!config.api_key_env.empty()) return config.api_key_env;
   if (config.provider == "openai") return "OPENAI_API_KEY";

@@ -35,6 +35,14 @@ struct BackendDependencies {
 Result<std::unique_ptr<Backend>> MakeBackend(const LlmConfig& config,
                                              BackendDependencies dependencies = {});
 
+// Whether the server `config` talks to answers at all, asked before a run is started on it: one GET
+// of its base URL (an OpenAI-compatible server: BASE_URL/models) without a key, within
+// `timeout`. Any HTTP answer (401 and 404 included) is reachable; no connection, or none in time,
+// is Unavailable naming the URL: "cannot reach the model's server at URL: REASON; is it running?".
+// Replay and Bedrock (its endpoint is AWS's, signed per request) are not probed: OK.
+Status CheckServerReachable(const LlmConfig& config, HttpTransport& transport,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
 // The environment variable holding the API key for `config` ("" when none is needed: Bedrock
 // signs with AWS credentials, replay needs nothing).
 std::string ApiKeyVariable(const LlmConfig& config);

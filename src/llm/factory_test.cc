@@ -228,5 +228,33 @@ TEST(MakeBackendTest, AKeylessServerIsNeverRefused) {
   EXPECT_EQ(network->Header(0, "Authorization"), "");
 }
 
+TEST(CheckServerReachableTest, AnyAnswerIsReachableAndNoKeyIsSent) {
+  FakeServer server;  // answers 500 to everything unscripted: still a server that is there
+  auto transport = MakeCurlTransport();
+  auto config = ParseLlmSpec("openai:m@" + server.BaseUrl() + "/v1");
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(CheckServerReachable(*config, *transport).ok());
+  ASSERT_EQ(server.Received().size(), 1u);
+  EXPECT_EQ(server.Received()[0].method, "GET");
+  EXPECT_EQ(server.Received()[0].path, "/v1/models");
+  EXPECT_EQ(server.Received()[0].Header("Authorization"), "");
+}
+
+TEST(CheckServerReachableTest, AServerThatIsNotThereIsNamedWithItsUrl) {
+  auto transport = MakeCurlTransport();
+  const std::string url = "http://127.0.0.1:" + std::to_string(testing::ClosedPort()) + "/v1";
+  Status s = CheckServerReachable(*ParseLlmSpec("openai:m@" + url), *transport);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  EXPECT_TRUE(s.message().starts_with("cannot reach the model's server at " + url + "/models: "))
+      << s.message();
+}
+
+TEST(CheckServerReachableTest, ACassetteIsNotProbed) {
+  auto network = std::make_shared<KeptRequestsTransport>();
+  EXPECT_TRUE(CheckServerReachable(*ParseLlmSpec("replay:x.jsonl"), *network).ok());
+  EXPECT_TRUE(network->sent.empty());
+}
+
 }  // namespace
 }  // namespace kernelpro::llm

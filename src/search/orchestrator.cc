@@ -18,6 +18,18 @@
 namespace kernelpro::search {
 namespace {
 
+// "llm_error: replay miss: ..." from a child's `nothing` ("no candidate: replay miss: ..."), on one
+// line: the iteration line's form of an LLM failure.
+std::string LlmErrorText(const std::string& nothing) {
+  std::string reason = nothing;
+  if (reason.starts_with("no candidate: ")) reason = reason.substr(14);
+  for (char& c : reason) {
+    if (c == '\n') c = ' ';
+  }
+  if (reason.size() > 160) reason = reason.substr(0, 157) + "...";
+  return "llm_error: " + reason;
+}
+
 std::string CandidateKey(std::int64_t candidate_id) {
   return "candidate:" + std::to_string(candidate_id);
 }
@@ -569,6 +581,9 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
     NodeInfo info = children[id - before];
     const Node& node = tree.node(id);
     std::string text = eval::EvalStatusName(info.status);
+    // No candidate at all: the LLM call failed or its reply held none. That is the LLM's failure,
+    // not a kernel's, and is shown as one.
+    if (info.candidate_id == 0 && !info.nothing.empty()) text = LlmErrorText(info.nothing);
     if (node.correct()) {
       info.verdict =
           node.speedup && ClearlyFaster(*node.speedup, baseline) ? "accepted" : "not accepted";

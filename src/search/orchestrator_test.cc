@@ -377,6 +377,11 @@ TEST_F(OrchestratorTest, AReplyWithoutCandidatesStillGrowsTheTree) {
   EXPECT_EQ(tree.node(1).status, eval::EvalStatus::kCompileError);
   EXPECT_EQ(orchestrator->nodes().at(1).candidate_id, 0);
   EXPECT_NE(orchestrator->nodes().at(1).errors.find("no candidate"), std::string::npos);
+  // The iteration line shows the LLM's failure as one, not as a kernel's compile error.
+  EXPECT_TRUE(progress_[0].outcome.starts_with("llm_error: ")) << progress_[0].outcome;
+  EXPECT_NE(progress_[0].outcome.find("holds no candidate"), std::string::npos)
+      << progress_[0].outcome;
+  EXPECT_EQ(progress_[0].outcome.find("compile_error"), std::string::npos) << progress_[0].outcome;
   // The repair prompt says that nothing came back.
   EXPECT_EQ(progress_[1].mode, agents::PromptMode::kDebug);
   EXPECT_NE(scripted.Requests()[1].messages.front().text.find("no candidate"), std::string::npos);
