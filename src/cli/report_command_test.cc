@@ -34,8 +34,9 @@ class ReportCommandTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("kp_report_cmd_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
-    fs::copy_file(fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/h200-optimize/demo-cuda/run.db",
-                  dir_ / "run" / "run.db");
+    const fs::path fixture = fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/h200-optimize/demo-cuda";
+    fs::copy_file(fixture / "run.db", dir_ / "run" / "run.db");
+    fs::copy_file(fixture / "best.py", dir_ / "run" / "best.py");
   }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
@@ -52,7 +53,9 @@ TEST_F(ReportCommandTest, TheH200DemoRunRendersWithFiguresLinksAndTheBestKernel)
   // The run as recorded: best n8 at 1.84x, on the H200.
   EXPECT_TRUE(Contains(md, "Best kernel: **n8**")) << md;
   EXPECT_TRUE(Contains(md, "**1.84x** over the reference, 95% interval [1.82, 1.86]"));
-  EXPECT_TRUE(Contains(md, "Device: cuda (NVIDIA H200)"));
+  EXPECT_TRUE(Contains(md, "Device: cuda (NVIDIA H200), driver 580.159.04")) << md;
+  EXPECT_TRUE(Contains(md, "Toolchain: torch 2.11.0+cu130, CUDA 13.0"))
+      << "the run's best.py kept what the store does not";
   EXPECT_TRUE(Contains(md, "Run directory: `" + (dir_ / "run").string() + "`"))
       << "the report names the run, not where it was written";
   // Three figures, the roofline with the reference and the six profiled kernels on it.

@@ -72,11 +72,18 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
   return text;
 }
 
-// Whether a candidate file may be linked from the reports: a run-directory-relative path as the
-// run store keeps it ("candidates/0042.py"). Anything else is shown as text, never as a link.
+// Whether a candidate file may be linked from the reports: a run-directory-relative path of plain
+// characters, as the run store keeps it ("candidates/0042.py"). Anything else is shown as text,
+// never as a link.
 bool Linkable(const std::string& file) {
-  return !file.empty() && file.front() != '/' && file.find(':') == std::string::npos &&
-         file.find("..") == std::string::npos;
+  if (file.empty() || file.front() == '/' || file.find("..") != std::string::npos) return false;
+  for (char c : file) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
+        c != '/') {
+      return false;
+    }
+  }
+  return true;
 }
 
 // "[`candidates/0042.py`](candidates/0042.py)", or the path as code when it may not be linked.
@@ -279,18 +286,14 @@ std::string FirstErrorLine(const std::string& errors, size_t max_chars = 100) {
 // The head of a failed node's errors: enough to recognise the failure, not the whole build log.
 // It starts `context` lines before the first error line, so the "In function" line that precedes
 // a gcc error stays with it.
-std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t max_chars = 2000,
-                         int context = 2) {
+std::string ErrorExcerpt(const std::string& all_errors, int max_lines = 20,
+                         size_t max_chars = 2000, int context = 2) {
   int error_line = 0;
-  FirstErrorOffset(errors, &error_line);
+  FirstErrorOffset(all_errors, &error_line);
   const int skip = std::max(0, error_line - context);
   size_t start = 0;
-  for (int line = 0; line < skip; ++line) start = errors.find('\n', start) + 1;
-  if (skip > 0) {
-    std::string rest = ErrorExcerpt(errors.substr(start), max_lines, max_chars, 0);
-    return "[... " + std::to_string(skip) + (skip == 1 ? " line" : " lines") +
-           " before]\n" + rest;
-  }
+  for (int line = 0; line < skip; ++line) start = all_errors.find('\n', start) + 1;
+  const std::string errors = all_errors.substr(start);
   size_t end = 0;
   for (int line = 0; line < max_lines && end < errors.size(); ++line) {
     size_t newline = errors.find('\n', end);
@@ -299,6 +302,9 @@ std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t m
   end = Utf8Prefix(errors, std::min(end, max_chars));  // never half a character
   std::string text = errors.substr(0, end);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (skip > 0) {
+    text = "[... " + std::to_string(skip) + (skip == 1 ? " line" : " lines") + " before]\n" + text;
+  }
   if (end < errors.size()) {
     text += "\n[... " + std::to_string(errors.size() - end) + " more bytes]";
   }

@@ -1,5 +1,10 @@
 #include "report/stored_run.h"
 
+#include <fstream>
+#include <optional>
+
+#include "core/text.h"
+
 #include "report/charts.h"
 #include "roofline/reference_analysis.h"
 #include "search/journal.h"
@@ -26,6 +31,24 @@ std::string StopMessage(const store::RunRecord& run) {
     return "the run stopped: " + run.status_message + " (kernelpro resume continues it)";
   }
   return "not finished (the run is still going, or was killed; kernelpro resume continues it)";
+}
+
+// The driver and toolchain are not in the store, but the best.py an earlier report wrote names
+// them in its header ("# driver:    580.159.04"): kept, so that rendering a run again in place
+// does not forget them.
+void EnvironmentFromBestKernel(const std::string& path, RunEnvironment& env) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line) && line.rfind("#", 0) == 0) {
+    auto value = [&](const std::string& key) -> std::optional<std::string> {
+      if (line.rfind(key, 0) != 0) return std::nullopt;
+      std::string text(Trim(std::string_view(line).substr(key.size())));
+      if (text.empty() || text == "unknown") return std::nullopt;
+      return text;
+    };
+    if (auto driver = value("# driver:")) env.driver = *driver;
+    if (auto toolchain = value("# toolchain:")) env.toolchain = *toolchain;
+  }
 }
 
 }  // namespace
@@ -77,6 +100,7 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
   }
   in.environment.device = in.config.device;
   if (in.stage1) in.environment.device_name = in.stage1->device_name;
+  EnvironmentFromBestKernel(store::RunLayout(run_dir).best_kernel(), in.environment);
   in.llm = LlmLabel(in.config.llm);
 
   search::OptimizeSummary& summary = in.summary;

@@ -3,7 +3,8 @@
 // own report input (the profiled kernels' DRAM traffic for the roofline figure).
 //
 // What the store does not keep is left out: the process's notes, and the driver and toolchain the
-// worker reported (the device name comes from the Stage-1 analysis).
+// worker reported, unless the run directory's best.py names them in its header (the device name
+// comes from the Stage-1 analysis).
 //
 // Not thread-safe beyond what store::RunStore is; a StoredRun is read by one thread.
 #pragma once
