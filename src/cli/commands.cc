@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 10> kSubcommands = {{
+constexpr std::array<Subcommand, 11> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -19,6 +19,7 @@ constexpr std::array<Subcommand, 10> kSubcommands = {{
     {"prompt", RegisterPromptCommand},
     {"optimize", RegisterOptimizeCommand},
     {"resume", RegisterResumeCommand},
+    {"report", RegisterReportCommand},
 }};
 
 }  // namespace

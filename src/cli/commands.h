@@ -25,6 +25,7 @@ CommandRunner RegisterLlmCommand(CLI::App& app);
 CommandRunner RegisterPromptCommand(CLI::App& app);
 CommandRunner RegisterOptimizeCommand(CLI::App& app);
 CommandRunner RegisterResumeCommand(CLI::App& app);
+CommandRunner RegisterReportCommand(CLI::App& app);
 
 // A subcommand: its name on the command line and the function that adds it (with its options) to
 // the app and returns what runs it.

@@ -36,6 +36,7 @@
 #include "llm/cassette.h"
 #include "llm/factory.h"
 #include "report/run_report.h"
+#include "report/stored_run.h"
 #include "roofline/hardware.h"
 #include "search/orchestrator.h"
 #include "store/run_lock.h"
@@ -327,6 +328,8 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.stage1 = orchestrator.stage1();
   report.environment = InspectEnvironment(*executor, options.device);
   report.llm = LlmLabel(llm_config);
+  report.dram_bytes =
+      report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
 
   std::optional<std::string> best_source;
   if (summary->best) {

@@ -12,6 +12,8 @@
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/text.h"
+#include "report/charts.h"
+#include "report/svg.h"
 #include "store/run_layout.h"
 
 namespace kernelpro::report {
@@ -68,6 +70,25 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
     text = text.substr(0, Utf8Prefix(text, max_chars - 3)) + "...";
   }
   return text;
+}
+
+// Whether a candidate file may be linked from the reports: a run-directory-relative path of plain
+// characters, as the run store keeps it ("candidates/0042.py"). Anything else is shown as text,
+// never as a link.
+bool Linkable(const std::string& file) {
+  if (file.empty() || file.front() == '/' || file.find("..") != std::string::npos) return false;
+  for (char c : file) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
+        c != '/') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "[`candidates/0042.py`](candidates/0042.py)", or the path as code when it may not be linked.
+std::string MarkdownFile(const std::string& file) {
+  return Linkable(file) ? "[`" + file + "`](" + file + ")" : "`" + file + "`";
 }
 
 // What the reports show of one tree node, whichever way they render it.
@@ -225,8 +246,54 @@ std::string FirstLine(const std::string& text, size_t max_chars = 100) {
   return "";
 }
 
+// Whether `line` is a compiler's (or CUDA's) error line: "x.cu(9): error: ...", "x.cpp:3:5: fatal
+// error: ...", "ptxas error   : ...", "CUDA error: ...". Not "RuntimeError:" (a traceback's last
+// line, which the head of the log shows anyway) and not "-Werror=...".
+bool IsErrorLine(std::string_view line) {
+  for (size_t at = line.find("error"); at != std::string_view::npos;
+       at = line.find("error", at + 1)) {
+    const bool word_start =
+        at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_');
+    size_t after = at + 5;
+    while (after < line.size() && line[after] == ' ') ++after;
+    if (word_start && after < line.size() && line[after] == ':') return true;
+  }
+  return false;
+}
+
+// Where the first error line of `errors` starts (0 when none), and its index among the lines.
+size_t FirstErrorOffset(const std::string& errors, int* line_index = nullptr) {
+  size_t begin = 0;
+  for (int index = 0; begin < errors.size(); ++index) {
+    size_t newline = errors.find('\n', begin);
+    size_t end = newline == std::string::npos ? errors.size() : newline;
+    if (IsErrorLine(std::string_view(errors).substr(begin, end - begin))) {
+      if (line_index) *line_index = index;
+      return begin;
+    }
+    begin = end + 1;
+  }
+  if (line_index) *line_index = 0;
+  return 0;
+}
+
+// Why a node failed, in a line: its first error line (a gcc log opens with "In function ..." and
+// the command lines, which say nothing), else its first line that says something.
+std::string FirstErrorLine(const std::string& errors, size_t max_chars = 100) {
+  return FirstLine(errors.substr(FirstErrorOffset(errors)), max_chars);
+}
+
 // The head of a failed node's errors: enough to recognise the failure, not the whole build log.
-std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t max_chars = 2000) {
+// It starts `context` lines before the first error line, so the "In function" line that precedes
+// a gcc error stays with it.
+std::string ErrorExcerpt(const std::string& all_errors, int max_lines = 20,
+                         size_t max_chars = 2000, int context = 2) {
+  int error_line = 0;
+  FirstErrorOffset(all_errors, &error_line);
+  const int skip = std::max(0, error_line - context);
+  size_t start = 0;
+  for (int line = 0; line < skip; ++line) start = all_errors.find('\n', start) + 1;
+  const std::string errors = all_errors.substr(start);
   size_t end = 0;
   for (int line = 0; line < max_lines && end < errors.size(); ++line) {
     size_t newline = errors.find('\n', end);
@@ -235,6 +302,9 @@ std::string ErrorExcerpt(const std::string& errors, int max_lines = 20, size_t m
   end = Utf8Prefix(errors, std::min(end, max_chars));  // never half a character
   std::string text = errors.substr(0, end);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (skip > 0) {
+    text = "[... " + std::to_string(skip) + (skip == 1 ? " line" : " lines") + " before]\n" + text;
+  }
   if (end < errors.size()) {
     text += "\n[... " + std::to_string(errors.size() - end) + " more bytes]";
   }
@@ -255,10 +325,10 @@ void MarkdownTree(const RunReportInput& in, int id, int depth, std::ostringstrea
     if (!f.verdict.empty()) out << " · " << f.verdict;
     out << " · reward " << FormatFixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
-    if (f.info && !f.info->file.empty()) out << " · `" << f.info->file << "`";
+    if (f.info && !f.info->file.empty()) out << " · " << MarkdownFile(f.info->file);
     // Why a failed node failed, in a line (the HTML report holds the head of the errors).
-    if (!node.correct() && f.info && !FirstLine(f.info->errors).empty()) {
-      out << " — " << FirstLine(f.info->errors);
+    if (!node.correct() && f.info && !FirstErrorLine(f.info->errors).empty()) {
+      out << " — " << FirstErrorLine(f.info->errors);
     }
   }
   out << "\n";
@@ -322,6 +392,9 @@ summary { cursor: pointer; }
 .node p { margin: .2em 0; }
 pre { background: #f6f8fa; border: 1px solid #d1d9e0; padding: .6em; margin: .3em 0;
       white-space: pre-wrap; overflow-wrap: anywhere; }
+pre.code { white-space: pre; overflow-x: auto; overflow-wrap: normal; }
+figure { margin: 1em 0 1.5em; }
+figcaption { color: #59636e; font-size: 13px; margin-top: .3em; max-width: 60em; }
 )";
 
 // A bar whose length is the node's speedup on a scale where the longest bar is the best kernel or
@@ -336,6 +409,13 @@ std::string HtmlBar(const std::optional<RatioInterval>& speedup, double best) {
 std::string HtmlStatus(const NodeFacts& f) {
   const char* cls = f.node->is_root() ? "muted" : f.node->correct() ? "ok" : "fail";
   return std::string("<span class=\"") + cls + "\">" + Html(StatusText(f)) + "</span>";
+}
+
+// The candidate file as code, linked (relative to report.html, which sits in the run directory)
+// when it may be.
+std::string HtmlFile(const std::string& file) {
+  const std::string code = "<code>" + Html(file) + "</code>";
+  return Linkable(file) ? "<a href=\"" + Html(file) + "\">" + code + "</a>" : code;
 }
 
 std::string HtmlNodeLink(int id) {
@@ -356,7 +436,7 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
     if (!f.verdict.empty()) out << " · " << Html(f.verdict);
     out << HtmlBar(f.speedup, best);
     if (info && !node.correct() && !info->errors.empty()) {
-      out << " <span class=\"muted\">" << Html(FirstLine(info->errors)) << "</span>";
+      out << " <span class=\"muted\">" << Html(FirstErrorLine(info->errors)) << "</span>";
     }
     out << "</summary>\n<div class=\"node\">\n";
     if (info && !info->strategy.empty()) {
@@ -364,7 +444,7 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
     }
     out << "<p class=\"muted\">reward " << FormatFixed(node.reward) << " · visits " << node.visits;
     if (node.terminal) out << " · terminal";
-    if (info && !info->file.empty()) out << " · <code>" << Html(info->file) << "</code>";
+    if (info && !info->file.empty()) out << " · " << HtmlFile(info->file);
     out << "</p>\n";
     if (info && !info->tools_fired.empty()) {
       out << "<p>Tools that fired: " << Html(Join(info->tools_fired, ", ")) << "</p>\n";
@@ -380,6 +460,117 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
     out << "</ul>\n";
   }
   out << "</li>\n";
+}
+
+// ---- Figures (report/charts.h), drawn from the same facts as the tables
+
+std::string SpeedupFigure(const RunReportInput& in) {
+  std::vector<SpeedupChartCandidate> candidates;
+  for (const search::Node& node : in.tree->nodes()) {
+    if (node.is_root()) continue;
+    NodeFacts f = FactsOf(in, node.id);
+    candidates.push_back({f.iteration, f.name, f.status, f.speedup});
+  }
+  return SpeedupChart(std::max(in.tree->expansions(), in.summary.iterations_done), candidates);
+}
+
+std::string TreeFigure(const RunReportInput& in) {
+  std::vector<TreeChartNode> nodes;
+  for (const search::Node& node : in.tree->nodes()) {
+    NodeFacts f = FactsOf(in, node.id);
+    std::string tooltip = f.name + ": " + StatusText(f) + ", visits " + std::to_string(node.visits);
+    if (!node.is_root()) {
+      tooltip = f.name + " (iteration " + std::to_string(f.iteration) + ", " + f.mode +
+                "): " + StatusText(f) + (f.verdict.empty() ? "" : ", " + f.verdict) + ", visits " +
+                std::to_string(node.visits);
+      if (f.info && !f.info->strategy.empty()) tooltip += "\n" + OneLine(f.info->strategy, 160);
+    }
+    nodes.push_back({node.id, node.parent, f.name, f.status, node.visits, tooltip});
+  }
+  return TreeChart(nodes, in.tree->BestNode());
+}
+
+// "0.57 TFLOP/s at 0.30 FLOP/B"
+std::string PositionText(double flops_per_s, double intensity) {
+  return svg::WithUnit(flops_per_s, "FLOP/s") + " at " + FormatFixed(intensity) + " FLOP/B";
+}
+
+// The roofline figure with its caption, or a sentence saying why there is none.
+std::string RooflineFigure(const RunReportInput& in) {
+  const std::string device = in.environment.device.empty() ? in.config.device
+                                                           : in.environment.device;
+  if (device != "cuda") {
+    return "<p class=\"muted\">No roofline chart: this run measured on " + Html(device) +
+           ", and a roofline is a GPU's (its memory bandwidth and peak FLOP/s, with the kernels' "
+           "DRAM traffic counted by ncu).</p>\n";
+  }
+  if (!in.stage1 || !(in.stage1->flops > 0)) {
+    return "<p class=\"muted\">No roofline chart: the run has no Stage-1 analysis with the "
+           "problem's FLOPs, so neither the roofs nor the points are known.</p>\n";
+  }
+  const roofline::ReferenceAnalysis& s1 = *in.stage1;
+  RooflineChartInput chart{s1.gpu_name, s1.precision, s1.peak_flops, s1.dram_bytes_per_s, {}};
+  // The reference's median time: a correct node's speedup is the ratio of the two medians.
+  double reference_s = 0;
+  std::string reference_timing = "its median time in the evaluations";
+  if (auto best = in.tree->BestNode()) {
+    const search::NodeInfo* info = Info(in, *best);
+    const search::Node& node = in.tree->node(*best);
+    if (info && info->candidate_ms && node.speedup) {
+      reference_s = node.speedup->estimate * *info->candidate_ms * 1e-3;
+    }
+  }
+  if (reference_s <= 0 && s1.measured && s1.measured->duration_s > 0) {
+    reference_s = s1.measured->duration_s;
+    reference_timing = "its kernels' time under ncu (Stage 1)";
+  }
+  if (reference_s > 0 && s1.min_bytes > 0) {
+    const double intensity = s1.flops / s1.min_bytes, achieved = s1.flops / reference_s;
+    chart.points.push_back({"reference", intensity, achieved, true, false,
+                            "the reference: " + PositionText(achieved, intensity) +
+                                " (minimum bytes)"});
+  }
+  int correct = 0, placed = 0;
+  const std::optional<int> best = in.tree->BestNode();
+  for (const search::Node& node : in.tree->nodes()) {
+    if (!node.correct()) continue;
+    ++correct;
+    const search::NodeInfo* info = Info(in, node.id);
+    auto bytes = in.dram_bytes.find(node.id);
+    if (!info || !info->candidate_ms || *info->candidate_ms <= 0 || bytes == in.dram_bytes.end() ||
+        bytes->second <= 0) {
+      continue;
+    }
+    ++placed;
+    const double intensity = s1.flops / bytes->second;
+    const double achieved = s1.flops / (*info->candidate_ms * 1e-3);
+    chart.points.push_back({NodeName(node.id), intensity, achieved, false, best == node.id,
+                            NodeName(node.id) + ": " + PositionText(achieved, intensity) + ", " +
+                                (node.speedup ? RatioText(*node.speedup) : std::string())});
+  }
+  const std::string figure = RooflineChart(chart);
+  if (figure.empty()) {
+    return "<p class=\"muted\">No roofline chart: neither the reference's time nor a profiled "
+           "candidate is known.</p>\n";
+  }
+  std::ostringstream out;
+  out << "<figure>\n" << figure << "<figcaption>Roofline of " << Html(s1.gpu_name) << " ("
+      << Html(s1.precision) << "). Height: the problem's " << svg::WithUnit(s1.flops, "FLOP")
+      << " (Stage 1) over the median time, so the ratio of two heights is their speedup. "
+      << "Intensity: those FLOPs per byte the kernels moved to and from DRAM (ncu counters); the "
+      << "reference at its minimum bytes, timed by " << reference_timing << ". " << placed
+      << " of " << correct << " correct candidates had counters.</figcaption>\n</figure>\n";
+  return out.str();
+}
+
+// The longest run of backticks in `text`, so a Markdown fence around it can be longer.
+size_t LongestBacktickRun(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
 }
 
 }  // namespace
@@ -473,7 +664,9 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   } else {
     const search::NodeInfo* info = Info(in, verdict->node);
     out << "Best kernel: **" << NodeName(verdict->node) << "**";
-    if (info && !info->file.empty()) out << " (`" << info->file << "`, saved as `best.py`)";
+    if (info && !info->file.empty()) {
+      out << " (" << MarkdownFile(info->file) << ", saved as [`best.py`](best.py))";
+    }
     out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over the reference, "
         << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
@@ -506,6 +699,13 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   out << "## Search tree\n\n";
   MarkdownTree(in, search::Tree::kRootId, 0, out);
   out << "\n";
+
+  if (verdict && !in.best_source.empty()) {
+    const std::string best_py = RenderBestKernel(in, in.best_source);
+    const std::string fence(std::max<size_t>(3, LongestBacktickRun(best_py) + 1), '`');
+    out << "## Best kernel\n\n[`best.py`](best.py), " << NodeName(verdict->node) << ":\n\n"
+        << fence << "python\n" << best_py << fence << "\n\n";
+  }
 
   if (!in.summary.notes.empty()) {
     out << "## Notes\n\n";
@@ -541,7 +741,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     const search::NodeInfo* info = Info(in, verdict->node);
     out << "<p>Best kernel: <strong>" << HtmlNodeLink(verdict->node) << "</strong>";
     if (info && !info->file.empty()) {
-      out << " (<code>" << Html(info->file) << "</code>, saved as <code>best.py</code>)";
+      out << " (" << HtmlFile(info->file) << ", saved as " << HtmlFile("best.py") << ")";
     }
     out << ", <strong>" << FormatFixed(verdict->speedup.estimate)
         << "x</strong> over the reference, " << ConfidenceInterval(verdict->speedup) << ".</p>\n";
@@ -567,6 +767,15 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     out << "</table>\n";
   }
 
+  out << "<h2>Figures</h2>\n";
+  out << "<figure>\n" << SpeedupFigure(in) << "<figcaption>The best speedup over the reference "
+      << "after each iteration, with its interval as a band; each point a candidate with its "
+      << "interval, a cross a candidate that failed.</figcaption>\n</figure>\n";
+  out << "<figure>\n" << TreeFigure(in) << "<figcaption>The search tree: a node per candidate "
+      << "under the node it was written from, coloured by its outcome, sized by its MCTS visits; "
+      << "hover a node for its details.</figcaption>\n</figure>\n";
+  out << RooflineFigure(in);
+
   out << "<h2>Iterations</h2>\n<table>\n";
   out << "<tr><th>iteration</th><th>mode</th><th>expanded</th><th>outcome</th>"
       << "<th>tools that fired</th></tr>\n";
@@ -586,6 +795,12 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   HtmlTree(in, search::Tree::kRootId, best, out);
   out << "</ul>\n";
 
+  if (verdict && !in.best_source.empty()) {
+    out << "<h2>Best kernel</h2>\n<details open><summary>" << HtmlFile("best.py") << ", "
+        << NodeName(verdict->node) << "</summary>\n<pre class=\"code\">"
+        << Html(RenderBestKernel(in, in.best_source)) << "</pre>\n</details>\n";
+  }
+
   if (!in.summary.notes.empty()) {
     out << "<h2>Notes</h2>\n<ul>\n";
     for (const std::string& note : in.summary.notes) out << "<li>" << Html(note) << "</li>\n";
@@ -595,8 +810,11 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   return out.str();
 }
 
-Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source) {
-  const store::RunLayout layout(input.config.run_dir);
+Status WriteRunFiles(const RunReportInput& given, const std::optional<std::string>& best_source,
+                     const std::string& out_dir) {
+  RunReportInput input = given;
+  if (input.best_source.empty() && best_source) input.best_source = *best_source;
+  const store::RunLayout layout(out_dir.empty() ? input.config.run_dir : out_dir);
   std::error_code ec;
   std::filesystem::remove(layout.best_kernel(), ec);
   if (best_source) {

@@ -34,6 +34,12 @@ struct RunReportInput {
   std::optional<roofline::ReferenceAnalysis> stage1;
   RunEnvironment environment;
   std::string llm;  // "openai:gpt-4o", "replay:PATH"
+  // The best kernel's source, shown in both reports as best.py holds it; "" when unknown (then
+  // WriteRunFiles fills it from its `best_source`).
+  std::string best_source;
+  // By tree id: the DRAM bytes a profiled node's kernels moved (ncu; DramBytesFromMetrics of its
+  // stored profile), which place it on the report's roofline figure.
+  std::map<int, double> dram_bytes;
 };
 
 // The speedup of the best node over its parent's (the reference, 1x, for a seed or a repair), and
@@ -62,16 +68,20 @@ std::string RenderBestKernel(const RunReportInput& input, const std::string& sou
 
 std::string RenderMarkdownReport(const RunReportInput& input);
 
-// The Markdown report's content as one HTML page for a browser, offline: inline CSS, no scripts,
-// fonts, images or links outside the page. Adds what a page shows better: a bar per node with its
-// speedup relative to the best, and the head of each failed node's errors in the collapsible
-// search tree. Every text from the run (strategies, errors, paths, labels) is HTML-escaped.
+// The Markdown report's content as one HTML page for a browser, offline: inline CSS and inline SVG
+// figures (report/charts.h: speedup over iterations, the search tree, on a GPU the roofline), no
+// scripts, fonts, images or links outside the page (candidate files are linked relative to the
+// run directory). Adds what a page shows better: a bar per node with its speedup relative to the
+// best, and the head of each failed node's errors in the collapsible search tree. Every text from
+// the run (strategies, errors, paths, labels) is HTML-escaped.
 std::string RenderHtmlReport(const RunReportInput& input);
 
 // What a run leaves for its user in its run directory (store/run_layout.h): best.py when there is
 // a best kernel (`best_source`; an older best.py is removed either way, so it never outlives the
 // run that found it), report.md and report.html. Each file is written whole or not at all; the
-// first failure is returned and names the file.
-Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source);
+// first failure is returned and names the file. `out_dir` (not empty) writes them there instead
+// (`kernelpro report RUN_DIR --out DIR`); the reports still name the run directory.
+Status WriteRunFiles(const RunReportInput& input, const std::optional<std::string>& best_source,
+                     const std::string& out_dir = "");
 
 }  // namespace kernelpro::report

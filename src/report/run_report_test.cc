@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -129,7 +131,12 @@ struct SyntheticRun {
     stage1.flops = 4.0e6;
     stage1.min_bytes = 8.0e6;
     stage1.roofline.attainable_time_s = 1.7e-6;
+    stage1.peak_flops = 67e12;
+    stage1.dram_bytes_per_s = 4.8e12;
     input.stage1 = stage1;
+    // ncu's DRAM traffic of two of the three correct kernels (n4 was not profiled).
+    input.dram_bytes = {{1, 9.0e6}, {5, 8.2e6}};
+    input.best_source = "class ModelNew(torch.nn.Module):\n    pass  # `x` < y && z\n";
   }
 
   search::Tree tree;
@@ -146,6 +153,12 @@ std::vector<size_t> Positions(const std::string& text, const std::vector<std::st
 
 bool Contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
 }
 
 TEST(RunReportGoldenTest, EachRenderingReadsAsReviewed) {
@@ -180,8 +193,9 @@ TEST(RunReportTest, HtmlShowsTheBestSpeedupWithItsIntervalAndTheLineageInOrder) 
   SyntheticRun run;
   const std::string html = RenderHtmlReport(run.input);
   EXPECT_TRUE(Contains(html,
-                       "Best kernel: <strong><a href=\"#n5\">n5</a></strong> (<code>"
-                       "candidates/0005.py</code>, saved as <code>best.py</code>), "
+                       "Best kernel: <strong><a href=\"#n5\">n5</a></strong> (<a "
+                       "href=\"candidates/0005.py\"><code>candidates/0005.py</code></a>, saved "
+                       "as <a href=\"best.py\"><code>best.py</code></a>), "
                        "<strong>2.00x</strong> over the reference, 95% interval "
                        "[1.90, 2.10]."))
       << html;
@@ -313,6 +327,145 @@ TEST(RunReportTest, HtmlIsOneOfflinePageAndTheSameRunRendersTheSameBytes) {
        {"http:", "https:", "<link", "<script", "<img", "src=", "@import", "url(", "@font-face"}) {
     EXPECT_FALSE(Contains(html, outside)) << outside;
   }
+}
+
+// The tags of an HTML page, in order: ("p", open), ("/p", close); self-closed SVG shapes and
+// HTML's void elements are left out. Enough to see that every element opened is closed in order.
+std::vector<std::string> UnbalancedTags(const std::string& html) {
+  static const std::set<std::string> kVoid = {"meta", "br", "hr", "img", "input", "link"};
+  std::vector<std::string> open, problems;
+  for (size_t at = html.find('<'); at != std::string::npos; at = html.find('<', at + 1)) {
+    if (html.compare(at, 2, "<!") == 0) continue;  // doctype, comments
+    const size_t end = html.find('>', at);
+    if (end == std::string::npos) {
+      problems.push_back("a tag never ends at " + std::to_string(at));
+      break;
+    }
+    const std::string tag = html.substr(at + 1, end - at - 1);
+    const bool closing = !tag.empty() && tag[0] == '/';
+    std::string name = tag.substr(closing ? 1 : 0);
+    name = name.substr(0, name.find_first_of(" \n/"));
+    if (!closing && (tag.back() == '/' || kVoid.count(name))) continue;
+    if (!closing) {
+      open.push_back(name);
+    } else if (open.empty() || open.back() != name) {
+      problems.push_back("</" + name + "> closes <" + (open.empty() ? "" : open.back()) + ">");
+    } else {
+      open.pop_back();
+    }
+  }
+  for (const std::string& name : open) problems.push_back("<" + name + "> never closed");
+  return problems;
+}
+
+TEST(RunReportTest, HtmlHasNoScriptNoRemoteUrlAndEveryElementIsClosed) {
+  SyntheticRun run;
+  const std::string html = RenderHtmlReport(run.input);
+  std::string lower = html;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  EXPECT_FALSE(Contains(lower, "<script"));
+  EXPECT_FALSE(std::regex_search(lower, std::regex("(src|href)\\s*=\\s*[\"']?\\s*https?:")));
+  EXPECT_FALSE(Contains(lower, "http://") || Contains(lower, "https://"));
+  EXPECT_EQ(UnbalancedTags(html), std::vector<std::string>{});
+  // The three figures are inline SVG, and each is whole.
+  EXPECT_EQ(Count(html, "<svg "), 3) << html;
+  EXPECT_EQ(Count(html, "</svg>"), 3);
+  // Links stay inside the run directory: node anchors and relative candidate files.
+  std::smatch link;
+  std::string rest = html;
+  while (std::regex_search(rest, link, std::regex("href=\"([^\"]*)\""))) {
+    const std::string target = link[1];
+    EXPECT_TRUE(target.rfind("#n", 0) == 0 || target.rfind("candidates/", 0) == 0 ||
+                target == "best.py")
+        << target;
+    rest = link.suffix();
+  }
+  EXPECT_TRUE(UnbalancedTags("<p><b>x</p></b>").size() == 2u) << "the check can fail";
+}
+
+TEST(RunReportTest, HtmlDrawsTheRunAsFiguresAndShowsTheBestKernel) {
+  SyntheticRun run;
+  const std::string html = RenderHtmlReport(run.input);
+  const std::string figures = Section(html, "<h2>Figures</h2>", "<h2>Iterations</h2>");
+  // Speedup: the six candidates, three correct with their intervals.
+  EXPECT_EQ(Count(figures, "class=\"candidate correct\""), 3) << figures;
+  EXPECT_TRUE(Contains(figures, "<title>best after iteration 3: n5 2.00x [1.90, 2.10]</title>"));
+  // The tree: a circle per node, ROOT included, the failed ones red, the best ringed.
+  EXPECT_EQ(Count(figures, "class=\"node status-"), 7);
+  EXPECT_TRUE(Contains(figures, "class=\"node status-compile_error\" fill=\"#cf222e\""));
+  EXPECT_TRUE(Contains(figures, "class=\"node status-runtime_error\" fill=\"#a40e26\""));
+  EXPECT_TRUE(Contains(figures, "<title>n2 (iteration 1, initial): compile_error, visits 3\n"
+                                "shared-memory tiles   cp.async</title>"))
+      << figures;
+  // Roofline: the reference (timed through n5: 2.00 x 0.060 ms) and the two profiled kernels.
+  EXPECT_EQ(Count(figures, "class=\"point reference\""), 1);
+  EXPECT_EQ(Count(figures, "class=\"point candidate\""), 2);
+  EXPECT_TRUE(Contains(figures, "2 of 3 correct candidates had counters"));
+  EXPECT_TRUE(Contains(figures, "<title>n5: 66.7 GFLOP/s at 0.49 FLOP/B, 2.00x [1.90, 2.10]"))
+      << figures;
+  // best.py, escaped, open and collapsible.
+  const std::string best = Section(html, "<h2>Best kernel</h2>", "</details>");
+  EXPECT_TRUE(Contains(best, "<details open><summary>")) << best;
+  EXPECT_TRUE(Contains(best, "# speedup:   2.00x over the reference"));
+  EXPECT_TRUE(Contains(best, "pass  # `x` &lt; y &amp;&amp; z"));
+}
+
+TEST(RunReportTest, ACpuRunSaysWhyItHasNoRoofline) {
+  SyntheticRun run;
+  run.input.config.device = "cpu";
+  run.input.environment.device = "cpu";
+  const std::string html = RenderHtmlReport(run.input);
+  EXPECT_EQ(Count(html, "<svg "), 2);
+  EXPECT_TRUE(Contains(html, "No roofline chart: this run measured on cpu")) << html;
+}
+
+TEST(RunReportTest, MarkdownLinksCandidatesAndFencesTheBestKernel) {
+  SyntheticRun run;
+  const std::string md = RenderMarkdownReport(run.input);
+  EXPECT_TRUE(Contains(md, "([`candidates/0005.py`](candidates/0005.py), saved as "
+                           "[`best.py`](best.py))"))
+      << md;
+  EXPECT_TRUE(Contains(md, "· [`candidates/0003.py`](candidates/0003.py)"));
+  EXPECT_TRUE(Contains(md, "## Best kernel\n\n[`best.py`](best.py), n5:\n\n```python\n# kernelpro:"))
+      << md;
+  EXPECT_TRUE(Contains(md, "pass  # `x` < y && z\n```\n"));
+  // A path that is not the run's own relative form is named, not linked.
+  run.nodes[3].file = "/abs/elsewhere.py";
+  EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "· `/abs/elsewhere.py`"));
+}
+
+TEST(RunReportTest, AFailureExcerptOpensAtTheCompilersErrorLine) {
+  SyntheticRun run;
+  run.nodes[2].errors =
+      "[1/3] c++ -c main.cpp -o main.o\n"
+      "FAILED: main.o\n"
+      "main.cpp: In function 'at::Tensor forward(at::Tensor)':\n"
+      "main.cpp:12:5: error: 'sigmoid_fast' was not declared in this scope\n"
+      "   12 |     sigmoid_fast(x);\n"
+      "      |     ^~~~~~~~~~~~\n"
+      "ninja: build stopped: subcommand failed.";
+  const std::string md = RenderMarkdownReport(run.input);
+  EXPECT_TRUE(Contains(md, "compile_error · reward -1.00 · visits 3 · "
+                           "[`candidates/0002.py`](candidates/0002.py) — main.cpp:12:5: error: "
+                           "'sigmoid_fast' was not declared in this scope"))
+      << md;
+  const std::string html = RenderHtmlReport(run.input);
+  const std::string n2 = Section(html, "<li id=\"n2\">", "<ul>");
+  EXPECT_TRUE(Contains(n2, "<span class=\"muted\">main.cpp:12:5: error: &#39;sigmoid_fast&#39;"))
+      << n2;
+  // The excerpt keeps two lines before the error (the "In function" line) and what follows.
+  EXPECT_TRUE(Contains(n2,
+                       "<pre>[... 1 line before]\nFAILED: main.o\nmain.cpp: In function "
+                       "&#39;at::Tensor forward(at::Tensor)&#39;:\nmain.cpp:12:5: error:"))
+      << n2;
+  EXPECT_TRUE(Contains(n2, "ninja: build stopped: subcommand failed.</pre>"));
+  // nvcc's form, ptxas's, and CUDA's runtime message count; a traceback's class name does not.
+  run.nodes[2].errors = "In file included from x.h:1,\nk.cu(9): error: identifier undefined";
+  EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— k.cu(9): error: identifier undefined"));
+  run.nodes[2].errors = "Traceback:\nRuntimeError: boom\nptxas error   : Entry function uses too much";
+  EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— ptxas error   : Entry function"));
+  run.nodes[2].errors = "RuntimeError: boom\n-Werror=shadow in effect";
+  EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— RuntimeError: boom"));
 }
 
 TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale) {
