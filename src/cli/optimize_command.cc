@@ -304,6 +304,7 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.stage1 = orchestrator.stage1();
   report.environment = InspectEnvironment(*executor, options.device);
   report.llm = LlmLabel(llm_config);
+  report.cost_known = cost_known;
 
   std::optional<std::string> best_source;
   if (summary->best) {
@@ -317,9 +318,10 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   const store::RunLayout layout(options.run_dir);
 
   std::cout << "stopped: " << summary->stop_message << "\n";
-  if (auto verdict = report::JudgeBest(orchestrator.tree())) {
+  if (auto verdict = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes())) {
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
-              << " over the reference; " << verdict->text << "\n";
+              << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
+              << verdict->text << "\n";
     std::cout << "kernel: " << layout.best_kernel() << "\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
