@@ -71,8 +71,12 @@ Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
 Result<roofline::ReferenceAnalysis> RunStageOneMeasured(eval::Executor& executor,
                                                         const std::string& problem,
                                                         const BenchmarkingOptions& options) {
-  Result<roofline::ReferenceAnalysis> analysis =
-      RunStageOne(executor, problem, options.gpu, options.roofline);
+  Result<roofline::ReferenceAnalysis> analysis = [&] {
+    ProgressScope analyzing(executor.progress(), {0, 0, "reference", "analyzing (stage 1)"});
+    auto analysed = RunStageOne(executor, problem, options.gpu, options.roofline);
+    if (!analysed.ok()) analyzing.set_outcome("failed");
+    return analysed;
+  }();
   if (!analysis.ok()) return analysis;
   if (executor.options().device != "cuda") {
     analysis->notes.push_back("reference run on " + executor.options().device +

@@ -22,6 +22,7 @@ namespace {
 struct AnalyzeArgs {
   std::string problem, python, gpu, profile_from, profile_name = "reference";
   bool json = false, no_ncu = false;
+  bool quiet = false;  // --quiet: no progress on stderr
   double latency_us = 5;
   eval::EvalOptions eval;
   roofline::RooflineOptions roofline;
@@ -68,6 +69,7 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
       ->capture_default_str();
   AddWorkerOptions(*cmd, args->eval, args->python);
   AddOption(*cmd, kJsonOption, args->json);
+  AddProgressOptions(*cmd, args->quiet);
   return [args] {
     std::optional<roofline::GpuSpec> forced;
     if (!args->gpu.empty()) {
@@ -90,7 +92,10 @@ CommandRunner RegisterAnalyzeCommand(CLI::App& app) {
     stage_one.roofline = args->roofline;
     stage_one.measure = !args->no_ncu && args->profile_from.empty();
     stage_one.ncu = args->ncu;
+    std::unique_ptr<ProgressReporter> progress = MakeProgress("analyze", args->quiet);
+    executor->set_progress(progress.get());
     auto analysis = agents::RunStageOneMeasured(*executor, args->problem, stage_one);
+    if (progress) progress->Finish();
     if (!analysis.ok()) return Fail(args->json, analysis.status().message());
     if (!args->profile_from.empty()) {
       profile::ArtifactPaths paths;

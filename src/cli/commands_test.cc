@@ -1,5 +1,7 @@
 // Usage errors as a user meets them: every bad invocation of every subcommand exits 2 with one
 // line on stderr that names the command, and --help still exits 0.
+#include "cli/commands.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,12 +23,22 @@ struct BadInvocation {
   std::string err;  // the whole of stderr
 };
 
+// "eval, profile, ..., report": every registered command, in order.
+std::string CommandList() {
+  std::string list;
+  for (const Subcommand& s : Subcommands())
+    list += (list.empty() ? "" : ", ") + std::string(s.name);
+  return list;
+}
+
 TEST(UsageErrorTest, EveryBadInvocationExitsTwoWithOneLine) {
   const std::vector<BadInvocation> table = {
-      {{}, "kernelpro: a command is required: one of eval, profile, collect, advise, tools, "
-           "analyze, llm, prompt, optimize, resume (kernelpro --help lists the options)\n"},
-      {{"evl"}, "kernelpro: unknown command 'evl': one of eval, profile, collect, advise, tools, "
-                "analyze, llm, prompt, optimize, resume (kernelpro --help lists the options)\n"},
+      {{},
+       "kernelpro: a command is required: one of " + CommandList() +
+           " (kernelpro --help lists the options)\n"},
+      {{"evl"},
+       "kernelpro: unknown command 'evl': one of " + CommandList() +
+           " (kernelpro --help lists the options)\n"},
       {{"eval", "--problem", kProblem},
        "kernelpro eval: --candidate is required (kernelpro eval --help lists the options)\n"},
       {{"eval", "--problem", kProblem, "--candidate", "typo.py"},
@@ -35,16 +47,19 @@ TEST(UsageErrorTest, EveryBadInvocationExitsTwoWithOneLine) {
        "kernelpro eval: --problem: missing.py: no such file\n"},
       {{"eval", "--problem", kProblem, "--candidate", kProblem, "--trials", "x"},
        "kernelpro eval: --trials: 'x' is not accepted: give a whole number from 1 to 1000\n"},
-      {{"profile", "--bogus"}, "kernelpro profile: The following argument was not expected: "
-                               "--bogus (kernelpro profile --help lists the options)\n"},
-      {{"llm", "ping", "--bogus"}, "kernelpro llm ping: The following argument was not expected: "
-                                   "--bogus (kernelpro llm ping --help lists the options)\n"},
+      {{"profile", "--bogus"},
+       "kernelpro profile: The following argument was not expected: "
+       "--bogus (kernelpro profile --help lists the options)\n"},
+      {{"llm", "ping", "--bogus"},
+       "kernelpro llm ping: The following argument was not expected: "
+       "--bogus (kernelpro llm ping --help lists the options)\n"},
       {{"optimize", "--search", "beam"},
        "kernelpro optimize: --search: beam not in {mcts,greedy}\n"},
       {{"optimize", "--llm-config", "nowhere.toml"},
        "kernelpro optimize: --llm-config: nowhere.toml: no such file\n"},
-      {{"resume"}, "kernelpro resume: run_dir is required (kernelpro resume --help lists the "
-                   "options)\n"},
+      {{"resume"},
+       "kernelpro resume: run_dir is required (kernelpro resume --help lists the "
+       "options)\n"},
       {{"prompt", "--problem", "missing.py"},
        "kernelpro prompt: --problem: missing.py: no such file\n"},
       {{"advise", "--candidate", "typo.py"},

@@ -282,4 +282,12 @@ Result<roofline::ReferenceAnalysis> RunStageOne(eval::Executor& executor,
   return agents::RunStageOne(executor, problem, forced, roofline);
 }
 
+std::unique_ptr<ProgressReporter> MakeProgress(const std::string& label, bool quiet) {
+  if (quiet) return nullptr;
+  ProgressOptions options;
+  options.terminal = ProgressReporter::StderrIsTerminal();
+  if (options.terminal) options.width = ProgressReporter::StderrWidth();
+  return std::make_unique<ProgressReporter>(std::cerr, label, options);
+}
+
 }  // namespace kernelpro::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.h"
 #include "eval/executor.h"
 #include "roofline/reference_analysis.h"
 
@@ -94,6 +95,11 @@ Status NormalizeGpus(std::vector<std::string>& gpus);
 // refused when the sandbox cannot be set up (unless --unsafe-no-sandbox).
 std::optional<eval::Executor> MakeExecutor(eval::EvalOptions& options, const std::string& python,
                                            const char* command_name, bool runs_candidates = true);
+
+// The progress display of a command on stderr (core/progress.h), each line starting with `label`
+// ("eval"): a live status line when stderr is a terminal, plain lines otherwise. Null under
+// --quiet (`quiet`): pass .get() where a ProgressSink* is taken, null meaning nobody watches.
+std::unique_ptr<ProgressReporter> MakeProgress(const std::string& label, bool quiet);
 
 // The worker's inspect step on the GPU evaluations run on (the first of --gpus), not whichever the
 // process sees first: the `info` object (gpu_name, compute_capability, driver, torch_version, ...;

@@ -19,6 +19,7 @@ struct EvalArgs {
   std::vector<std::string> candidates;
   std::string python;
   bool json = false;
+  bool quiet = false;         // --quiet: no progress on stderr
   std::string analysis_file;  // --analysis: Stage-1 ReferenceAnalysis for roofline positions
   eval::EvalOptions options;
 };
@@ -111,6 +112,10 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
             << "% the reference's time differs between the two processes";
       }
       out << "\n";
+      if (std::string noisy = eval::NoisyTimingReason(r); !noisy.empty()) {
+        out << "warning     noisy timing: " << noisy
+            << "; this speedup is not evidence either way (rerun on a quieter machine)\n";
+      }
       if (!r.timing_method.empty()) out << "timing      " << r.timing_method << "\n";
       if (auto p = Position(stage1, r.candidate_time))
         out << "roofline    candidate " << p->summary << "\n";
@@ -145,7 +150,10 @@ int Run(EvalArgs args) {
   }
   auto executor = MakeExecutor(args.options, args.python, "eval");
   if (!executor) return 2;
+  std::unique_ptr<ProgressReporter> progress = MakeProgress("eval", args.quiet);
+  executor->set_progress(progress.get());
   auto report = executor->Evaluate(args.problem, args.candidates);
+  if (progress) progress->Finish();
   if (!report.ok()) {
     if (args.json) {
       std::cout << DumpJson(Json{{"error", report.status().message()}, {"status", nullptr}})
@@ -196,6 +204,7 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
   AddOption(*cmd, kJsonOption, args->json);
+  AddProgressOptions(*cmd, args->quiet);
   AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(InputFile());
   return [args] { return Run(*args); };
 }

@@ -35,6 +35,7 @@
 #include "core/text.h"
 #include "llm/cassette.h"
 #include "llm/factory.h"
+#include "llm/price.h"
 #include "report/run_report.h"
 #include "report/stored_run.h"
 #include "roofline/hardware.h"
@@ -55,6 +56,7 @@ struct OptimizeArgs {
   std::vector<double> temperatures;  // --temperature: one, or one per candidate
   bool no_memory = false;
   bool demo = false;
+  bool quiet = false;  // --quiet: no progress on stderr
   std::uint64_t seed = 0;
   SearchBudget budget;  // iterations not given: 30, or the demo's length
   LlmOptions llm;
@@ -70,6 +72,7 @@ struct ResumeArgs {
       sandbox;          // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
   SearchBudget budget;  // what is not given: the run's own
   LlmOptions llm;
+  bool quiet = false;  // --quiet: no progress on stderr
 };
 
 // ---- what a resumed run needs from the command line that started it
@@ -177,11 +180,21 @@ std::string AlreadyHoldsARun(const std::string& run_dir) {
 
 // `recorded` is set once the run holds something worth resuming (see HoldsExchanges).
 int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bool resume,
-              bool& recorded) {
+              bool quiet, bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
   auto fail = [&](const std::string& message) {
     std::cerr << "kernelpro " << command << ": " << message << "\n";
     return 2;
+  };
+  // Each step of the work on stderr while it runs; the lines printed meanwhile (notes on stderr,
+  // the iteration lines on stdout) go through it so that none tears its status line.
+  std::shared_ptr<ProgressReporter> progress = MakeProgress(command, quiet);
+  auto say = [progress](std::ostream& out, const std::string& line) {
+    if (progress) {
+      progress->WriteAbove(out, line);
+    } else {
+      out << line << std::endl;
+    }
   };
   store::RunStoreOptions store_options;
   store_options.create = !resume;
@@ -193,8 +206,8 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   sink->on_stored = [kill](const store::LlmExchangeRecord& r) {
     KillIf(kill, "exchange", r.iteration);
   };
-  sink->log = [command](const std::string& line) {
-    std::cerr << "kernelpro " << command << ": " << line << "\n";
+  sink->log = [command, say](const std::string& line) {
+    say(std::cerr, "kernelpro " + std::string(command) + ": " + line);
   };
   // What this process uses of the stored configuration: it adds a cassette position and paths.
   llm::LlmConfig llm_config = options.llm;
@@ -224,6 +237,7 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   if (eval.work_dir.empty()) eval.work_dir = store::RunLayout(options.run_dir).work();
   auto executor = MakeExecutor(eval, python, command);
   if (!executor) return 2;
+  executor->set_progress(progress.get());
   if (options.python.empty() || options.python == "python3")
     options.python = executor->worker().python();
   auto evaluator = search::NewExecutorEvaluator(*executor);
@@ -265,7 +279,8 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
     }
   }
 
-  const bool tty = ::isatty(STDOUT_FILENO);
+  // "unknown" rather than $0 for a model without a configured price.
+  const bool cost_known = llm::CostKnown(llm_config);
   search::OrchestratorDependencies deps;
   deps.backend = backend.get();
   deps.memory_backend = backend;
@@ -275,36 +290,33 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   deps.benchmarking = benchmarking.get();
   deps.registry = &registry;
   deps.on_step_done = [kill](const store::StepKey& k) { KillIf(kill, k.step, k.iteration); };
-  deps.log = [command](const std::string& line) {
-    std::cerr << "kernelpro " << command << ": " << line << "\n";
+  deps.log = [command, say](const std::string& line) {
+    say(std::cerr, "kernelpro " + std::string(command) + ": " + line);
   };
-  deps.progress = [tty](const search::IterationProgress& p) {
+  deps.step_progress = progress.get();
+  deps.iteration_started = [progress, command](int iteration, int iterations) {
+    if (progress) {
+      progress->SetLabel(std::string(command) + ": iteration " + std::to_string(iteration) + "/" +
+                         std::to_string(iterations));
+    }
+  };
+  deps.progress = [say, cost_known](const search::IterationProgress& p) {
     std::ostringstream line;
     line << "iteration " << p.iteration << "/" << p.iterations << "  " << agents::ToString(p.mode)
          << " from "
          << (p.parent == search::Tree::kRootId ? std::string("ROOT")
                                                : "n" + std::to_string(p.parent))
          << ": " << p.outcome << "  | best " << (p.best ? RatioText(*p.best) : std::string("none"))
-         << " | cost $" << FormatFixed(p.cost_usd, 4) << (p.resumed ? " (resumed)" : "");
-    if (tty) {
-      // On a terminal the last line says what is running now; the next line replaces it.
-      std::cout << "\r\033[K" << line.str() << "\n";
-      if (p.iteration < p.iterations) {
-        std::cout << "  ... iteration " << p.iteration + 1 << "/" << p.iterations << " running"
-                  << std::flush;
-      }
-    } else {
-      std::cout << line.str() << std::endl;
-    }
+         << " | cost " << llm::CostText(p.cost_usd, cost_known) << (p.resumed ? " (resumed)" : "");
+    say(std::cout, line.str());
   };
 
   std::cout << "kernelpro " << command << ": run directory " << options.run_dir << std::endl;
   SetTerminationNote("the run directory is consistent; continue it with: kernelpro resume " +
                      options.run_dir);
-  if (tty) std::cout << "  ... running" << std::flush;
   search::Orchestrator orchestrator(options, deps);
   auto summary = orchestrator.Run();
-  if (tty) std::cout << "\r\033[K" << std::flush;
+  if (progress) progress->Finish();
   if (!summary.ok()) {
     recorded = resume || HoldsExchanges(**store);
     std::cerr << "kernelpro " << command << ": the run stopped: " << summary.status().message()
@@ -330,6 +342,7 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.llm = LlmLabel(llm_config);
   report.dram_bytes =
       report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
+  report.cost_known = cost_known;
 
   std::optional<std::string> best_source;
   if (summary->best) {
@@ -343,23 +356,25 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   const store::RunLayout layout(options.run_dir);
 
   std::cout << "stopped: " << summary->stop_message << "\n";
-  if (auto verdict = report::JudgeBest(orchestrator.tree())) {
+  if (auto verdict = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes())) {
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
-              << " over the reference; " << verdict->text << "\n";
+              << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
+              << verdict->text << "\n";
     std::cout << "kernel: " << layout.best_kernel() << "\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
   std::cout << "report: " << layout.markdown_report() << " (HTML: " << layout.html_report()
             << ")\n";
-  std::cout << "LLM: " << summary->exchanges << " exchanges, $" << FormatFixed(summary->cost_usd, 4)
-            << "\n";
+  std::cout << "LLM: " << summary->exchanges << " exchanges, cost "
+            << llm::CostText(summary->cost_usd, cost_known) << "\n";
   return summary->best ? 0 : 1;
 }
 
-int Optimize(const search::RunConfig& options, const tools::ToolRegistry& registry, bool resume) {
+int Optimize(const search::RunConfig& options, const tools::ToolRegistry& registry, bool resume,
+             bool quiet) {
   bool recorded = false;
-  if (resume) return RunSearch(options, registry, resume, recorded);
+  if (resume) return RunSearch(options, registry, resume, quiet, recorded);
   // A new run: a run that fails before it recorded anything takes back what it created (the run
   // directory, or what it added to an existing one), so that no half-made run.db makes the next
   // `optimize` refuse the directory as "already holding a run".
@@ -392,7 +407,7 @@ int Optimize(const search::RunConfig& options, const tools::ToolRegistry& regist
     case StoredRun::kNone:
       break;
   }
-  const int code = RunSearch(options, registry, resume, recorded);
+  const int code = RunSearch(options, registry, resume, quiet, recorded);
   if (!recorded) made->Undo();
   return code;
 }
@@ -506,10 +521,15 @@ int RunOptimize(OptimizeArgs& args) {
   }
   if (demo) {
     llm_config->replay_mode = "sequential";
+    // Say what is real, and on cpu what is not done at all.
     std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
               << ", the model's replies replayed from " << demo->cassette
-              << " (candidates written by the kernelpro project; every build, check, timing and "
-                 "profile is real)"
+              << " (candidates written by the kernelpro project; "
+              << (args.device == "cuda"
+                      ? "every build, check, timing and profile is real)"
+                      : "every build, check and timing is real; on cpu nothing is profiled: no "
+                        "ncu, no SASS, no roofline, so optimise prompts get no profiling "
+                        "feedback)")
               << std::endl;
   }
   o.llm = *llm_config;
@@ -517,7 +537,7 @@ int RunOptimize(OptimizeArgs& args) {
   o.worker_python = args.python;
   o.gpu_name = args.gpu;
   o.tools = WithAbsolutePaths(args.tools);
-  return Optimize(o, *registry, /*resume=*/false);
+  return Optimize(o, *registry, /*resume=*/false, args.quiet);
 }
 
 int RunResume(ResumeArgs& args) {
@@ -595,7 +615,7 @@ int RunResume(ResumeArgs& args) {
     return fail(s.message() + (o.device == "cuda" ? " (this run's candidates are CUDA kernels)"
                                                   : ""));
   }
-  return Optimize(o, *registry, /*resume=*/true);
+  return Optimize(o, *registry, /*resume=*/true, args.quiet);
 }
 
 }  // namespace
@@ -646,6 +666,7 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   AddToolOptions(*cmd, args->tools);
   args->eval.precompiled_headers = true;  // a search builds many candidates: worth it
   AddExecutorOptions(*cmd, args->eval, args->python);
+  AddProgressOptions(*cmd, args->quiet);
   return [args] { return RunOptimize(*args); };
 }
 
@@ -665,6 +686,7 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
   AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   AddOption(*cmd, kSearchOption, args->search)->check(CLI::IsMember({"mcts", "greedy"}));
   AddDeviceOption(*cmd, args->device)->default_str("the run's own");
+  AddProgressOptions(*cmd, args->quiet);
   return [args] { return RunResume(*args); };
 }
 

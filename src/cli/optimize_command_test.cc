@@ -652,6 +652,22 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
       << demo.out;
   EXPECT_NE(demo.out.find("iteration 2/2  debug from n1: correct"), std::string::npos) << demo.out;
   EXPECT_NE(demo.out.find("best: n"), std::string::npos) << demo.out;
+  // On cpu it says what it did not do; a replay without a configured price costs "unknown".
+  EXPECT_NE(demo.out.find("every build, check and timing is real; on cpu nothing is profiled: "
+                          "no ncu, no SASS, no roofline"),
+            std::string::npos)
+      << demo.out;
+  EXPECT_EQ(demo.out.find("profile is real"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("| cost unknown"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("LLM: 4 exchanges, cost unknown"), std::string::npos) << demo.out;
+  EXPECT_EQ(demo.out.find("$0.0000"), std::string::npos) << demo.out;
+  EXPECT_NE(ReadFile(run / "report.md").find("- Not done on cpu: no profiling"), std::string::npos);
+  // While it ran, stderr (a pipe here) told each step of each candidate as it happened.
+  EXPECT_NE(demo.err.find("optimize: iteration 1/2: programmer: asking the model... done in "),
+            std::string::npos)
+      << demo.err;
+  EXPECT_NE(demo.err.find("optimize: iteration 2/2: cand 1/"), std::string::npos) << demo.err;
+  EXPECT_NE(demo.err.find(".py: timing... done in "), std::string::npos) << demo.err;
   for (const char* file :
        {"run.db", "best.py", "report.md", "report.html", "memory.jsonl", "candidates/0001.py"}) {
     EXPECT_TRUE(fs::exists(run / file)) << file;

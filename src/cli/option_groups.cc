@@ -22,6 +22,7 @@ constexpr char kLlm[] = "LLM";
 constexpr char kTools[] = "Tools";
 constexpr char kCutlass[] = "CUTLASS";
 constexpr char kBudget[] = "Search budget";
+constexpr char kOutput[] = "Output";
 
 // Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
 // thresholds are errors listing what exists.
@@ -413,6 +414,15 @@ Status CheckCutlassDir(const std::string& cutlass_dir) {
 }
 
 // ---- search budget
+
+void AddProgressOptions(CLI::App& command, bool& quiet) {
+  AddOption(command,
+            {"--quiet,-q",
+             "No progress on stderr (each candidate's steps with their times: a status line on a "
+             "terminal, one line per step in a pipe); results and errors are still printed",
+             nullptr, kOutput},
+            quiet);
+}
 
 void AddBudgetOptions(CLI::App& command, SearchBudget& budget) {
   AddOption(command,

@@ -13,6 +13,7 @@
 //       tools     --tool-plugin, --tool-rules, --threshold, --no-energy
 //       CUTLASS   --cutlass-dir
 //       budget    --iterations, --max-cost, --time-limit   (optimize, resume)
+//       output    --quiet          (eval, optimize, resume, profile, analyze: long work)
 //   - single options several commands take with one meaning (--problem, --json, --device, ...):
 //     an OptionSpec below, added with AddOption; each command binds its own field and adds its own
 //     checks and default.
@@ -162,6 +163,9 @@ struct SearchBudget {
   double max_cost = -1;    // USD
   double time_limit = -1;  // seconds
 };
+
+// --quiet: no progress display on stderr (core/progress.h; MakeProgress in common.h).
+void AddProgressOptions(CLI::App& command, bool& quiet);
 
 // --iterations, --max-cost, --time-limit.
 void AddBudgetOptions(CLI::App& command, SearchBudget& budget);

@@ -46,6 +46,7 @@ int ListMetrics(bool json) {
 struct ProfileArgs {
   std::string problem, candidate, python, metrics;
   bool json = false, no_ncu = false, no_sass = false, no_timeline = false, list_metrics = false;
+  bool quiet = false;  // --quiet: no progress on stderr
   eval::EvalOptions eval;
   eval::ProfileOptions profile;
 };
@@ -82,6 +83,7 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   AddWorkerOptions(*cmd, args->eval, args->python);
   AddSandboxOptions(*cmd, args->eval);
   AddOption(*cmd, kJsonOption, args->json);
+  AddProgressOptions(*cmd, args->quiet);
   cmd->add_flag("--list-metrics", args->list_metrics, "Print the ncu metric catalog and exit");
   return [args] {
     if (args->list_metrics) return ListMetrics(args->json);
@@ -112,7 +114,10 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
     for (std::string m; std::getline(list, m, ',');) {
       if (!m.empty()) args->profile.ncu_options.metrics.push_back(m);
     }
+    std::unique_ptr<ProgressReporter> progress = MakeProgress("profile", args->quiet);
+    executor->set_progress(progress.get());
     auto metrics = eval::ProfileCandidate(*executor, args->problem, args->candidate, args->profile);
+    if (progress) progress->Finish();
     if (!metrics.ok()) {
       if (saved) saved->RemoveIfEmpty();
       std::cerr << "kernelpro profile: " << metrics.status().message() << "\n";

@@ -147,4 +147,13 @@ std::string RatioText(const RatioInterval& r) {
   return FormatFixed(r.estimate) + "x [" + FormatFixed(r.low) + ", " + FormatFixed(r.high) + "]";
 }
 
+bool NoisyInterval(const RatioInterval& ratio) {
+  if (!(ratio.estimate > 0)) return false;
+  return (ratio.high - ratio.low) / ratio.estimate > kNoisyIntervalWidth;
+}
+
+bool NoisySpread(const SampleSummary& summary) {
+  return summary.relative_spread > kNoisyRelativeSpread;
+}
+
 }  // namespace kernelpro

@@ -36,6 +36,21 @@ struct RatioInterval {
 // A speedup as people read it: "1.84x [1.82, 1.86]".
 std::string RatioText(const RatioInterval& ratio);
 
+// When a timing is too noisy to rank kernels by. Such a speedup is printed with a "noisy timing"
+// note wherever it appears and never counts as faster than anything (search/tree.h
+// ClearlyFaster): a rerun may well land on the other side of its parent.
+//   - The interval is wider than half its estimate: [0.53, 1.97] around 1.24x spans 1.16x, and
+//     could not even say whether the kernel is faster than the reference. Intervals of a steady
+//     GPU timing are a few percent wide; 50 % only happens on a busy or throttling machine.
+inline constexpr double kNoisyIntervalWidth = 0.5;  // (high - low) / estimate above this: noisy
+//   - One side's calls spread more than their median: IQR / median above 100 %.
+inline constexpr double kNoisyRelativeSpread = 1.0;
+
+// (high - low) / estimate > kNoisyIntervalWidth; false for an estimate of 0 (nothing timed).
+bool NoisyInterval(const RatioInterval& ratio);
+// relative_spread (IQR / median) > kNoisyRelativeSpread.
+bool NoisySpread(const SampleSummary& summary);
+
 // Speedup-style ratio median(numerator)/median(denominator) with a percentile-bootstrap interval:
 // each resample draws both sample sets with replacement. Deterministic for a given seed.
 // Both inputs must be non-empty and the denominator median positive; otherwise all fields are 0.

@@ -151,5 +151,20 @@ TEST(BootstrapBlockMedianRatioTest, DegenerateInputsGiveZeros) {
   }
 }
 
+TEST(NoisyTimingTest, AnIntervalWiderThanHalfItsEstimateIsNoisy) {
+  EXPECT_TRUE(NoisyInterval({1.24, 0.527, 1.969, 0.95}));  // the interval
+  EXPECT_TRUE(NoisyInterval({2.0, 1.4, 2.6, 0.95}));       // 60 %
+  EXPECT_FALSE(NoisyInterval({2.0, 1.6, 2.4, 0.95}));      // 40 %
+  EXPECT_FALSE(NoisyInterval({0, 0, 0, 0}));               // nothing timed
+}
+
+TEST(NoisyTimingTest, ASpreadAboveTheMedianIsNoisy) {
+  SampleSummary spread;
+  spread.relative_spread = 2.87;  // IQR 287 %
+  EXPECT_TRUE(NoisySpread(spread));
+  spread.relative_spread = 0.9;
+  EXPECT_FALSE(NoisySpread(spread));
+}
+
 }  // namespace
 }  // namespace kernelpro

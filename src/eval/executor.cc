@@ -87,6 +87,41 @@ Json Pick(const Json& meta, std::initializer_list<const char*> keys) {
   return picked;
 }
 
+// A candidate's step as its progress line names it: "cand 2/3 cuda_swish.py: building".
+ProgressStep StepOf(const ProgressStep& item, const char* step) {
+  ProgressStep s = item;
+  s.step = step;
+  return s;
+}
+
+// How a step that left `result` as it is ended, for its progress line: "" (done) or the verdict.
+std::string StepOutcome(const EvalResult& result) {
+  return result.status == EvalStatus::kCorrect ? "" : EvalStatusName(result.status);
+}
+
+// One step of a candidate, reported from construction until End() or destruction (every return
+// path ends it), its outcome the candidate's verdict at that moment.
+class CandidateStep {
+ public:
+  CandidateStep(ProgressSink* sink, ProgressStep step, const EvalResult& result)
+      : sink_(sink), step_(std::move(step)), result_(result) {
+    if (sink_) sink_->StepStarted(step_);
+  }
+  ~CandidateStep() { End(); }
+  CandidateStep(const CandidateStep&) = delete;
+  CandidateStep& operator=(const CandidateStep&) = delete;
+  void End() { EndAs(StepOutcome(result_)); }
+  void EndAs(const std::string& outcome) {
+    if (sink_) sink_->StepFinished(step_, outcome);
+    sink_ = nullptr;
+  }
+
+ private:
+  ProgressSink* sink_;
+  ProgressStep step_;
+  const EvalResult& result_;
+};
+
 }  // namespace
 
 // One evaluation's reference, shared by its device threads. A thread whose step found the cached
@@ -419,12 +454,13 @@ Result<std::unique_ptr<WorkerSession>> Executor::StartCandidate(
 
 void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
                             const std::string& work, const std::map<std::string, std::string>& env,
-                            EvalResult& result, std::unique_ptr<WorkerSession> session) {
+                            EvalResult& result, std::unique_ptr<WorkerSession> session,
+                            const ProgressStep& item) {
   const EvalResult before = result;
   Json reference = shared.Get();
   for (int attempt = 0;; ++attempt) {
     std::string changed =
-        CheckAndTimeOnce(problem, reference, work, env, result, std::move(session));
+        CheckAndTimeOnce(problem, reference, work, env, result, std::move(session), item);
     if (changed.empty()) return;
     if (attempt > 0) {
       result.status = EvalStatus::kRuntimeError;
@@ -463,10 +499,13 @@ void Executor::CheckAndTime(const std::string& problem, SharedReference& shared,
 std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                        const std::string& work,
                                        const std::map<std::string, std::string>& env,
-                                       EvalResult& result, std::unique_ptr<WorkerSession> session) {
+                                       EvalResult& result, std::unique_ptr<WorkerSession> session,
+                                       const ProgressStep& item) {
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
   std::string changed;  // set by a step that found the reference's files changed on disk
   auto start = Clock::now();
+  // Load, check and compare: "checking" until the outputs are judged.
+  CandidateStep checking(progress_, StepOf(item, "checking"), result);
 
   Json candidate = CandidateRequest(result.candidate, reference);
   if (candidate.is_null()) {
@@ -573,6 +612,8 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     return "";
   }
 
+  checking.End();
+  CandidateStep timing(progress_, StepOf(item, "timing"), result);
   start = Clock::now();
   bool timed =
       TimeInterleaved(problem, reference, **referee, cand, candidate, work, result, changed);
@@ -812,6 +853,13 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     (void)Referee(GpuPool::EnvFor(gpu_pool_->only_gpu()));
   }
   std::vector<EvalResult> results(candidate_paths.size());
+  // How each candidate's progress lines name it: "cand 2/3 cuda_swish.py".
+  std::vector<ProgressStep> items(candidate_paths.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    items[i] = {static_cast<int>(i + 1), static_cast<int>(items.size()),
+                fs::path(candidate_paths[i]).filename().string(), ""};
+  }
+  if (progress_) progress_->BatchStarted(static_cast<int>(items.size()));
   for (EvalResult& r : results) {
     r.sandbox = worker_.sandbox().Describe();
     r.sandboxed = worker_.sandbox().active();
@@ -866,6 +914,10 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
       for (Finding& f : r.findings) f.severity = "warn";
     }
   }
+  // A candidate the static checks refused has no step left.
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!proceed[i] && progress_) progress_->ItemFinished(items[i]);
+  }
 
   // Unique per evaluation too: evaluations may run concurrently in one process. Each candidate's
   // work directory is created empty before its process starts (the sandbox mounts it).
@@ -907,7 +959,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     int threads =
         std::max(1, std::min<int>(options_.jobs, static_cast<int>(candidate_paths.size())));
     for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([this, mutex, next, &results, &proceed] {
+      pool.emplace_back([this, mutex, next, &results, &proceed, &items] {
         for (;;) {
           std::size_t i;
           {
@@ -916,7 +968,14 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
             if (*next >= results.size()) return;
             i = (*next)++;
           }
-          Build(results[i].candidate, results[i]);
+          {
+            CandidateStep building(progress_, StepOf(items[i], "building"), results[i]);
+            Build(results[i].candidate, results[i]);
+            if (results[i].build_cached) building.EndAs("cached");
+          }
+          if (results[i].status != EvalStatus::kCorrect || options_.build_only) {
+            if (progress_) progress_->ItemFinished(items[i]);
+          }
           if (results[i].status != EvalStatus::kCorrect) proceed[i] = false;
         }
       });
@@ -926,7 +985,10 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   Status reference_status = Status::Ok();
   if (!options_.build_only) {
     auto reference_start = Clock::now();
+    ProgressScope computing(progress_, {0, 0, "reference", "computing"});
     auto reference = PrepareReference(report.problem);
+    if (!reference.ok()) computing.set_outcome("failed");
+    if (reference.ok() && JsonGet<bool>(*reference, "cached", false)) computing.set_outcome("cached");
     if (reference.ok()) {
       report.reference = *reference;
       shared_reference.meta = *reference;
@@ -976,11 +1038,12 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
         }
         try {
           CheckAndTime(report.problem, shared_reference, work_dir(i), lease.Env(), r,
-                       std::move(session));
+                       std::move(session), items[i]);
         } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
           r.status = EvalStatus::kRuntimeError;
           r.message = std::string("internal error during the device steps: ") + e.what();
         }
+        if (progress_) progress_->ItemFinished(items[i]);
         std::error_code ec;
         fs::remove_all(work_dir(i), ec);  // outputs can be large; the verdict and errors are kept
       }

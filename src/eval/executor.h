@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/progress.h"
 #include "core/status.h"
 #include "eval/gpu_pool.h"
 #include "eval/precompiled_headers.h"
@@ -146,6 +147,12 @@ class Executor {
   // build process).
   PrecompiledHeaders PreparedHeaders() const;
 
+  // Where Evaluate and the profiler (profile_runner.h) report each step of each candidate as it
+  // starts and ends (building, checking, timing, profiling; core/progress.h); null: nowhere. Set
+  // it before the executor is used; copies made after share the sink, which must outlive them.
+  void set_progress(ProgressSink* progress) { progress_ = progress; }
+  ProgressSink* progress() const { return progress_; }
+
   const WorkerClient& worker() const { return worker_; }
   const EvalOptions& options() const { return options_; }
   // The GPUs of options().gpus (one default slot without them). Lease one around every worker
@@ -175,15 +182,16 @@ class Executor {
   // Check, compare and time one candidate; when a step reports the reference's files changed on
   // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
   // when one was started ahead (consumed), else null.
+  // `item` names the candidate in the progress it reports (its `step` is set here).
   void CheckAndTime(const std::string& problem, SharedReference& reference, const std::string& work,
                     const std::map<std::string, std::string>& env, EvalResult& result,
-                    std::unique_ptr<WorkerSession> session);
+                    std::unique_ptr<WorkerSession> session, const ProgressStep& item);
   // One attempt of CheckAndTime; returns what changed when a step found the reference's files
   // changed on disk, else "".
   std::string CheckAndTimeOnce(const std::string& problem, const Json& reference,
                                const std::string& work,
                                const std::map<std::string, std::string>& env, EvalResult& result,
-                               std::unique_ptr<WorkerSession> session);
+                               std::unique_ptr<WorkerSession> session, const ProgressStep& item);
   // Sends a request to a session; returns the reply or records the failure in `result` (a dead
   // worker is classified, a worker status mapped). A reply that found the reference's files
   // changed sets `reference_changed` (when given) to its message instead.
@@ -207,6 +215,7 @@ class Executor {
   std::shared_ptr<GpuPool> gpu_pool_;
   std::shared_ptr<Referees> referees_;
   std::shared_ptr<BuildHeaders> build_headers_;
+  ProgressSink* progress_ = nullptr;
 };
 
 }  // namespace kernelpro::eval

@@ -87,6 +87,45 @@ std::string TestName(const std::string& path) {
   return name;
 }
 
+// Progress while eval runs: piped stderr (as here) gets one whole line per step, each with how
+// it ended and its time; --quiet leaves stderr empty.
+TEST(EvalCpuTest, PipedStderrHasOneLinePerStepAndQuietHasNone) {
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
+                   /*json=*/false);
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  // Each step has one line that says how it ended and in what time. The reference and the build
+  // run at once, so either may also have a line of its own for its start.
+  std::vector<std::string> finished;
+  std::istringstream err(e.stderr_text);
+  for (std::string line; std::getline(err, line);) {
+    EXPECT_EQ(line.rfind("eval: ", 0), 0u) << e.stderr_text;
+    if (line.find("... ") != std::string::npos) finished.push_back(line);
+  }
+  ASSERT_EQ(finished.size(), 4u) << e.stderr_text;
+  auto one_line = [&](const std::string& head) {
+    int count = 0;
+    for (const std::string& line : finished) {
+      bool timed = line.size() > 2 && line.compare(line.size() - 2, 2, " s") == 0;
+      if (line.rfind(head, 0) == 0 && timed) ++count;
+    }
+    return count == 1;
+  };
+  EXPECT_TRUE(one_line("eval: reference: computing... ")) << e.stderr_text;
+  EXPECT_TRUE(one_line("eval: cand 1/1 cpu_tiny_swish.py: building... ")) << e.stderr_text;
+  EXPECT_TRUE(one_line("eval: cand 1/1 cpu_tiny_swish.py: checking... done in ")) << e.stderr_text;
+  EXPECT_TRUE(one_line("eval: cand 1/1 cpu_tiny_swish.py: timing... done in ")) << e.stderr_text;
+  // The device steps come after both.
+  EXPECT_NE(finished[2].find("checking"), std::string::npos) << e.stderr_text;
+  EXPECT_NE(e.stdout_text.find("status      correct"), std::string::npos) << e.stdout_text;
+
+  Eval quiet = RunEval(
+      {"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py", "--quiet"},
+      /*json=*/false);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.stderr_text;
+  EXPECT_EQ(quiet.stderr_text, "");
+  EXPECT_NE(quiet.stdout_text.find("status      correct"), std::string::npos);
+}
+
 TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
   Eval e =
       RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"});

@@ -28,13 +28,25 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
                                           const std::string& candidate,
                                           const ProfileOptions& options) {
   if (!executor.worker().SandboxReady().ok()) return executor.worker().SandboxReady();
-  auto reference = executor.PrepareReference(std::filesystem::absolute(problem).string());
+  // Progress names what is profiled: the candidate's file, or the reference.
+  const std::string subject =
+      candidate.empty() ? "reference" : std::filesystem::path(candidate).filename().string();
+  auto step = [&](const char* what) { return ProgressStep{0, 0, subject, what}; };
+  auto reference = [&] {
+    ProgressScope computing(executor.progress(), {0, 0, "reference", "computing"});
+    auto computed = executor.PrepareReference(std::filesystem::absolute(problem).string());
+    if (!computed.ok()) computing.set_outcome("failed");
+    return computed;
+  }();
   if (!reference.ok()) return reference.status();
   std::vector<std::string> shared_objects;
   if (!candidate.empty()) {
     EvalResult built;
     built.candidate = std::filesystem::absolute(candidate).string();
+    ProgressScope building(executor.progress(), step("building"));
     executor.Build(built.candidate, built);
+    if (built.status != EvalStatus::kCorrect) building.set_outcome(EvalStatusName(built.status));
+    if (built.build_cached) building.set_outcome("cached");
     if (built.status != EvalStatus::kCorrect) {
       return Status::InvalidArgument(std::string("candidate did not build: ") +
                                      EvalStatusName(built.status) + ": " + built.message);
@@ -45,7 +57,8 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
   profile::Metrics metrics;
   // SASS of every built extension, concatenated: the entry kernel names select what ncu profiles.
   profile::ArtifactTexts texts;
-  if (options.sass) {
+  if (options.sass && !shared_objects.empty()) {
+    ProgressScope reading(executor.progress(), step("reading its SASS"));
     for (const std::string& so : shared_objects) {
       auto dump = profile::DumpSharedObject(so);
       if (!dump.ok()) {
@@ -80,6 +93,7 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
   GpuPool::Lease lease = executor.gpu_pool().Acquire();
   const std::map<std::string, std::string> env = lease.Env();
   if (options.ncu) {
+    ProgressScope profiling(executor.progress(), step("profiling with ncu"));
     std::string ncu = FindTool("ncu");
     if (ncu.empty()) {
       metrics.notes.push_back(
@@ -128,6 +142,7 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
   Save(options, ".nm.txt", texts.nm);
 
   if (options.timeline) {
+    ProgressScope tracing(executor.progress(), step("tracing the timeline"));
     // Unique per call: profiles may run concurrently in one process.
     static std::atomic<unsigned> traces{0};
     // In a folder of its own: the sandboxed trace step may write there and nowhere else.

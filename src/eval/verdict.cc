@@ -94,6 +94,27 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
   return {EvalStatus::kRuntimeError, message};
 }
 
+std::string NoisyTimingReason(const EvalResult& r) {
+  if (!r.speedup) return "";
+  auto percent = [](double fraction) {
+    return std::to_string(static_cast<long long>(std::llround(100 * fraction))) + "%";
+  };
+  std::string reason;
+  auto add = [&reason](const std::string& part) { reason += (reason.empty() ? "" : "; ") + part; };
+  if (NoisyInterval(*r.speedup)) {
+    add("the " + percent(r.speedup->confidence) + " interval spans " +
+        percent((r.speedup->high - r.speedup->low) / r.speedup->estimate) + " of the estimate");
+  }
+  for (const auto& [name, time] :
+       {std::pair{"reference", &r.reference_time}, std::pair{"candidate", &r.candidate_time}}) {
+    if (*time && NoisySpread((*time)->summary)) {
+      add(std::string("the ") + name + "'s IQR is " + percent((*time)->summary.relative_spread) +
+          " of its median");
+    }
+  }
+  return reason;
+}
+
 Json ToJson(const EvalResult& r) {
   auto number_or_null = [](const std::optional<double>& v) -> Json {
     return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
@@ -130,6 +151,7 @@ Json ToJson(const EvalResult& r) {
       {"speedup_interval",
        r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
+      {"noisy_timing", NoisyTimingReason(r)},
       {"timing_method", r.timing_method},
       {"full_sync_calls", r.full_sync_calls},
       {"process_spread", r.process_spread},

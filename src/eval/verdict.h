@@ -105,6 +105,12 @@ std::pair<EvalStatus, std::string> ClassifyProcessFailure(const std::string& ste
 // Maps a worker's own status string ("compile_error", "runtime_error", "timeout", ...) to a status.
 EvalStatus StatusFromWorker(const std::string& worker_status);
 
+// Why `result`'s timing is too noisy to rank by (core/stats.h: an interval wider than half its
+// estimate, or a side whose IQR exceeds its median), as a note for people: "the 95% interval
+// spans 116% of the estimate; the candidate's IQR is 287% of its median". "" when it is not
+// noisy or was not timed. ToJson carries it as "noisy_timing".
+std::string NoisyTimingReason(const EvalResult& result);
+
 Json ToJson(const EvalResult& result);
 
 }  // namespace kernelpro::eval

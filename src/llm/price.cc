@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/text.h"
+
 namespace kernelpro::llm {
 namespace {
 
@@ -150,6 +152,17 @@ Result<PriceTable> PriceTable::FromTomlFile(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return FromToml(buffer.str(), path);
+}
+
+bool CostKnown(const LlmConfig& config) {
+  if (config.prices_file.empty()) return false;
+  auto prices = PriceTable::FromTomlFile(config.prices_file);
+  return prices.ok() && prices->Find(config.model).has_value();
+}
+
+std::string CostText(double usd, bool known) {
+  if (!known) return "unknown";
+  return "$" + FormatFixed(usd, 4);
 }
 
 }  // namespace kernelpro::llm

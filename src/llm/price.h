@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "llm/config.h"
 #include "llm/types.h"
 
 namespace kernelpro::llm {
@@ -62,5 +63,14 @@ class PriceTable {
 
 // Glob matching as PriceTable uses it ('*' any run, '?' one character, everything else literal).
 bool GlobMatch(std::string_view pattern, std::string_view text);
+
+// Whether the cost of `config`'s exchanges is known: its price table (prices_file) has an entry
+// for its model. Without one every exchange counts $0, which means "unknown", never "free"; a
+// replayed cassette or a local server reads $0 only when a price of 0 was configured for it.
+// An unreadable table counts as no price.
+bool CostKnown(const LlmConfig& config);
+
+// "$0.0123" when `known`, else "unknown": how every command and report prints a run's cost.
+std::string CostText(double usd, bool known);
 
 }  // namespace kernelpro::llm

@@ -123,5 +123,25 @@ TEST(PriceTableTest, ReadsAFileAndReportsAMissingOne) {
   EXPECT_NE(missing.status().message().find(path), std::string::npos);
 }
 
+// A cost is "unknown" unless a price was configured for the model, even a price of 0.
+TEST(CostTextTest, UnknownWithoutAConfiguredPriceAndZeroOnlyWhenConfigured) {
+  LlmConfig config;
+  config.provider = "replay";
+  config.model = "/tmp/demo.jsonl";
+  EXPECT_FALSE(CostKnown(config));
+  EXPECT_EQ(CostText(0, CostKnown(config)), "unknown");
+  const std::string dir = ::testing::TempDir();
+  const std::string free_prices = dir + "/kp_free_prices.toml";
+  std::ofstream(free_prices) << "[models.\"*\"]\ninput_per_mtok = 0\noutput_per_mtok = 0\n";
+  config.prices_file = free_prices;
+  EXPECT_TRUE(CostKnown(config));
+  EXPECT_EQ(CostText(0, CostKnown(config)), "$0.0000");
+  const std::string other = dir + "/kp_other_prices.toml";
+  std::ofstream(other) << "[models.\"gpt-4o\"]\ninput_per_mtok = 2.5\noutput_per_mtok = 10\n";
+  config.prices_file = other;
+  EXPECT_FALSE(CostKnown(config));
+  EXPECT_EQ(CostText(0.0421, true), "$0.0421");
+}
+
 }  // namespace
 }  // namespace kernelpro::llm

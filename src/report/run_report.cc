@@ -14,6 +14,7 @@
 #include "core/text.h"
 #include "report/charts.h"
 #include "report/svg.h"
+#include "llm/price.h"
 #include "store/run_layout.h"
 
 namespace kernelpro::report {
@@ -114,6 +115,7 @@ NodeFacts FactsOf(const RunReportInput& in, int id) {
   if (node.correct()) f.speedup = node.speedup;
   f.info = Info(in, id);
   if (f.info) f.verdict = f.info->verdict;
+  if (f.info && f.info->noisy_timing) f.verdict += " (noisy timing)";
   return f;
 }
 
@@ -156,8 +158,17 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
                                  " each, feedback " + agents::ToString(o.feedback) + ", memory " +
                                  (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
   facts.push_back({"Stopped", in.summary.stop_message});
-  facts.push_back({"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost $" +
-                                        FormatFixed(in.summary.cost_usd, 4)});
+  facts.push_back({"LLM exchanges",
+                   std::to_string(in.summary.exchanges) + ", cost " +
+                       (in.cost_known ? llm::CostText(in.summary.cost_usd, true)
+                                      : std::string("unknown (no price for the model: give "
+                                                    "--llm-prices)"))});
+  if (o.device != "cuda") {
+    facts.push_back({"Not done on " + o.device,
+                     "no profiling (no ncu counters, no SASS, no timeline), no roofline "
+                     "position and no measured Stage 1; optimise prompts had no profiling "
+                     "feedback; the speedups are of CPU code, not of GPU kernels"});
+  }
   int correct = 0, evaluated = 0, unusable = 0;
   for (const search::Node& node : in.tree->nodes()) {
     if (node.is_root()) continue;
@@ -584,7 +595,8 @@ std::string ProblemName(const std::string& problem) {
   return path.stem().string();
 }
 
-std::optional<BestVerdict> JudgeBest(const search::Tree& tree) {
+std::optional<BestVerdict> JudgeBest(const search::Tree& tree,
+                                     const std::map<int, search::NodeInfo>* nodes) {
   auto best = tree.BestNode();
   if (!best) return std::nullopt;
   const search::Node& node = tree.node(*best);
@@ -599,7 +611,18 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree) {
   const std::string who =
       against_parent ? "its parent " + NodeName(v.parent) + " (" + RatioText(v.baseline) + ")"
                      : std::string("the reference (1x)");
-  if (v.clearly_faster) {
+  v.noisy = NoisyInterval(v.speedup);
+  if (nodes) {
+    auto info = nodes->find(v.node);
+    if (info != nodes->end() && info->second.noisy_timing) v.noisy = true;
+  }
+  if (v.noisy) {
+    v.clearly_faster = false;
+    v.text = NodeName(v.node) +
+             " has a noisy timing (its interval spans more than half its estimate, or its calls "
+             "spread more than their median): it is not shown to be faster than " +
+             who + "; rerun it on a quieter machine.";
+  } else if (v.clearly_faster) {
     v.text = NodeName(v.node) + " is faster than " + who +
              " beyond the timing noise: its interval lies above.";
   } else if (v.speedup.high < v.baseline.low) {
@@ -624,7 +647,7 @@ std::optional<roofline::RooflinePosition> BestRooflinePosition(const RunReportIn
 std::string RenderBestKernel(const RunReportInput& in, const std::string& source) {
   std::ostringstream out;
   const search::Tree& tree = *in.tree;
-  auto verdict = JudgeBest(tree);
+  auto verdict = JudgeBest(tree, in.nodes);
   const RunEnvironment& env = in.environment;
   out << "# kernelpro: the fastest validated kernel of the run in " << in.config.run_dir << "\n";
   out << "# problem:   " << in.config.problem << "\n";
@@ -658,7 +681,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   out << "\n";
 
   out << "## Result\n\n";
-  auto verdict = JudgeBest(tree);
+  auto verdict = JudgeBest(tree, in.nodes);
   if (!verdict) {
     out << "No correct kernel was found.\n\n";
   } else {
@@ -733,7 +756,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   out << "</table>\n";
 
   out << "<h2>Result</h2>\n";
-  auto verdict = JudgeBest(tree);
+  auto verdict = JudgeBest(tree, in.nodes);
   const double best = verdict ? verdict->speedup.estimate : 0;
   if (!verdict) {
     out << "<p>No correct kernel was found.</p>\n";

@@ -40,6 +40,8 @@ struct RunReportInput {
   // By tree id: the DRAM bytes a profiled node's kernels moved (ncu; DramBytesFromMetrics of its
   // stored profile), which place it on the report's roofline figure.
   std::map<int, double> dram_bytes;
+  // Whether the model has a configured price (llm::CostKnown); false: the cost reads "unknown".
+  bool cost_known = true;
 };
 
 // The speedup of the best node over its parent's (the reference, 1x, for a seed or a repair), and
@@ -51,9 +53,12 @@ struct BestVerdict {
   int parent = search::Tree::kRootId;
   RatioInterval baseline;  // the parent's interval, or 1x for the reference
   bool clearly_faster = false;
-  std::string text;  // one sentence for people: faster, within the noise, or slower
+  bool noisy = false;  // its timing is noisy (core/stats.h): never clearly faster
+  std::string text;    // one sentence for people: faster, within the noise, noisy, or slower
 };
-std::optional<BestVerdict> JudgeBest(const search::Tree& tree);
+// `nodes` (optional) tells of a noisy spread that the interval alone does not show.
+std::optional<BestVerdict> JudgeBest(const search::Tree& tree,
+                                     const std::map<int, search::NodeInfo>* nodes = nullptr);
 
 // What a run is called: the problem file's stem, or its folder's name for a KernelBench-style
 // folder (problems/swish/problem.py → "swish", tests/problems/tiny_swish.py → "tiny_swish").

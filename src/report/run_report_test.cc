@@ -285,6 +285,46 @@ TEST(RunReportTest, HtmlEscapesEveryTextFromTheRun) {
   EXPECT_TRUE(Contains(Section(html, "<li id=\"n6\">", "</li>"), "<pre>" + escaped + "</pre>"));
 }
 
+// Honest wording: a cost without a price, a run on cpu, a noisy best timing.
+TEST(RunReportTest, CostWithoutAPriceIsUnknownNotZero) {
+  SyntheticRun run;
+  run.input.cost_known = false;
+  run.input.summary.cost_usd = 0;
+  for (const std::string& text : {RenderMarkdownReport(run.input), RenderHtmlReport(run.input)}) {
+    EXPECT_TRUE(Contains(text, "6, cost unknown (no price for the model")) << text;
+    EXPECT_FALSE(Contains(text, "$0.0000"));
+  }
+}
+
+TEST(RunReportTest, ACpuRunSaysItProfiledNothing) {
+  SyntheticRun run;
+  const std::string what = "no profiling (no ncu counters, no SASS, no timeline), no roofline";
+  EXPECT_FALSE(Contains(RenderMarkdownReport(run.input), what));  // the cuda run did profile
+  run.input.config.device = "cpu";
+  run.input.environment = {"cpu", "", "", "torch 1.13.0"};
+  run.input.stage1.reset();
+  for (const std::string& text : {RenderMarkdownReport(run.input), RenderHtmlReport(run.input)}) {
+    EXPECT_TRUE(Contains(text, "Not done on cpu")) << text;
+    EXPECT_TRUE(Contains(text, what)) << text;
+  }
+}
+
+TEST(RunReportTest, ANoisyBestIsNeverCalledFasterAndSaysSo) {
+  SyntheticRun run;
+  run.nodes[5].noisy_timing = true;  // its calls spread more than their median
+  run.nodes[5].verdict = "not accepted";
+  auto verdict = JudgeBest(run.tree, &run.nodes);
+  ASSERT_TRUE(verdict);
+  EXPECT_TRUE(verdict->noisy);
+  EXPECT_FALSE(verdict->clearly_faster);
+  EXPECT_TRUE(Contains(verdict->text, "n5 has a noisy timing")) << verdict->text;
+  for (const std::string& text : {RenderMarkdownReport(run.input), RenderHtmlReport(run.input)}) {
+    EXPECT_TRUE(Contains(text, "n5 has a noisy timing")) << text;
+    EXPECT_TRUE(Contains(text, "not accepted (noisy timing)")) << text;
+    EXPECT_FALSE(Contains(text, "beyond the timing noise: its interval lies above"));
+  }
+}
+
 TEST(RunReportTest, HtmlSaysWhatTheMarkdownSays) {
   SyntheticRun run;
   const std::string md = RenderMarkdownReport(run.input);

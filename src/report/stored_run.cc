@@ -110,6 +110,8 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
   if (auto totals = store.LlmTotalsForRun(run.id); totals.ok()) {
     summary.cost_usd = totals->cost_usd;
     summary.exchanges = totals->exchanges;
+    // An exchange recorded without a price makes the whole cost unknown, as the live run said.
+    in.cost_known = totals->cost_complete;
   }
   summary.notes.push_back("this report was rendered again from the run store (kernelpro report); "
                           "the notes of the process that ran the search are not stored");

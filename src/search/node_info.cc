@@ -89,6 +89,7 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["speedup"] = IntervalJson(n.speedup);
   j["error_magnitude"] = NumberOrNull(n.error_magnitude);
   j["candidate_ms"] = NumberOrNull(n.candidate_ms);
+  j["noisy_timing"] = n.noisy_timing;
   j["errors"] = n.errors;
   j["feedback"] = n.feedback;
   j["tools_fired"] = n.tools_fired;
@@ -121,9 +122,19 @@ Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id
                {"errors", ""},
                {"evaluation_id", evaluation_id}};
   if (status == eval::EvalStatus::kCorrect && e.speedup) {
-    payload["speedup"] = IntervalJson(RatioInterval{
-        *e.speedup, e.speedup_lo.value_or(*e.speedup), e.speedup_hi.value_or(*e.speedup),
-        JsonGet<double>(e.result, "speedup_confidence", 0.95)});
+    const RatioInterval interval{*e.speedup, e.speedup_lo.value_or(*e.speedup),
+                                 e.speedup_hi.value_or(*e.speedup),
+                                 JsonGet<double>(e.result, "speedup_confidence", 0.95)};
+    payload["speedup"] = IntervalJson(interval);
+    // From the stored result, so that runs recorded before the rule existed read the same.
+    bool noisy = NoisyInterval(interval);
+    for (const char* side : {"reference_timing", "candidate_timing"}) {
+      const Json timing = JsonGet<Json>(e.result, side, Json());
+      SampleSummary summary;
+      summary.relative_spread = JsonGet<double>(timing, "relative_spread", 0.0);
+      noisy = noisy || NoisySpread(summary);
+    }
+    payload["noisy_timing"] = noisy;
   }
   if (status != eval::EvalStatus::kCorrect) {
     const Json build = JsonGet<Json>(e.result, "build", Json::object());
@@ -142,6 +153,7 @@ void ApplyVerdict(const Json& p, NodeInfo& n) {
   n.speedup = IntervalFromJson(JsonGet<Json>(p, "speedup", Json()));
   n.error_magnitude = JsonNumber(p, "error_magnitude");
   n.candidate_ms = JsonNumber(p, "candidate_ms");
+  n.noisy_timing = JsonGet<bool>(p, "noisy_timing", false);
   n.errors = JsonGet<std::string>(p, "errors", "");
 }
 

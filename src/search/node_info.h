@@ -38,6 +38,9 @@ struct NodeInfo {
   std::optional<RatioInterval> speedup;
   std::optional<double> error_magnitude;  // how far an incorrect output was (greedy's repairs)
   std::optional<double> candidate_ms;     // median time, when timed
+  // The timing was too noisy to rank by (core/stats.h: a wide interval, or a side's IQR above its
+  // median): shown as "noisy timing", never accepted.
+  bool noisy_timing = false;
   std::string errors;  // a failed node: its trimmed build, runtime or correctness errors
 
   // Profiling.
@@ -45,7 +48,8 @@ struct NodeInfo {
   std::vector<std::string> tools_fired;  // the micro-profiling tools that triggered
 
   // Noise-aware verdict of a correct node against its parent (the reference for seeds and
-  // repairs): "accepted" (clearly faster), "not accepted"; "" for failed nodes.
+  // repairs): "accepted" (clearly faster), "not accepted" (also every noisy timing); "" for
+  // failed nodes.
   std::string verdict;
 };
 

@@ -222,6 +222,7 @@ Result<OptimizeSummary> Orchestrator::Run() {
 
 // One iteration of Algorithm 1: select → generate → evaluate → profile → record.
 Status Orchestrator::RunIteration(int iteration) {
+  if (deps_.iteration_started) deps_.iteration_started(iteration, config_.iterations);
   const Selection selection = strategy_->Next();
   auto replayed = Select(iteration, selection);
   if (!replayed.ok()) return replayed.status();
@@ -316,8 +317,10 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     programmer.max_tokens = config_.programmer_max_tokens;
     programmer.python = config_.python;
     programmer.device = config_.device;
+    ProgressScope asking(deps_.step_progress, {0, 0, "programmer", "asking the model"});
     const agents::ProgrammerResult result =
         agents::RunProgrammerAtTemperatures(**backend, *prompt, programmer, config_.temperatures);
+    if (result.candidates.empty()) asking.set_outcome("no candidate");
 
     GeneratedReply reply;
     reply.children = PlanChildren(result, config_.candidates);
@@ -551,7 +554,11 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   if (child.speedup) input.speedup = child.speedup->estimate;
   auto backend = journal_->Backend(key, "profiling", *deps_.backend);
   if (!backend.ok()) return backend.status();
-  const ProfileFeedback feedback = AnalyzeProfile(std::move(*profiled), input, **backend);
+  const ProfileFeedback feedback = [&] {
+    ProgressScope analysing(deps_.step_progress,
+                            {0, 0, "profiling agent", "reading the profile of " + child.file});
+    return AnalyzeProfile(std::move(*profiled), input, **backend);
+  }();
   auto payload = journal_->Record(key, [&] {
     return StoreProfileFeedback(store, child.candidate_id, config_.feedback, feedback);
   });
@@ -585,10 +592,14 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
     // not a kernel's, and is shown as one.
     if (info.candidate_id == 0 && !info.nothing.empty()) text = LlmErrorText(info.nothing);
     if (node.correct()) {
-      info.verdict =
-          node.speedup && ClearlyFaster(*node.speedup, baseline) ? "accepted" : "not accepted";
+      // A noisy timing is never accepted: ClearlyFaster refuses a wide interval, and a spread
+      // above the median on either side is refused here.
+      const bool accepted =
+          node.speedup && !info.noisy_timing && ClearlyFaster(*node.speedup, baseline);
+      info.verdict = accepted ? "accepted" : "not accepted";
+      info.noisy_timing = info.noisy_timing || (node.speedup && NoisyInterval(*node.speedup));
       if (node.speedup) text += " " + RatioText(*node.speedup);
-      text += " " + info.verdict;
+      text += info.noisy_timing ? std::string(" noisy timing") : " " + info.verdict;
     }
     outcome_text += (outcome_text.empty() ? "" : ", ") + text;
     info_[id] = std::move(info);

@@ -68,6 +68,7 @@
 #include "agents/benchmarking_agent.h"
 #include "agents/prompt_mode.h"
 #include "agents/search_memory.h"
+#include "core/progress.h"
 #include "core/status.h"
 #include "llm/backend.h"
 #include "roofline/reference_analysis.h"
@@ -117,7 +118,13 @@ struct OrchestratorDependencies {
   ExchangeSink* exchanges = nullptr;                  // required: tags the agents' calls
   agents::BenchmarkingAgent* benchmarking = nullptr;  // Stage 1; null: no class, a note
   const tools::ToolRegistry* registry = nullptr;      // null: the built-in tools
-  std::function<void(const IterationProgress&)> progress;
+  std::function<void(const IterationProgress&)> progress;  // after each iteration
+  // Before each iteration (iteration, the run's budget): the progress display's heading.
+  std::function<void(int, int)> iteration_started;
+  // Where the slow steps of an iteration that are not the evaluator's are reported while they
+  // run: the programmer's and the profiling agent's LLM calls (core/progress.h); null: nowhere.
+  // The evaluator reports its own builds, checks, timings and profiles.
+  ProgressSink* step_progress = nullptr;
   // After every journal step is recorded done (tests kill the process here).
   std::function<void(const store::StepKey&)> on_step_done;
   std::function<void(const std::string&)> log;  // notes that do not stop the run

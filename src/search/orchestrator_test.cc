@@ -92,6 +92,8 @@ class FakeEvaluator : public CandidateEvaluator {
         r.speedup = s;
         eval::TimingSummary t;
         t.summary.median = 1.0 / s.estimate;
+        // An optional fourth number: the candidate's IQR / median.
+        if (double spread = 0; args >> spread) t.summary.relative_spread = spread;
         r.candidate_time = t;
       } else if (status == "incorrect") {
         double err = 1;
@@ -298,6 +300,29 @@ TEST_F(OrchestratorTest, AcceptsAChildOnlyWhenItsIntervalClearsItsParents) {
   EXPECT_EQ(best->node, 4);
   EXPECT_EQ(best->parent, 1);
   EXPECT_TRUE(best->clearly_faster);
+}
+
+// A noisy timing (an interval wider than half its estimate, or calls spread more than their
+// median) is never accepted, however far above its parent, and its iteration line says so.
+TEST_F(OrchestratorTest, ANoisyTimingIsNeverAcceptedAndSaysSo) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 3.00 1.40 4.60", "a")},
+                       {"b", FakeCandidate("correct 2.00 1.90 2.10 2.87", "b")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(1), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const auto& nodes = orchestrator->nodes();
+  EXPECT_EQ(nodes.at(1).verdict, "not accepted");  // 1.40 > 1, but [1.40, 4.60] is noise
+  EXPECT_TRUE(nodes.at(1).noisy_timing);
+  EXPECT_EQ(nodes.at(2).verdict, "not accepted");  // disjoint, but its IQR is 287 %
+  EXPECT_TRUE(nodes.at(2).noisy_timing);
+  ASSERT_EQ(progress_.size(), 1u);
+  EXPECT_EQ(progress_[0].outcome,
+            "correct 3.00x [1.40, 4.60] noisy timing, correct 2.00x [1.90, 2.10] noisy timing");
+  auto best = report::JudgeBest(orchestrator->tree(), &orchestrator->nodes());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_TRUE(best->noisy);
+  EXPECT_FALSE(best->clearly_faster);
 }
 
 TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {

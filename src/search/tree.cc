@@ -120,7 +120,7 @@ bool BetterSolution(const Node& a, const Node& b) {
 }
 
 bool ClearlyFaster(const RatioInterval& child, const RatioInterval& parent) {
-  return child.low > parent.high;
+  return child.low > parent.high && !NoisyInterval(child);
 }
 
 Tree::Tree() {

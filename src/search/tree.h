@@ -83,8 +83,10 @@ struct Node {
 bool BetterSolution(const Node& a, const Node& b);
 
 // True when `child` is faster than `parent` beyond the noise: the child's lower bound lies above
-// the parent's upper bound. With point intervals (low = high) this is plain `>`. For the
-// orchestrator's rule of accepting a candidate as the new incumbent.
+// the parent's upper bound, and the child's interval is not noisy (core/stats.h NoisyInterval:
+// a timing that wide is never accepted, wherever its bounds lie). With point intervals (low =
+// high) this is plain `>`. For the orchestrator's rule of accepting a candidate as the new
+// incumbent.
 bool ClearlyFaster(const RatioInterval& child, const RatioInterval& parent);
 
 // A speedup interval as tree and journal JSON hold it ({estimate, low, high, confidence}; null

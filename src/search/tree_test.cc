@@ -118,6 +118,15 @@ TEST(TreeTest, ClearlyFasterNeedsDisjointIntervals) {
   EXPECT_TRUE(ClearlyFaster(testing::Point(1.01), testing::Point(1.0)));
 }
 
+TEST(TreeTest, ANoisyIntervalIsNeverClearlyFaster) {
+  // The interval of the run: 1.24x [0.53, 1.97] spans 116 % of its estimate.
+  EXPECT_FALSE(ClearlyFaster({1.24, 0.53, 1.97, 0.95}, testing::Point(0.5)));
+  // Far above its parent, but 60 % wide: a rerun could land anywhere in it.
+  EXPECT_FALSE(ClearlyFaster({5.0, 3.5, 6.5, 0.95}, {1.0, 0.9, 1.1, 0.95}));
+  // 40 % wide and disjoint: accepted.
+  EXPECT_TRUE(ClearlyFaster({5.0, 4.0, 6.0, 0.95}, {1.0, 0.9, 1.1, 0.95}));
+}
+
 Tree RichTree() {
   Tree tree;
   CandidateOutcome seed = Correct(1.0);
