@@ -72,6 +72,9 @@ struct ResumeArgs {
       sandbox;          // only its sandbox options: --unsafe-no-sandbox, --pass-env, --sandbox-read
   SearchBudget budget;  // what is not given: the run's own
   LlmOptions llm;
+  // The machine's own, for a run continued elsewhere: --gpus, --python; empty: the run's own.
+  std::vector<std::string> gpus;
+  std::string python;
   bool quiet = false;  // --quiet: no progress on stderr
 };
 
@@ -221,6 +224,11 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
       auto exchanges = (*store)->ListLlmExchanges(runs->front().id);
       if (exchanges.ok()) {
         for (const store::LlmExchangeRecord& r : *exchanges) {
+          // A miss (the cassette was spent) served no recording.
+          if (r.error) {
+            auto error = llm::ErrorFromJson(*r.error);
+            if (error.ok() && error->kind == llm::ErrorKind::kReplayMiss) continue;
+          }
           auto request = llm::RequestFromJson(r.request);
           if (request.ok()) ++llm_config.replay_skip[llm::ReplayStream(*request)];
         }
@@ -356,6 +364,10 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   const store::RunLayout layout(options.run_dir);
 
   std::cout << "stopped: " << summary->stop_message << "\n";
+  if (summary->stop == search::StopReason::kLlmError) {
+    std::cout << "(fix the cause, then continue with: kernelpro resume " << options.run_dir
+              << " [--llm PROVIDER:MODEL])\n";
+  }
   if (auto verdict = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes())) {
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
               << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
@@ -587,6 +599,15 @@ int RunResume(ResumeArgs& args) {
                 ", or start a new run with optimize --device " + args.device);
   }
   o.run_dir = args.run_dir;
+  if (!args.python.empty()) {
+    o.worker_python = args.python;
+    o.python = args.python;
+  }
+  if (!args.gpus.empty()) {
+    if (Status s = NormalizeGpus(args.gpus); !s.ok()) return fail(s.message());
+    o.executor.gpus = args.gpus;
+    o.gpus = static_cast<int>(args.gpus.size());
+  }
   if (args.budget.iterations >= 0) o.iterations = args.budget.iterations;
   if (args.budget.max_cost >= 0) o.max_cost_usd = args.budget.max_cost;
   if (args.budget.time_limit >= 0) o.time_limit_s = args.budget.time_limit;
@@ -686,6 +707,9 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
   AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   AddOption(*cmd, kSearchOption, args->search)->check(CLI::IsMember({"mcts", "greedy"}));
   AddDeviceOption(*cmd, args->device)->default_str("the run's own");
+  // What may differ on the machine a run is continued on.
+  AddGpusOption(*cmd, args->gpus)->default_str("the run's own");
+  AddPythonOption(*cmd, args->python)->default_str("the run's own");
   AddProgressOptions(*cmd, args->quiet);
   return [args] { return RunResume(*args); };
 }

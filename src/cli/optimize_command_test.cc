@@ -260,7 +260,43 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
       {"resume", run.string(), "--problem", kRoot + "/tests/problems/no_model.py"}, 1);
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("a run keeps its problem"), std::string::npos) << other.err;
+
+  // resume takes the machine's own --python and --gpus (a run continued elsewhere): used, so a
+  // bad one is refused before the run is touched.
+  const std::string no_python = (dir_ / "no-python").string();
+  CliRun bad_python =
+      RunKernelpro({"resume", run.string(), "--iterations", "5", "--python", no_python}, 5);
+  EXPECT_EQ(bad_python.exit_code, 2) << bad_python.out << bad_python.err;
+  EXPECT_NE(bad_python.err.find(no_python + " cannot import torch"), std::string::npos)
+      << bad_python.err;
+  CliRun bad_gpus = RunKernelpro({"resume", run.string(), "--gpus", "x"}, 1);
+  EXPECT_EQ(bad_gpus.exit_code, 2);
+  EXPECT_EQ(bad_gpus.err,
+            "kernelpro resume: --gpus: 'x' is not a GPU ordinal (digits only, e.g. --gpus 0,1); to "
+            "name the GPU model the prompts target, use --gpu\n");
   ExpectCompleteRun(run);
+
+  // More iterations than the cassette holds: iteration 4's call finds it spent, and the run stops
+  // at once with the cassette's message instead of failing every iteration left (exit 0: a
+  // correct kernel was found).
+  CliRun more = RunKernelpro({"resume", run.string(), "--iterations", "5", "--python",
+                              "/usr/bin/python3", "--gpus", "0"},
+                             20);
+  EXPECT_EQ(more.exit_code, 0) << more.out << more.err;
+  EXPECT_NE(more.out.find("stopped: the LLM call of iteration 4 failed and asking again cannot "
+                          "help: not in the cassette: cassette " +
+                          kCassette + ": exhausted: all 3 recordings of stream"),
+            std::string::npos)
+      << more.out;
+  EXPECT_NE(more.out.find("(fix the cause, then continue with: kernelpro resume " + run.string()),
+            std::string::npos)
+      << more.out;
+  EXPECT_EQ(more.out.find("iteration 4/5"), std::string::npos) << more.out;
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes"), 7);  // no node for the failed call
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE iteration = 4 AND step = 'generate' AND "
+                       "state = 'done'"),
+            0);  // a resume with a longer cassette redoes it
+  EXPECT_NE(ReadFile(run / "report.md").find("exhausted: all 3 recordings"), std::string::npos);
 }
 
 TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice) {

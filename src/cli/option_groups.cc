@@ -119,10 +119,27 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device) {
 
 // ---- worker, sandbox, executor
 
+CLI::Option* AddPythonOption(CLI::App& command, std::string& python) {
+  return AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker},
+                   python);
+}
+
+CLI::Option* AddGpusOption(CLI::App& command, std::vector<std::string>& gpus) {
+  return AddOption(command,
+                   {"--gpus",
+                    "GPUs to evaluate on, as device ordinals (0,1; comma-separated or repeated): "
+                    "one candidate per GPU at a time, its reference and candidate timings on the "
+                    "same GPU (default: the default device). Not --gpu (the GPU model the prompts "
+                    "target)",
+                    nullptr, kExecutor},
+                   gpus)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& python) {
   o.cache_dir.clear();
   o.work_dir.clear();
-  AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker}, python);
+  AddPythonOption(command, python);
   AddOption(
       command,
       {"--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
@@ -228,14 +245,7 @@ void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& py
   AddOption(command, {"--jobs,-j", "Parallel builds", nullptr, kExecutor}, o.jobs)
       ->check(WholeRange(1, 256))
       ->capture_default_str();
-  AddOption(command,
-            {"--gpus",
-             "GPUs to evaluate on, as device ordinals (0,1; comma-separated or repeated): one "
-             "candidate per GPU at a time, its reference and candidate timings on the same GPU "
-             "(default: the default device). Not --gpu (the GPU model the prompts target)",
-             nullptr, kExecutor},
-            o.gpus)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddGpusOption(command, o.gpus);
   AddOption(command,
             {"--timeout", "Wall-clock limit of each check/time step, seconds", nullptr, kExecutor},
             o.step_timeout_s)

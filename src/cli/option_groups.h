@@ -109,6 +109,12 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device);
 
 // ---- groups
 
+// --python (KERNELPRO_PYTHON): the interpreter with torch; also alone, for resume (a run
+// continued on another machine).
+CLI::Option* AddPythonOption(CLI::App& command, std::string& python);
+// --gpus: device ordinals to evaluate on; also alone, for resume.
+CLI::Option* AddGpusOption(CLI::App& command, std::vector<std::string>& gpus);
+
 // --python (KERNELPRO_PYTHON), --cache-dir (KERNELPRO_CACHE_DIR), --work-dir. The directories are
 // left empty here: MakeExecutor (common.h) fills in the defaults.
 void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& python);

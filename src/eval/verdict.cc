@@ -14,12 +14,13 @@ namespace kernelpro::eval {
 namespace {
 
 // Stored in run databases and tree JSON: never rename.
-constexpr std::array<std::pair<EvalStatus, const char*>, 5> kEvalStatusNames = {
+constexpr std::array<std::pair<EvalStatus, const char*>, 6> kEvalStatusNames = {
     {{EvalStatus::kCompileError, "compile_error"},
      {EvalStatus::kRuntimeError, "runtime_error"},
      {EvalStatus::kTimeout, "timeout"},
      {EvalStatus::kIncorrect, "incorrect"},
-     {EvalStatus::kCorrect, "correct"}}};
+     {EvalStatus::kCorrect, "correct"},
+     {EvalStatus::kLlmError, "llm_error"}}};
 
 }  // namespace
 

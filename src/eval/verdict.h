@@ -1,7 +1,10 @@
 // The verdict on one candidate: a status class, a short message, and the evidence behind it.
 //
 // A failed candidate is data, never an error of kernelpro: every way a candidate can fail maps
-// onto exactly one of five statuses, and the search and the reports count them.
+// onto exactly one of five statuses, and the search and the reports count them. A sixth,
+// llm_error, is never an evaluation's: the search gives it to a node whose candidate never
+// existed because the LLM call failed (search/tree.h), so that one name table serves the tree,
+// the run store and the reports.
 #pragma once
 
 #include <optional>
@@ -15,9 +18,9 @@
 
 namespace kernelpro::eval {
 
-enum class EvalStatus { kCompileError, kRuntimeError, kTimeout, kIncorrect, kCorrect };
+enum class EvalStatus { kCompileError, kRuntimeError, kTimeout, kIncorrect, kCorrect, kLlmError };
 
-// "compile_error", "runtime_error", "timeout", "incorrect", "correct".
+// "compile_error", "runtime_error", "timeout", "incorrect", "correct", "llm_error".
 const char* EvalStatusName(EvalStatus status);
 // The status named `text` (exactly as EvalStatusName spells it); none for any other text.
 std::optional<EvalStatus> ParseEvalStatus(std::string_view text);

@@ -7,12 +7,13 @@
 namespace kernelpro::eval {
 namespace {
 
-TEST(VerdictTest, StatusNamesAreTheFiveDocumentedOnes) {
+TEST(VerdictTest, StatusNamesAreTheDocumentedOnes) {
   EXPECT_STREQ(EvalStatusName(EvalStatus::kCompileError), "compile_error");
   EXPECT_STREQ(EvalStatusName(EvalStatus::kRuntimeError), "runtime_error");
   EXPECT_STREQ(EvalStatusName(EvalStatus::kTimeout), "timeout");
   EXPECT_STREQ(EvalStatusName(EvalStatus::kIncorrect), "incorrect");
   EXPECT_STREQ(EvalStatusName(EvalStatus::kCorrect), "correct");
+  EXPECT_STREQ(EvalStatusName(EvalStatus::kLlmError), "llm_error");
 }
 
 TEST(VerdictTest, TimeoutIsClassifiedAsTimeout) {

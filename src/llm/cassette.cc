@@ -262,8 +262,8 @@ class ReplayBackend : public Backend {
         served_[i] = true;
         return recordings_[i].outcome;
       }
-      return Miss("all " + std::to_string(in_stream) + " recordings of stream '" + stream +
-                  "' were served already (sequential replay)");
+      return Miss("exhausted: all " + std::to_string(in_stream) + " recordings of stream '" +
+                  stream + "' were served already (sequential replay)");
     }
     std::string fingerprint = Fingerprint(request, model_);
     std::vector<int> lines;

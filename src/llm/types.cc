@@ -75,6 +75,20 @@ bool Error::retryable() const {
          kind == ErrorKind::kRateLimited || kind == ErrorKind::kServer;
 }
 
+bool Error::permanent() const {
+  switch (kind) {
+    case ErrorKind::kReplayMiss:
+    case ErrorKind::kAuth:
+    case ErrorKind::kConfig:
+    case ErrorKind::kBudget:
+      return true;
+    case ErrorKind::kBadRequest:
+      return http_status == 404;  // no such model (or endpoint)
+    default:
+      return false;
+  }
+}
+
 std::string Error::ToString() const {
   std::string out;
   switch (kind) {

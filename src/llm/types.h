@@ -130,6 +130,12 @@ struct Error {
   std::string reply_text;
 
   bool retryable() const;
+  // True when asking again cannot help until the user changes something: a replay cassette with
+  // no answer (spent, or a request it never recorded), credentials refused (kAuth: HTTP 401 or
+  // 403), no such model (HTTP 404), a configuration or budget error. A run stops on one rather
+  // than fail every iteration left; anything else (429 and 5xx after retries, timeouts, a
+  // malformed or truncated reply, another 4xx) may pass on the next request.
+  bool permanent() const;
   // "rate limited (HTTP 429): ..." — what a user reads.
   std::string ToString() const;
   Status ToStatus() const;

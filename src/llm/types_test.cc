@@ -61,6 +61,20 @@ TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
   EXPECT_FALSE(ErrorFromJson(Json{{"kind", "gremlins"}}).ok());
 }
 
+// A run stops on a permanent error and goes on after a transient one (search/orchestrator.h).
+TEST(LlmTypesTest, PermanentErrorsAreTheOnesOnlyTheUserCanFix) {
+  EXPECT_TRUE(MakeError(ErrorKind::kReplayMiss, "cassette spent").permanent());
+  EXPECT_TRUE(MakeError(ErrorKind::kAuth, "bad key", 401).permanent());
+  EXPECT_TRUE(MakeError(ErrorKind::kAuth, "forbidden", 403).permanent());
+  EXPECT_TRUE(MakeError(ErrorKind::kBadRequest, "no such model", 404).permanent());
+  EXPECT_TRUE(MakeError(ErrorKind::kConfig, "no model").permanent());
+  EXPECT_FALSE(MakeError(ErrorKind::kBadRequest, "prompt too long", 400).permanent());
+  EXPECT_FALSE(MakeError(ErrorKind::kRateLimited, "slow down", 429).permanent());
+  EXPECT_FALSE(MakeError(ErrorKind::kServer, "oops", 500).permanent());
+  EXPECT_FALSE(MakeError(ErrorKind::kTimeout, "").permanent());
+  EXPECT_FALSE(MakeError(ErrorKind::kMalformed, "not JSON").permanent());
+}
+
 TEST(LlmTypesTest, BadJsonIsAClearError) {
   auto bad = RequestFromJson(Json{{"messages", {{{"role", "wizard"}}}}});
   ASSERT_FALSE(bad.ok());

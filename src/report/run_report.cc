@@ -92,6 +92,14 @@ std::string MarkdownFile(const std::string& file) {
   return Linkable(file) ? "[`" + file + "`](" + file + ")" : "`" + file + "`";
 }
 
+// Whether the node's candidate never existed because the LLM failed: an llm_error node, or one a
+// run recorded before that status existed (a compile_error without a candidate, with the LLM's
+// reason).
+bool LlmFailed(const search::Node& node, const search::NodeInfo* info) {
+  if (node.llm_error()) return true;
+  return !node.is_root() && info && info->candidate_id == 0 && !info->nothing.empty();
+}
+
 // What the reports show of one tree node, whichever way they render it.
 struct NodeFacts {
   const search::Node* node = nullptr;
@@ -114,6 +122,7 @@ NodeFacts FactsOf(const RunReportInput& in, int id) {
   f.status = node.is_root() ? "reference" : node.status ? eval::EvalStatusName(*node.status) : "?";
   if (node.correct()) f.speedup = node.speedup;
   f.info = Info(in, id);
+  if (LlmFailed(node, f.info)) f.status = eval::EvalStatusName(eval::EvalStatus::kLlmError);
   if (f.info) f.verdict = f.info->verdict;
   if (f.info && f.info->noisy_timing) f.verdict += " (noisy timing)";
   return f;
@@ -169,12 +178,11 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
                      "position and no measured Stage 1; optimise prompts had no profiling "
                      "feedback; the speedups are of CPU code, not of GPU kernels"});
   }
-  int correct = 0, evaluated = 0, unusable = 0;
+  int correct = 0, evaluated = 0, llm_failures = 0;
   for (const search::Node& node : in.tree->nodes()) {
     if (node.is_root()) continue;
-    const search::NodeInfo* info = Info(in, node.id);
-    if (info && info->candidate_id == 0) {
-      ++unusable;  // the reply held no candidate: nothing was built or checked
+    if (LlmFailed(node, Info(in, node.id))) {
+      ++llm_failures;  // no candidate: nothing was built or checked
       continue;
     }
     ++evaluated;
@@ -182,9 +190,9 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   }
   std::string candidates =
       std::to_string(evaluated) + " evaluated, " + std::to_string(correct) + " correct";
-  if (unusable > 0) {
-    candidates += "; " + std::to_string(unusable) + (unusable == 1 ? " reply" : " replies") +
-                  " held no usable candidate";
+  if (llm_failures > 0) {
+    candidates += "; " + std::to_string(llm_failures) +
+                  (llm_failures == 1 ? " LLM failure" : " LLM failures") + " (no candidate)";
   }
   facts.push_back({"Candidates", candidates});
   if (in.stage1) {

@@ -508,6 +508,50 @@ TEST(RunReportTest, AFailureExcerptOpensAtTheCompilersErrorLine) {
   EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— RuntimeError: boom"));
 }
 
+// A fourth iteration whose LLM call failed: n7 under n1, no candidate.
+void AddLlmFailure(SyntheticRun& run, eval::EvalStatus status) {
+  search::CandidateOutcome failed;
+  failed.status = status;
+  EXPECT_TRUE(run.tree.AddExpansion(1, agents::PromptMode::kOptimize, {failed}, {-1.0}).ok());
+  search::NodeInfo& n7 = run.nodes[7];
+  n7.node_id = 8;
+  n7.iteration = 4;
+  n7.nothing = "no candidate: server error (HTTP 500) after 4 attempts: upstream overloaded";
+  n7.errors = status == eval::EvalStatus::kLlmError
+                  ? "llm_error: server error (HTTP 500) after 4 attempts: upstream overloaded"
+                  : n7.nothing;  // as runs recorded before llm_error existed kept it
+  run.input.config.iterations = 4;
+  run.input.summary.iterations_done = 4;
+}
+
+TEST(RunReportTest, AnLlmFailureIsShownAsOneAndNotCountedAsACandidate) {
+  SyntheticRun run;
+  AddLlmFailure(run, eval::EvalStatus::kLlmError);
+  const std::string md = RenderMarkdownReport(run.input);
+  EXPECT_TRUE(Contains(md, "| n7 | 4 | optimize | llm_error |")) << md;
+  EXPECT_TRUE(Contains(md, "6 evaluated, 4 correct; 1 LLM failure (no candidate)")) << md;
+  EXPECT_TRUE(Contains(md, "llm_error: server error (HTTP 500) after 4 attempts")) << md;
+  EXPECT_FALSE(Contains(md, "7 evaluated")) << md;
+  const std::string html = RenderHtmlReport(run.input);
+  const std::string n7 = Section(html, "<li id="n7">", "</li>");
+  EXPECT_TRUE(Contains(n7, "llm_error")) << n7;
+  EXPECT_TRUE(Contains(n7, "<pre>llm_error: server error (HTTP 500) after 4 attempts: upstream "
+                           "overloaded</pre>"))
+      << n7;
+  // The tree chart draws it in the LLM failure's colour (its legend lists only what is drawn).
+  EXPECT_EQ(Count(html, "status-llm_error"), 1);
+  EXPECT_TRUE(Contains(html, "fill=\"#6e7781\"")) << "no llm_error colour in the tree chart";
+  EXPECT_TRUE(Contains(html, "6 evaluated, 4 correct; 1 LLM failure (no candidate)"));
+}
+
+TEST(RunReportTest, ARunRecordedBeforeLlmErrorExistedShowsItsLlmFailuresAsSuch) {
+  SyntheticRun run;
+  AddLlmFailure(run, eval::EvalStatus::kCompileError);
+  const std::string md = RenderMarkdownReport(run.input);
+  EXPECT_TRUE(Contains(md, "| n7 | 4 | optimize | llm_error |")) << md;
+  EXPECT_TRUE(Contains(md, "6 evaluated, 4 correct; 1 LLM failure (no candidate)")) << md;
+}
+
 TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale) {
   search::Tree tree;
   ASSERT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,

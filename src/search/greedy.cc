@@ -22,6 +22,8 @@ int ExecutionStage(const Node& node) {
       return 3;
     case eval::EvalStatus::kCorrect:
       return 4;
+    case eval::EvalStatus::kLlmError:
+      return 0;
   }
   return 0;
 }
@@ -41,14 +43,20 @@ class GreedyStrategy : public SearchStrategy {
     if (expansions == 0) return root;
 
     // The current attempt starts at the latest ROOT expansion.
+    // LLM_ERROR nodes are skipped throughout: they are no attempt and no repair target, and an
+    // expansion that brought only one neither counts as a failure nor ends a run of them, so the
+    // next Next() retries the same choice (search/strategy.h).
     int attempt_start = 0;
+    std::vector<bool> evaluated(expansions, false);
     for (const Node& node : tree_.nodes()) {
+      if (node.is_root() || node.llm_error()) continue;
+      evaluated[node.expansion] = true;
       if (node.parent == Tree::kRootId) attempt_start = std::max(attempt_start, node.expansion);
     }
     std::vector<bool> had_correct(expansions, false);
     int best_correct = -1, best_failed = -1;
     for (const Node& node : tree_.nodes()) {
-      if (node.is_root() || node.expansion < attempt_start) continue;
+      if (node.is_root() || node.llm_error() || node.expansion < attempt_start) continue;
       if (node.correct()) {
         had_correct[node.expansion] = true;
         if (best_correct < 0 || BetterSolution(node, tree_.node(best_correct))) {
@@ -59,7 +67,9 @@ class GreedyStrategy : public SearchStrategy {
       }
     }
     int failures = 0;
-    for (int e = expansions - 1; e >= attempt_start && !had_correct[e]; --e) ++failures;
+    for (int e = expansions - 1; e >= attempt_start && !had_correct[e]; --e) {
+      if (evaluated[e]) ++failures;
+    }
     if (options_.restart_after_failures > 0 && failures >= options_.restart_after_failures) {
       return root;
     }

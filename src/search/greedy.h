@@ -13,6 +13,10 @@
 // global best across all attempts), but greedy expands only nodes of the new one, so a restart can
 // leave a basin rather than return to the old best as soon as a fresh seed is worse.
 //
+// LLM_ERROR nodes (the LLM failed; search/strategy.h) are no part of any attempt: never a target,
+// and an expansion that brought only one is not counted among the failures, so the same choice is
+// retried.
+//
 // Record() attaches the children and backpropagates the plain reward (search/reward.h) so that the
 // tree's statistics mean the same under both strategies; greedy marks no terminals. Like MCTS,
 // Next() is a pure function of the tree (no randomness), so the tree is the whole state.

@@ -137,6 +137,26 @@ TEST(GreedyTest, ItRestartsAfterConsecutiveFailures) {
   ExpectSelection(greedy->Next(), Tree::kRootId, PromptMode::kInitial);
 }
 
+// The LLM failing is no failure of the attempt: the same node is retried, and no restart follows.
+TEST(GreedyTest, LlmErrorsAreRetriedAndNeverCountAsFailures) {
+  auto greedy = NewGreedyStrategy({});                                       // restart after 3
+  ASSERT_TRUE(ExpandNode(*greedy, 0, {Correct(1.5), CompileError()}).ok());  // 1, 2
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Selection next = greedy->Next();
+    ExpectSelection(next, 1, PromptMode::kOptimize);
+    ASSERT_TRUE(greedy->Record(next, {testing::LlmError()}).ok());
+  }
+  ExpectSelection(greedy->Next(), 1, PromptMode::kOptimize);
+  EXPECT_EQ(greedy->tree().expansions(), 6);
+  // Two real failures and more LLM errors between them still make only two.
+  ASSERT_TRUE(greedy->Record(greedy->Next(), {CompileError()}).ok());
+  ASSERT_TRUE(greedy->Record(greedy->Next(), {testing::LlmError()}).ok());
+  ASSERT_TRUE(greedy->Record(greedy->Next(), {CompileError()}).ok());
+  ExpectSelection(greedy->Next(), 1, PromptMode::kOptimize);
+  ASSERT_TRUE(greedy->Record(greedy->Next(), {CompileError()}).ok());
+  ExpectSelection(greedy->Next(), Tree::kRootId, PromptMode::kInitial);
+}
+
 TEST(GreedyTest, ACorrectCandidateResetsTheFailureCount) {
   auto greedy = NewGreedyStrategy({});
   ASSERT_TRUE(ExpandNode(*greedy, 0, {Correct(1.5)}).ok());

@@ -13,6 +13,7 @@ double WideningConstant(NodeKind kind, const MctsOptions& options) {
     case NodeKind::kRoot:
       return options.c_pw_root;
     case NodeKind::kFailed:
+    case NodeKind::kLlmError:  // never expanded
       return options.c_pw_failed;
     case NodeKind::kWorking:
       return options.c_pw_working;
@@ -85,8 +86,8 @@ class MctsStrategy : public SearchStrategy {
     int threshold = options_.terminal_after_failed_repairs;
     bool failed_repairs = false;
     if (node.kind == NodeKind::kFailed && threshold > 0 &&
-        static_cast<int>(node.children.size()) >= threshold) {
-      failed_repairs = true;
+        node.evaluated_children() >= threshold) {
+      failed_repairs = true;  // LLM_ERROR children are no repairs, and none is correct
       for (int child : node.children)
         failed_repairs = failed_repairs && !tree_.node(child).correct();
     }
@@ -108,7 +109,7 @@ double Uct(const Node& child, int parent_visits, double c_uct) {
 
 double VirtualChildUct(const Node& node, double c_uct) {
   if (node.visits <= 0) return std::numeric_limits<double>::infinity();
-  double fair_share = static_cast<double>(node.visits) / (node.children.size() + 1);
+  double fair_share = static_cast<double>(node.visits) / (node.evaluated_children() + 1);
   double log_visits = node.visits > 1 ? std::log(static_cast<double>(node.visits)) : 0.0;
   return node.MeanReward() + c_uct * std::sqrt(log_visits / fair_share);
 }
@@ -119,7 +120,7 @@ double WideningLimit(const Node& node, const MctsOptions& options) {
 }
 
 bool CanWiden(const Node& node, const MctsOptions& options) {
-  return static_cast<double>(node.children.size()) < WideningLimit(node, options);
+  return static_cast<double>(node.evaluated_children()) < WideningLimit(node, options);
 }
 
 std::unique_ptr<SearchStrategy> NewMctsStrategy(const MctsOptions& options, Tree tree) {

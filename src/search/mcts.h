@@ -21,6 +21,11 @@
 //     exhaustion of a branch propagate upward.
 // ROOT is never terminal, so the search never runs dry.
 //
+// LLM_ERROR children (search/strategy.h: the LLM failed, no candidate) are terminal from birth and
+// carry no visit and no reward. Widening, the virtual child's fair share and the failed-repair
+// rule count only evaluated children, so an LLM failure leaves every number Next() reads as it
+// was: the next iteration retries the same node in the same mode.
+//
 // Determinism: the paper's MCTS makes no random choice. Every argmax breaks ties to the lowest
 // node id (the earliest child), an exact tie between the virtual child and the best child goes to
 // the existing child, and Next() is a pure function of the tree. MctsOptions::seed is therefore
@@ -56,11 +61,11 @@ struct MctsOptions {
 // UCT of `child` under a parent with `parent_visits` visits; +inf when the child is unvisited.
 double Uct(const Node& child, int parent_visits, double c_uct);
 // UCT of a hypothetical new child of `node`: node's mean reward as prior, N / (children + 1)
-// visits.
+// visits (evaluated children: LLM_ERROR ones do not count).
 double VirtualChildUct(const Node& node, double c_uct);
 // The most children `node` may have at its current visit count: C_pw(kind)·N^α.
 double WideningLimit(const Node& node, const MctsOptions& options);
-// Whether `node` may get another child now: children < WideningLimit.
+// Whether `node` may get another child now: evaluated children < WideningLimit.
 bool CanWiden(const Node& node, const MctsOptions& options);
 
 // An MCTS strategy over `tree`: Tree() for a new run, a stored tree (TreeFromJson) to resume one.

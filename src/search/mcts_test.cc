@@ -19,6 +19,7 @@ using testing::CompileError;
 using testing::Correct;
 using testing::ExpandNode;
 using testing::Failed;
+using testing::LlmError;
 using testing::RunSearch;
 using testing::ScriptedEnvironment;
 
@@ -233,6 +234,83 @@ TEST(MctsTest, RebuildingFromAStoredTreeRestoresTerminalFlags) {
   ExpectSelection(rebuilt->Next(), Tree::kRootId, PromptMode::kInitial);
 }
 
+// An LLM failure is not the kernel's: the node it hangs under is neither punished nor closed, and
+// the search retries the same choice. The iteration is spent all the same.
+TEST(MctsTest, AnLlmErrorIsTerminalAndTheSameChoiceIsRetried) {
+  auto mcts = NewMctsStrategy({});
+  const Tree& tree = mcts->tree();
+  ASSERT_TRUE(ExpandNode(*mcts, 0, {Correct(1.5), CompileError()}).ok());  // 1, 2
+  const Selection before = mcts->Next();
+  const Json statistics_before = ToJson(tree);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const Selection next = mcts->Next();
+    ExpectSelection(next, before.node, before.mode);
+    EXPECT_EQ(next.expansion, before.expansion + attempt);
+    ASSERT_TRUE(mcts->Record(next, {LlmError()}).ok());
+    const Node& failed = tree.node(tree.size() - 1);
+    EXPECT_TRUE(failed.llm_error());
+    EXPECT_TRUE(failed.terminal);
+    EXPECT_EQ(failed.visits, 0);
+  }
+  EXPECT_EQ(tree.expansions(), before.expansion + 4);
+  // Every number the selection reads is as it was.
+  for (int id : {0, 1, 2}) {
+    const Json& was = statistics_before["nodes"][id];
+    EXPECT_EQ(tree.node(id).visits, was["visits"].get<int>()) << "node " << id;
+    EXPECT_EQ(tree.node(id).total_reward, was["total_reward"].get<double>()) << "node " << id;
+    EXPECT_EQ(tree.node(id).terminal, was["terminal"].get<bool>()) << "node " << id;
+  }
+  testing::ExpectConsistentStatistics(tree);
+  // An llm_error node is never selected, and cannot be recorded under.
+  const int failed = tree.size() - 1;
+  EXPECT_FALSE(ExpandNode(*mcts, failed, {CompileError()}).ok());
+}
+
+TEST(MctsTest, LlmErrorsDoNotCloseAFailedNodeOrUseUpItsWidening) {
+  MctsOptions options;
+  auto mcts = NewMctsStrategy(options);
+  const Tree& tree = mcts->tree();
+  ASSERT_TRUE(ExpandNode(*mcts, 0, {CompileError()}).ok());  // 1
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ExpandNode(*mcts, 1, {LlmError()}).ok());
+  // Three children, none correct, but no repair among them: still open, still widening.
+  EXPECT_FALSE(tree.node(1).terminal);
+  EXPECT_EQ(tree.node(1).evaluated_children(), 0);
+  EXPECT_TRUE(CanWiden(tree.node(1), options));
+  ExpectSelection(mcts->Next(), 1, PromptMode::kDebug);
+  // Widening and the fair share count evaluated children only.
+  Node stats = Stats(NodeKind::kRoot, 4, 0, 4);
+  EXPECT_FALSE(CanWiden(stats, options));
+  stats.llm_error_children = 1;
+  EXPECT_TRUE(CanWiden(stats, options));
+  EXPECT_DOUBLE_EQ(VirtualChildUct(stats, kC),
+                   VirtualChildUct(Stats(NodeKind::kRoot, 4, 0, 3), kC));
+}
+
+TEST(MctsTest, AScriptedSearchWithLlmFailuresKeepsItsInvariantsAndResumes) {
+  MctsOptions options;
+  auto mcts = NewMctsStrategy(options);
+  ScriptedEnvironment environment(21);
+  for (int t = 0; t < 40; ++t) {
+    const Selection selection = mcts->Next();
+    ASSERT_FALSE(mcts->tree().node(selection.node).llm_error());
+    ASSERT_FALSE(mcts->tree().node(selection.node).terminal);
+    std::vector<CandidateOutcome> outcomes =
+        t % 3 == 1 ? std::vector<CandidateOutcome>{LlmError()}
+                   : environment.Evaluate(mcts->tree(), selection, 2);
+    ASSERT_TRUE(mcts->Record(selection, outcomes).ok());
+  }
+  testing::ExpectConsistentStatistics(mcts->tree());
+  int llm_errors = 0;
+  for (const Node& node : mcts->tree().nodes()) llm_errors += node.llm_error() ? 1 : 0;
+  EXPECT_EQ(llm_errors, 13);
+  EXPECT_EQ(mcts->tree().root().visits, 2 * 27);  // only evaluated candidates are visits
+  auto stored = TreeFromJson(Json::parse(DumpJson(ToJson(mcts->tree()))));
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  auto resumed = NewMctsStrategy(options, std::move(stored).value());
+  EXPECT_EQ(resumed->Next().node, mcts->Next().node);
+  EXPECT_EQ(DumpJson(ToJson(resumed->tree())), DumpJson(ToJson(mcts->tree())));
+}
+
 TEST(MctsTest, BestNodeIsTheGlobalBest) {
   auto mcts = NewMctsStrategy({});
   EXPECT_EQ(mcts->BestNode(), std::nullopt);
@@ -297,7 +375,7 @@ std::set<PromptMode> SearchCheckingInvariants(SearchStrategy& mcts, const MctsOp
       correct_child = correct_child || tree.node(child).correct();
     }
     bool failed_repairs =
-        node.kind == NodeKind::kFailed && node.children.size() >= 3 && !correct_child;
+        node.kind == NodeKind::kFailed && node.evaluated_children() >= 3 && !correct_child;
     bool stuck = !open_child && !CanWiden(node, options);
     EXPECT_EQ(node.terminal, failed_repairs || stuck) << "node " << node.id;
   }

@@ -18,16 +18,25 @@
 namespace kernelpro::search {
 namespace {
 
-// "llm_error: replay miss: ..." from a child's `nothing` ("no candidate: replay miss: ..."), on one
-// line: the iteration line's form of an LLM failure.
-std::string LlmErrorText(const std::string& nothing) {
+// A run stops after this many iterations in a row whose LLM call failed (transient errors: each
+// one is an llm_error node; the run goes on after fewer).
+constexpr int kMaxLlmErrorsInARow = 3;
+
+// "server error (HTTP 500) after 4 attempts: ..." from a child's `nothing` ("no candidate: ..."),
+// on one line of at most 160 characters.
+std::string LlmErrorReason(const std::string& nothing) {
   std::string reason = nothing;
   if (reason.starts_with("no candidate: ")) reason = reason.substr(14);
   for (char& c : reason) {
     if (c == '\n') c = ' ';
   }
   if (reason.size() > 160) reason = reason.substr(0, 157) + "...";
-  return "llm_error: " + reason;
+  return reason;
+}
+
+// "llm_error: replay miss: ...": the iteration line's form of an LLM failure.
+std::string LlmErrorText(const std::string& nothing) {
+  return "llm_error: " + LlmErrorReason(nothing);
 }
 
 std::string CandidateKey(std::int64_t candidate_id) {
@@ -43,11 +52,12 @@ struct GeneratedReply {
 }  // namespace
 
 const char* StopReasonName(StopReason reason) {
-  static constexpr std::array<std::pair<StopReason, const char*>, 4> kNames = {{
+  static constexpr std::array<std::pair<StopReason, const char*>, 5> kNames = {{
       {StopReason::kIterations, "iterations"},
       {StopReason::kCost, "cost"},
       {StopReason::kTimeLimit, "time_limit"},
       {StopReason::kExhausted, "exhausted"},
+      {StopReason::kLlmError, "llm_error"},
   }};
   return NameOf(kNames, reason);
 }
@@ -197,7 +207,22 @@ Result<OptimizeSummary> Orchestrator::Run() {
       break;
     }
     failure = RunIteration(next);
+    if (!failure.ok() && permanent_llm_error_) {
+      // Not a failure of kernelpro's: the run ends cleanly, its iteration unrecorded (resume
+      // redoes it once the cause is fixed).
+      summary.stop = StopReason::kLlmError;
+      summary.stop_message = "the LLM call of iteration " + std::to_string(next) +
+                             " failed and asking again cannot help: " + *permanent_llm_error_;
+      failure = Status::Ok();
+      break;
+    }
     if (!failure.ok()) break;
+    if (llm_errors_in_a_row_ >= kMaxLlmErrorsInARow) {
+      summary.stop = StopReason::kLlmError;
+      summary.stop_message = "the model failed " + std::to_string(llm_errors_in_a_row_) +
+                             " iterations in a row: " + last_llm_error_;
+      break;
+    }
   }
   if (extractor_) extractor_->Drain();
 
@@ -232,6 +257,16 @@ Status Orchestrator::RunIteration(int iteration) {
   if (Status s = Profile(iteration, *children); !s.ok()) return s;
   auto recorded = Record(iteration, selection, *children);
   if (!recorded.ok()) return recorded.status();
+  // Counted in this process only: a resumed run gets its own tries.
+  const bool llm_failed = std::all_of(children->begin(), children->end(), [](const NodeInfo& c) {
+    return c.status == eval::EvalStatus::kLlmError;
+  });
+  if (llm_failed) {
+    ++llm_errors_in_a_row_;
+    last_llm_error_ = LlmErrorReason(children->back().nothing);
+  } else {
+    llm_errors_in_a_row_ = 0;
+  }
 
   const Tree& tree = strategy_->tree();
   IterationProgress progress;
@@ -324,6 +359,13 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
 
     GeneratedReply reply;
     reply.children = PlanChildren(result, config_.candidates);
+    // Nothing came back, and asking again cannot help (a spent cassette, a refused key, an unknown
+    // model): the step stays undone and the run stops (Run) rather than fail every iteration left.
+    const bool nothing = reply.children.size() == 1 && !reply.children.front().info.nothing.empty();
+    if (nothing && result.error && result.error->permanent()) {
+      permanent_llm_error_ = result.error->ToString();
+      return Status::Unavailable("the LLM call failed: " + *permanent_llm_error_);
+    }
     reply.about = ReplySummary(result);
     reply.about["prompt_sections"] = prompt->sections;
     reply.about["prompt_trimmed"] = prompt->trimmed;
@@ -380,8 +422,11 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
   std::vector<NodeInfo*> pending;
   for (NodeInfo& child : children) {
     if (child.candidate_id == 0) {
-      child.status = eval::EvalStatus::kCompileError;
-      child.errors = child.nothing;
+      // No candidate: the LLM failed (search/strategy.h), nothing to build.
+      child.status = eval::EvalStatus::kLlmError;
+      std::string reason = child.nothing;
+      if (reason.starts_with("no candidate: ")) reason = reason.substr(14);
+      child.errors = "llm_error: " + reason;  // as a verdict's errors read ("compile_error: ...")
       continue;
     }
     const store::StepKey key =
@@ -605,8 +650,13 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
     info_[id] = std::move(info);
   }
 
-  const agents::IterationRecord memory_record =
-      IterationSummary(store, tree, info_, before, selection.mode, outcome_text);
+  // An iteration whose LLM call failed teaches the search memory nothing: no record, no extraction.
+  bool evaluated = false;
+  for (int id = before; id < tree.size(); ++id) evaluated = evaluated || !tree.node(id).llm_error();
+  const Json memory_record =
+      evaluated ? agents::ToJson(
+                      IterationSummary(store, tree, info_, before, selection.mode, outcome_text))
+                : Json();
   return journal_->Record(journal_->Key(iteration, "record"), [&]() -> Result<Json> {
     if (Status s = StoreTreeNodes(store, run_id_, tree, before, info_); !s.ok()) return s;
     Json list = Json::array();
@@ -614,7 +664,7 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
     return Json{{"tree", ToJson(tree)},
                 {"attached", list},
                 {"outcome", outcome_text},
-                {"memory_record", agents::ToJson(memory_record)}};
+                {"memory_record", memory_record}};
   });
 }
 

@@ -10,8 +10,9 @@
 //              feedback; the search memory) → RunProgrammer → candidates, stored once per source
 //              and written as RUN_DIR/candidates/NNNN.py. A candidate the programmer's cheap check
 //              rejected (syntax, no ModelNew, no kernel source) becomes a compile_error child
-//              without a build; a reply with nothing usable becomes one compile_error child
-//              without a candidate, so the tree still grows.
+//              without a build; a reply with nothing usable (the LLM call failed, or its reply
+//              held no candidate) becomes one llm_error child without a candidate, so the
+//              iteration is spent and shown (search/strategy.h says what the search makes of it).
 //   evaluate   key "candidate:ID": the evaluator builds every pending candidate of the iteration
 //              in one call (builds run in parallel inside it), then each verdict is journaled on
 //              its own, so a crash between two of them redoes only the second. A source stored
@@ -31,7 +32,16 @@
 //              written to the store, and the whole tree as JSON in the step's payload. A resumed
 //              run rebuilds its strategy from the last recorded tree.
 //
-// After `record` the iteration is handed to the search memory's extractor (background thread).
+// After `record` the iteration is handed to the search memory's extractor (background thread),
+// unless its LLM call failed.
+//
+// LLM failures. A permanent one (llm::Error::permanent: a spent or missing replay cassette, HTTP
+// 401/403, a model the server does not know) stops the run at once: the generate step stays
+// undone, no node is attached, the summary says StopReason::kLlmError with the error, and the run
+// is marked finished, so `kernelpro resume RUN_DIR --llm ...` redoes that iteration once the cause
+// is fixed. A transient one (429 or 5xx after the client's retries, a timeout, a malformed reply)
+// makes an llm_error node and the run goes on; after 3 such iterations in a row (counted in this
+// process) it stops the same way ("the model failed 3 iterations in a row: ...").
 //
 // Noise-aware acceptance: a correct child counts as faster than its parent only when
 // ClearlyFaster(child interval, parent interval) holds; the parent of a seed (ROOT) or of a
@@ -96,8 +106,11 @@ struct IterationProgress {
   bool resumed = false;  // the iteration was finished by an earlier process (replayed)
 };
 
-enum class StopReason { kIterations, kCost, kTimeLimit, kExhausted };
-const char* StopReasonName(StopReason reason);  // "iterations", "cost", "time_limit", "exhausted"
+// kLlmError: the LLM failed for good (Error::permanent) or 3 iterations in a row (see the file
+// comment).
+enum class StopReason { kIterations, kCost, kTimeLimit, kExhausted, kLlmError };
+// "iterations", "cost", "time_limit", "exhausted", "llm_error".
+const char* StopReasonName(StopReason reason);
 
 struct OptimizeSummary {
   StopReason stop = StopReason::kIterations;
@@ -187,6 +200,11 @@ class Orchestrator {
   std::unique_ptr<agents::SearchMemory> memory_;
   std::unique_ptr<agents::MemoryExtractor> extractor_;
   std::vector<std::string> notes_;
+  // LLM failures in this process: iterations in a row that were all llm_error, the last one's
+  // reason; a permanent error that stops the run (set by Generate).
+  int llm_errors_in_a_row_ = 0;
+  std::string last_llm_error_;
+  std::optional<std::string> permanent_llm_error_;
 };
 
 }  // namespace kernelpro::search

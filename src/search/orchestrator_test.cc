@@ -399,17 +399,130 @@ TEST_F(OrchestratorTest, AReplyWithoutCandidatesStillGrowsTheTree) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   const Tree& tree = orchestrator->tree();
   ASSERT_EQ(tree.size(), 3);
-  EXPECT_EQ(tree.node(1).status, eval::EvalStatus::kCompileError);
+  // The LLM's failure, not a kernel's compile error: in the tree, the store and the iteration line.
+  EXPECT_EQ(tree.node(1).status, eval::EvalStatus::kLlmError);
+  EXPECT_TRUE(tree.node(1).llm_error());
+  EXPECT_TRUE(tree.node(1).terminal);
   EXPECT_EQ(orchestrator->nodes().at(1).candidate_id, 0);
-  EXPECT_NE(orchestrator->nodes().at(1).errors.find("no candidate"), std::string::npos);
-  // The iteration line shows the LLM's failure as one, not as a kernel's compile error.
+  EXPECT_TRUE(orchestrator->nodes().at(1).errors.starts_with("llm_error: "))
+      << orchestrator->nodes().at(1).errors;
+  auto rows = store_->ListNodes(1);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[1].status, "llm_error");
+  EXPECT_EQ((*rows)[1].kind, "llm_error");
   EXPECT_TRUE(progress_[0].outcome.starts_with("llm_error: ")) << progress_[0].outcome;
   EXPECT_NE(progress_[0].outcome.find("holds no candidate"), std::string::npos)
       << progress_[0].outcome;
   EXPECT_EQ(progress_[0].outcome.find("compile_error"), std::string::npos) << progress_[0].outcome;
-  // The repair prompt says that nothing came back.
-  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kDebug);
-  EXPECT_NE(scripted.Requests()[1].messages.front().text.find("no candidate"), std::string::npos);
+  // There is no code to debug: the next iteration asks for fresh solutions again.
+  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kInitial);
+  EXPECT_EQ(progress_[1].parent, Tree::kRootId);
+  EXPECT_EQ(summary->stop, StopReason::kIterations);
+}
+
+// A permanent LLM error (here a spent cassette) stops the run at once with its message, records
+// nothing for that iteration, and the run resumes there once the cause is fixed.
+TEST_F(OrchestratorTest, AnExhaustedCassetteStopsTheRunWithItsMessage) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  scripted.Push(llm::MakeError(
+      llm::ErrorKind::kReplayMiss,
+      "cassette demo.jsonl: exhausted: all 1 recordings of stream 'text' were served already"));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(5), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kLlmError);
+  EXPECT_EQ(summary->stop_message,
+            "the LLM call of iteration 2 failed and asking again cannot help: not in the "
+            "cassette: cassette demo.jsonl: exhausted: all 1 recordings of stream 'text' were "
+            "served already");
+  EXPECT_EQ(scripted.calls(), 2);  // not one call per iteration left
+  EXPECT_EQ(summary->iterations_done, 1);
+  EXPECT_EQ(orchestrator->tree().size(), 2);  // no node for the failed iteration
+  ASSERT_TRUE(summary->best.has_value());
+  auto run = store_->GetRun(1);
+  EXPECT_EQ(run->status, store::RunStatus::kFinished);
+  EXPECT_NE(run->status_message.find("llm_error: the LLM call of iteration 2"), std::string::npos)
+      << run->status_message;
+  ASSERT_EQ(progress_.size(), 1u);
+
+  // Resumed with a model that answers: iteration 2 is asked again and the run goes on.
+  ScriptedBackend fixed;
+  fixed.Push(Reply({{"b", FakeCandidate("correct 1.50 1.40 1.60", "b")}}));
+  auto resumed = RunWith(&fixed, Options(2), &orchestrator);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(fixed.calls(), 1);
+  EXPECT_EQ(resumed->stop, StopReason::kIterations);
+  EXPECT_EQ(resumed->iterations_done, 2);
+  EXPECT_EQ(orchestrator->tree().size(), 3);
+  EXPECT_DOUBLE_EQ(orchestrator->tree().node(*resumed->best).speedup->estimate, 1.5);
+}
+
+TEST_F(OrchestratorTest, RefusedCredentialsOrAnUnknownModelStopTheRunAtOnce) {
+  ScriptedBackend scripted;
+  scripted.Push(llm::MakeError(llm::ErrorKind::kAuth, "invalid x-api-key", 401));
+  auto summary = RunWith(&scripted, Options(5));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kLlmError);
+  EXPECT_NE(summary->stop_message.find("not authorised (HTTP 401): invalid x-api-key"),
+            std::string::npos)
+      << summary->stop_message;
+  EXPECT_EQ(summary->iterations_done, 0);
+  EXPECT_EQ(scripted.calls(), 1);
+  EXPECT_FALSE(summary->best.has_value());
+
+  ScriptedBackend unknown;
+  unknown.Push(llm::MakeError(llm::ErrorKind::kBadRequest, "model gpt-9 does not exist", 404));
+  auto again = RunWith(&unknown, Options(5));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->stop, StopReason::kLlmError);
+  EXPECT_NE(again->stop_message.find("(HTTP 404): model gpt-9 does not exist"), std::string::npos)
+      << again->stop_message;
+  EXPECT_EQ(unknown.calls(), 1);
+}
+
+// A transient error (a 500 after the client's retries) costs an iteration, not the run.
+TEST_F(OrchestratorTest, AServerErrorMakesAnLlmErrorNodeAndTheRunGoesOn) {
+  ScriptedBackend scripted;
+  scripted.Push(llm::MakeError(llm::ErrorKind::kServer, "upstream overloaded", 500));
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, Options(2, "mcts"), &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kIterations);
+  EXPECT_EQ(summary->iterations_done, 2);
+  const Tree& tree = orchestrator->tree();
+  ASSERT_EQ(tree.size(), 3);
+  EXPECT_TRUE(tree.node(1).llm_error());
+  EXPECT_EQ(tree.node(1).visits, 0);
+  EXPECT_EQ(tree.root().visits, 1);  // only the evaluated candidate
+  EXPECT_TRUE(tree.node(2).correct());
+  ASSERT_EQ(progress_.size(), 2u);
+  EXPECT_EQ(progress_[0].outcome, "llm_error: server error (HTTP 500): upstream overloaded");
+  EXPECT_EQ(progress_[1].mode, agents::PromptMode::kInitial);  // the same choice, retried
+  EXPECT_EQ(evaluator_.evaluated.size(), 1u);
+  EXPECT_EQ(CountSteps("record"), 2);
+}
+
+TEST_F(OrchestratorTest, ThreeLlmErrorsInARowStopTheRun) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("compile_error", "a")}}));
+  scripted.Push(llm::MakeError(llm::ErrorKind::kServer, "first", 503));
+  scripted.Push(Reply({{"b", FakeCandidate("compile_error", "b")}}));  // the count starts again
+  scripted.Push(llm::MakeError(llm::ErrorKind::kServer, "second", 503));
+  scripted.Push(llm::MakeError(llm::ErrorKind::kTimeout, "third"));
+  scripted.Push(llm::MakeError(llm::ErrorKind::kRateLimited, "fourth", 429));
+  scripted.Push(Reply({{"never", FakeCandidate("correct 2 2 2", "never")}}));
+  auto summary = RunWith(&scripted, Options(10));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->stop, StopReason::kLlmError);
+  EXPECT_EQ(summary->stop_message,
+            "the model failed 3 iterations in a row: rate limited (HTTP 429): fourth");
+  EXPECT_EQ(summary->iterations_done, 6);
+  EXPECT_EQ(scripted.calls(), 6);
+  EXPECT_FALSE(summary->best.has_value());
+  EXPECT_EQ(store_->GetRun(1)->status, store::RunStatus::kFinished);
 }
 
 TEST_F(OrchestratorTest, ARejectedCandidateIsACompileErrorWithoutABuild) {

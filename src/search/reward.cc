@@ -21,6 +21,8 @@ double Reward(eval::EvalStatus status, std::optional<double> speedup) {
     case eval::EvalStatus::kRuntimeError:
     case eval::EvalStatus::kTimeout:
       return kCrashReward;
+    case eval::EvalStatus::kLlmError:
+      return 0.0;  // not the kernel's: Tree::AddExpansion backpropagates nothing for it
   }
   return kCrashReward;
 }

@@ -4,6 +4,8 @@
 //   correct                         ln(speedup)     1x → 0, 2x → 0.69, 0.5x → −0.69
 //   incorrect output                −2.0
 //   crash or compile error          −3.0            crash = runtime_error or timeout
+//   llm_error                       none            no candidate existed: nothing to reward
+//                                                   (Reward returns 0; the tree never adds it)
 //
 // The log keeps a 100x outlier from dominating a subtree; the gap between −2 and ln(1) = 0 keeps a
 // nearly-correct kernel from ever outranking a correct one. Pure functions; safe from any thread.

@@ -135,6 +135,11 @@ Result<OpenedRun> OpenStoredRun(store::RunStore& store, const store::RunRecord& 
   opened.config.max_cost_usd = requested.max_cost_usd;
   opened.config.time_limit_s = requested.time_limit_s;
   if (!requested.run_dir.empty()) opened.config.run_dir = requested.run_dir;
+  // The machine's own: where the interpreter with torch is, which GPUs there are.
+  opened.config.gpus = requested.gpus;
+  opened.config.executor.gpus = requested.executor.gpus;
+  opened.config.python = requested.python;
+  opened.config.worker_python = requested.worker_python;
   const std::string& problem = opened.config.problem;
   auto text = ReadFileText(problem);
   if (!text.ok()) return Status::NotFound("the run's problem file is gone: " + problem);

@@ -3,6 +3,10 @@
 #include "search/run_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace kernelpro::search {
 namespace {
@@ -93,6 +97,45 @@ TEST(RunConfigTest, BadValuesAreRefused) {
   Json old = ToJson(Full());
   old.erase("gpus");
   EXPECT_EQ(RunConfigFromJson(old)->gpus, 1);
+}
+
+// `kernelpro resume` on another machine: the run keeps its options, but the interpreter and the
+// GPUs are the machine's.
+TEST(RunConfigTest, AReopenedRunTakesTheMachinesPythonAndGpus) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kp_run_config_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  RunConfig first = Full();
+  first.problem = (dir / "problem.py").string();
+  std::ofstream(first.problem) << "class Model: pass\n";
+  first.run_dir = (dir / "run").string();
+  first.python = "/old/python";
+  first.executor.gpus = {"0", "1"};
+  {
+    auto store = store::RunStore::Open(first.run_dir);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE(OpenRun(**store, first).ok());
+  }
+  RunConfig here = first;
+  here.python = "/new/python";
+  here.worker_python = "/new/python";
+  here.gpus = 1;
+  here.executor.gpus = {"3"};
+  here.search = "greedy";  // not the machine's: the run keeps its own
+  auto store = store::RunStore::Open(first.run_dir);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto opened = OpenRun(**store, here);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_TRUE(opened->resumed);
+  EXPECT_EQ(opened->config.python, "/new/python");
+  EXPECT_EQ(opened->config.worker_python, "/new/python");
+  EXPECT_EQ(opened->config.gpus, 1);
+  EXPECT_EQ(opened->config.executor.gpus, std::vector<std::string>{"3"});
+  EXPECT_EQ(opened->config.search, "mcts");
+  EXPECT_EQ(opened->config.executor.timing_trials, 50);
+  store->reset();
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -36,6 +36,9 @@ inline CandidateOutcome Failed(eval::EvalStatus status,
 
 inline CandidateOutcome CompileError() { return Failed(eval::EvalStatus::kCompileError); }
 
+// The programmer's LLM call failed: no candidate (search/strategy.h).
+inline CandidateOutcome LlmError() { return Failed(eval::EvalStatus::kLlmError); }
+
 // Records `outcomes` as an expansion of `node` in the mode its kind calls for, whatever Next()
 // would have chosen: how the tests build synthetic trees.
 inline Status ExpandNode(SearchStrategy& strategy, int node,
@@ -102,11 +105,13 @@ class ScriptedEnvironment {
 };
 
 // Checks the statistics every tree must keep: each node's visits are its own plus its children's
-// and its total reward is its reward plus its children's totals (ROOT has neither of its own).
+// and its total reward is its reward plus its children's totals (ROOT and LLM_ERROR nodes have
+// neither of their own).
 inline void ExpectConsistentStatistics(const Tree& tree) {
   for (const Node& node : tree.nodes()) {
-    int visits = node.is_root() ? 0 : 1;
-    double total = node.is_root() ? 0.0 : node.reward;
+    const bool none_of_its_own = node.is_root() || node.llm_error();
+    int visits = none_of_its_own ? 0 : 1;
+    double total = none_of_its_own ? 0.0 : node.reward;
     for (int child : node.children) {
       visits += tree.node(child).visits;
       total += tree.node(child).total_reward;

@@ -14,6 +14,8 @@ agents::PromptMode ModeFor(NodeKind kind) {
       return agents::PromptMode::kDebug;
     case NodeKind::kWorking:
       return agents::PromptMode::kOptimize;
+    case NodeKind::kLlmError:
+      return agents::PromptMode::kInitial;  // never selected: terminal from birth
   }
   return agents::PromptMode::kInitial;
 }

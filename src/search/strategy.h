@@ -22,6 +22,16 @@
 // under that expansion ordinal can be recorded without generating again. Equivalently, replaying
 // every stored expansion's (Next, Record) from an empty tree rebuilds the identical tree.
 //
+// LLM failures: when the programmer's LLM call fails (an HTTP error after retries, a reply with no
+// usable candidate) no candidate exists. The orchestrator records that expansion with one outcome
+// of status llm_error, and the tree attaches an LLM_ERROR node (search/tree.h): terminal (never
+// selected for debug or optimize: there is no code), no visit, no reward, nothing backpropagated
+// (an LLM failure says nothing of the parent's subtree), but the expansion counts: the iteration
+// is spent. Widening counts only evaluated children (Node::evaluated_children), and the statistics
+// Next() reads are unchanged, so the next Next() retries the same choice: a transient failure
+// costs an iteration, never a branch. Permanent LLM failures (a spent cassette, a bad key, an
+// unknown model) never reach the strategy: the orchestrator stops the run before recording.
+//
 // Each Record is applied exactly once: a Selection carries the expansion ordinal it was made for,
 // and Record refuses one that does not match tree().expansions() (a repeat or a stale selection).
 //
@@ -74,7 +84,7 @@ class SearchStrategy {
   // rewards to ROOT and updates whatever the strategy derives (terminal flags). Errors, with the
   // tree unchanged: a selection not made for the current tree (wrong expansion ordinal, a mode
   // that does not match the node, a terminal or unknown node) or no outcomes. The orchestrator
-  // records a candidate the programmer failed to produce as a compile_error outcome.
+  // records a candidate the programmer failed to produce as an llm_error outcome (see above).
   virtual Status Record(const Selection& selection, std::vector<CandidateOutcome> outcomes) = 0;
 
   // True when the strategy has nothing left to propose. The paper's MCTS and greedy never are

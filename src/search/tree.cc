@@ -12,8 +12,23 @@ namespace {
 constexpr int kFormatVersion = 1;
 
 // Stored in tree JSON and run databases: never rename.
-constexpr std::array<std::pair<NodeKind, const char*>, 3> kNodeKindNames = {
-    {{NodeKind::kRoot, "root"}, {NodeKind::kFailed, "failed"}, {NodeKind::kWorking, "working"}}};
+constexpr std::array<std::pair<NodeKind, const char*>, 4> kNodeKindNames = {
+    {{NodeKind::kRoot, "root"},
+     {NodeKind::kFailed, "failed"},
+     {NodeKind::kWorking, "working"},
+     {NodeKind::kLlmError, "llm_error"}}};
+
+// The kind a node of this status has.
+NodeKind KindOf(eval::EvalStatus status) {
+  switch (status) {
+    case eval::EvalStatus::kCorrect:
+      return NodeKind::kWorking;
+    case eval::EvalStatus::kLlmError:
+      return NodeKind::kLlmError;
+    default:
+      return NodeKind::kFailed;
+  }
+}
 
 // JSON has no NaN or infinity (they would come back as null), so a non-finite measurement is
 // kept as unknown from the start; the tree then round-trips exactly.
@@ -149,8 +164,7 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
     Node child;
     child.id = size();
     child.parent = parent;
-    child.kind =
-        outcome.status == eval::EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
+    child.kind = KindOf(outcome.status);
     child.depth = nodes_[parent].depth + 1;
     child.mode = mode;
     child.expansion = expansions_;
@@ -159,11 +173,18 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
     child.speedup = Finite(outcome.speedup);
     child.error_magnitude = Finite(outcome.error_magnitude);
     child.energy_reduction = Finite(outcome.energy_reduction);
+    nodes_[parent].children.push_back(child.id);
+    ids.push_back(child.id);
+    if (child.llm_error()) {
+      // Not the kernel's failure, and no kernel to repair: nothing to learn, nothing to select.
+      child.terminal = true;
+      nodes_[parent].llm_error_children += 1;
+      nodes_.push_back(std::move(child));
+      continue;
+    }
     child.reward = rewards[i];
     child.visits = 1;
     child.total_reward = rewards[i];
-    nodes_[parent].children.push_back(child.id);
-    ids.push_back(child.id);
     nodes_.push_back(std::move(child));
     for (int a = parent; a >= 0; a = nodes_[a].parent) {
       nodes_[a].visits += 1;
@@ -227,15 +248,17 @@ Result<Tree> TreeFromJson(const Json& json) {
         return node_error("parent " + std::to_string(node.parent) + " is not an earlier node");
       }
       if (!node.status || !node.mode) return node_error("status and mode are required");
-      NodeKind expected =
-          *node.status == eval::EvalStatus::kCorrect ? NodeKind::kWorking : NodeKind::kFailed;
-      if (node.kind != expected) return node_error("kind does not match status");
+      if (node.kind != KindOf(*node.status)) return node_error("kind does not match status");
+      if (tree.nodes_[node.parent].llm_error()) {
+        return node_error("an llm_error node has no children");
+      }
       if (node.depth != tree.nodes_[node.parent].depth + 1) return node_error("wrong depth");
       if (node.expansion < 0 || node.expansion >= tree.expansions_ ||
           node.expansion < tree.nodes_.back().expansion) {
         return node_error("expansion out of range or out of order");
       }
       tree.nodes_[node.parent].children.push_back(index);
+      if (node.llm_error()) tree.nodes_[node.parent].llm_error_children += 1;
     }
     tree.nodes_.push_back(std::move(node));
   }
@@ -244,7 +267,7 @@ Result<Tree> TreeFromJson(const Json& json) {
   // as written.
   for (int id = tree.size() - 1; id >= 0; --id) {
     const Node& node = tree.nodes_[id];
-    int expected = node.is_root() ? 0 : 1;
+    int expected = node.is_root() || node.llm_error() ? 0 : 1;
     for (int child : node.children) expected += tree.nodes_[child].visits;
     if (node.visits != expected) {
       return error("node " + std::to_string(id) + ": visits " + std::to_string(node.visits) +

@@ -31,8 +31,12 @@ namespace kernelpro::search {
 
 // ROOT is the virtual node; WORKING nodes passed the correctness check (status correct); every
 // other evaluated node is FAILED (compile error, runtime error, timeout, incorrect output).
-enum class NodeKind { kRoot, kFailed, kWorking };
-const char* NodeKindName(NodeKind kind);  // "root", "failed", "working"
+// LLM_ERROR nodes (status llm_error) record an expansion whose candidate never existed because
+// the LLM call failed (an HTTP error after retries, a reply without a usable candidate): nothing
+// was evaluated, so they are terminal from birth, have no visits and no reward, and nothing is
+// backpropagated for them; their expansion still counts (one iteration spent).
+enum class NodeKind { kRoot, kFailed, kWorking, kLlmError };
+const char* NodeKindName(NodeKind kind);  // "root", "failed", "working", "llm_error"
 
 // What one evaluated candidate brings to the tree: the headline numbers of its EvalResult. A
 // non-finite measurement (a NaN error from an output full of NaNs) is kept as unknown.
@@ -67,15 +71,23 @@ struct Node {
   std::optional<double> energy_reduction;
 
   // MCTS statistics. `reward` is this node's own; `visits` and `total_reward` cover the node and
-  // every descendant (one visit per evaluated candidate; ROOT has no reward of its own).
+  // every descendant (one visit per evaluated candidate; ROOT and LLM_ERROR nodes have no reward
+  // and no visit of their own).
   double reward = 0;
   int visits = 0;
   double total_reward = 0;
   bool terminal = false;  // excluded from selection (dead end, paper §3.3.4)
+  // How many of `children` are LLM_ERROR nodes (derived, not written to JSON).
+  int llm_error_children = 0;
 
   double MeanReward() const { return visits > 0 ? total_reward / visits : 0.0; }
   bool is_root() const { return kind == NodeKind::kRoot; }
   bool correct() const { return kind == NodeKind::kWorking; }
+  bool llm_error() const { return kind == NodeKind::kLlmError; }
+  // The children that hold an evaluated candidate: what widening and the failed-repair rule count.
+  int evaluated_children() const {
+    return static_cast<int>(children.size()) - llm_error_children;
+  }
 };
 
 // True when `a` is the better solution: correct before not correct, then a known speedup before an
@@ -110,7 +122,9 @@ class Tree {
 
   // Attaches one expansion: a child of `parent` per outcome, in order, each with its reward, one
   // visit and that reward as its total; then adds each to every ancestor up to ROOT
-  // (backpropagation). Returns the new ids. Errors: unknown parent, no outcomes, a reward count
+  // (backpropagation). An outcome with status llm_error becomes an LLM_ERROR child instead:
+  // terminal, no visit, reward 0 whatever `rewards` says, nothing backpropagated. Returns the
+  // new ids. Errors: unknown parent, no outcomes, a reward count
   // that differs from the outcome count, or a reward that is not finite.
   Result<std::vector<int>> AddExpansion(int parent, agents::PromptMode mode,
                                         const std::vector<CandidateOutcome>& outcomes,

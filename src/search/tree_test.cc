@@ -188,6 +188,47 @@ TEST(TreeTest, JsonRoundTripIsExact) {
   EXPECT_EQ(reparsed->node(1).speedup->estimate, 1.0 / 3.0);
 }
 
+// The LLM failed: the child records it, but it was never evaluated, so it has no visit, no reward
+// and no say in its ancestors' statistics; the expansion still counts.
+TEST(TreeTest, AnLlmErrorChildIsTerminalAndLeavesTheStatisticsAlone) {
+  Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial, {Correct(2.0)}, {0.7}).ok());
+  auto failed = tree.AddExpansion(1, PromptMode::kOptimize, {testing::LlmError()}, {-3.0});
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  const Node& node = tree.node((*failed)[0]);
+  EXPECT_EQ(node.kind, NodeKind::kLlmError);
+  EXPECT_EQ(node.status, eval::EvalStatus::kLlmError);
+  EXPECT_TRUE(node.terminal);
+  EXPECT_EQ(node.visits, 0);
+  EXPECT_EQ(node.reward, 0.0);  // whatever reward it was given
+  EXPECT_EQ(tree.expansions(), 2);
+  EXPECT_EQ(tree.node(1).visits, 1);
+  EXPECT_DOUBLE_EQ(tree.node(1).total_reward, 0.7);
+  EXPECT_EQ(tree.root().visits, 1);
+  EXPECT_EQ(tree.node(1).children.size(), 1u);
+  EXPECT_EQ(tree.node(1).evaluated_children(), 0);
+  testing::ExpectConsistentStatistics(tree);
+
+  // A resumed run reads it back as it was, with the derived count.
+  const Json json = ToJson(tree);
+  EXPECT_EQ(json["nodes"][2]["kind"], "llm_error");
+  EXPECT_EQ(json["nodes"][2]["status"], "llm_error");
+  auto back = TreeFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(DumpJson(ToJson(*back)), DumpJson(json));
+  EXPECT_EQ(back->node(1).evaluated_children(), 0);
+  EXPECT_EQ(back->node(1).llm_error_children, 1);
+
+  Json damaged = json;
+  damaged["nodes"][2]["visits"] = 1;
+  damaged["nodes"][1]["visits"] = 2;
+  damaged["nodes"][0]["visits"] = 2;
+  EXPECT_FALSE(TreeFromJson(damaged).ok());  // an llm_error node has no visit of its own
+  damaged = json;
+  damaged["nodes"][2]["kind"] = "failed";
+  EXPECT_FALSE(TreeFromJson(damaged).ok());
+}
+
 TEST(TreeTest, ADamagedTreeIsAnError) {
   const Json good = ToJson(RichTree());
   auto message = [](const Json& json) {
