@@ -279,9 +279,9 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   // More iterations than the cassette holds: iteration 4's call finds it spent, and the run stops
   // at once with the cassette's message instead of failing every iteration left (exit 0: a
   // correct kernel was found).
-  CliRun more = RunKernelpro({"resume", run.string(), "--iterations", "5", "--python",
-                              "/usr/bin/python3", "--gpus", "0"},
-                             20);
+  CliRun more = RunKernelpro(
+      {"resume", run.string(), "--iterations", "5", "--python", "/usr/bin/python3", "--gpus", "0"},
+      20);
   EXPECT_EQ(more.exit_code, 0) << more.out << more.err;
   EXPECT_NE(more.out.find("stopped: the LLM call of iteration 4 failed and asking again cannot "
                           "help: not in the cassette: cassette " +
@@ -293,8 +293,9 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
       << more.out;
   EXPECT_EQ(more.out.find("iteration 4/5"), std::string::npos) << more.out;
   EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM nodes"), 7);  // no node for the failed call
-  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE iteration = 4 AND step = 'generate' AND "
-                       "state = 'done'"),
+  EXPECT_EQ(Count(run,
+                  "SELECT COUNT(*) FROM steps WHERE iteration = 4 AND step = 'generate' AND "
+                  "state = 'done'"),
             0);  // a resume with a longer cassette redoes it
   EXPECT_NE(ReadFile(run / "report.md").find("exhausted: all 3 recordings"), std::string::npos);
 }

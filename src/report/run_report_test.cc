@@ -528,28 +528,32 @@ TEST(RunReportTest, AnLlmFailureIsShownAsOneAndNotCountedAsACandidate) {
   SyntheticRun run;
   AddLlmFailure(run, eval::EvalStatus::kLlmError);
   const std::string md = RenderMarkdownReport(run.input);
-  EXPECT_TRUE(Contains(md, "| n7 | 4 | optimize | llm_error |")) << md;
-  EXPECT_TRUE(Contains(md, "6 evaluated, 4 correct; 1 LLM failure (no candidate)")) << md;
-  EXPECT_TRUE(Contains(md, "llm_error: server error (HTTP 500) after 4 attempts")) << md;
+  EXPECT_TRUE(Contains(md, "| 4 | optimize | n1 | n7 llm_error |")) << md;
+  EXPECT_TRUE(Contains(md,
+                       "- **n7** it 4 · optimize · llm_error · reward 0.00 · visits 0 · "
+                       "terminal — llm_error: server error (HTTP 500) after 4 attempts"))
+      << md;
+  EXPECT_TRUE(Contains(md, "6 evaluated, 3 correct; 1 LLM failure (no candidate)")) << md;
   EXPECT_FALSE(Contains(md, "7 evaluated")) << md;
   const std::string html = RenderHtmlReport(run.input);
-  const std::string n7 = Section(html, "<li id="n7">", "</li>");
+  const std::string n7 = Section(html, "<li id=\"n7\">", "</li>");
   EXPECT_TRUE(Contains(n7, "llm_error")) << n7;
-  EXPECT_TRUE(Contains(n7, "<pre>llm_error: server error (HTTP 500) after 4 attempts: upstream "
-                           "overloaded</pre>"))
+  EXPECT_TRUE(Contains(n7,
+                       "<pre>llm_error: server error (HTTP 500) after 4 attempts: upstream "
+                       "overloaded</pre>"))
       << n7;
   // The tree chart draws it in the LLM failure's colour (its legend lists only what is drawn).
   EXPECT_EQ(Count(html, "status-llm_error"), 1);
   EXPECT_TRUE(Contains(html, "fill=\"#6e7781\"")) << "no llm_error colour in the tree chart";
-  EXPECT_TRUE(Contains(html, "6 evaluated, 4 correct; 1 LLM failure (no candidate)"));
+  EXPECT_TRUE(Contains(html, "6 evaluated, 3 correct; 1 LLM failure (no candidate)"));
 }
 
 TEST(RunReportTest, ARunRecordedBeforeLlmErrorExistedShowsItsLlmFailuresAsSuch) {
   SyntheticRun run;
   AddLlmFailure(run, eval::EvalStatus::kCompileError);
   const std::string md = RenderMarkdownReport(run.input);
-  EXPECT_TRUE(Contains(md, "| n7 | 4 | optimize | llm_error |")) << md;
-  EXPECT_TRUE(Contains(md, "6 evaluated, 4 correct; 1 LLM failure (no candidate)")) << md;
+  EXPECT_TRUE(Contains(md, "| 4 | optimize | n1 | n7 llm_error |")) << md;
+  EXPECT_TRUE(Contains(md, "6 evaluated, 3 correct; 1 LLM failure (no candidate)")) << md;
 }
 
 TEST(RunReportTest, HtmlBarsOfABestSlowerThanTheReferenceAreOnTheReferencesScale) {

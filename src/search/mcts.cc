@@ -85,8 +85,7 @@ class MctsStrategy : public SearchStrategy {
     if (node.is_root() || node.terminal) return;
     int threshold = options_.terminal_after_failed_repairs;
     bool failed_repairs = false;
-    if (node.kind == NodeKind::kFailed && threshold > 0 &&
-        node.evaluated_children() >= threshold) {
+    if (node.kind == NodeKind::kFailed && threshold > 0 && node.evaluated_children() >= threshold) {
       failed_repairs = true;  // LLM_ERROR children are no repairs, and none is correct
       for (int child : node.children)
         failed_repairs = failed_repairs && !tree_.node(child).correct();

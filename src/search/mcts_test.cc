@@ -294,9 +294,9 @@ TEST(MctsTest, AScriptedSearchWithLlmFailuresKeepsItsInvariantsAndResumes) {
     const Selection selection = mcts->Next();
     ASSERT_FALSE(mcts->tree().node(selection.node).llm_error());
     ASSERT_FALSE(mcts->tree().node(selection.node).terminal);
-    std::vector<CandidateOutcome> outcomes =
-        t % 3 == 1 ? std::vector<CandidateOutcome>{LlmError()}
-                   : environment.Evaluate(mcts->tree(), selection, 2);
+    std::vector<CandidateOutcome> outcomes = t % 3 == 1
+                                                 ? std::vector<CandidateOutcome>{LlmError()}
+                                                 : environment.Evaluate(mcts->tree(), selection, 2);
     ASSERT_TRUE(mcts->Record(selection, outcomes).ok());
   }
   testing::ExpectConsistentStatistics(mcts->tree());

@@ -653,10 +653,10 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
   // An iteration whose LLM call failed teaches the search memory nothing: no record, no extraction.
   bool evaluated = false;
   for (int id = before; id < tree.size(); ++id) evaluated = evaluated || !tree.node(id).llm_error();
-  const Json memory_record =
-      evaluated ? agents::ToJson(
-                      IterationSummary(store, tree, info_, before, selection.mode, outcome_text))
-                : Json();
+  const Json memory_record = evaluated
+                                 ? agents::ToJson(IterationSummary(store, tree, info_, before,
+                                                                   selection.mode, outcome_text))
+                                 : Json();
   return journal_->Record(journal_->Key(iteration, "record"), [&]() -> Result<Json> {
     if (Status s = StoreTreeNodes(store, run_id_, tree, before, info_); !s.ok()) return s;
     Json list = Json::array();

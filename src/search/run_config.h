@@ -82,7 +82,8 @@ struct OpenedRun {
 // not at all), or opens the one it holds. A stored run keeps its own options except the budget
 // (iterations, max_cost_usd, time_limit_s) and run_dir of `requested`, so a resumed run can be
 // given more, and the machine's own (gpus, executor.gpus, python, worker_python), so it can be
-// continued on another machine. Refused when the problem file is gone or changed since the run began.
+// continued on another machine. Refused when the problem file is gone or changed since the run
+// began.
 Result<OpenedRun> OpenRun(store::RunStore& store, RunConfig requested);
 
 }  // namespace kernelpro::search

@@ -85,9 +85,7 @@ struct Node {
   bool correct() const { return kind == NodeKind::kWorking; }
   bool llm_error() const { return kind == NodeKind::kLlmError; }
   // The children that hold an evaluated candidate: what widening and the failed-repair rule count.
-  int evaluated_children() const {
-    return static_cast<int>(children.size()) - llm_error_children;
-  }
+  int evaluated_children() const { return static_cast<int>(children.size()) - llm_error_children; }
 };
 
 // True when `a` is the better solution: correct before not correct, then a known speedup before an
