@@ -426,7 +426,9 @@ std::string HtmlBar(const std::optional<RatioInterval>& speedup, double best) {
 }
 
 std::string HtmlStatus(const NodeFacts& f) {
-  const char* cls = f.node->is_root() ? "muted" : f.node->correct() ? "ok" : "fail";
+  // An LLM failure is grey, as in the tree figure: no kernel failed.
+  const bool grey = f.node->is_root() || f.status == "llm_error";
+  const char* cls = grey ? "muted" : f.node->correct() ? "ok" : "fail";
   return std::string("<span class=\"") + cls + "\">" + Html(StatusText(f)) + "</span>";
 }
 

@@ -537,7 +537,7 @@ TEST(RunReportTest, AnLlmFailureIsShownAsOneAndNotCountedAsACandidate) {
   EXPECT_FALSE(Contains(md, "7 evaluated")) << md;
   const std::string html = RenderHtmlReport(run.input);
   const std::string n7 = Section(html, "<li id=\"n7\">", "</li>");
-  EXPECT_TRUE(Contains(n7, "llm_error")) << n7;
+  EXPECT_TRUE(Contains(n7, "<span class=\"muted\">llm_error</span>")) << n7;
   EXPECT_TRUE(Contains(n7,
                        "<pre>llm_error: server error (HTTP 500) after 4 attempts: upstream "
                        "overloaded</pre>"))
