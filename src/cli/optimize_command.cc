@@ -443,6 +443,15 @@ Result<Demo> FindDemo(const std::string& device) {
   return demo;
 }
 
+// `path` as the user would type it here: relative when it lies under the current directory
+// (the demo's paths are absolute, from the source tree, so that the run resumes from anywhere).
+std::string DisplayPath(const std::string& path) {
+  std::error_code ec;
+  const fs::path relative = fs::relative(path, fs::current_path(ec), ec);
+  if (ec || relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
+}
+
 int RunOptimize(OptimizeArgs& args) {
   auto fail = [](const std::string& message) {
     std::cerr << "kernelpro optimize: " << message << "\n";
@@ -522,8 +531,9 @@ int RunOptimize(OptimizeArgs& args) {
   if (demo) {
     llm_config->replay_mode = "sequential";
     // Say what is real, and on cpu what is not done at all.
-    std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
-              << ", the model's replies replayed from " << demo->cassette
+    std::cout << "kernelpro optimize --demo: " << DisplayPath(demo->problem) << " on "
+              << args.device << ", the model's replies replayed from "
+              << DisplayPath(demo->cassette)
               << " (candidates written by the kernelpro project; "
               << (args.device == "cuda"
                       ? "every build, check, timing and profile is real)"
