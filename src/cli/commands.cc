@@ -6,7 +6,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 10> kSubcommands = {{
+constexpr std::array<Subcommand, 13> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -17,6 +17,9 @@ constexpr std::array<Subcommand, 10> kSubcommands = {{
     {"prompt", RegisterPromptCommand},
     {"optimize", RegisterOptimizeCommand},
     {"resume", RegisterResumeCommand},
+    {"doctor", RegisterDoctorCommand},
+    {"new-problem", RegisterNewProblemCommand},
+    {"cache", RegisterCacheCommand},
 }};
 
 }  // namespace

@@ -231,6 +231,7 @@ Json Executor::CandidateRequest(const std::string& candidate, const Json& refere
   if (!reference.is_null()) {
     request["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
     request["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+    request["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
     request["reference"] =
         Pick(reference, {"trials", "outputs", "output_aliases_input", "reference_ops"});
   }
