@@ -24,7 +24,8 @@ std::string Ago(std::filesystem::file_time_type when, std::filesystem::file_time
   const long long minutes = std::chrono::duration_cast<std::chrono::minutes>(now - when).count();
   if (minutes >= 2 * 24 * 60) return std::to_string(minutes / (24 * 60)) + " days ago";
   if (minutes >= 2 * 60) return std::to_string(minutes / 60) + " hours ago";
-  return std::to_string(std::max(0LL, minutes)) + " minutes ago";
+  if (minutes < 1) return "just now";
+  return minutes == 1 ? "1 minute ago" : std::to_string(minutes) + " minutes ago";
 }
 
 std::string Describe(const eval::CacheEntry& e, std::filesystem::file_time_type now) {
@@ -112,7 +113,8 @@ int Prune(const CacheArgs& args) {
   }
   for (const eval::CacheEntry& e : pruned->skipped_in_use) {
     std::cout << "kept    " << Describe(e, options.now)
-              << ": in use (used in the last 10 minutes, or locked by a running kernelpro)\n";
+              << ": may be in use (used in the last 10 minutes, or locked by a running "
+                 "kernelpro)\n";
   }
   for (const std::string& error : pruned->errors) {
     std::cerr << "kernelpro cache prune: could not remove " << error << "\n";

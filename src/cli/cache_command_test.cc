@@ -45,7 +45,7 @@ TEST_F(CacheCommandTest, AloneItPrintsTheSizesByKind) {
   CliRun run = RunKernelpro({"cache", "--cache-dir", dir_.string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("cache " + dir_.string() + ": 4.0 MiB"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("reference outputs and inputs       3.0 MiB  (1 problem(s) and settings)"),
+  EXPECT_NE(run.out.find("reference outputs and inputs      3.0 MiB  (1 problem(s) and settings)"),
             std::string::npos)
       << run.out;
   CliRun json = RunKernelpro({"cache", "info", "--json", "--cache-dir", dir_.string()});

@@ -141,7 +141,7 @@ TEST(DoctorTest, AGpuHostWithoutNvccGetsTheFixAndStillExitsZero) {
 
 TEST(DoctorTest, RestrictedCountersAreExplainedUnlessRunningAsRoot) {
   FakeMachine machine = GpuHostWithoutNvcc();
-  DoctorCheck counters = Find(RunDoctor(machine.Build(), {}), "gpu counters");
+  const DoctorCheck counters = Find(RunDoctor(machine.Build(), {}), "gpu counters");
   EXPECT_EQ(counters.status, CheckStatus::kWarn);
   EXPECT_NE(counters.detail.find("ERR_NVGPUCTRPERM"), std::string::npos);
   EXPECT_NE(counters.fix.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
@@ -197,7 +197,8 @@ TEST(DoctorTest, ACpuMachineWarnsAboutTheGpuButPassesWithABrokenSandboxFailing) 
 TEST(DoctorTest, NoCompilerIsAFailureNamingWhatToInstall) {
   FakeMachine machine = GpuHostWithoutNvcc();
   machine.commands.erase("c++");
-  const DoctorCheck& cxx = Find(RunDoctor(machine.Build(), {}), "c++ compiler");
+  const std::vector<DoctorCheck> checks = RunDoctor(machine.Build(), {});
+  const DoctorCheck& cxx = Find(checks, "c++ compiler");
   EXPECT_EQ(cxx.status, CheckStatus::kFail);
   EXPECT_NE(cxx.fix.find("apt-get install g++"), std::string::npos);
 }
@@ -208,7 +209,8 @@ TEST(DoctorTest, NvccOnPathReportsItsRelease) {
   machine.commands["/usr/local/cuda/bin/nvcc"] = Exited(
       0, "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, "
          "V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n");
-  const DoctorCheck& nvcc = Find(RunDoctor(machine.Build(), {}), "nvcc");
+  const std::vector<DoctorCheck> checks = RunDoctor(machine.Build(), {});
+  const DoctorCheck& nvcc = Find(checks, "nvcc");
   EXPECT_EQ(nvcc.status, CheckStatus::kOk);
   EXPECT_EQ(nvcc.detail, "12.4 (/usr/local/cuda/bin/nvcc)");
 }
@@ -250,13 +252,15 @@ TEST(DoctorTest, MissingKeysWarnOnlyWhenNoProviderHasOne) {
 
 TEST(DoctorTest, TheCacheSizeIsBrokenDownAndALargeCacheSuggestsPruning) {
   FakeMachine machine = GpuHostWithoutNvcc();
-  const DoctorCheck& cache = Find(RunDoctor(machine.Build(), {}), "cache");
+  const std::vector<DoctorCheck> checks = RunDoctor(machine.Build(), {});
+  const DoctorCheck& cache = Find(checks, "cache");
   EXPECT_EQ(cache.status, CheckStatus::kOk);
   EXPECT_EQ(cache.detail,
             "1.5 GiB in /home/u/.cache/kernelpro: builds 20 MiB, reference outputs and inputs "
             "1.5 GiB, precompiled headers 0 B, other 0 B");
   machine.cache.reference_bytes = machine.cache.total_bytes = 40ull << 30;
-  const DoctorCheck& large = Find(RunDoctor(machine.Build(), {}), "cache");
+  const std::vector<DoctorCheck> large_checks = RunDoctor(machine.Build(), {});
+  const DoctorCheck& large = Find(large_checks, "cache");
   EXPECT_EQ(large.status, CheckStatus::kWarn);
   EXPECT_NE(large.fix.find("kernelpro cache prune"), std::string::npos);
 }

@@ -201,7 +201,8 @@ int Write(const NewProblemArgs& args) {
                  "names the extension module)\n";
     return 2;
   }
-  const fs::path root = fs::path(args.dir) / args.name;
+  // "relu_scale/problem.py" rather than "./relu_scale/problem.py" in what it prints.
+  const fs::path root = args.dir == "." ? fs::path(args.name) : fs::path(args.dir) / args.name;
   const fs::path problem = root / "problem.py";
   const fs::path candidate = root / "candidates" / (args.device + "_" + args.name + ".py");
   std::error_code ec;

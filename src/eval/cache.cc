@@ -53,7 +53,7 @@ std::vector<fs::path> LockFiles(const CacheEntry& entry) {
   for (const std::string& path : entry.paths) {
     std::error_code ec;
     if (fs::exists(path + ".lock", ec)) locks.push_back(path + ".lock");
-    if (entry.kind != CacheEntryKind::kBuild) continue;
+    if (entry.kind != CacheEntryKind::kBuild || !fs::is_directory(path, ec)) continue;
     for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
       if (fs::exists(it->path() / ".lock", ec)) locks.push_back(it->path() / ".lock");
     }
@@ -143,7 +143,11 @@ Result<CacheUsage> MeasureCache(const std::string& dir) {
       // Lock files belong to their tree and stay: another process may be waiting on one.
       if (EndsWith(child, ".lock")) continue;
       if (section == "builds") {
-        add(CacheEntryKind::kBuild, "builds/" + child, it->path());
+        // The executor's record of a built source sits beside its scope: one entry with it.
+        constexpr std::string_view kRecord = ".built.json";
+        const std::string scope =
+            EndsWith(child, kRecord) ? child.substr(0, child.size() - kRecord.size()) : child;
+        add(CacheEntryKind::kBuild, "builds/" + scope, it->path());
       } else if (section == "pch") {
         add(CacheEntryKind::kHeaders, "pch/" + child, it->path());
       } else {
@@ -185,6 +189,8 @@ Result<PruneResult> PruneCache(const std::string& dir, const PruneOptions& optio
         options.older_than.has_value() && entry.last_used < options.now - *options.older_than;
     const bool too_big = options.max_bytes.has_value() && total > *options.max_bytes;
     if (!too_old && !too_big) continue;
+    // Not kernelpro's own layout (torch's kernel cache, files a user put there): counted, kept.
+    if (entry.kind == CacheEntryKind::kOther) continue;
     if (entry.last_used >= recent) {
       result.skipped_in_use.push_back(entry);
       continue;

@@ -14,7 +14,8 @@
 // file in it (the worker touches a reference's meta.json and a build's manifest on every cache
 // hit), so pruning removes the least recently used first.
 //
-// Pruning never removes what may be in use: an entry used within `keep_recent` (10 minutes by
+// Only builds, references and headers are pruned; anything else in the directory (torch's kernel
+// cache) is counted but kept. Pruning never removes what may be in use: an entry used within `keep_recent` (10 minutes by
 // default), or whose lock file (references/<key>.lock, builds/.../<key>/.lock) another process
 // holds, is skipped. A reference removed between a run's reference step and a later step is found
 // missing by its content check and recomputed, never trusted. Lock files themselves stay (empty
@@ -44,7 +45,9 @@ struct CacheEntry {
   std::string name;                // relative to the cache: "builds/3fa2…", "references/9c1e…"
   std::vector<std::string> paths;  // absolute paths removed with it (a reference: two trees)
   std::uint64_t bytes = 0;
-  std::filesystem::file_time_type last_used{};
+  // The oldest time there is until a file says otherwise (file_time_type{} is not old: libstdc++'s
+  // file clock counts from 2174).
+  std::filesystem::file_time_type last_used = std::filesystem::file_time_type::min();
 };
 
 // Bytes by kind, and the entries they come from.

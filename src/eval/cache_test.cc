@@ -37,7 +37,8 @@ class CacheTest : public testing::Test {
     }
   }
 
-  // Two references, two build scopes and one header folder, of known sizes and ages.
+  // Two references, two build scopes, one header folder and torch's kernel cache, of known sizes
+  // and ages.
   void LayOut() {
     Write("references/old/expected/check_0.kpt", 4000, hours(24 * 30));
     Write("references/old/meta.json", 100, hours(24 * 30));
@@ -48,6 +49,8 @@ class CacheTest : public testing::Test {
     Write("builds/aaa/k1/kp.so", 3000, hours(24 * 10));
     Write("builds/aaa/k1/.lock", 0, hours(24 * 10));
     Write("builds/bbb/k2/kp.so", 2000, hours(24 * 3));
+    Write("builds/bbb.built.json", 50, hours(24 * 3));  // the executor's record of the build
+    Write("kernels/hold.cubin", 10, hours(24 * 40));    // torch's own: counted, never pruned
     Write("pch/tc1/torch.h.gch", 500, hours(24 * 20));
   }
 
@@ -67,14 +70,16 @@ TEST_F(CacheTest, SizesAreBrokenDownByKindAndEntriesComeLeastRecentlyUsedFirst) 
   ASSERT_TRUE(usage.ok()) << usage.status().message();
   EXPECT_TRUE(usage->exists);
   EXPECT_EQ(usage->reference_bytes, 4000u + 100 + 900 + 100 + 1000);
-  EXPECT_EQ(usage->build_bytes, 5000u);
+  EXPECT_EQ(usage->build_bytes, 5050u);
   EXPECT_EQ(usage->header_bytes, 500u);
-  EXPECT_EQ(usage->total_bytes, 11600u);
-  // A reference's outputs and inputs are one entry.
+  EXPECT_EQ(usage->other_bytes, 10u);
+  EXPECT_EQ(usage->total_bytes, 11660u);
   EXPECT_EQ(Names(usage->entries),
-            (std::vector<std::string>{"references/old", "pch/tc1", "builds/aaa", "builds/bbb",
-                                      "references/new"}));
-  EXPECT_EQ(usage->entries.front().paths.size(), 2u);
+            (std::vector<std::string>{"kernels", "references/old", "pch/tc1", "builds/aaa",
+                                      "builds/bbb", "references/new"}));
+  // A reference's outputs and inputs are one entry, as are a build scope and its record.
+  EXPECT_EQ(usage->entries[1].paths.size(), 2u);
+  EXPECT_EQ(usage->entries[4].paths.size(), 2u);
 }
 
 TEST_F(CacheTest, AMissingCacheIsEmptyNotAnError) {
@@ -94,7 +99,9 @@ TEST_F(CacheTest, OlderThanRemovesWhatWasNotUsedSinceAndKeepsLockFiles) {
   EXPECT_EQ(Names(pruned->removed),
             (std::vector<std::string>{"references/old", "pch/tc1", "builds/aaa"}));
   EXPECT_EQ(pruned->freed_bytes, 4000u + 100 + 900 + 500 + 3000);
-  EXPECT_EQ(pruned->remaining_bytes, 3100u);
+  EXPECT_EQ(pruned->remaining_bytes, 3160u);
+  EXPECT_TRUE(pruned->skipped_in_use.empty());
+  EXPECT_TRUE(fs::exists(root_ / "kernels/hold.cubin"));
   EXPECT_FALSE(fs::exists(root_ / "references/old"));
   EXPECT_FALSE(fs::exists(root_ / "inputs/old"));
   EXPECT_TRUE(fs::exists(root_ / "references/old.lock"));
@@ -109,12 +116,12 @@ TEST_F(CacheTest, MaxSizeRemovesLeastRecentlyUsedUntilTheCacheFits) {
   options.now = now_;
   auto pruned = PruneCache(root_.string(), options);
   ASSERT_TRUE(pruned.ok());
-  // 11600 → 6600 after the oldest reference, → 6100 after the headers, → 3100 after builds/aaa.
+  // 11660 → 6660 after the oldest reference, → 6160 after the headers, → 3160 after builds/aaa.
   EXPECT_EQ(Names(pruned->removed),
             (std::vector<std::string>{"references/old", "pch/tc1", "builds/aaa"}));
-  EXPECT_EQ(pruned->remaining_bytes, 3100u);
+  EXPECT_EQ(pruned->remaining_bytes, 3160u);
   auto after = MeasureCache(root_.string());
-  EXPECT_EQ(after->total_bytes, 3100u);
+  EXPECT_EQ(after->total_bytes, 3160u);
 }
 
 TEST_F(CacheTest, RecentlyUsedEntriesAreNeverRemoved) {

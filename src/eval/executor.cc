@@ -336,6 +336,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     bool present = !objects.empty();
     for (const std::string& so : objects) present = present && fs::is_regular_file(so);
     if (present) {
+      std::error_code touched;  // last used, for `kernelpro cache prune`
+      fs::last_write_time(record_path, fs::file_time_type::clock::now(), touched);
       result.shared_objects = objects;
       result.build_cached = true;
       result.build_seconds = SecondsSince(start);
