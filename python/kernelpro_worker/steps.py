@@ -108,7 +108,8 @@ def _regenerate_input(request, name, recipe):
                            request["device"])
         variant = trial.get("variant")
         if variant is not None:
-            inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]), signs=bool(variant["signs"]),
+            inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]),
+                                                signs=bool(variant["signs"]),
                                                 scales=bool(variant["scales"]))
         digest = plain.digest(list(inputs))
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference

@@ -332,7 +332,8 @@ def test_large_inputs_are_regenerated_from_their_seed_not_stored(cache, tmp_path
     assert sorted(reference["inputs_manifest"]) == ["init_inputs.kpt"]
     assert sorted(reference["inputs_recipe"]["trials"]) == ["check_0", "check_1", "extra_0",
                                                             "timing_0", "timing_1"]
-    assert reference["inputs_recipe"]["trials"]["extra_0"]["variant"] == {"signs": True, "scales": True}
+    variant = reference["inputs_recipe"]["trials"]["extra_0"]["variant"]
+    assert variant == {"signs": True, "scales": True}
     assert sorted(os.listdir(os.path.join(reference["reference_dir"], "expected"))) == [
         "check_0.kpt", "check_1.kpt", "extra_0.kpt"]
     work = str(tmp_path / "work")

@@ -119,10 +119,9 @@ int Prune(const CacheArgs& args) {
   for (const std::string& error : pruned->errors) {
     std::cerr << "kernelpro cache prune: could not remove " << error << "\n";
   }
-  std::cout << (pruned->removed.empty() && pruned->freed_bytes == 0 ? "nothing removed"
-                                                                    : "freed " +
-                                                                          eval::FormatByteSize(
-                                                                              pruned->freed_bytes))
+  std::cout << (pruned->removed.empty() && pruned->freed_bytes == 0
+                    ? "nothing removed"
+                    : "freed " + eval::FormatByteSize(pruned->freed_bytes))
             << "; the cache (" << dir << ") now holds "
             << eval::FormatByteSize(pruned->remaining_bytes) << "\n";
   return pruned->errors.empty() ? 0 : 1;
@@ -132,8 +131,8 @@ int Prune(const CacheArgs& args) {
 
 CommandRunner RegisterCacheCommand(CLI::App& app) {
   auto args = std::make_shared<CacheArgs>();
-  CLI::App* cache = app.add_subcommand(
-      "cache", "Show the cache's size (builds, reference outputs), or prune it");
+  CLI::App* cache =
+      app.add_subcommand("cache", "Show the cache's size (builds, reference outputs), or prune it");
   cache->require_subcommand(0, 1);
   cache->footer("Alone, the same as `cache info`.");
   AddOption(*cache, kCacheDirOption, args->dir);
@@ -144,20 +143,20 @@ CommandRunner RegisterCacheCommand(CLI::App& app) {
       "other_bytes, builds, references}");
   AddOption(*info, kCacheDirOption, args->info_dir);
   AddOption(*info, kJsonOption, args->info_json);
-  CLI::App* prune = cache->add_subcommand(
-      "prune", "Remove the least recently used builds and reference outputs");
+  CLI::App* prune =
+      cache->add_subcommand("prune", "Remove the least recently used builds and reference outputs");
   prune->footer(
       "--older-than removes entries last used longer ago than D; --max-size then removes the "
       "least recently used until the cache holds at most S. Entries used in the last 10 minutes, "
       "or locked by a running kernelpro, are kept. A removed reference is recomputed when a "
       "problem needs it again; a removed build is rebuilt.");
   AddOption(*prune, kCacheDirOption, args->prune_dir);
-  AddOption(*prune,
-            {"--older-than", "Remove entries last used more than D ago: 7d, 12h, 30m, 2w"},
+  AddOption(*prune, {"--older-than", "Remove entries last used more than D ago: 7d, 12h, 30m, 2w"},
             args->older_than);
   AddOption(*prune,
-            {"--max-size", "Then remove the least recently used until the cache fits in S: 500M, "
-                           "2G (powers of 1024)"},
+            {"--max-size",
+             "Then remove the least recently used until the cache fits in S: 500M, "
+             "2G (powers of 1024)"},
             args->max_size);
   return [args, info, prune] {
     if (prune->parsed()) return Prune(*args);

@@ -35,7 +35,8 @@ class CacheCommandTest : public ::testing::Test {
     fs::create_directories(path.parent_path());
     std::ofstream(path) << std::string(bytes, 'x');
     fs::last_write_time(path, when);
-    for (fs::path d = path.parent_path(); d != dir_; d = d.parent_path()) fs::last_write_time(d, when);
+    for (fs::path d = path.parent_path(); d != dir_; d = d.parent_path())
+      fs::last_write_time(d, when);
   }
 
   fs::path dir_;
@@ -77,12 +78,12 @@ TEST_F(CacheCommandTest, PruneToASizeKeepsWhatIsInUse) {
 }
 
 TEST_F(CacheCommandTest, BadValuesAndNoLimitAreUsageErrorsOfOneLine) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"cache", "prune"},
-           {"cache", "prune", "--older-than", "7"},
-           {"cache", "prune", "--older-than", "seven days"},
-           {"cache", "prune", "--max-size", "2X"},
-           {"cache", "prune", "--max-size", "-1G"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"cache", "prune"},
+                                             {"cache", "prune", "--older-than", "7"},
+                                             {"cache", "prune", "--older-than", "seven days"},
+                                             {"cache", "prune", "--max-size", "2X"},
+                                             {"cache", "prune", "--max-size", "-1G"}}) {
     std::vector<std::string> full = args;
     full.insert(full.end(), {"--cache-dir", dir_.string()});
     CliRun run = RunKernelpro(full);

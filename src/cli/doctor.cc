@@ -31,7 +31,8 @@ constexpr char kPythonProbe[] =
     "    r['cuda'] = torch.version.cuda\n"
     "    r['cuda_available'] = bool(torch.cuda.is_available())\n"
     "    if r['cuda_available']:\n"
-    "        r['gpus'] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]\n"
+    "        r['gpus'] = [torch.cuda.get_device_name(i) for i in "
+    "range(torch.cuda.device_count())]\n"
     "except Exception as e:\n"
     "    r['torch_error'] = f'{type(e).__name__}: {e}'\n"
     "print(json.dumps(r))\n";
@@ -84,8 +85,8 @@ void CheckPython(const Machine& m, const DoctorOptions& o, std::vector<DoctorChe
   out.push_back(Ok("python", "Python " + JsonGet<std::string>(info, "python", "?") + " (" +
                                  JsonGet<std::string>(info, "executable", python) + ")"));
   if (info.contains("torch_error")) {
-    out.push_back(Fail("torch", "cannot be imported: " + info["torch_error"].get<std::string>(),
-                       kFix));
+    out.push_back(
+        Fail("torch", "cannot be imported: " + info["torch_error"].get<std::string>(), kFix));
     return;
   }
   if (!resolved.ok()) {  // torch imports, yet the worker cannot use it: say why
@@ -144,9 +145,9 @@ void CheckCompilers(const Machine& m, std::vector<DoctorCheck>& out) {
 
 // Returns whether a GPU was found.
 bool CheckGpu(const Machine& m, std::vector<DoctorCheck>& out) {
-  const ProcessResult ran = m.run({"nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                                   "--format=csv,noheader"},
-                                  seconds(30));
+  const ProcessResult ran =
+      m.run({"nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"},
+            seconds(30));
   std::vector<std::string> gpus;
   if (Succeeded(ran)) {
     for (const std::string& line : SplitLines(ran.stdout_text)) {
@@ -207,8 +208,9 @@ void CheckProfiler(const Machine& m, bool have_gpu, std::vector<DoctorCheck>& ou
   } else if (*admin_only == 0) {
     out.push_back(Ok("gpu counters", "readable by every user (RmProfilingAdminOnly: 0)"));
   } else if (m.is_root) {
-    out.push_back(Ok("gpu counters",
-                     "restricted to admin users (RmProfilingAdminOnly: 1); kernelpro runs as root"));
+    out.push_back(
+        Ok("gpu counters",
+           "restricted to admin users (RmProfilingAdminOnly: 1); kernelpro runs as root"));
   } else {
     out.push_back(Warn(
         "gpu counters",
@@ -226,8 +228,8 @@ void CheckSassTools(const Machine& m, std::vector<DoctorCheck>& out) {
   const std::string nvdisasm_note =
       "; nvdisasm: " + (nvdisasm.empty() ? std::string("not found") : nvdisasm);
   if (cuobjdump.empty()) {
-    out.push_back(Warn("cuobjdump", "not found: SASS analysis of built kernels is skipped" +
-                                        nvdisasm_note,
+    out.push_back(Warn("cuobjdump",
+                       "not found: SASS analysis of built kernels is skipped" + nvdisasm_note,
                        "run scripts/setup (it installs NVIDIA's cuobjdump and nvdisasm under "
                        ".tools/), install the CUDA toolkit, or set KERNELPRO_CUOBJDUMP"));
   } else {
@@ -258,7 +260,8 @@ void CheckKeys(const Machine& m, std::vector<DoctorCheck>& out) {
   const bool anthropic = IsSet(m, "ANTHROPIC_API_KEY");
   Result<llm::AwsCredentials> aws = llm::LoadAwsCredentials("", m.getenv);
   const bool bedrock = aws.ok();
-  const std::string region = m.getenv("AWS_REGION").value_or(m.getenv("AWS_DEFAULT_REGION").value_or(""));
+  const std::string region =
+      m.getenv("AWS_REGION").value_or(m.getenv("AWS_DEFAULT_REGION").value_or(""));
   // Missing keys are only a warning when there are none at all: one provider is enough, and a
   // local OpenAI-compatible server needs no key.
   const bool none = !openai && !anthropic && !bedrock;
@@ -279,8 +282,8 @@ void CheckKeys(const Machine& m, std::vector<DoctorCheck>& out) {
   line("anthropic", anthropic, "ANTHROPIC_API_KEY set", "ANTHROPIC_API_KEY not set",
        "export ANTHROPIC_API_KEY=... for --llm anthropic:MODEL");
   line("bedrock", bedrock,
-       "AWS credentials set" + (region.empty() ? std::string(" (no AWS_REGION: set one)")
-                                               : " (region " + region + ")"),
+       "AWS credentials set" +
+           (region.empty() ? std::string(" (no AWS_REGION: set one)") : " (region " + region + ")"),
        "AWS credentials not set (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials)",
        "export AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION for --llm bedrock:MODEL");
 }
@@ -297,12 +300,12 @@ void CheckCache(const Machine& m, const DoctorOptions& o, std::vector<DoctorChec
     out.push_back(Ok("cache", "empty (" + usage->dir + " does not exist yet)"));
     return;
   }
-  const std::string detail =
-      eval::FormatByteSize(usage->total_bytes) + " in " + usage->dir + ": builds " +
-      eval::FormatByteSize(usage->build_bytes) + ", reference outputs and inputs " +
-      eval::FormatByteSize(usage->reference_bytes) + ", precompiled headers " +
-      eval::FormatByteSize(usage->header_bytes) + ", other " +
-      eval::FormatByteSize(usage->other_bytes);
+  const std::string detail = eval::FormatByteSize(usage->total_bytes) + " in " + usage->dir +
+                             ": builds " + eval::FormatByteSize(usage->build_bytes) +
+                             ", reference outputs and inputs " +
+                             eval::FormatByteSize(usage->reference_bytes) +
+                             ", precompiled headers " + eval::FormatByteSize(usage->header_bytes) +
+                             ", other " + eval::FormatByteSize(usage->other_bytes);
   constexpr std::uint64_t kLarge = 20ull << 30;
   if (usage->total_bytes > kLarge) {
     out.push_back(Warn("cache", detail,

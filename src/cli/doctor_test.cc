@@ -80,11 +80,10 @@ struct FakeMachine {
 // An H200 host with torch 2.11 on CUDA 13 and ncu, but no nvcc on PATH.
 FakeMachine GpuHostWithoutNvcc() {
   FakeMachine f;
-  f.commands["/opt/venv/bin/python"] = Exited(
-      0,
-      R"({"python": "3.12.3", "executable": "/opt/venv/bin/python", "torch": "2.11.0",)"
-      R"( "cuda": "13.0", "cuda_available": true, "gpus": ["NVIDIA H200"]})"
-      "\n");
+  f.commands["/opt/venv/bin/python"] =
+      Exited(0, R"({"python": "3.12.3", "executable": "/opt/venv/bin/python", "torch": "2.11.0",)"
+                R"( "cuda": "13.0", "cuda_available": true, "gpus": ["NVIDIA H200"]})"
+                "\n");
   f.commands["c++"] = Exited(0, "c++ (Ubuntu 13.2.0-23ubuntu4) 13.2.0\nCopyright (C) 2023\n");
   f.commands["nvidia-smi"] = Exited(0, "NVIDIA H200, 580.65.06, 143771 MiB\n");
   f.tools["ncu"] = "/opt/nvidia/nsight-compute/ncu";
@@ -130,7 +129,8 @@ TEST(DoctorTest, AGpuHostWithoutNvccGetsTheFixAndStillExitsZero) {
   EXPECT_EQ(Find(checks, "torch CUDA").detail, "CUDA 13.0, 1 GPU(s): NVIDIA H200");
   EXPECT_EQ(DoctorExitCode(checks), 0);
 
-  const std::string golden = std::string(KERNELPRO_SOURCE_DIR) + "/tests/golden/doctor/gpu_host.txt";
+  const std::string golden =
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/golden/doctor/gpu_host.txt";
   const std::string text = RenderDoctorText(checks);
   if (std::getenv("KERNELPRO_UPDATE_GOLDEN") != nullptr) {
     std::filesystem::create_directories(std::filesystem::path(golden).parent_path());
@@ -157,9 +157,9 @@ TEST(DoctorTest, RestrictedCountersAreExplainedUnlessRunningAsRoot) {
 TEST(DoctorTest, AnInterpreterWithoutTorchFailsAndExitsOne) {
   FakeMachine machine = GpuHostWithoutNvcc();
   machine.python = Status::Unavailable("no Python interpreter with torch found");
-  machine.commands["python3"] = Exited(
-      0, R"({"python": "3.11.2", "executable": "/usr/bin/python3", "torch_error": )"
-         R"("ModuleNotFoundError: No module named 'torch'"})");
+  machine.commands["python3"] =
+      Exited(0, R"({"python": "3.11.2", "executable": "/usr/bin/python3", "torch_error": )"
+                R"("ModuleNotFoundError: No module named 'torch'"})");
   const std::vector<DoctorCheck> checks = RunDoctor(machine.Build(), {});
   EXPECT_EQ(Find(checks, "python").status, CheckStatus::kOk);
   const DoctorCheck& torch = Find(checks, "torch");
@@ -174,9 +174,9 @@ TEST(DoctorTest, AnInterpreterWithoutTorchFailsAndExitsOne) {
 
 TEST(DoctorTest, ACpuMachineWarnsAboutTheGpuButPassesWithABrokenSandboxFailing) {
   FakeMachine machine;
-  machine.commands["/opt/venv/bin/python"] = Exited(
-      0, R"({"python": "3.11.2", "executable": "/opt/venv/bin/python", "torch": "1.13.1",)"
-         R"( "cuda": null, "cuda_available": false})");
+  machine.commands["/opt/venv/bin/python"] =
+      Exited(0, R"({"python": "3.11.2", "executable": "/opt/venv/bin/python", "torch": "1.13.1",)"
+                R"( "cuda": null, "cuda_available": false})");
   machine.commands["c++"] = Exited(0, "c++ (Debian 12.2.0-14) 12.2.0\n");
   machine.sandbox = Status::Unavailable("the sandbox needs bubblewrap, which is not installed");
   machine.cache.dir = "/home/u/.cache/kernelpro";
@@ -206,9 +206,10 @@ TEST(DoctorTest, NoCompilerIsAFailureNamingWhatToInstall) {
 TEST(DoctorTest, NvccOnPathReportsItsRelease) {
   FakeMachine machine = GpuHostWithoutNvcc();
   machine.tools["nvcc"] = "/usr/local/cuda/bin/nvcc";
-  machine.commands["/usr/local/cuda/bin/nvcc"] = Exited(
-      0, "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, "
-         "V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n");
+  machine.commands["/usr/local/cuda/bin/nvcc"] =
+      Exited(0,
+             "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, "
+             "V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n");
   const std::vector<DoctorCheck> checks = RunDoctor(machine.Build(), {});
   const DoctorCheck& nvcc = Find(checks, "nvcc");
   EXPECT_EQ(nvcc.status, CheckStatus::kOk);
@@ -218,8 +219,8 @@ TEST(DoctorTest, NvccOnPathReportsItsRelease) {
 TEST(DoctorTest, KeysAreReportedAsSetOrNotSetAndTheirValuesNeverAppear) {
   FakeMachine machine = GpuHostWithoutNvcc();
   const std::vector<std::string> secrets = {"sk-openai-secret-value-abcdef",
-                                            "sk-ant-secret-value-0123456789",
-                                            "AKIAEXAMPLESECRETID", "aws/secret+access/key=="};
+                                            "sk-ant-secret-value-0123456789", "AKIAEXAMPLESECRETID",
+                                            "aws/secret+access/key=="};
   machine.env["OPENAI_API_KEY"] = secrets[0];
   machine.env["ANTHROPIC_API_KEY"] = secrets[1];
   machine.env["AWS_ACCESS_KEY_ID"] = secrets[2];
@@ -278,10 +279,10 @@ TEST(DoctorCommandTest, JsonOnThisMachineListsEveryCheck) {
     names.push_back(check["name"].get<std::string>());
     for (const char* field : {"status", "detail", "fix"}) EXPECT_TRUE(check.contains(field));
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"python", "torch", "torch CUDA", "c++ compiler",
-                                             "nvcc", "gpu", "ncu", "gpu counters", "cuobjdump",
-                                             "sandbox", "openai", "anthropic", "bedrock",
-                                             "cache"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"python", "torch", "torch CUDA", "c++ compiler", "nvcc",
+                                      "gpu", "ncu", "gpu counters", "cuobjdump", "sandbox",
+                                      "openai", "anthropic", "bedrock", "cache"}));
   EXPECT_EQ(run.exit_code, run.json["failures"].get<int>() > 0 ? 1 : 0);
   EXPECT_EQ(run.out.find("sk-doctor-test-value-never-printed"), std::string::npos);
   EXPECT_EQ(run.json["checks"][10]["detail"].get<std::string>(), "OPENAI_API_KEY set");

@@ -21,7 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kProblem[] = R"PY("""@NAME@: a KernelBench-format problem (written by `kernelpro new-problem`).
+constexpr char kProblem[] =
+    R"PY("""@NAME@: a KernelBench-format problem (written by `kernelpro new-problem`).
 
 Model is the reference: what every candidate must compute, to within atol 1e-2 and rtol 1e-3 on
 several fresh inputs. Edit the three places marked EDIT, then the candidate in candidates/ so that
@@ -60,7 +61,8 @@ def get_init_inputs():
     return [2.0]
 )PY";
 
-constexpr char kCpuCandidate[] = R"PY("""C++ candidate for @NAME@ on the CPU (written by `kernelpro new-problem`).
+constexpr char kCpuCandidate[] =
+    R"PY("""C++ candidate for @NAME@ on the CPU (written by `kernelpro new-problem`).
 
 ModelNew computes what problem.py's Model computes, y = relu(x) * scale, in a C++ extension built
 with load_inline. Keep its constructor and parameters identical to Model's, and let forward call
@@ -105,7 +107,8 @@ class ModelNew(nn.Module):
         return _ext.forward(x.contiguous(), self.scale)
 )PY";
 
-constexpr char kCudaCandidate[] = R"PY("""CUDA candidate for @NAME@ (written by `kernelpro new-problem`).
+constexpr char kCudaCandidate[] =
+    R"PY("""CUDA candidate for @NAME@ (written by `kernelpro new-problem`).
 
 ModelNew computes what problem.py's Model computes, y = relu(x) * scale, in one CUDA kernel built
 with load_inline: a grid-stride loop, one read and one write per element. Keep its constructor and
@@ -167,8 +170,8 @@ class ModelNew(nn.Module):
 )PY";
 
 std::string Fill(std::string text, const std::string& name, const std::string& device) {
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"@NAME@", name},
-                                   {"@DEVICE@", device}}) {
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"@NAME@", name}, {"@DEVICE@", device}}) {
     for (std::size_t at = text.find(key); at != std::string::npos;
          at = text.find(key, at + value.size())) {
       text.replace(at, key.size(), value);
@@ -215,14 +218,14 @@ int Write(const NewProblemArgs& args) {
   }
   fs::create_directories(candidate.parent_path(), ec);
   if (ec) {
-    std::cerr << "kernelpro new-problem: cannot create " << candidate.parent_path().string()
-              << ": " << ec.message() << "\n";
+    std::cerr << "kernelpro new-problem: cannot create " << candidate.parent_path().string() << ": "
+              << ec.message() << "\n";
     return 2;
   }
   const std::pair<fs::path, std::string> files[] = {
       {problem, Fill(kProblem, args.name, args.device)},
-      {candidate, Fill(args.device == "cpu" ? kCpuCandidate : kCudaCandidate, args.name,
-                       args.device)}};
+      {candidate,
+       Fill(args.device == "cpu" ? kCpuCandidate : kCudaCandidate, args.name, args.device)}};
   for (const auto& [path, text] : files) {
     std::ofstream out(path, std::ios::binary);
     out << text;

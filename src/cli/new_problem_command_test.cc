@@ -49,8 +49,8 @@ class NewProblemTest : public ::testing::Test {
 };
 
 TEST_F(NewProblemTest, TheCpuTemplateEvaluatesCorrectAsWritten) {
-  CliRun made = RunKernelpro({"new-problem", "relu_scale", "--device", "cpu", "--dir",
-                              dir_.string()});
+  CliRun made =
+      RunKernelpro({"new-problem", "relu_scale", "--device", "cpu", "--dir", dir_.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const fs::path problem = dir_ / "relu_scale/problem.py";
   const fs::path candidate = dir_ / "relu_scale/candidates/cpu_relu_scale.py";
@@ -62,11 +62,27 @@ TEST_F(NewProblemTest, TheCpuTemplateEvaluatesCorrectAsWritten) {
   EXPECT_NE(Read(problem).find("Return CPU tensors"), std::string::npos);
   EXPECT_NE(Read(candidate).find("kp_relu_scale_cpu"), std::string::npos);
 
-  CliRun eval = RunKernelpro(
-      {"eval", "--device", "cpu", "--problem", problem.string(), "--candidate", candidate.string(),
-       "--cache-dir", (dir_ / "cache").string(), "--python", "/usr/bin/python3", "--json",
-       "--trials", "2", "--extra-trials", "1", "--timing-trials", "10", "--timing-rounds", "1"},
-      10);
+  CliRun eval = RunKernelpro({"eval",
+                              "--device",
+                              "cpu",
+                              "--problem",
+                              problem.string(),
+                              "--candidate",
+                              candidate.string(),
+                              "--cache-dir",
+                              (dir_ / "cache").string(),
+                              "--python",
+                              "/usr/bin/python3",
+                              "--json",
+                              "--trials",
+                              "2",
+                              "--extra-trials",
+                              "1",
+                              "--timing-trials",
+                              "10",
+                              "--timing-rounds",
+                              "1"},
+                             10);
   ASSERT_EQ(eval.exit_code, 0) << eval.out << eval.err;
   ASSERT_TRUE(eval.json.is_object()) << eval.out;  // one candidate: one object
   EXPECT_EQ(eval.json["status"], "correct") << eval.json.dump(2);

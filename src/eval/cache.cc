@@ -131,9 +131,9 @@ Result<CacheUsage> MeasureCache(const std::string& dir) {
   for (fs::directory_iterator end; top != end; top.increment(ec)) {
     if (ec) return Status::IoError("cannot read the cache " + usage.dir + ": " + ec.message());
     const std::string section = top->path().filename().string();
-    const bool per_child = top->is_directory(ec) && !top->is_symlink(ec) &&
-                           (section == "builds" || section == "references" ||
-                            section == "inputs" || section == "pch");
+    const bool per_child =
+        top->is_directory(ec) && !top->is_symlink(ec) &&
+        (section == "builds" || section == "references" || section == "inputs" || section == "pch");
     if (!per_child) {
       add(CacheEntryKind::kOther, section, top->path());
       continue;
@@ -173,8 +173,9 @@ Result<CacheUsage> MeasureCache(const std::string& dir) {
     }
     usage.entries.push_back(std::move(entry));
   }
-  std::stable_sort(usage.entries.begin(), usage.entries.end(),
-                   [](const CacheEntry& a, const CacheEntry& b) { return a.last_used < b.last_used; });
+  std::stable_sort(
+      usage.entries.begin(), usage.entries.end(),
+      [](const CacheEntry& a, const CacheEntry& b) { return a.last_used < b.last_used; });
   return usage;
 }
 
@@ -232,8 +233,8 @@ Result<std::uint64_t> ParseByteSize(const std::string& text) {
   };
   std::string_view rest = text;
   double value = 0;
-  auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value,
-                                      std::chars_format::fixed);
+  auto [end, error] =
+      std::from_chars(rest.data(), rest.data() + rest.size(), value, std::chars_format::fixed);
   if (error != std::errc() || end == rest.data() || !std::isfinite(value) || value < 0 ||
       rest.front() == '-' || rest.front() == '+') {
     return refuse();

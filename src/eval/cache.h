@@ -15,11 +15,11 @@
 // hit), so pruning removes the least recently used first.
 //
 // Only builds, references and headers are pruned; anything else in the directory (torch's kernel
-// cache) is counted but kept. Pruning never removes what may be in use: an entry used within `keep_recent` (10 minutes by
-// default), or whose lock file (references/<key>.lock, builds/.../<key>/.lock) another process
-// holds, is skipped. A reference removed between a run's reference step and a later step is found
-// missing by its content check and recomputed, never trusted. Lock files themselves stay (empty
-// files that other processes may be waiting on).
+// cache) is counted but kept. Pruning never removes what may be in use: an entry used within
+// `keep_recent` (10 minutes by default), or whose lock file (references/<key>.lock,
+// builds/.../<key>/.lock) another process holds, is skipped. A reference removed between a run's
+// reference step and a later step is found missing by its content check and recomputed, never
+// trusted. Lock files themselves stay (empty files that other processes may be waiting on).
 //
 // Functions here touch only the directory they are given; not thread-safe against themselves.
 #pragma once

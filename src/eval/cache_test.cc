@@ -176,11 +176,12 @@ TEST(CacheValuesTest, SizesParseStrictly) {
   EXPECT_EQ(*ParseByteSize("2GiB"), 2ull << 30);
   EXPECT_EQ(*ParseByteSize("700KB"), 700ull << 10);
   EXPECT_EQ(*ParseByteSize("123"), 123u);
-  for (const char* bad : {"", "G", "2X", "-1G", "+1G", " 2G", "2G ", "1e3", "nan", "2 G", "5iB",
-                          "2GG", "inf"}) {
+  for (const char* bad :
+       {"", "G", "2X", "-1G", "+1G", " 2G", "2G ", "1e3", "nan", "2 G", "5iB", "2GG", "inf"}) {
     auto parsed = ParseByteSize(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
-    if (!parsed.ok()) EXPECT_NE(parsed.status().message().find("e.g. 500M or 2G"), std::string::npos);
+    if (!parsed.ok())
+      EXPECT_NE(parsed.status().message().find("e.g. 500M or 2G"), std::string::npos);
   }
 }
 
