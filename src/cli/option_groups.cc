@@ -122,12 +122,8 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device) {
 void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& python) {
   o.cache_dir.clear();
   o.work_dir.clear();
-  AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker}, python);
-  AddOption(
-      command,
-      {"--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
-       "KERNELPRO_CACHE_DIR", kWorker},
-      o.cache_dir);
+  AddOption(command, kPythonOption, python);
+  AddOption(command, kCacheDirOption, o.cache_dir);
   AddOption(command,
             {"--work-dir", "Scratch space for outputs (default: the temp dir)", nullptr, kWorker},
             o.work_dir);
