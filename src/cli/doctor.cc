@@ -226,14 +226,14 @@ void CheckSassTools(const Machine& m, std::vector<DoctorCheck>& out) {
   const std::string cuobjdump = m.find_tool("cuobjdump");
   const std::string nvdisasm = m.find_tool("nvdisasm");
   const std::string nvdisasm_note =
-      "; nvdisasm: " + (nvdisasm.empty() ? std::string("not found") : nvdisasm);
+      "; nvdisasm: " + (nvdisasm.empty() ? std::string("not found") : DisplayPath(nvdisasm));
   if (cuobjdump.empty()) {
     out.push_back(Warn("cuobjdump",
                        "not found: SASS analysis of built kernels is skipped" + nvdisasm_note,
                        "run scripts/setup (it installs NVIDIA's cuobjdump and nvdisasm under "
                        ".tools/), install the CUDA toolkit, or set KERNELPRO_CUOBJDUMP"));
   } else {
-    out.push_back(Ok("cuobjdump", cuobjdump + nvdisasm_note));
+    out.push_back(Ok("cuobjdump", DisplayPath(cuobjdump) + nvdisasm_note));
   }
 }
 
@@ -297,10 +297,10 @@ void CheckCache(const Machine& m, const DoctorOptions& o, std::vector<DoctorChec
     return;
   }
   if (!usage->exists) {
-    out.push_back(Ok("cache", "empty (" + usage->dir + " does not exist yet)"));
+    out.push_back(Ok("cache", "empty (" + DisplayPath(usage->dir) + " does not exist yet)"));
     return;
   }
-  const std::string detail = eval::FormatByteSize(usage->total_bytes) + " in " + usage->dir +
+  const std::string detail = eval::FormatByteSize(usage->total_bytes) + " in " + DisplayPath(usage->dir) +
                              ": builds " + eval::FormatByteSize(usage->build_bytes) +
                              ", reference outputs and inputs " +
                              eval::FormatByteSize(usage->reference_bytes) +

@@ -443,15 +443,6 @@ Result<Demo> FindDemo(const std::string& device) {
   return demo;
 }
 
-// `path` as the user would type it here: relative when it lies under the current directory
-// (the demo's paths are absolute, from the source tree, so that the run resumes from anywhere).
-std::string DisplayPath(const std::string& path) {
-  std::error_code ec;
-  const fs::path relative = fs::relative(path, fs::current_path(ec), ec);
-  if (ec || relative.empty() || *relative.begin() == "..") return path;
-  return relative.string();
-}
-
 int RunOptimize(OptimizeArgs& args) {
   auto fail = [](const std::string& message) {
     std::cerr << "kernelpro optimize: " << message << "\n";
