@@ -182,6 +182,10 @@ class BuildCache:
             with open(manifest) as f:
                 so_path = json.load(f)["so_path"]
             if os.path.exists(so_path):
+                try:
+                    os.utime(manifest)  # last used, for `kernelpro cache prune`
+                except OSError:
+                    pass  # the build root is read-only outside the build step
                 record.update(so_path=so_path, cached=True, seconds=0.0)
                 self.extensions.append(record)
                 return _import_extension(call["name"], so_path)

@@ -45,7 +45,8 @@ class Referee:
             meta, request = state["meta"], state["request"]
             device = request["device"]
             torch = steps._import_torch(device)
-            read = dict(request, inputs_dir=meta["inputs_dir"], inputs_manifest=meta["inputs_manifest"])
+            read = dict(request, inputs_dir=meta["inputs_dir"], inputs_manifest=meta["inputs_manifest"],
+                        inputs_recipe=meta.get("inputs_recipe"))
             init_inputs = steps._read_input(read, "init_inputs")
             sets = [to_device(steps._read_input(read, n), device) for n in meta["trials"]["timing"]]
             module = load_problem(problem)

@@ -27,8 +27,12 @@ from . import scan as scan_mod
 from .common import (CUDA_ON_CPU, StepError, as_output_list, bounded, load_module, load_problem,
                      read_json, sha256_file, sha256_text, to_device, write_json)
 
-REFERENCE_LAYOUT = 3  # bump when the reference cache's contents change
+REFERENCE_LAYOUT = 4  # bump when the reference cache's contents change
 EXT = ".kpt"  # plain data files
+# A trial's inputs larger than this are not stored: every process that needs them regenerates
+# them from their seed (what reading them back costs, about) and checks them against the digest
+# the reference step recorded. A request's `store_inputs_up_to` overrides it (tests).
+STORE_INPUTS_UP_TO = 1 << 20
 
 # ----------------------------------------------------------------------------------------------
 # Process set-up
@@ -71,15 +75,50 @@ def _reference_changed(what, error):
 
 def _read_input(request, name):
     """Trial inputs (or the init inputs) from the inputs tree, checked against the manifest the
-    binary passed from the reference step's result."""
+    binary passed from the reference step's result; or, for inputs too large to be stored,
+    regenerated from the recipe it passed (`inputs_recipe`) and checked against its digest."""
     rel = name + EXT
     sha = (request.get("inputs_manifest") or {}).get(rel)
+    recipe = request.get("inputs_recipe") or {}
+    if sha is None and name in (recipe.get("trials") or {}):
+        return _regenerate_input(request, name, recipe)
     if sha is None:
         raise _reference_changed(f"the problem's input file {rel}", "not in the inputs manifest")
     try:
         return plain.load(os.path.join(request["inputs_dir"], rel), sha256=sha)
     except (OSError, plain.PlainError) as e:
         raise _reference_changed(f"the problem's input file {rel}", e) from None
+
+
+_PROBLEMS = {}  # problem path -> module, for regenerating inputs in this process
+
+
+def _regenerate_input(request, name, recipe):
+    """A trial's inputs as the reference step made them: get_inputs() under the trial's seed, on
+    the device, with the extra trials' perturbation; they must hash to the recorded digest."""
+    from . import tensors
+
+    what = f"the problem's inputs of trial {name}"
+    trial = recipe["trials"][name]
+    try:
+        path = recipe["problem"]
+        if path not in _PROBLEMS:
+            _PROBLEMS[path] = load_problem(path)
+        inputs = to_device(tensors.generate_inputs(_PROBLEMS[path], int(trial["seed"])),
+                           request["device"])
+        variant = trial.get("variant")
+        if variant is not None:
+            inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]),
+                                                signs=bool(variant["signs"]),
+                                                scales=bool(variant["scales"]))
+        digest = plain.digest(list(inputs))
+    except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
+        raise _reference_changed(what, f"regenerating them from their seed failed: "
+                                 f"{type(e).__name__}: {bounded(str(e), 300)}") from None
+    if digest != trial.get("sha256"):
+        raise _reference_changed(what, "regenerated from their seed, they differ from what the "
+                                 "reference step recorded")
+    return inputs
 
 
 def _load_candidate(request, torch, guard_holder, cache=None):
@@ -284,12 +323,20 @@ def step_analyze(request):
 # The cache of one problem's reference (key: problem file, seeds, device, torch version, layout):
 #
 #   CACHE/references/<key>/meta.json        what step_reference returns, minus per-call fields
-#   CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt
-#   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt
+#   CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt   (check and extra trials)
+#   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt                        (inputs up to 1 MiB)
 #
 # Only the inputs tree is ever named to a candidate's process. meta.json records a manifest
 # {relative path: sha256} per tree and a digest of both; a cache hit is used only when every file
 # matches it, and the binary passes the manifests it got here to the steps that read the files.
+#
+# What is not stored, because it is cheaper to recompute than to keep (a 64 MiB input costs
+# 64 MiB per trial, ten trials per problem and settings):
+#   - a trial's inputs larger than STORE_INPUTS_UP_TO: `inputs_recipe` {problem, trials: {name:
+#     {seed, variant, sha256}}} says how to regenerate them, and the digest is covered by
+#     manifest_digest like the files;
+#   - the timing trials' outputs: nothing compares against them (the referee verifies timed calls
+#     by running the reference on the very inputs of each call).
 
 
 def _reference_key(request, torch):
@@ -300,9 +347,9 @@ def _reference_key(request, torch):
                        device_name, torch.__version__, str(REFERENCE_LAYOUT))[:24]
 
 
-def manifest_digest(reference_manifest, inputs_manifest):
-    text = json.dumps({"inputs": inputs_manifest, "reference": reference_manifest},
-                      sort_keys=True, separators=(",", ":"))
+def manifest_digest(reference_manifest, inputs_manifest, inputs_recipe=None):
+    text = json.dumps({"inputs": inputs_manifest, "reference": reference_manifest,
+                       "recipe": inputs_recipe or {}}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -338,8 +385,10 @@ def _cached_reference(ref_dir, inputs_dir, key):
     if not isinstance(meta, dict) or meta.get("layout") != REFERENCE_LAYOUT or meta.get("key") != key:
         return None, "meta.json: not this reference's"
     ref_manifest, inputs_manifest = meta.get("reference_manifest"), meta.get("inputs_manifest")
+    recipe = meta.get("inputs_recipe")
     if not isinstance(ref_manifest, dict) or not isinstance(inputs_manifest, dict) or \
-            meta.get("manifest_digest") != manifest_digest(ref_manifest, inputs_manifest):
+            not isinstance(recipe, dict) or \
+            meta.get("manifest_digest") != manifest_digest(ref_manifest, inputs_manifest, recipe):
         return None, "meta.json: manifests do not match their digest"
     problem = _tree_problem(ref_dir, ref_manifest, ignore=("meta.json",))
     if not problem:
@@ -368,7 +417,9 @@ def _spot_check(request, torch, meta, ref_dir):
         if plain.digest(init_inputs) != meta["inputs_manifest"].get("init_inputs" + EXT):
             return "init_inputs.kpt: differs from what get_init_inputs() returns"
         inputs = to_device(tensors.generate_inputs(problem, request["check_seeds"][0]), request["device"])
-        if plain.digest(inputs) != meta["inputs_manifest"].get(name + EXT):
+        recorded = meta["inputs_manifest"].get(name + EXT) or \
+            ((meta["inputs_recipe"].get("trials") or {}).get(name) or {}).get("sha256")
+        if plain.digest(inputs) != recorded:
             return f"inputs of {name}: differ from what get_inputs() returns for its seed"
         model = _construct(torch, problem.Model, init_inputs, request["init_seed"], request["device"])
         with torch.no_grad():
@@ -384,6 +435,20 @@ def _spot_check(request, torch, meta, ref_dir):
         if not cmp["passed"]:
             return f"{rel}: differs from a fresh run of the reference ({cmp['reason']})"
     return ""
+
+
+def _touch(path):
+    """Marks a cache entry used now (its modification time), for least-recently-used pruning."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only view of the cache: the entry just looks older
+
+
+def _tensor_bytes(values):
+    import torch
+
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def _install(tmp_dir, final_dir):
@@ -433,6 +498,10 @@ def step_reference(request):
             if meta is not None:
                 problem = _spot_check(request, torch, meta, ref_dir)
             if meta is not None and not problem:
+                _touch(os.path.join(ref_dir, "meta.json"))  # last used: `kernelpro cache prune`
+                # The key pins the problem's bytes, not its path: regenerate from this copy.
+                meta["inputs_recipe"] = dict(meta["inputs_recipe"],
+                                             problem=os.path.abspath(request["problem"]))
                 meta.update(cached=True, reference_dir=ref_dir, inputs_dir=inputs_dir)
                 return meta
             if problem:
@@ -457,6 +526,8 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
     ref_manifest, inputs_manifest = {}, {}
+    recipe = {"problem": os.path.abspath(request["problem"]), "trials": {}}
+    store_limit = request.get("store_inputs_up_to", STORE_INPUTS_UP_TO)
 
     def save(tree, rel, value):
         if tree == "inputs":
@@ -506,8 +577,9 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                 except Exception as e:  # noqa: BLE001
                     raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
                 inputs = to_device(base, device)
+                variant = None
                 if kind == "extra":
-                    inputs, note = _extra_inputs(torch, tensors, run, inputs, seed)
+                    inputs, note, variant = _extra_inputs(torch, tensors, run, inputs, seed)
                     if inputs is None:
                         notes.append(note)
                         continue
@@ -539,8 +611,13 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                         if not torch.equal(a, b):
                             notes.append("the reference is not bitwise deterministic (differences within tolerance)")
                 try:
-                    save("inputs", name + EXT, list(inputs))
-                    save("reference", f"expected/{name}{EXT}", list(outputs))
+                    if _tensor_bytes(inputs) <= store_limit:
+                        save("inputs", name + EXT, list(inputs))
+                    else:
+                        recipe["trials"][name] = {"seed": seed, "variant": variant,
+                                                  "sha256": plain.digest(list(inputs))}
+                    if kind != "timing":
+                        save("reference", f"expected/{name}{EXT}", list(outputs))
                 except plain.PlainError as e:
                     raise StepError("problem_error", f"trial {name}: {e}")
                 trials[kind].append(name)
@@ -577,7 +654,8 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
             "reference_ops": sorted(trace.ops),
             "seconds": time.monotonic() - started, "device": device,
             "reference_manifest": ref_manifest, "inputs_manifest": inputs_manifest,
-            "manifest_digest": manifest_digest(ref_manifest, inputs_manifest),
+            "inputs_recipe": recipe,
+            "manifest_digest": manifest_digest(ref_manifest, inputs_manifest, recipe),
         }
         write_json(os.path.join(ref_tmp, "meta.json"), meta)
         _install(inputs_tmp, inputs_dir)
@@ -599,10 +677,10 @@ def _extra_inputs(torch, tensors, run, inputs, seed):
         candidate = tensors.signed_mixed_scale(inputs, seed, signs=signs, scales=scales)
         try:
             if tensors.all_finite(run(candidate)):
-                return candidate, note
+                return candidate, note, {"signs": signs, "scales": scales}
         except Exception:  # noqa: BLE001 - the reference rejects these inputs; try the next kind
             pass
-    return None, "extra trials skipped: the reference is not finite on perturbed inputs"
+    return None, "extra trials skipped: the reference is not finite on perturbed inputs", None
 
 
 # ----------------------------------------------------------------------------------------------

@@ -35,12 +35,13 @@ def build_root(cache, candidate):
 
 
 def candidate_request(reference, cache, candidate, **fields):
-    """What the binary sends a candidate's process: the inputs tree and the reference's metadata
-    inline, never the reference directory or the cache."""
+    """What the binary sends a candidate's process: the inputs tree, the recipe of inputs too
+    large to store and the reference's metadata inline, never the reference directory or the
+    cache."""
     inline = {k: reference[k] for k in ("trials", "outputs", "output_aliases_input", "reference_ops")}
     return dict(BASE, candidate=candidate, build_root=build_root(cache, candidate),
                 inputs_dir=reference["inputs_dir"], inputs_manifest=reference["inputs_manifest"],
-                reference=inline, **fields)
+                inputs_recipe=reference["inputs_recipe"], reference=inline, **fields)
 
 
 def compare_request(reference, work, pairs):
@@ -212,7 +213,8 @@ def test_a_cache_rewritten_consistently_with_its_manifest_fails_the_recomputed_t
     for rel in meta["reference_manifest"]:
         meta["reference_manifest"][rel] = plain.save(os.path.join(first["reference_dir"], rel),
                                                      [torch.zeros(4096)])
-    meta["manifest_digest"] = steps.manifest_digest(meta["reference_manifest"], meta["inputs_manifest"])
+    meta["manifest_digest"] = steps.manifest_digest(meta["reference_manifest"], meta["inputs_manifest"],
+                                                    meta["inputs_recipe"])
     with open(meta_path, "w") as f:
         json.dump(meta, f)
     again = steps.step_reference(reference_request(cache))
@@ -344,3 +346,62 @@ class ModelNew(nn.Module):
                                   build_root=build_root(cache, candidate)))
     assert built["status"] == "compile_error"
     assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built
+
+
+def test_large_inputs_are_regenerated_from_their_seed_not_stored(cache, tmp_path):
+    """With every input over the storage limit (0 bytes here; 1 MiB by default), the inputs tree
+    holds only init_inputs, the timing trials keep no expected outputs, and a candidate's check,
+    timing and the cache's spot check all work from the recipe."""
+    # Seeds of its own: a reference (key) apart from the module's, in the module's cache, so that
+    # the candidate's build is the one the other tests made.
+    request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[11, 12],
+                   extra_seeds=[1011], timing_seeds=[2011, 2012], fp64_trials=2,
+                   store_inputs_up_to=0)
+    reference = steps.step_reference(request)
+    assert sorted(reference["inputs_manifest"]) == ["init_inputs.kpt"]
+    assert sorted(reference["inputs_recipe"]["trials"]) == ["check_0", "check_1", "extra_0",
+                                                            "timing_0", "timing_1"]
+    variant = reference["inputs_recipe"]["trials"]["extra_0"]["variant"]
+    assert variant == {"signs": True, "scales": True}
+    assert sorted(os.listdir(os.path.join(reference["reference_dir"], "expected"))) == [
+        "check_0.kpt", "check_1.kpt", "extra_0.kpt"]
+    work = str(tmp_path / "work")
+    checked = steps.step_check(candidate_request(reference, cache, GOOD,
+                                                 trials=["check_0", "check_1", "extra_0"],
+                                                 out_dir=os.path.join(work, "check")))
+    assert checked["status"] == "ok", checked
+    pairs = [["check/" + a, e] for a, e in checked["outputs"]]
+    assert steps.step_compare(compare_request(reference, work, pairs))["passed"]
+    host = session.CandidateHost()
+    loaded = host.load(candidate_request(reference, cache, GOOD))
+    assert loaded["status"] == "ok", loaded
+    timed = host.time(candidate_request(reference, cache, GOOD, calls=3, sample_p=1.0,
+                                        out_dir=os.path.join(work, "timed")))
+    assert timed["status"] == "ok", timed
+    again = steps.step_reference(request)
+    assert again["cached"], again["notes"]
+
+
+def test_regenerated_inputs_that_differ_from_the_recipe_are_a_changed_reference(cache, tmp_path):
+    request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[21], extra_seeds=[],
+                   timing_seeds=[2021], fp64_trials=0, store_inputs_up_to=0)
+    reference = steps.step_reference(request)
+    forged = json.loads(json.dumps(reference["inputs_recipe"]))
+    forged["trials"]["check_0"]["seed"] = 7  # other inputs than the reference's
+    checked = steps.step_check(dict(candidate_request(reference, cache, GOOD,
+                                                      trials=["check_0"],
+                                                      out_dir=str(tmp_path / "check")),
+                                    inputs_recipe=forged))
+    assert checked["status"] == "reference_changed", checked
+    assert "inputs of trial check_0" in checked["message"]
+    # The recipe is covered by the manifests' digest: a cache whose recipe was rewritten is
+    # rebuilt, not trusted.
+    meta_path = os.path.join(reference["reference_dir"], "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    meta["inputs_recipe"] = forged
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    again = steps.step_reference(request)
+    assert not again["cached"]
+    assert any("manifests do not match their digest" in n for n in again["notes"]), again["notes"]

@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 11> kSubcommands = {{
+constexpr std::array<Subcommand, 14> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -20,6 +20,9 @@ constexpr std::array<Subcommand, 11> kSubcommands = {{
     {"optimize", RegisterOptimizeCommand},
     {"resume", RegisterResumeCommand},
     {"report", RegisterReportCommand},
+    {"doctor", RegisterDoctorCommand},
+    {"new-problem", RegisterNewProblemCommand},
+    {"cache", RegisterCacheCommand},
 }};
 
 }  // namespace

@@ -15,6 +15,24 @@
 #include "core/text.h"
 
 namespace kernelpro::cli {
+
+std::string DisplayPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  auto under = [](const fs::path& base, const fs::path& p) -> std::optional<fs::path> {
+    if (base.empty() || !p.is_absolute()) return std::nullopt;
+    const fs::path rel = p.lexically_normal().lexically_relative(base.lexically_normal());
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    return rel;
+  };
+  std::error_code ec;
+  const fs::path p(path);
+  if (auto rel = under(fs::current_path(ec), p); rel && !ec) return rel->string();
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0' && std::string(home) != "/") {
+    if (auto rel = under(fs::path(home), p)) return "~/" + rel->string();
+  }
+  return path;
+}
 namespace {
 
 namespace fs = std::filesystem;

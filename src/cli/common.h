@@ -14,6 +14,10 @@
 
 namespace kernelpro::cli {
 
+// `path` as a person would type it here: relative when it lies under the current directory,
+// "~/..." under $HOME, else as given. For messages only: what is stored keeps the absolute path.
+std::string DisplayPath(const std::string& path);
+
 // ---- numeric options
 //
 // Every numeric option of every subcommand is checked by one validator: the value must be a finite

@@ -196,5 +196,18 @@ TEST_F(CreatedDirectoryTest, CommandsGivenUnusableDirectoriesExitWithTwoAndSayWh
   }
 }
 
+// Messages show paths as a person types them: no checkout's or home's absolute prefix.
+TEST(DisplayPathTest, RelativeUnderTheCurrentDirectoryTildeUnderHomeElseAsGiven) {
+  const std::string cwd = fs::current_path().string();
+  EXPECT_EQ(DisplayPath(cwd + "/problems/swish/problem.py"), "problems/swish/problem.py");
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && std::string(home).size() > 1 &&
+      fs::path(cwd).lexically_relative(home).string().rfind("..", 0) == 0) {
+    EXPECT_EQ(DisplayPath(std::string(home) + "/.cache/kernelpro"), "~/.cache/kernelpro");
+  }
+  EXPECT_EQ(DisplayPath("/nonexistent-root/x.py"), "/nonexistent-root/x.py");
+  EXPECT_EQ(DisplayPath("relative/x.py"), "relative/x.py");
+}
+
 }  // namespace
 }  // namespace kernelpro::cli

@@ -132,7 +132,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
     }
     if (!r.shared_objects.empty()) {
       out << "build       " << (r.build_cached ? "cached" : "compiled") << " in "
-          << Num(r.build_seconds, "%.1f") << " s: " << r.shared_objects.front() << "\n";
+          << Num(r.build_seconds, "%.1f") << " s: " << DisplayPath(r.shared_objects.front()) << "\n";
     }
   }
 }

@@ -534,8 +534,9 @@ int RunOptimize(OptimizeArgs& args) {
   if (demo) {
     llm_config->replay_mode = "sequential";
     // Say what is real, and on cpu what is not done at all.
-    std::cout << "kernelpro optimize --demo: " << demo->problem << " on " << args.device
-              << ", the model's replies replayed from " << demo->cassette
+    std::cout << "kernelpro optimize --demo: " << DisplayPath(demo->problem) << " on "
+              << args.device << ", the model's replies replayed from "
+              << DisplayPath(demo->cassette)
               << " (candidates written by the kernelpro project; "
               << (args.device == "cuda"
                       ? "every build, check, timing and profile is real)"

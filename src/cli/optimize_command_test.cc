@@ -689,15 +689,15 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
       << demo.out;
   EXPECT_NE(demo.out.find("iteration 2/2  debug from n1: correct"), std::string::npos) << demo.out;
   EXPECT_NE(demo.out.find("best: n"), std::string::npos) << demo.out;
-  // On cpu it says what it did not do; a replay without a configured price costs "unknown".
+  // On cpu it says what it did not do; a replay buys nothing, so its cost is $0, not unknown.
   EXPECT_NE(demo.out.find("every build, check and timing is real; on cpu nothing is profiled: "
                           "no ncu, no SASS, no roofline"),
             std::string::npos)
       << demo.out;
   EXPECT_EQ(demo.out.find("profile is real"), std::string::npos) << demo.out;
-  EXPECT_NE(demo.out.find("| cost unknown"), std::string::npos) << demo.out;
-  EXPECT_NE(demo.out.find("LLM: 4 exchanges, cost unknown"), std::string::npos) << demo.out;
-  EXPECT_EQ(demo.out.find("$0.0000"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("| cost $0.0000"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("LLM: 4 exchanges, cost $0.0000"), std::string::npos) << demo.out;
+  EXPECT_EQ(demo.out.find("unknown"), std::string::npos) << demo.out;
   EXPECT_NE(ReadFile(run / "report.md").find("- Not done on cpu: no profiling"), std::string::npos);
   // While it ran, stderr (a pipe here) told each step of each candidate as it happened.
   EXPECT_NE(demo.err.find("optimize: iteration 1/2: programmer: asking the model... done in "),

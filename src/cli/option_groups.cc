@@ -120,8 +120,7 @@ CLI::Option* AddDeviceOption(CLI::App& command, std::string& device) {
 // ---- worker, sandbox, executor
 
 CLI::Option* AddPythonOption(CLI::App& command, std::string& python) {
-  return AddOption(command, {"--python", "Interpreter with torch", "KERNELPRO_PYTHON", kWorker},
-                   python);
+  return AddOption(command, kPythonOption, python);
 }
 
 CLI::Option* AddGpusOption(CLI::App& command, std::vector<std::string>& gpus) {
@@ -140,11 +139,7 @@ void AddWorkerOptions(CLI::App& command, eval::EvalOptions& o, std::string& pyth
   o.cache_dir.clear();
   o.work_dir.clear();
   AddPythonOption(command, python);
-  AddOption(
-      command,
-      {"--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
-       "KERNELPRO_CACHE_DIR", kWorker},
-      o.cache_dir);
+  AddOption(command, kCacheDirOption, o.cache_dir);
   AddOption(command,
             {"--work-dir", "Scratch space for outputs (default: the temp dir)", nullptr, kWorker},
             o.work_dir);

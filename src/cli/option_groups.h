@@ -104,6 +104,13 @@ inline constexpr OptionSpec kNoNcuOption = {
     "--no-ncu", "Skip Nsight Compute (analyze: the theoretical class only)"};
 inline constexpr OptionSpec kNcuTimeoutOption = {"--ncu-timeout", "Seconds for the ncu run"};
 
+// The worker group's interpreter and cache, also taken alone (doctor, cache).
+inline constexpr OptionSpec kPythonOption = {"--python", "Interpreter with torch",
+                                             "KERNELPRO_PYTHON", "Worker"};
+inline constexpr OptionSpec kCacheDirOption = {
+    "--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
+    "KERNELPRO_CACHE_DIR", "Worker"};
+
 // --device: cuda or cpu, its default shown in --help.
 CLI::Option* AddDeviceOption(CLI::App& command, std::string& device);
 

@@ -266,6 +266,7 @@ Json Executor::CandidateRequest(const std::string& candidate, const Json& refere
   if (!reference.is_null()) {
     request["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
     request["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+    request["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
     request["reference"] =
         Pick(reference, {"trials", "outputs", "output_aliases_input", "reference_ops"});
   }
@@ -370,6 +371,8 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
     bool present = !objects.empty();
     for (const std::string& so : objects) present = present && fs::is_regular_file(so);
     if (present) {
+      std::error_code touched;  // last used, for `kernelpro cache prune`
+      fs::last_write_time(record_path, fs::file_time_type::clock::now(), touched);
       result.shared_objects = objects;
       result.build_cached = true;
       result.build_seconds = SecondsSince(start);

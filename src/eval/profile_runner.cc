@@ -85,6 +85,7 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
     request["problem"] = std::filesystem::absolute(problem).string();
     request["inputs_dir"] = JsonGet<std::string>(*reference, "inputs_dir", "");
     request["inputs_manifest"] = JsonGet<Json>(*reference, "inputs_manifest", Json::object());
+    request["inputs_recipe"] = JsonGet<Json>(*reference, "inputs_recipe", Json::object());
     request["reference"] = {{"trials", JsonGet<Json>(*reference, "trials", Json::object())}};
   }
 

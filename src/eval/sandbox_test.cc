@@ -208,6 +208,19 @@ TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) 
             build.writable.end());
 }
 
+TEST(MountsForRequestTest, TheProblemThatRegeneratesLargeInputsIsReadable) {
+  const std::string root = KERNELPRO_SOURCE_DIR;
+  Json check = {{"candidate", root + "/tests/candidates/good/cpu_tiny_swish.py"},
+                {"inputs_recipe",
+                 {{"problem", root + "/problems/swish/problem.py"},
+                  {"trials", {{"check_0", {{"seed", 1}, {"sha256", "0"}}}}}}}};
+  SandboxMounts mounts = MountsForRequest("check", check);
+  EXPECT_NE(std::find(mounts.read_only.begin(), mounts.read_only.end(),
+                      root + "/problems/swish/problem.py"),
+            mounts.read_only.end());
+  EXPECT_TRUE(mounts.writable.empty());
+}
+
 TEST(MountsForRequestTest, PrecompiledHeadersAreNeverWritableByACandidate) {
   Json build = {
       {"candidate", std::string(KERNELPRO_SOURCE_DIR) + "/tests/candidates/good/cpu_tiny_swish.py"},

@@ -94,6 +94,12 @@ SandboxMounts MountsForRequest(const std::string& step, const Json& request) {
   if (!path("pch_dir").empty()) mounts.read_only.push_back(path("pch_dir"));
   AddSourceWithSiblings(path("candidate"), mounts.read_only);
   AddSourceWithSiblings(path("problem"), mounts.read_only);
+  // Inputs too large to store are regenerated from the problem (the reference step's recipe).
+  const Json recipe = JsonGet<Json>(request, "inputs_recipe", Json::object());
+  const std::string regenerate_from = JsonGet<std::string>(recipe, "problem", "");
+  if (!regenerate_from.empty() && regenerate_from != path("problem")) {
+    AddSourceWithSiblings(regenerate_from, mounts.read_only);
+  }
   if (!path("inputs_dir").empty()) mounts.read_only.push_back(path("inputs_dir"));
   return mounts;
 }

@@ -123,12 +123,15 @@ class ReliableBackend : public Backend {
     exchange.latency_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - steady_start)
             .count();
+    // A replayed reply is not bought again: it costs nothing, known, whatever it cost once.
+    const bool replayed = exchange.provider == "replay";
     if (outcome.ok()) {
       exchange.response = outcome.response();
       exchange.usage = outcome.response().usage;
+      if (replayed) exchange.cost_known = true;
       // The configured name first (what the user priced); else the name the server reported.
       for (const std::string& name : {exchange.model, outcome.response().model}) {
-        if (options_.prices.Find(name)) {
+        if (!replayed && options_.prices.Find(name)) {
           exchange.cost_known = true;
           exchange.cost_usd = options_.prices.Cost(name, exchange.usage);
           break;
@@ -136,7 +139,7 @@ class ReliableBackend : public Backend {
       }
     } else {
       exchange.error = outcome.error();
-      exchange.cost_known = options_.prices.Find(exchange.model).has_value();
+      exchange.cost_known = replayed || options_.prices.Find(exchange.model).has_value();
     }
     options_.on_exchange(exchange);
   }

@@ -155,6 +155,7 @@ Result<PriceTable> PriceTable::FromTomlFile(const std::string& path) {
 }
 
 bool CostKnown(const LlmConfig& config) {
+  if (config.provider == "replay") return true;  // a replayed reply costs nothing
   if (config.prices_file.empty()) return false;
   auto prices = PriceTable::FromTomlFile(config.prices_file);
   return prices.ok() && prices->Find(config.model).has_value();

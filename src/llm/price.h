@@ -66,7 +66,8 @@ bool GlobMatch(std::string_view pattern, std::string_view text);
 
 // Whether the cost of `config`'s exchanges is known: its price table (prices_file) has an entry
 // for its model. Without one every exchange counts $0, which means "unknown", never "free"; a
-// replayed cassette or a local server reads $0 only when a price of 0 was configured for it.
+// local server reads $0 only when a price of 0 was configured for it. A replayed cassette costs
+// nothing: its cost is known, $0.
 // An unreadable table counts as no price.
 bool CostKnown(const LlmConfig& config);
 

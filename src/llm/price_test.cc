@@ -123,11 +123,12 @@ TEST(PriceTableTest, ReadsAFileAndReportsAMissingOne) {
   EXPECT_NE(missing.status().message().find(path), std::string::npos);
 }
 
-// A cost is "unknown" unless a price was configured for the model, even a price of 0.
+// A cost is "unknown" unless a price was configured for the model, even a price of 0; a replayed
+// cassette buys nothing, so its cost is known: $0.
 TEST(CostTextTest, UnknownWithoutAConfiguredPriceAndZeroOnlyWhenConfigured) {
   LlmConfig config;
-  config.provider = "replay";
-  config.model = "/tmp/demo.jsonl";
+  config.provider = "openai";
+  config.model = "local-model";
   EXPECT_FALSE(CostKnown(config));
   EXPECT_EQ(CostText(0, CostKnown(config)), "unknown");
   const std::string dir = ::testing::TempDir();
@@ -141,6 +142,14 @@ TEST(CostTextTest, UnknownWithoutAConfiguredPriceAndZeroOnlyWhenConfigured) {
   config.prices_file = other;
   EXPECT_FALSE(CostKnown(config));
   EXPECT_EQ(CostText(0.0421, true), "$0.0421");
+}
+
+TEST(CostTextTest, AReplayedCassetteCostsNothing) {
+  LlmConfig config;
+  config.provider = "replay";
+  config.model = "/tmp/demo.jsonl";
+  EXPECT_TRUE(CostKnown(config));
+  EXPECT_EQ(CostText(0, CostKnown(config)), "$0.0000");
 }
 
 }  // namespace
