@@ -52,14 +52,14 @@ TEST(CheckNumberTest, TheMessageNamesTheValueAndTheRange) {
 TEST(NumericOptionsTest, EveryCommandRefusesNaNInfinityAndOutOfRangeValues) {
   const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";
   const std::vector<std::vector<std::string>> commands = {
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--atol", "nan"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--rtol", "-0.1"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--time-budget", "nan"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--time-budget", "-1"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--trials", "0"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--timing-trials", "inf"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--jobs", "1000"},
-      {"eval", "--problem", kProblem, "--candidate", "c.py", "--build-timeout", "0"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--atol", "nan"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--rtol", "-0.1"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--time-budget", "nan"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--time-budget", "-1"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--trials", "0"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--timing-trials", "inf"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--jobs", "1000"},
+      {"eval", "--problem", kProblem, "--candidate", kProblem, "--build-timeout", "0"},
       {"profile", "--problem", kProblem, "--ncu-timeout", "-5"},
       {"analyze", "--problem", kProblem, "--latency-us", "nan"},
       {"analyze", "--problem", kProblem, "--ncu-timeout", "1e9"},

@@ -90,8 +90,9 @@ std::string TestName(const std::string& path) {
 // Progress while eval runs: piped stderr (as here) gets one whole line per step, each with how
 // it ended and its time; --quiet leaves stderr empty.
 TEST(EvalCpuTest, PipedStderrHasOneLinePerStepAndQuietHasNone) {
-  Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
-                   /*json=*/false);
+  Eval e =
+      RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py"},
+              /*json=*/false);
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
   // Each step has one line that says how it ended and in what time. The reference and the build
   // run at once, so either may also have a line of its own for its start.
@@ -118,9 +119,9 @@ TEST(EvalCpuTest, PipedStderrHasOneLinePerStepAndQuietHasNone) {
   EXPECT_NE(finished[2].find("checking"), std::string::npos) << e.stderr_text;
   EXPECT_NE(e.stdout_text.find("status      correct"), std::string::npos) << e.stdout_text;
 
-  Eval quiet = RunEval(
-      {"--problem", kTinySwish, "--candidate", "tests/candidates/good/cpu_tiny_swish.py", "--quiet"},
-      /*json=*/false);
+  Eval quiet = RunEval({"--problem", kTinySwish, "--candidate",
+                        "tests/candidates/good/cpu_tiny_swish.py", "--quiet"},
+                       /*json=*/false);
   ASSERT_EQ(quiet.exit_code, 0) << quiet.stderr_text;
   EXPECT_EQ(quiet.stderr_text, "");
   EXPECT_NE(quiet.stdout_text.find("status      correct"), std::string::npos);
@@ -573,10 +574,13 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   std::filesystem::remove_all(cache);
 }
 
-TEST(EvalCpuTest, MissingCandidateFileIsACompileErrorNotACrash) {
+// A misspelt path is the user's mistake, not the candidate's: a usage error (exit 2) naming the
+// file, never a compile_error verdict with exit 0.
+TEST(EvalCpuTest, MissingCandidateFileIsAUsageErrorNotAVerdict) {
   Eval e = RunEval({"--problem", kTinySwish, "--candidate", "tests/candidates/does_not_exist.py"});
-  ASSERT_EQ(e.exit_code, 0);
-  EXPECT_VERDICT(e[0], "compile_error", "not found");
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.stderr_text.find("does_not_exist.py: no such file"), std::string::npos)
+      << e.stderr_text;
 }
 
 // ---- Broken problems: the evaluation cannot run; a clear error, exit code 2. ----
