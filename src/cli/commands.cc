@@ -23,6 +23,7 @@ constexpr std::array<Subcommand, 14> kSubcommands = {{
     {"doctor", RegisterDoctorCommand},
     {"new-problem", RegisterNewProblemCommand},
     {"cache", RegisterCacheCommand},
+    {"suite", RegisterSuiteCommand},
 }};
 
 }  // namespace

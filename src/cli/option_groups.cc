@@ -71,6 +71,15 @@ struct Declaration {
   std::string help;
 };
 
+// Flags that mean something else in one command group, by design: `suite`'s command forms are
+// fixed by the scripts that drive them (`suite eval --candidates DIR --dir SUITE_DIR`), where
+// elsewhere --candidates counts candidates per prompt and --dir names a run directory. They are
+// checked within the group, not against the rest.
+bool GroupScoped(const std::string& path, const std::string& flag) {
+  const bool suite = path == "suite" || path.rfind("suite ", 0) == 0;
+  return suite && (flag == "--candidates" || flag == "--dir");
+}
+
 void Walk(const CLI::App& app, const std::string& path, std::map<std::string, Declaration>& flags,
           std::map<std::string, Declaration>& variables, std::vector<std::string>& conflicts) {
   for (const CLI::Option* option : app.get_options()) {
@@ -81,7 +90,8 @@ void Walk(const CLI::App& app, const std::string& path, std::map<std::string, De
     const Declaration here{path.empty() ? "kernelpro" : path, names.front(), option->get_envname(),
                            option->get_description()};
     for (const std::string& name : names) {
-      auto [seen, added] = flags.emplace(name, here);
+      auto [seen, added] =
+          flags.emplace(GroupScoped(here.command, name) ? "suite " + name : name, here);
       if (added) continue;
       const Declaration& first = seen->second;
       if (first.env != here.env) {

@@ -9,12 +9,18 @@
 
 namespace kernelpro {
 
-Result<Json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
+Result<std::string> ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot open " + path);
   std::stringstream buffer;
   buffer << in.rdbuf();
-  Json value = Json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  return buffer.str();
+}
+
+Result<Json> ReadJsonFile(const std::string& path) {
+  auto text = ReadFileText(path);
+  if (!text.ok()) return text.status();
+  Json value = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return Status::InvalidArgument("malformed JSON in " + path);
   return value;
 }

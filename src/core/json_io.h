@@ -13,6 +13,8 @@ namespace kernelpro {
 using Json = nlohmann::json;
 
 Result<Json> ReadJsonFile(const std::string& path);
+// A whole file's bytes; NotFound when it cannot be opened.
+Result<std::string> ReadFileText(const std::string& path);
 // Writes atomically: a temporary file beside `path`, then rename.
 Status WriteJsonFile(const std::string& path, const Json& value);
 // The same for any text; creates the missing parent folders first. A reader of `path` sees the

@@ -278,6 +278,69 @@ Result<Json> Executor::PrepareReference(const std::string& problem) {
   return RunReference(problem, lease.Env(), /*rebuild=*/false);
 }
 
+Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
+  GpuPool::Lease lease = gpu_pool_->Acquire();
+  const std::map<std::string, std::string> env = lease.Env();
+  // Loads the reference (its inputs) into this GPU's referee, from the cache when it is there.
+  auto reference = RunReference(problem, env, /*rebuild=*/false);
+  if (!reference.ok()) return reference.status();
+  auto referee = Referee(env);
+  if (!referee.ok()) return referee.status();
+  const int trials = std::max(1, options_.timing_trials);
+  const int rounds =
+      std::clamp(std::min(options_.timing_rounds, trials / 5), std::min(2, trials), trials);
+  const int calls = (trials + rounds - 1) / rounds;
+  BaselineTimes out;
+  out.gpu = lease.gpu();
+  std::vector<std::vector<double>> eager_blocks, compiled_blocks;
+  bool hold = options_.device == "cuda";
+  for (int round = 0; round < rounds; ++round) {
+    for (int slot = 0; slot < 2; ++slot) {
+      // A B B A A B ..., as candidates are timed against the reference.
+      const bool compiled_turn = (round % 2 == 0) == (slot == 1);
+      Json request = BaseRequest();
+      request["problem"] = problem;
+      request["flush_bytes"] = options_.flush_bytes;
+      request["compiled"] = compiled_turn;
+      request["calls"] = calls;
+      request["hold"] = hold;
+      request["warmup_s"] = round == 0 ? (slot == 0 ? 0.5 : 0.1) : 0.0;
+      request["warmup_calls"] = round == 0 ? 3 : (calls >= 4 ? 1 : 0);
+      // The first compiled call compiles: it gets the build timeout.
+      const int timeout = round == 0 ? options_.build_timeout_s : options_.step_timeout_s;
+      SessionReply reply = (*referee)->Call("time", request, std::chrono::seconds(timeout));
+      if (!reply.result) {
+        std::string why = reply.error;
+        if (reply.ended) why += (why.empty() ? "" : ": ") + reply.ended->Describe();
+        return Status::Internal("timing the baselines failed: " + why);
+      }
+      if (JsonGet<std::string>(*reply.result, "status", "ok") != "ok") {
+        return Status::Unavailable(
+            "torch.compile baseline: " +
+            JsonGet<std::string>(*reply.result, "message", "unavailable"));
+      }
+      if (hold && JsonGet<double>(*reply.result, "hold_us", 0.0) <= 0) {
+        hold = false;  // as for candidates: both sides without the hold, from the first round
+        eager_blocks.clear();
+        compiled_blocks.clear();
+        out.eager = out.compiled = TimingSummary();
+        round = -1;
+        break;
+      }
+      std::vector<double> times = JsonGet<std::vector<double>>(*reply.result, "times_ms", {});
+      TimingSummary& into = compiled_turn ? out.compiled : out.eager;
+      into.samples.insert(into.samples.end(), times.begin(), times.end());
+      into.block_medians.push_back(Median(times));
+      (compiled_turn ? compiled_blocks : eager_blocks).push_back(times);
+      out.method = JsonGet<std::string>(*reply.result, "method", out.method);
+    }
+  }
+  out.eager.summary = Summarize(out.eager.samples);
+  out.compiled.summary = Summarize(out.compiled.samples);
+  out.compile_speedup = BootstrapBlockMedianRatio(eager_blocks, compiled_blocks);
+  return out;
+}
+
 Result<Json> Executor::RunReference(const std::string& problem,
                                     const std::map<std::string, std::string>& env, bool rebuild) {
   Json request = BaseRequest();

@@ -110,6 +110,17 @@ struct EvalReport {
   std::vector<EvalResult> results;  // one per candidate, in the order given
 };
 
+// The problem's own baselines on one GPU: the eager reference and torch.compile of it, timed in
+// interleaved rounds by the referee (one process, the same inputs and L2 flush as every timing),
+// so that torch.compile's speedup over eager is a ratio of two timings of one GPU.
+struct BaselineTimes {
+  TimingSummary eager;
+  TimingSummary compiled;
+  RatioInterval compile_speedup;  // eager time / torch.compile time, with its round interval
+  std::string method;             // how the calls were timed
+  std::string gpu;                // the ordinal it ran on ("" = the default device)
+};
+
 // Thread-safe: Evaluate, PrepareReference, Build and the profiler may run from several threads at
 // once (copies of an Executor share its GPU pool).
 class Executor {
@@ -126,6 +137,9 @@ class Executor {
   // The reference step runs on the first free GPU of gpu_pool(), leased for the step alone (the
   // caller must hold no lease of this pool).
   Result<Json> PrepareReference(const std::string& problem);
+  // Times the eager reference against torch.compile(Model) (BaselineTimes) on the first free GPU.
+  // Unavailable when this torch has no torch.compile or compiling fails (the reason says which).
+  Result<BaselineTimes> MeasureBaselines(const std::string& problem);
   void Build(const std::string& candidate, EvalResult& result);
 
   // What a request to a process that imports `candidate` may carry besides BaseRequest(): its

@@ -1,0 +1,258 @@
+// `kernelpro suite` as a researcher runs it: a CPU suite evaluated for real by the worker (a
+// correct candidate, a broken one, a problem without candidates), killed and resumed, its status
+// and reports; reports and comparisons over suites written by hand (their files are the format).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_testing.h"
+#include "core/json_io.h"
+
+namespace kernelpro::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::RunKernelpro;
+
+const std::string kRoot = KERNELPRO_SOURCE_DIR;
+// Builds and references are cached across the tests of one build tree.
+const std::string kCache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache/suite";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class SuiteCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("kp_suite_cli_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // level1: tiny_swish (a correct candidate and a broken one), relu_rand (no candidate);
+  // level2: small_linear (a correct candidate).
+  void MakeCpuSuite() {
+    Link("problems/level1/1_tiny_swish.py", "tests/problems/tiny_swish.py");
+    Link("problems/level1/2_relu_rand.py", "tests/problems/relu_rand.py");
+    Link("problems/level2/1_small_linear.py", "tests/problems/small_linear.py");
+    Link("cands/1_tiny_swish/a_good.py", "tests/candidates/good/cpu_tiny_swish.py");
+    Write("cands/1_tiny_swish/b_broken.py", "import torch\nthis is not python\n");
+    Link("cands/1_small_linear.py", "tests/candidates/good/cpu_small_linear.py");
+  }
+  void Link(const std::string& at, const std::string& target) {
+    fs::create_directories((root_ / at).parent_path());
+    fs::create_symlink(kRoot + "/" + target, root_ / at);
+  }
+  void Write(const std::string& at, const std::string& text) {
+    fs::create_directories((root_ / at).parent_path());
+    std::ofstream(root_ / at) << text;
+  }
+  std::vector<std::string> EvalArgs(const std::string& suite) {
+    return {"suite",      "eval",         "--problems",  (root_ / "problems").string(),
+            "--candidates", (root_ / "cands").string(), "--dir", (root_ / suite).string(),
+            "--device",   "cpu",          "--cache-dir", kCache,
+            "--timing-trials", "10",     "--quiet"};
+  }
+  fs::path root_;
+};
+
+TEST_F(SuiteCommandTest, ACpuSuiteIsEvaluatedReportedAndNotRedone) {
+  MakeCpuSuite();
+  CliRun run = RunKernelpro(EvalArgs("suite"), 20);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("suite: 3/3 done (2 correct)"), std::string::npos) << run.out;
+
+  const fs::path suite = root_ / "suite";
+  Json swish = *ReadJsonFile((suite / "tasks/level1/1_tiny_swish/result.json").string());
+  EXPECT_EQ(swish["status"], "correct");
+  EXPECT_EQ(fs::path(swish["best"].get<std::string>()).filename(), "a_good.py");
+  ASSERT_EQ(swish["candidates"].size(), 2u);
+  EXPECT_EQ(swish["candidates"][1]["status"], "compile_error");
+  EXPECT_GT(swish["speedup"].get<double>(), 0);
+  EXPECT_EQ(swish["environment"]["device"], "cpu");
+  Json relu = *ReadJsonFile((suite / "tasks/level1/2_relu_rand/result.json").string());
+  EXPECT_EQ(relu["status"], "no_candidate");
+
+  // Again: nothing is redone (every task had its result).
+  CliRun again = RunKernelpro(EvalArgs("suite"), 5);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("ran 0 tasks here (0 failed); 3 were done before"), std::string::npos)
+      << again.out;
+
+  CliRun status = RunKernelpro({"suite", "status", suite.string(), "--json"}, 1);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.json["done"], 3);
+  EXPECT_EQ(status.json["correct"], 2);
+  EXPECT_EQ(status.json["pending"], 0);
+
+  CliRun report = RunKernelpro({"suite", "report", suite.string(), "--json"}, 1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const Json& overall = report.json["overall"];
+  EXPECT_EQ(overall["n"], 3);
+  EXPECT_NEAR(overall["correct_rate"].get<double>(), 2.0 / 3, 1e-9);
+  for (const char* p : {"0", "0.5", "0.8", "1.0", "1.5", "2.0"}) {
+    EXPECT_TRUE(overall["fast_p"].contains(p)) << p;
+  }
+  EXPECT_NEAR(overall["fast_p"]["0"].get<double>(), 2.0 / 3, 1e-9);
+  EXPECT_TRUE(report.json["levels"].contains("1"));
+  EXPECT_TRUE(report.json["levels"].contains("2"));
+  for (const char* file : {"report.html", "report.md", "results.csv", "report.json"}) {
+    EXPECT_TRUE(fs::exists(suite / "report" / file)) << file;
+  }
+  const std::string html = ReadFile(suite / "report/report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("1_tiny_swish"), std::string::npos);
+}
+
+TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
+  MakeCpuSuite();
+  const fs::path suite = root_ / "suite";
+  // Killed with SIGKILL a few seconds in, wherever it is.
+  ProcessOptions p;
+  p.argv = {KERNELPRO_BINARY};
+  for (const std::string& a : EvalArgs("suite")) p.argv.push_back(a);
+  p.limits.wall_timeout = std::chrono::seconds(8);
+  auto killed = RunProcess(p);
+  ASSERT_TRUE(killed.ok());
+  // What it finished is kept as it was.
+  std::map<std::string, fs::file_time_type> kept;
+  for (const auto& entry : fs::recursive_directory_iterator(suite / "tasks")) {
+    if (entry.path().extension() == ".json" && entry.path().filename() != "claim.json") {
+      kept[entry.path().string()] = fs::last_write_time(entry.path());
+    }
+  }
+  CliRun status = RunKernelpro({"suite", "status", suite.string()}, 1);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  if (killed->timed_out) {
+    EXPECT_EQ(status.out.find("running"), status.out.find("running 0"))
+        << "a dead process's claim must not show as running:\n" << status.out;
+  }
+  CliRun resumed = RunKernelpro({"suite", "resume", suite.string(), "--cache-dir", kCache,
+                                 "--quiet"},
+                                20);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("suite: 3/3 done (2 correct)"), std::string::npos) << resumed.out;
+  for (const auto& [path, time] : kept) {
+    EXPECT_EQ(fs::last_write_time(path), time) << path << " was written again";
+  }
+}
+
+// A suite's files written by hand: what `suite report` reads.
+void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, double>>& speedups,
+                const fs::path& problems) {
+  Json problem_list = Json::array(), tasks = Json::array();
+  for (std::size_t i = 0; i < speedups.size(); ++i) {
+    const std::string name = std::to_string(i + 1) + "_" + speedups[i].first;
+    const fs::path file = problems / "level1" / (name + ".py");
+    fs::create_directories(file.parent_path());
+    if (!fs::exists(file)) std::ofstream(file) << "# " << name << "\n";
+    problem_list.push_back({{"key", "level1/" + name},
+                            {"name", name},
+                            {"level", 1},
+                            {"path", file.string()},
+                            {"sha256", ""},
+                            {"task", i + 1}});
+    tasks.push_back({{"id", "level1/" + name}, {"problem", i}, {"seed", 0}, {"candidates", {}}});
+    Json result = {{"task", "level1/" + name}, {"mode", "eval"}, {"level", 1}};
+    if (speedups[i].second > 0) {
+      result["status"] = "correct";
+      result["correct"] = true;
+      result["speedup"] = speedups[i].second;
+      result["speedup_interval"] = {speedups[i].second * 0.98, speedups[i].second * 1.02};
+    } else {
+      result["status"] = "incorrect";
+      result["correct"] = false;
+      result["message"] = "outputs differ";
+    }
+    result["environment"] = {{"device", "cuda"},
+                             {"gpu_name", "NVIDIA H200"},
+                             {"driver", "580.95.05"},
+                             {"sm_clock_mhz", 1980},
+                             {"max_sm_clock_mhz", 1980},
+                             {"memory_clock_mhz", 3201}};
+    result["started_at"] = "2026-12-01T00:00:00Z";
+    result["finished_at"] = "2026-12-01T00:01:00Z";
+    result["seconds"] = 60;
+    ASSERT_TRUE(WriteJsonFile((dir / "tasks/level1" / name / "result.json").string(), result).ok());
+  }
+  // Hashes are left empty: a manifest from before the files existed would be refused otherwise.
+  Json manifest = {{"mode", "eval"},        {"problems_dir", problems.string()},
+                   {"candidates_dir", ""},  {"problems", problem_list},
+                   {"tasks", tasks},        {"options", Json::object()},
+                   {"created_at", "2026-12-01T00:00:00Z"}, {"version", "test"}};
+  ASSERT_TRUE(WriteJsonFile((dir / "suite.json").string(), manifest).ok());
+}
+
+TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
+  // 8 problems; the first suite is faster on 7 of them, one failure in the second.
+  WriteSuite(root_ / "a",
+             {{"p", 2.0}, {"q", 3.0}, {"r", 1.5}, {"s", 4.0}, {"t", 1.2}, {"u", 2.5}, {"v", 1.1},
+              {"w", 0.9}},
+             root_ / "problems");
+  WriteSuite(root_ / "b",
+             {{"p", 1.0}, {"q", 1.5}, {"r", 1.4}, {"s", 2.0}, {"t", 1.0}, {"u", 0}, {"v", 1.0},
+              {"w", 1.0}},
+             root_ / "problems");
+  CliRun report = RunKernelpro(
+      {"suite", "report", (root_ / "a").string(), "--compare", (root_ / "b").string(), "--json"},
+      1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const Json& w = report.json["wilcoxon"];
+  // Differences ln(a/b): 7 positive, 1 negative (w: 0.9 vs 1.0, the smallest |d| but one).
+  EXPECT_EQ(w["n"], 8);
+  EXPECT_TRUE(w["exact"].get<bool>());
+  // Ranks of |ln ratio|: w 0.105 (2), v 0.095 (1), r 0.069... computed: W+ = 36 - rank(w).
+  EXPECT_GT(w["statistic"].get<double>(), 30);
+  EXPECT_LT(w["p_value"].get<double>(), 0.02);
+  EXPECT_EQ(report.json["overall"]["n"], 8);
+  CliRun text = RunKernelpro(
+      {"suite", "report", (root_ / "a").string(), "--compare", (root_ / "b").string()}, 1);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("one-sided Wilcoxon signed-rank, n = 8"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("NVIDIA H200, driver 580.95.05"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("not locked by kernelpro"), std::string::npos) << text.out;
+}
+
+TEST_F(SuiteCommandTest, UsageErrorsAreOneLineAndExitTwo) {
+  MakeCpuSuite();
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"suite", "eval", "--problems", (root_ / "nope").string(), "--candidates",
+        (root_ / "cands").string(), "--dir", (root_ / "s").string()},
+       "not a folder"},
+      {{"suite", "eval", "--problems", (root_ / "problems").string(), "--candidates",
+        (root_ / "problems").string(), "--dir", (root_ / "s").string()},
+       "no candidate in"},
+      {{"suite", "status", (root_ / "none").string()}, "holds no suite"},
+      {{"suite", "report", (root_ / "none").string()}, "holds no suite"},
+      {{"suite", "optimize", "--problems", (root_ / "problems").string(), "--dir",
+        (root_ / "s").string(), "--llm", "replay:" + (root_ / "missing-{problem}.jsonl").string()},
+       "1_tiny_swish"},
+      {{"suite", "run", (root_ / "none").string(), "--shard", "2", "--shards", "2"},
+       "--shard 2 is not below --shards 2"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = RunKernelpro(c.args, 1);
+    EXPECT_EQ(r.exit_code, 2) << c.says << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace kernelpro::cli

@@ -1,0 +1,217 @@
+#include "suite/results.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "report/suite_stats.h"
+#include "suite/environment.h"
+
+namespace kernelpro::suite {
+namespace fs = std::filesystem;
+namespace {
+
+double ParseIso(const std::string& iso) {
+  std::tm tm{};
+  if (!strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return 0;
+  return static_cast<double>(timegm(&tm));
+}
+
+// torch.compile's speedup over eager for a task result, when its baselines were measured.
+std::optional<double> CompileSpeedup(const Json& result) {
+  const Json b = JsonGet<Json>(result, "baselines", nullptr);
+  auto s = JsonNumber(b, "compile_speedup");
+  if (s && *s > 0) return s;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, int parallel) {
+  SuiteProgress p;
+  const double now = NowSeconds();
+  double first_start = 0, last_finish = 0, busy = 0;
+  int timed = 0;
+  for (const SuiteTask& task : manifest.tasks) {
+    TaskStatus s = ReadTaskStatus(dir, task.id, now);
+    ++p.total;
+    switch (s.state) {
+      case TaskState::kDone: ++p.done; break;
+      case TaskState::kFailed: ++p.failed; break;
+      case TaskState::kRunning: ++p.running; break;
+      case TaskState::kInterrupted: ++p.interrupted; break;
+      case TaskState::kPending: ++p.pending; break;
+    }
+    if (s.result) {
+      if (JsonGet<bool>(*s.result, "correct", false)) ++p.correct;
+      double start = ParseIso(JsonGet<std::string>(*s.result, "started_at", ""));
+      double finish = ParseIso(JsonGet<std::string>(*s.result, "finished_at", ""));
+      if (start > 0 && (first_start == 0 || start < first_start)) first_start = start;
+      last_finish = std::max(last_finish, finish);
+      busy += JsonGet<double>(*s.result, "seconds", 0);
+      ++timed;
+    }
+    if (s.claim && s.state == TaskState::kRunning &&
+        (first_start == 0 || s.claim->started_at < first_start)) {
+      first_start = s.claim->started_at;
+    }
+    p.tasks.emplace_back(task.id, std::move(s));
+  }
+  const int left = p.pending + p.running + p.interrupted;
+  const bool active = p.running > 0;
+  if (first_start > 0) p.elapsed_s = (active || left > 0 ? now : last_finish) - first_start;
+  if (timed > 0 && left > 0) {
+    const int at_once = std::max(1, parallel > 0 ? parallel : std::max(1, p.running));
+    p.remaining_s = busy / timed * left / at_once;
+  }
+  return p;
+}
+
+std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblemRow>& rows) {
+  std::vector<report::ScoredProblem> out;
+  for (const report::SuiteProblemRow& r : rows) {
+    report::ScoredProblem s;
+    s.key = r.key;
+    s.level = r.level;
+    s.correct = r.correct && r.speedup.has_value();
+    s.speedup = r.speedup.value_or(0);
+    out.push_back(s);
+  }
+  return out;
+}
+
+Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
+                                                 const SuiteManifest& manifest,
+                                                 const std::string& baseline) {
+  if (baseline != "eager" && baseline != "compile") {
+    return Status::InvalidArgument("--baseline must be eager or compile, not '" + baseline + "'");
+  }
+  report::SuiteReportInput input;
+  input.title = fs::path(dir.dir()).filename().string();
+  input.mode = manifest.mode;
+  input.baseline = baseline == "compile" ? "torch.compile" : "eager";
+
+  std::set<std::string> environments, methods, trials;
+  std::map<std::size_t, std::vector<Json>> by_problem;  // problem index -> task results
+  std::map<std::size_t, int> tasks_of;
+  const double now = NowSeconds();
+  int without_compile = 0;
+  for (const SuiteTask& task : manifest.tasks) {
+    ++tasks_of[task.problem];
+    TaskStatus s = ReadTaskStatus(dir, task.id, now);
+    if (!s.result) continue;
+    by_problem[task.problem].push_back(*s.result);
+    if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
+      environments.insert(EnvironmentLine(env));
+    }
+    if (auto m = JsonGet<std::string>(*s.result, "timing_method", ""); !m.empty()) {
+      methods.insert(m);
+    }
+    if (auto calls = JsonNumber(*s.result, "timed_calls")) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "%.0f timed calls of the kernel in %d interleaved rounds against the "
+                    "reference",
+                    *calls, JsonGet<int>(*s.result, "rounds", 0));
+      trials.insert(line);
+    }
+  }
+
+  for (std::size_t i = 0; i < manifest.problems.size(); ++i) {
+    const SuiteProblem& problem = manifest.problems[i];
+    report::SuiteProblemRow row;
+    row.key = problem.key;
+    row.name = problem.name;
+    row.level = problem.level;
+    const std::vector<Json>& results = by_problem[i];
+    row.seeds = static_cast<int>(results.size());
+    const Json* best = nullptr;
+    double best_speedup = 0;
+    for (const Json& r : results) {
+      row.candidates += static_cast<int>(JsonGet<Json>(r, "candidates", Json::array()).size());
+      if (!JsonGet<bool>(r, "correct", false)) continue;
+      auto s = JsonNumber(r, "speedup");
+      if (!s) continue;
+      double against = *s;
+      if (baseline == "compile") {
+        auto c = CompileSpeedup(r);
+        if (!c) continue;  // no torch.compile time: cannot be scored against it
+        against = *s / *c;
+      }
+      if (!best || against > best_speedup) {
+        best = &r;
+        best_speedup = against;
+      }
+    }
+    if (best) {
+      const Json& r = *best;
+      row.status = "correct";
+      row.correct = true;
+      const double eager = JsonGet<double>(r, "speedup", 0);
+      const auto compile = CompileSpeedup(r);
+      double scale = 1;
+      if (baseline == "compile") {
+        scale = 1 / *compile;
+        row.other_speedup = eager;
+      } else if (compile) {
+        row.other_speedup = eager / *compile;
+      }
+      row.speedup = eager * scale;
+      const Json interval = JsonGet<Json>(r, "speedup_interval", nullptr);
+      if (interval.is_array() && interval.size() == 2) {
+        row.speedup_low = interval[0].get<double>() * scale;
+        row.speedup_high = interval[1].get<double>() * scale;
+      }
+      row.noisy = JsonGet<bool>(r, "noisy", false);
+      row.kernel_ms = JsonNumber(r, "kernel_ms");
+      row.reference_ms = JsonNumber(r, "reference_ms");
+      if (baseline == "compile") {
+        row.reference_ms = JsonNumber(JsonGet<Json>(r, "baselines", nullptr), "compile_ms");
+      }
+      row.best = JsonGet<std::string>(r, "best", "");
+      row.run_report = JsonGet<std::string>(r, "run_report", "");
+    } else if (results.size() < static_cast<std::size_t>(tasks_of[i])) {
+      row.status = results.empty() ? "pending" : "pending";
+      row.message = std::to_string(results.size()) + " of " + std::to_string(tasks_of[i]) +
+                    " tasks finished";
+    } else {
+      // Every task finished without a kernel that can be scored: the first's failure.
+      const Json& r = results.front();
+      row.status = JsonGet<std::string>(r, "status", "error");
+      row.message = JsonGet<std::string>(r, "message", "");
+      row.run_report = JsonGet<std::string>(r, "run_report", "");
+      if (baseline == "compile" && JsonGet<bool>(r, "correct", false)) {
+        row.status = "no_baseline";
+        row.message = "correct, but torch.compile's time is unknown (run with --compile-baseline)";
+        ++without_compile;
+      }
+    }
+    input.rows.push_back(std::move(row));
+  }
+  input.stats = report::SummarizeSuite(Scores(input.rows));
+
+  for (const std::string& e : environments) input.measurement.push_back(e);
+  for (const std::string& m : methods) input.measurement.push_back("timing: " + m);
+  for (const std::string& t : trials) input.measurement.push_back("trials: " + t);
+  input.measurement.push_back(
+      manifest.mode == "eval"
+          ? "per problem: its best correct candidate (by speedup estimate)"
+          : "per problem: the best kernel of its runs (best of seeds), as each run measured it");
+  if (baseline == "compile") {
+    input.measurement.push_back(
+        "baseline torch.compile: each speedup over eager divided by torch.compile(Model)'s "
+        "speedup over eager, measured once per problem and GPU model in interleaved rounds");
+  } else {
+    input.measurement.push_back("baseline: the eager PyTorch reference (Model)");
+  }
+  if (without_compile > 0) {
+    input.measurement.push_back(std::to_string(without_compile) +
+                                " correct problems have no torch.compile time and count as "
+                                "failures against it");
+  }
+  return input;
+}
+
+}  // namespace kernelpro::suite

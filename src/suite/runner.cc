@@ -1,0 +1,430 @@
+#include "suite/runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/subprocess.h"
+#include "core/text.h"
+#include "eval/gpu_pool.h"
+#include "report/run_report.h"
+#include "report/stored_run.h"
+#include "store/run_layout.h"
+#include "store/run_store.h"
+
+namespace kernelpro::suite {
+namespace fs = std::filesystem;
+namespace {
+
+// How far a failed candidate got, for the status of a task none of whose candidates is correct.
+int Progress(const std::string& status) {
+  static const std::map<std::string, int> kOrder = {
+      {"incorrect", 5}, {"runtime_error", 4}, {"timeout", 3}, {"compile_error", 2},
+      {"llm_error", 1}};
+  auto it = kOrder.find(status);
+  return it == kOrder.end() ? 0 : it->second;
+}
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.size() > 300) line = line.substr(0, 297) + "...";
+  return line;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The claims this process holds, refreshed every kHeartbeatSeconds by a thread of their own.
+class Heartbeats {
+ public:
+  explicit Heartbeats(const SuiteDir& dir) : dir_(dir), thread_([this] { Loop(); }) {}
+  ~Heartbeats() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  void Add(const std::string& task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.insert(task);
+  }
+  void Remove(const std::string& task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.erase(task);
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeatSeconds));
+      if (stop_) break;
+      for (const std::string& task : held_) Heartbeat(dir_, task);
+    }
+  }
+  const SuiteDir& dir_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::set<std::string> held_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+Json BaseResult(const SuiteManifest& manifest, const SuiteTask& task) {
+  const SuiteProblem& p = manifest.problems[task.problem];
+  return {{"task", task.id},   {"problem", p.key},       {"name", p.name},
+          {"level", p.level},  {"mode", manifest.mode},  {"seed", task.seed},
+          {"host", HostName()}};
+}
+
+// ---- eval
+
+Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
+                 const RunnerOptions& options) {
+  const SuiteProblem& problem = manifest.problems[task.problem];
+  std::vector<Json> verdicts;
+  for (std::size_t i = 0; i < task.candidates.size(); ++i) {
+    const std::string saved = dir.candidate_result(task.id, i);
+    if (auto stored = ReadJsonFile(saved); stored.ok() && stored->is_object()) {
+      verdicts.push_back(*stored);  // evaluated before an interruption: not redone
+      continue;
+    }
+    auto report = options.executor->Evaluate(problem.path, {task.candidates[i]});
+    if (!report.ok()) {
+      Json failed = BaseResult(manifest, task);
+      failed["status"] = "error";
+      failed["message"] = "the evaluation could not run: " + report.status().message();
+      return failed;
+    }
+    Json verdict = ToJson(report->results.front());
+    verdict["reference"] = {
+        {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
+        {"notes", JsonGet<Json>(report->reference, "notes", Json::array())}};
+    if (Status s = WriteJsonFile(saved, verdict); !s.ok()) {
+      Json failed = BaseResult(manifest, task);
+      failed["status"] = "error";
+      failed["message"] = s.message();
+      return failed;
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  return EvalTaskResult(dir, manifest, task, verdicts);
+}
+
+// ---- optimize
+
+// The run's outcome as the run measured it, from its store.
+void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result) {
+  store::RunStoreOptions open;
+  open.create = false;
+  auto store = store::RunStore::Open(run_dir, open);
+  if (!store.ok()) return;
+  auto run = report::ReadStoredRun(**store, run_dir);
+  if (!run.ok()) return;
+  const report::RunReportInput& input = (*run)->input;
+  result["iterations"] = input.summary.iterations_done;
+  result["cost_usd"] = input.summary.cost_usd;
+  result["stop"] = input.summary.stop_message;
+  const store::RunLayout layout(run_dir);
+  if (fs::exists(layout.html_report())) result["run_report"] = dir.Relative(layout.html_report());
+  int furthest = -1;
+  std::string furthest_status = "no_candidate";
+  for (const auto& [id, info] : (*run)->nodes) {
+    const std::string status = eval::EvalStatusName(info.status);
+    if (Progress(status) > furthest) {
+      furthest = Progress(status);
+      furthest_status = status;
+    }
+  }
+  auto verdict = report::JudgeBest((*run)->tree, &(*run)->nodes);
+  if (!verdict) {
+    result["status"] = furthest_status;
+    result["correct"] = false;
+    return;
+  }
+  const search::NodeInfo& best = (*run)->nodes.at(verdict->node);
+  result["status"] = "correct";
+  result["correct"] = true;
+  result["speedup"] = verdict->speedup.estimate;
+  result["speedup_interval"] = {verdict->speedup.low, verdict->speedup.high};
+  result["noisy"] = verdict->noisy;
+  result["best_node"] = verdict->node;
+  result["verdict"] = verdict->text;
+  if (best.candidate_ms) {
+    result["kernel_ms"] = *best.candidate_ms;
+    if (verdict->speedup.estimate > 0) {
+      result["reference_ms"] = *best.candidate_ms * verdict->speedup.estimate;
+    }
+  }
+  if (fs::exists(layout.best_kernel())) result["best"] = dir.Relative(layout.best_kernel());
+  result["timing_method"] = "as the run measured its best node (interleaved rounds against the "
+                            "reference)";
+}
+
+Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
+                     const RunnerOptions& options, const std::string& gpu) {
+  ProcessOptions process;
+  process.argv = OptimizeArgv(dir, manifest, task,
+                              options.kernelpro.empty() ? SelfExecutable() : options.kernelpro,
+                              gpu, options.child_args);
+  process.capture_bytes = 256 * 1024;
+  auto ran = RunProcess(process);
+  Json result = BaseResult(manifest, task);
+  result["run_dir"] = dir.Relative(dir.run_dir(task.id));
+  result["log"] = dir.Relative(dir.log(task.id));
+  std::string log = "$ " + Join(process.argv, " ") + "\n";
+  if (!ran.ok()) {
+    result["status"] = "error";
+    result["message"] = ran.status().message();
+    (void)WriteFileAtomically(dir.log(task.id), log + ran.status().message() + "\n");
+    return result;
+  }
+  log += ran->stdout_text + ran->stderr_text;
+  (void)WriteFileAtomically(dir.log(task.id), log);
+  result["exit_code"] = ran->exited ? ran->exit_code : -1;
+  // 0: a best kernel; 1: the run finished without a correct kernel. Anything else: the run
+  // itself failed (a usage error, an LLM that stopped answering, a crash).
+  if (!ran->exited || (ran->exit_code != 0 && ran->exit_code != 1)) {
+    result["status"] = "error";
+    std::string tail = ran->stderr_text;
+    while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+    std::size_t last = tail.rfind('\n');
+    result["message"] = "kernelpro " + process.argv[1] + " " + ran->Describe() + ": " +
+                        FirstLine(last == std::string::npos ? tail : tail.substr(last + 1));
+    AddRunOutcome(dir, dir.run_dir(task.id), result);
+    result["status"] = "error";  // recorded progress stays; resume continues the run
+    return result;
+  }
+  AddRunOutcome(dir, dir.run_dir(task.id), result);
+  if (!result.contains("status")) {
+    result["status"] = "error";
+    result["message"] = "the run left no readable run store in " + dir.run_dir(task.id);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "kernelpro" : self.string();
+}
+
+std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& manifest,
+                                      const SuiteTask& task, const std::string& kernelpro,
+                                      const std::string& gpu,
+                                      const std::vector<std::string>& child_args) {
+  const SuiteProblem& problem = manifest.problems[task.problem];
+  const std::string run_dir = dir.run_dir(task.id);
+  std::vector<std::string> argv = {kernelpro};
+  std::error_code ec;
+  if (fs::exists(store::RunLayout(run_dir).store(), ec)) {
+    argv.insert(argv.end(), {"resume", run_dir, "--quiet"});
+    for (const Json& a : JsonGet<Json>(manifest.options, "resume_args", Json::array())) {
+      argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
+                             std::to_string(task.seed)));
+    }
+  } else {
+    argv.insert(argv.end(), {"optimize", "--problem", problem.path, "--dir", run_dir, "--seed",
+                             std::to_string(task.seed), "--quiet"});
+    for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
+      argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
+                             std::to_string(task.seed)));
+    }
+  }
+  if (!gpu.empty()) argv.insert(argv.end(), {"--gpus", gpu});
+  argv.insert(argv.end(), child_args.begin(), child_args.end());
+  return argv;
+}
+
+Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
+                    const std::vector<Json>& verdicts) {
+  Json result = BaseResult(manifest, task);
+  result["candidates"] = Json::array();
+  int best = -1;
+  int furthest = -1;
+  std::string furthest_status = "no_candidate";
+  std::string furthest_message;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const Json& v = verdicts[i];
+    const std::string status = JsonGet<std::string>(v, "status", "runtime_error");
+    auto speedup = JsonNumber(v, "speedup");
+    result["candidates"].push_back(
+        {{"file", dir.Relative(JsonGet<std::string>(v, "candidate", ""))},
+         {"status", status},
+         {"speedup", NumberOrNull(speedup)},
+         {"noisy", !JsonGet<std::string>(v, "noisy_timing", "").empty()},
+         {"message", FirstLine(JsonGet<std::string>(v, "message", ""))},
+         {"verdict", dir.Relative(dir.candidate_result(task.id, i))}});
+    if (status == "correct" && speedup) {
+      if (best < 0 || *speedup > *JsonNumber(verdicts[best], "speedup")) best = static_cast<int>(i);
+    } else if (Progress(status) > furthest) {
+      furthest = Progress(status);
+      furthest_status = status;
+      furthest_message = FirstLine(JsonGet<std::string>(v, "message", ""));
+    }
+  }
+  if (best < 0) {
+    result["status"] = furthest_status;
+    result["correct"] = false;
+    result["message"] = verdicts.empty() ? "no candidate file for this problem in " +
+                                               manifest.candidates_dir
+                                         : furthest_message;
+    return result;
+  }
+  const Json& v = verdicts[best];
+  result["status"] = "correct";
+  result["correct"] = true;
+  result["best"] = dir.Relative(JsonGet<std::string>(v, "candidate", ""));
+  result["speedup"] = JsonGet<double>(v, "speedup", 0);
+  result["speedup_interval"] = JsonGet<Json>(v, "speedup_interval", nullptr);
+  result["noisy"] = !JsonGet<std::string>(v, "noisy_timing", "").empty();
+  result["reference_ms"] = JsonGet<Json>(v, "reference_ms", nullptr);
+  result["kernel_ms"] = JsonGet<Json>(v, "candidate_ms", nullptr);
+  result["speedup_vs_compiled"] = JsonGet<Json>(v, "speedup_vs_compiled", nullptr);
+  result["timing_method"] = JsonGet<std::string>(v, "timing_method", "");
+  result["gpu"] = JsonGet<std::string>(v, "gpu", "");
+  if (const Json& t = JsonGet<Json>(v, "candidate_timing", nullptr); t.is_object()) {
+    result["timed_calls"] = JsonGet<int>(t, "count", 0);
+    result["rounds"] = JsonGet<Json>(t, "block_medians_ms", Json::array()).size();
+  }
+  return result;
+}
+
+Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest,
+                              const RunnerOptions& options) {
+  if (manifest.mode == "eval" && !options.executor) {
+    return Status::Internal("an eval suite needs an executor");
+  }
+  const std::vector<std::size_t> mine = ShardTasks(manifest, options.shard, options.shards);
+  auto say = [&](const std::string& line) {
+    if (options.say) options.say(line);
+  };
+  ShardSummary summary;
+  std::mutex mu;  // summary, say, environments
+  std::map<std::string, Json> environments;
+  auto environment_of = [&](const std::string& gpu) -> Json {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = environments.find(gpu);
+    if (it != environments.end()) return it->second;
+    Json env = options.environment ? options.environment(gpu) : Json::object();
+    environments[gpu] = env;
+    return env;
+  };
+
+  // GPUs for optimize children (the executor leases its own in eval mode).
+  eval::GpuPool pool(options.gpus);
+  const int workers = options.gpus.empty() ? std::max(1, options.parallel)
+                                           : static_cast<int>(options.gpus.size());
+  Heartbeats heartbeats(dir);
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> finished{0};
+  const std::size_t total = mine.size();
+
+  auto work = [&] {
+    for (std::size_t k = next++; k < mine.size(); k = next++) {
+      const SuiteTask& task = manifest.tasks[mine[k]];
+      TaskStatus before = ReadTaskStatus(dir, task.id, NowSeconds());
+      if (before.state == TaskState::kDone ||
+          (before.state == TaskState::kFailed && !options.retry_failed)) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++summary.already_done;
+        continue;
+      }
+      auto claimed = TryClaim(dir, task.id, options.shard);
+      if (!claimed.ok() || !*claimed) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++summary.held_elsewhere;
+        say(task.id + ": " + (claimed.ok() ? "held by another process; left to it"
+                                           : "cannot claim: " + claimed.status().message()));
+        continue;
+      }
+      heartbeats.Add(task.id);
+      // Claimed: a result written meanwhile by another process (between our read and the
+      // claim) means nothing is left to do.
+      if (ReadTaskStatus(dir, task.id, NowSeconds()).state == TaskState::kDone) {
+        heartbeats.Remove(task.id);
+        ReleaseClaim(dir, task.id);
+        std::lock_guard<std::mutex> lock(mu);
+        ++summary.already_done;
+        continue;
+      }
+      say(task.id + ": started" +
+          (before.state == TaskState::kInterrupted ? " (again: its last run was interrupted)"
+           : before.state == TaskState::kFailed    ? " (again: its last run failed)"
+                                                   : ""));
+      const double start = NowSeconds();
+      Json result;
+      std::string gpu;
+      if (manifest.mode == "eval") {
+        result = RunEvalTask(dir, manifest, task, options);
+        gpu = JsonGet<std::string>(result, "gpu", options.gpus.empty() ? "" : options.gpus[0]);
+      } else {
+        eval::GpuPool::Lease lease = pool.Acquire();
+        gpu = lease.gpu();
+        result = RunOptimizeTask(dir, manifest, task, options, gpu);
+      }
+      result["environment"] = environment_of(gpu);
+      if (options.baselines && JsonGet<std::string>(result, "status", "") != "error") {
+        result["baselines"] =
+            options.baselines(manifest.problems[task.problem],
+                              task.problem < manifest.problem_sha256.size()
+                                  ? manifest.problem_sha256[task.problem]
+                                  : "");
+      }
+      result["started_at"] = IsoTime(start);
+      result["finished_at"] = IsoTime(NowSeconds());
+      result["seconds"] = NowSeconds() - start;
+      int attempts = 1;
+      if (before.result) attempts += JsonGet<int>(*before.result, "attempts", 1);
+      result["attempts"] = attempts;
+      Status written = WriteJsonFile(dir.result(task.id), result);
+      heartbeats.Remove(task.id);
+      ReleaseClaim(dir, task.id);
+      const int n = ++finished;
+      std::lock_guard<std::mutex> lock(mu);
+      ++summary.ran;
+      const std::string status = JsonGet<std::string>(result, "status", "error");
+      if (status == "error") ++summary.failed;
+      char speed[96] = "";
+      if (auto s = JsonNumber(result, "speedup")) {
+        std::snprintf(speed, sizeof speed, " %.2fx%s", *s,
+                      JsonGet<bool>(result, "noisy", false) ? " (noisy timing)" : "");
+      }
+      char secs[32];
+      std::snprintf(secs, sizeof secs, " in %.0f s", JsonGet<double>(result, "seconds", 0));
+      std::string line = "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + task.id +
+                         ": " + status + speed + secs;
+      if (status != "correct" && result.contains("message")) {
+        line += " — " + FirstLine(JsonGet<std::string>(result, "message", ""));
+      }
+      if (!written.ok()) line += " (NOT SAVED: " + written.message() + ")";
+      say(line);
+      if (options.after_task) options.after_task();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  return summary;
+}
+
+}  // namespace kernelpro::suite
