@@ -48,10 +48,19 @@ Result<ProcessResult> RunSlurmCommand(std::vector<std::string> argv) {
   return RunProcess(options);
 }
 
-// Why a Slurm command did not succeed, in one line: its stderr when it said something.
+// Why a Slurm command did not succeed, in one line: what it said on stderr (its lines joined by
+// "; "), else on stdout, and how it ended.
 std::string FailureText(const ProcessResult& result) {
-  std::string said(Trim(result.stderr_text));
-  if (said.empty()) said = std::string(Trim(result.stdout_text));
+  std::vector<std::string> lines;
+  for (const std::string& line : SplitLines(result.stderr_text)) {
+    if (!Trim(line).empty()) lines.emplace_back(Trim(line));
+  }
+  if (lines.empty()) {
+    for (const std::string& line : SplitLines(result.stdout_text)) {
+      if (!Trim(line).empty()) lines.emplace_back(Trim(line));
+    }
+  }
+  const std::string said = Join(lines, "; ");
   return said.empty() ? result.Describe() : said + " (" + result.Describe() + ")";
 }
 
@@ -312,17 +321,21 @@ Result<SlurmSubmission> SubmitSlurmArray(const SlurmArrayRequest& request) {
   argv.insert(argv.end(), options->begin(), options->end());
   argv.push_back(*script);
   auto run = RunSlurmCommand(argv);
-  if (!run.ok()) return run.status();
-  if (!run->started) return SlurmToolMissing("sbatch");
-  if (!run->exited || run->exit_code != 0) {
-    return Status::Unavailable("sbatch refused the job array (" + *script +
-                               "): " + FailureText(*run));
-  }
   // --parsable prints "<job id>" or "<job id>;<cluster>" (after any warnings on stderr).
-  const std::vector<std::string> lines = SplitLines(run->stdout_text);
-  const std::string last = lines.empty() ? "" : std::string(Trim(lines.back()));
-  const std::string job_id = last.substr(0, last.find(';'));
+  std::string job_id;
+  if (run.ok() && run->exited && run->exit_code == 0) {
+    const std::vector<std::string> lines = SplitLines(run->stdout_text);
+    const std::string last = lines.empty() ? "" : std::string(Trim(lines.back()));
+    job_id = last.substr(0, last.find(';'));
+  }
   if (!AllDigits(job_id)) {
+    // Nothing was submitted: the script goes, so that job-<n>.sh are exactly the submissions.
+    fs::remove(*script, error);
+    if (!run.ok()) return run.status();
+    if (!run->started) return SlurmToolMissing("sbatch");
+    if (!run->exited || run->exit_code != 0) {
+      return Status::Unavailable("sbatch refused the job array: " + FailureText(*run));
+    }
     return Status::Internal("sbatch printed no job id (expected a number from --parsable): '" +
                             std::string(Trim(run->stdout_text)) + "'");
   }

@@ -30,7 +30,8 @@ std::string ReadText(const std::string& path) {
 class FakeSlurm {
  public:
   explicit FakeSlurm(const std::string& name)
-      : dir_(::testing::TempDir() + "/slurm_test_" + name), old_path_(getenv("PATH")) {
+      : dir_((fs::path(::testing::TempDir()) / ("slurm_test_" + name)).lexically_normal().string()),
+        old_path_(getenv("PATH")) {
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/bin");
     // Only the fakes (they name what they run by its full path): a real sbatch on this machine
@@ -189,12 +190,16 @@ TEST(SubmitSlurmArrayTest, ClearErrors) {
   EXPECT_EQ(missing.status().message(),
             "Slurm's sbatch is not on PATH; install slurm-wlm or drop --slurm");
 
-  slurm.Install("sbatch", "", "sbatch: error: invalid partition specified: gpu\n", 1);
+  slurm.Install("sbatch", "",
+                "sbatch: error: invalid partition specified: gpu\n"
+                "sbatch: error: Batch job submission failed: Invalid partition name specified\n",
+                1);
   auto refused = SubmitSlurmArray(request);
   ASSERT_FALSE(refused.ok());
-  EXPECT_TRUE(Contains(refused.status().message(),
-                       "sbatch: error: invalid partition specified: gpu"))
-      << refused.status().message();
+  EXPECT_EQ(refused.status().message(),
+            "sbatch refused the job array: sbatch: error: invalid partition specified: gpu; "
+            "sbatch: error: Batch job submission failed: Invalid partition name specified "
+            "(exit 1)");
 
   slurm.Install("sbatch", "Submitted batch job 12\n");
   auto unparsable = SubmitSlurmArray(request);
@@ -214,8 +219,9 @@ TEST(SubmitSlurmArrayTest, ClearErrors) {
   request.only_shards = {2};
   EXPECT_EQ(SubmitSlurmArray(request).status().message(), "shard 2 is not in 0..1");
 
-  // Nothing was recorded for the failed submissions.
+  // Nothing was recorded for the failed submissions, and their scripts are gone.
   EXPECT_TRUE(ReadSlurmSubmissions(slurm.SuiteDir())->empty());
+  EXPECT_FALSE(fs::exists(slurm.SuiteDir() + "/slurm/job-1.sh"));
 }
 
 SlurmSubmission Submitted(const std::string& job_id, const std::string& array_spec) {
