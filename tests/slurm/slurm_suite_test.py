@@ -106,7 +106,11 @@ def queued(env, job_ids):
     """Array tasks of these jobs Slurm still runs or will run ("4711_0 RUNNING")."""
     out = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(job_ids), "-o", "%i %T"], env=env,
                          capture_output=True, text=True, timeout=30)
-    return out.stdout.split("\n") if out.returncode == 0 and out.stdout.strip() else []
+    if out.returncode != 0:
+        # Slurm forgets a job some minutes after its end; anything else is the cluster failing.
+        assert "Invalid job id" in out.stderr, f"squeue failed: {out.stderr.strip()}"
+        return []
+    return out.stdout.split()
 
 
 def wait_for(what, predicate, timeout_s, on_timeout):
