@@ -70,8 +70,8 @@ Status SlurmToolMissing(const std::string& tool) {
 }
 
 bool AllDigits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // "4711_3" -> 3 and "4711_[3-5%2]" -> {3,4,5}, for lines of job `job_id`; other ids -> nothing.
@@ -89,8 +89,8 @@ std::string NormalState(std::string_view state) {
 
 // Fills `states` from "ID|STATE" lines (squeue -o "%i|%T", sacct -P -o JobID,State) without
 // overwriting what an earlier, more live source said.
-void ReadStateLines(const std::string& text, const std::string& job_id,
-                    const std::set<int>& wanted, std::map<int, std::string>& states) {
+void ReadStateLines(const std::string& text, const std::string& job_id, const std::set<int>& wanted,
+                    std::map<int, std::string>& states) {
   for (const std::string& line : SplitLines(text)) {
     const std::size_t bar = line.find('|');
     if (bar == std::string::npos) continue;
@@ -144,9 +144,12 @@ Status AppendLine(const std::string& path, const std::string& line) {
 }  // namespace
 
 Json SlurmSubmission::ToJson() const {
-  return Json{{"job_id", job_id},       {"shards", shards},
-              {"array", array_spec},    {"sbatch_args", sbatch_args},
-              {"submitted_at", submitted_at}, {"script", script}};
+  return Json{{"job_id", job_id},
+              {"shards", shards},
+              {"array", array_spec},
+              {"sbatch_args", sbatch_args},
+              {"submitted_at", submitted_at},
+              {"script", script}};
 }
 
 SlurmSubmission SlurmSubmission::FromJson(const Json& json) {
@@ -273,8 +276,12 @@ std::string RenderSlurmScript(const SlurmArrayRequest& request, const std::strin
   // --output would not survive either way).
   return "#!/bin/bash\n"
          "# Written by kernelpro: one Slurm array task = one shard of the suite.\n"
-         "#SBATCH --array=" + array_spec + "\n"
-         "#SBATCH --output=" + suite_dir + "/slurm/slurm-%A_%a.out\n"
+         "#SBATCH --array=" +
+         array_spec +
+         "\n"
+         "#SBATCH --output=" +
+         suite_dir +
+         "/slurm/slurm-%A_%a.out\n"
          "#SBATCH --job-name=kernelpro-suite\n" +
          command + "\n";
 }
@@ -347,11 +354,10 @@ Result<SlurmSubmission> SubmitSlurmArray(const SlurmArrayRequest& request) {
   submission.sbatch_args = *options;
   submission.submitted_at = UtcNow();
   submission.script = *script;
-  if (Status recorded = AppendLine(slurm_dir + "/submissions.jsonl",
-                                   DumpJson(submission.ToJson()));
+  if (Status recorded = AppendLine(slurm_dir + "/submissions.jsonl", DumpJson(submission.ToJson()));
       !recorded.ok()) {
-    return Status::IoError("job " + job_id + " was submitted but not recorded: " +
-                           recorded.message());
+    return Status::IoError("job " + job_id +
+                           " was submitted but not recorded: " + recorded.message());
   }
   return submission;
 }
@@ -382,8 +388,8 @@ Result<std::map<int, std::string>> QuerySlurmArrayStates(const SlurmSubmission& 
   std::map<int, std::string> states;
 
   // -t all: finished tasks too, for as long as the controller keeps them (MinJobAge).
-  auto live = RunSlurmCommand(
-      {"squeue", "-h", "-t", "all", "-j", submission.job_id, "-r", "-o", "%i|%T"});
+  auto live =
+      RunSlurmCommand({"squeue", "-h", "-t", "all", "-j", submission.job_id, "-r", "-o", "%i|%T"});
   if (!live.ok()) return live.status();
   if (!live->started) return SlurmToolMissing("squeue");
   if (live->exited && live->exit_code == 0) {
@@ -397,8 +403,8 @@ Result<std::map<int, std::string>> QuerySlurmArrayStates(const SlurmSubmission& 
   if (states.size() < wanted.size()) {
     // Without accounting sacct fails ("Slurm accounting storage is disabled"): those tasks
     // are then simply gone.
-    auto past = RunSlurmCommand(
-        {"sacct", "-n", "-P", "-X", "-j", submission.job_id, "-o", "JobID,State"});
+    auto past =
+        RunSlurmCommand({"sacct", "-n", "-P", "-X", "-j", submission.job_id, "-o", "JobID,State"});
     if (past.ok() && past->exited && past->exit_code == 0) {
       ReadStateLines(past->stdout_text, submission.job_id, wanted, states);
     }
@@ -407,10 +413,24 @@ Result<std::map<int, std::string>> QuerySlurmArrayStates(const SlurmSubmission& 
   return states;
 }
 
+Result<std::set<int>> ActiveSlurmShards(const std::string& suite_dir) {
+  auto submissions = ReadSlurmSubmissions(suite_dir);
+  if (!submissions.ok()) return submissions.status();
+  std::set<int> active;
+  for (const SlurmSubmission& submission : *submissions) {
+    auto states = QuerySlurmArrayStates(submission);
+    if (!states.ok()) return states.status();
+    for (const auto& [shard, state] : *states) {
+      if (SlurmStateIsActive(state)) active.insert(shard);
+    }
+  }
+  return active;
+}
+
 bool SlurmStateIsActive(std::string_view state) {
   static const std::set<std::string, std::less<>> kActive = {
-      "PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED",
-      "REQUEUE_HOLD", "RESIZING", "SUSPENDED", "STAGE_OUT", "SIGNALING"};
+      "PENDING",      "RUNNING",  "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED",
+      "REQUEUE_HOLD", "RESIZING", "SUSPENDED",   "STAGE_OUT",  "SIGNALING"};
   return kActive.contains(state);
 }
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,12 +49,12 @@ struct SlurmArrayRequest {
 
 // One sbatch call, as recorded in SUITE/slurm/submissions.jsonl.
 struct SlurmSubmission {
-  std::string job_id;        // the array's job id ("4711"), from sbatch --parsable
-  int shards = 0;            // N at submission
-  std::string array_spec;    // "0-3", "0,3,5": the array tasks = the shards they run
+  std::string job_id;                    // the array's job id ("4711"), from sbatch --parsable
+  int shards = 0;                        // N at submission
+  std::string array_spec;                // "0-3", "0,3,5": the array tasks = the shards they run
   std::vector<std::string> sbatch_args;  // the user's options, split
-  std::string submitted_at;  // UTC, "2026-05-01T12:00:00Z"
-  std::string script;        // absolute path of the job script
+  std::string submitted_at;              // UTC, "2026-05-01T12:00:00Z"
+  std::string script;                    // absolute path of the job script
 
   Json ToJson() const;
   // Forgiving: missing fields keep their defaults.
@@ -73,7 +74,8 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view text);
 std::string ShellQuote(std::string_view word);
 
 // A Slurm --array spec for a set of shards: consecutive runs become ranges. {0,1,2,3} -> "0-3",
-// {0,3,5} -> "0,3,5", {0,1,2,5} -> "0-2,5", {4} -> "4". The shards are sorted and deduplicated first.
+// {0,3,5} -> "0,3,5", {0,1,2,5} -> "0-2,5", {4} -> "4". The shards are sorted and deduplicated
+// first.
 std::string ArraySpec(std::vector<int> shards);
 // The shards an array spec names ("0-2,5" -> {0,1,2,5}); a "%K" throttle suffix and "[...]"
 // brackets (as squeue prints pending tasks: "4711_[3-5]") are accepted. InvalidArgument when it
@@ -98,6 +100,10 @@ Result<std::vector<SlurmSubmission>> ReadSlurmSubmissions(const std::string& sui
 // qualifiers ("CANCELLED by 0" -> "CANCELLED"). Fails only when squeue is missing or fails for a
 // reason other than not knowing the job.
 Result<std::map<int, std::string>> QuerySlurmArrayStates(const SlurmSubmission& submission);
+
+// The shards that a recorded submission of the suite still runs or will run (an active state,
+// below): what `resume` must not submit again. Errors as QuerySlurmArrayStates.
+Result<std::set<int>> ActiveSlurmShards(const std::string& suite_dir);
 
 // Whether a task in `state` may still run or is running (PENDING, RUNNING, CONFIGURING,
 // COMPLETING, REQUEUED, RESIZING, SUSPENDED): its shard must not be resubmitted.

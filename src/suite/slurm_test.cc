@@ -129,10 +129,12 @@ TEST(SubmitSlurmArrayTest, WritesTheScriptRunsSbatchAndRecordsTheSubmission) {
             "#!/bin/bash\n"
             "# Written by kernelpro: one Slurm array task = one shard of the suite.\n"
             "#SBATCH --array=0-3\n"
-            "#SBATCH --output=" + suite + "/slurm/slurm-%A_%a.out\n"
-            "#SBATCH --job-name=kernelpro-suite\n"
-            "exec /opt/kp/bin/kernelpro suite run " + suite +
-            " --shard \"$SLURM_ARRAY_TASK_ID\" --shards 4 --gpus 0,1\n");
+            "#SBATCH --output=" +
+                suite +
+                "/slurm/slurm-%A_%a.out\n"
+                "#SBATCH --job-name=kernelpro-suite\n"
+                "exec /opt/kp/bin/kernelpro suite run " +
+                suite + " --shard \"$SLURM_ARRAY_TASK_ID\" --shards 4 --gpus 0,1\n");
   EXPECT_EQ(slurm.Argv("sbatch"),
             (std::vector<std::string>{"--parsable", "--partition=gpu", "--gres=gpu:1",
                                       "--comment=nightly run", script}));
@@ -146,7 +148,8 @@ TEST(SubmitSlurmArrayTest, WritesTheScriptRunsSbatchAndRecordsTheSubmission) {
   EXPECT_EQ(line["sbatch_args"],
             Json::array({"--partition=gpu", "--gres=gpu:1", "--comment=nightly run"}));
   EXPECT_EQ(line["script"], script);
-  EXPECT_EQ(line["submitted_at"].get<std::string>().size(), std::string("2026-05-01T12:00:00Z").size());
+  EXPECT_EQ(line["submitted_at"].get<std::string>().size(),
+            std::string("2026-05-01T12:00:00Z").size());
 }
 
 TEST(SubmitSlurmArrayTest, AResubmissionRunsOnlyTheGivenShardsInANewScript) {
@@ -234,8 +237,7 @@ SlurmSubmission Submitted(const std::string& job_id, const std::string& array_sp
 TEST(QuerySlurmArrayStatesTest, LiveTasksFromSqueueFinishedOnesFromSacct) {
   FakeSlurm slurm("query");
   slurm.Install("squeue", "90_[4-5]|PENDING\n90_1|RUNNING\n91_0|RUNNING\n");
-  slurm.Install("sacct",
-                "90_0|COMPLETED\n90_1|RUNNING\n90_2|CANCELLED by 0\n90_3|PREEMPTED\n");
+  slurm.Install("sacct", "90_0|COMPLETED\n90_1|RUNNING\n90_2|CANCELLED by 0\n90_3|PREEMPTED\n");
   auto states = QuerySlurmArrayStates(Submitted("90", "0-6"));
   ASSERT_TRUE(states.ok()) << states.status().ToString();
   EXPECT_EQ(*states, (std::map<int, std::string>{{0, "COMPLETED"},
@@ -247,8 +249,8 @@ TEST(QuerySlurmArrayStatesTest, LiveTasksFromSqueueFinishedOnesFromSacct) {
                                                  {6, "gone"}}));
   EXPECT_EQ(slurm.Argv("squeue"),
             (std::vector<std::string>{"-h", "-t", "all", "-j", "90", "-r", "-o", "%i|%T"}));
-  EXPECT_EQ(slurm.Argv("sacct"), (std::vector<std::string>{"-n", "-P", "-X", "-j", "90", "-o",
-                                                           "JobID,State"}));
+  EXPECT_EQ(slurm.Argv("sacct"),
+            (std::vector<std::string>{"-n", "-P", "-X", "-j", "90", "-o", "JobID,State"}));
 }
 
 TEST(QuerySlurmArrayStatesTest, WithoutAccountingFinishedTasksAreGone) {
@@ -277,6 +279,27 @@ TEST(QuerySlurmArrayStatesTest, SqueueTroubleIsAnError) {
   auto down = QuerySlurmArrayStates(Submitted("93", "0"));
   ASSERT_FALSE(down.ok());
   EXPECT_TRUE(Contains(down.status().message(), "Unable to contact slurm controller"));
+}
+
+TEST(ActiveSlurmShardsTest, ShardsStillQueuedInAnySubmission) {
+  FakeSlurm slurm("active");
+  slurm.Install("sbatch", "50\n");
+  SlurmArrayRequest request;
+  request.suite_dir = slurm.SuiteDir();
+  request.kernelpro_binary = "/opt/kp/bin/kernelpro";
+  request.shards = 4;
+  ASSERT_TRUE(SubmitSlurmArray(request).ok());
+  slurm.Install("sbatch", "51\n");
+  request.only_shards = {1, 3};
+  ASSERT_TRUE(SubmitSlurmArray(request).ok());
+  // The first array: 0 done, 1 pre-empted, 2 running, 3 failed; the resubmission: 1 pending,
+  // 3 completed.
+  slurm.Install("squeue",
+                "50_0|COMPLETED\n50_1|PREEMPTED\n50_2|RUNNING\n50_3|FAILED\n"
+                "51_1|PENDING\n51_3|COMPLETED\n");
+  auto active = ActiveSlurmShards(slurm.SuiteDir());
+  ASSERT_TRUE(active.ok()) << active.status().ToString();
+  EXPECT_EQ(*active, (std::set<int>{1, 2}));
 }
 
 TEST(SlurmStateTest, ActiveStatesKeepAShardFromBeingResubmitted) {

@@ -101,6 +101,7 @@ def _check_machine():
 
 def _write_conf(p, node, cpus):
     ctld_port, slurmd_port = _free_ports(2)
+    memory_mb = max(1, _memory_mb() * 9 // 10)
     # Only what a one-node cluster needs. Memory is not a consumable resource (CR_CPU), so jobs
     # share the node by CPUs alone; no cgroups, no accounting (sacct reports it disabled; clients
     # fall back to squeue and their own files); config_overrides keeps slurmd from draining the
@@ -136,7 +137,7 @@ SlurmdParameters=config_overrides
 MailProg=/bin/true
 MinJobAge=600
 KillWait=5
-NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={max(1, _memory_mb() * 9 // 10)} State=UNKNOWN
+NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
     with open(p["conf"], "w") as f:

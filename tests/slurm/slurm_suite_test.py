@@ -64,7 +64,8 @@ def task_file(suite, task_id, name):
 
 def done_tasks(suite):
     """Tasks with a result (written last, via rename: present means done)."""
-    return {t for t in manifest_task_ids(suite) if os.path.exists(task_file(suite, t, "result.json"))}
+    return {t for t in manifest_task_ids(suite)
+            if os.path.exists(task_file(suite, t, "result.json"))}
 
 
 def started_tasks(suite):
