@@ -297,6 +297,14 @@ void AddLlmOptions(CLI::App& command, LlmOptions& options) {
              nullptr, kLlm},
             options.prices_file)
       ->check(InputFile());
+  AddOption(command,
+            {"--llm-replay-mode",
+             "How a replay: model serves its cassette: fingerprint (each request its recorded "
+             "match; the default) or sequential (in file order per kind of request, for "
+             "hand-written cassettes)",
+             nullptr, kLlm},
+            options.replay_mode)
+      ->check(CLI::IsMember({"fingerprint", "sequential"}));
 }
 
 Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options) {
@@ -314,6 +322,13 @@ Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options) {
   if (!config.ok()) return config;
   if (!options.record_to.empty()) config->record_to = options.record_to;
   if (!options.prices_file.empty()) config->prices_file = options.prices_file;
+  if (!options.replay_mode.empty()) {
+    if (config->provider != "replay") {
+      return Status::InvalidArgument("--llm-replay-mode is for replay: models, not " +
+                                     config->provider + ":" + config->model);
+    }
+    config->replay_mode = options.replay_mode;
+  }
   if (config->provider == "replay" && !config->record_to.empty()) {
     return Status::InvalidArgument("--llm-record with replay: a replayed run records nothing new");
   }

@@ -139,6 +139,7 @@ struct LlmOptions {
   std::string profile;      // --llm-profile NAME                (default "default")
   std::string record_to;    // --llm-record CASSETTE
   std::string prices_file;  // --llm-prices FILE.toml
+  std::string replay_mode;  // --llm-replay-mode fingerprint|sequential (replay: models only)
 };
 
 void AddLlmOptions(CLI::App& command, LlmOptions& options);

@@ -419,6 +419,9 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
                 {"--llm-config", fs::absolute(a.llm.config_file).lexically_normal().string()});
   }
   if (!a.llm.profile.empty()) args.insert(args.end(), {"--llm-profile", a.llm.profile});
+  if (!a.llm.replay_mode.empty()) {
+    args.insert(args.end(), {"--llm-replay-mode", a.llm.replay_mode});
+  }
   if (!a.llm.prices_file.empty()) {
     args.insert(args.end(),
                 {"--llm-prices", fs::absolute(a.llm.prices_file).lexically_normal().string()});
