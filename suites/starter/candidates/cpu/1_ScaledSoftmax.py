@@ -1,0 +1,1 @@
+../../../../problems/scaled_softmax/candidates/cpu_softmax.py

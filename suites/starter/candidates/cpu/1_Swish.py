@@ -1,0 +1,1 @@
+../../../../problems/swish/candidates/cpu_swish.py

@@ -1,0 +1,1 @@
+../../../../problems/tiny_mlp/candidates/cpu_tiny_mlp.py

@@ -1,0 +1,1 @@
+../../../../problems/linear_gelu/candidates/cpu_linear_gelu.py

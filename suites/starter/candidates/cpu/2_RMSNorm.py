@@ -1,0 +1,1 @@
+../../../../problems/rms_norm/candidates/cpu_rms_norm.py

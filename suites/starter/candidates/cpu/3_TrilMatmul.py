@@ -1,0 +1,1 @@
+../../../../problems/tril_matmul/candidates/cpu_tril.py

@@ -1,0 +1,1 @@
+../../../../problems/swish/candidates/cuda_swish.py

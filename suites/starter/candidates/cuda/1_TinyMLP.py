@@ -1,0 +1,1 @@
+../../../../problems/tiny_mlp/candidates/cuda_tiny_mlp.py

@@ -1,0 +1,1 @@
+../../../../problems/linear_gelu/candidates/cuda_linear_gelu.py

@@ -1,0 +1,1 @@
+../../../../problems/rms_norm/candidates/cuda_rms_norm.py

@@ -1,0 +1,1 @@
+../../../../problems/tril_matmul/candidates/cuda_tril.py

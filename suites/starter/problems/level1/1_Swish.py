@@ -1,0 +1,1 @@
+../../../../problems/swish/problem.py

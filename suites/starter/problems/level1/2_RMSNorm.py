@@ -1,0 +1,1 @@
+../../../../problems/rms_norm/problem.py

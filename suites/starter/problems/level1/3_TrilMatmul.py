@@ -1,0 +1,1 @@
+../../../../problems/tril_matmul/problem.py

@@ -1,0 +1,1 @@
+../../../../problems/scaled_softmax/problem.py

@@ -1,0 +1,1 @@
+../../../../problems/linear_gelu/problem.py

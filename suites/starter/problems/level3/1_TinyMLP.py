@@ -1,0 +1,1 @@
+../../../../problems/tiny_mlp/problem.py
