@@ -118,10 +118,8 @@ int SubmitSlurm(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest
   std::size_t tasks = 0;
   for (int s : only) tasks += suite::ShardTasks(manifest, s, shards).size();
   std::cout << "submitted Slurm job " << submitted->job_id << ": array " << submitted->array_spec
-            << " (" << only.size() << " of " << shards << " shards, " << tasks << " tasks)
-";
-  std::cout << "follow it with: kernelpro suite status " << DisplayPath(dir.dir()) << "
-";
+            << " (" << only.size() << " of " << shards << " shards, " << tasks << " tasks)\n";
+  std::cout << "follow it with: kernelpro suite status " << DisplayPath(dir.dir()) << "\n";
   return 0;
 }
 
