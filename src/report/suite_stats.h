@@ -11,14 +11,19 @@
 //   capping            the failures-as-1.0x geomean after clamping every speedup to min(s, cap),
 //                      for the caps the paper's Table 5 uses, so outliers can be seen to matter
 //                      or not
-//   distribution       how many problems fall in each speedup band (failed, < 0.5x, ... > 10x)
+//   distribution       how many problems fall in each speedup band, always all nine bands in this
+//                      order: "failed", "< 0.5x", "0.5-0.8x", "0.8-1x", "1-1.5x", "1.5-2x",
+//                      "2-5x", "5-10x", ">= 10x"; a band holds lower <= speedup < upper, so a
+//                      speedup of exactly 1.0 is in "1-1.5x" (and does not count in fast_1.0)
 //
 // Between two suites run on the same problems (an ablation), CompareSuites pairs the problems by
 // key and runs a one-sided Wilcoxon signed-rank test on the paired log-speedup differences
 // (H1: the first suite is faster): zero differences are dropped ("wilcox" zero method) and n is
 // the number of non-zero pairs; the p-value is exact (the permutation distribution of the rank
 // sum, ties given average ranks) for n <= kWilcoxonExactMaxN, and otherwise from the normal
-// approximation with tie correction and a continuity correction of 0.5.
+// approximation with tie correction and a continuity correction of 0.5. Two |differences| tie
+// when they agree to a relative kWilcoxonTieTolerance, so that log ratios equal but for rounding
+// (ln 4 - ln 2 and ln 2 - ln 1) share a rank. docs/suite-statistics.md has the formulas.
 //
 // Pure functions; safe from any thread.
 #pragma once
@@ -35,6 +40,8 @@ namespace kernelpro::report {
 struct ScoredProblem {
   std::string key;   // unique within a suite, the pairing key of a comparison ("level1/19_ReLU")
   int level = 0;     // KernelBench level; 0: the suite has no levels
+  // A correct problem whose speedup is not a positive finite number (nothing was timed) counts as
+  // a failure everywhere: there is no speedup to average.
   bool correct = false;
   double speedup = 0;  // baseline time / kernel time; read only when `correct`
 };
@@ -80,6 +87,9 @@ SuiteStats SummarizeSuite(const std::vector<ScoredProblem>& problems);
 double Score(const ScoredProblem& problem, std::optional<double> cap = std::nullopt);
 
 inline constexpr int kWilcoxonExactMaxN = 50;
+// |a - b| <= kWilcoxonTieTolerance * max(|a|, |b|): the two ranks tie. Rounding in a log ratio is
+// about 1e-16 relative; two measured speedups differing by one part in a billion are the same.
+inline constexpr double kWilcoxonTieTolerance = 1e-9;
 
 struct WilcoxonResult {
   int pairs = 0;      // differences given
