@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 14> kSubcommands = {{
+constexpr std::array<Subcommand, 15> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
