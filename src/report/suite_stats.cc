@@ -131,7 +131,10 @@ WilcoxonResult WilcoxonSignedRank(const std::vector<double>& differences) {
   }
   const int n = static_cast<int>(nonzero.size());
   result.n = n;
-  if (n == 0) return result;  // nothing to test: p = 1, statistic 0
+  if (n == 0) {  // W+ is 0 under every sign assignment: P(W+ >= 0) = 1, exactly
+    result.exact = true;
+    return result;
+  }
 
   std::sort(nonzero.begin(), nonzero.end(),
             [](double x, double y) { return std::fabs(x) < std::fabs(y); });

@@ -115,9 +115,9 @@ TEST(SuiteStatsTest, ScoreIsSpeedupOrOneThenCapped) {
 }
 
 TEST(SuiteStatsTest, SuiteSplitsByLevelAndKeepsUnlevelledProblemsOverallOnly) {
-  SuiteStats stats = SummarizeSuite({Solved("l1/a", 2.0, 1), Failed("l1/b", 1),
-                                     Solved("l2/a", 3.0, 2), Failed("l2/b", 2),
-                                     Solved("flat", 9.0, 0)});
+  SuiteStats stats =
+      SummarizeSuite({Solved("l1/a", 2.0, 1), Failed("l1/b", 1), Solved("l2/a", 3.0, 2),
+                      Failed("l2/b", 2), Solved("flat", 9.0, 0)});
   EXPECT_EQ(stats.overall.n, 5);
   ASSERT_EQ(stats.levels.size(), 2u);
   EXPECT_EQ(stats.levels.at(1).n, 2);
@@ -161,8 +161,8 @@ TEST(WilcoxonTest, DifferencesApartByMoreThanTheToleranceDoNotTie) {
 // Reference values from scipy.stats.wilcoxon and from brute-force enumeration; how each was
 // made is in the generator script and in each case's "source".
 TEST(WilcoxonTest, MatchesTheReferenceGolden) {
-  const std::string path = std::string(KERNELPRO_SOURCE_DIR) +
-                           "/tests/fixtures/suite_stats/wilcoxon_golden.json";
+  const std::string path =
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/suite_stats/wilcoxon_golden.json";
   Result<Json> golden = ReadJsonFile(path);
   ASSERT_TRUE(golden.ok()) << golden.status().ToString();
   const Json& cases = golden->at("cases");
