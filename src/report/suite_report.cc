@@ -135,8 +135,8 @@ std::string TallySentence(const SuiteReportInput& in) {
   return std::to_string(c.pairs.size()) + " paired problems: " + in.title + " faster on " +
          std::to_string(c.a_wins) + ", " + view.other_title + " faster on " +
          std::to_string(c.b_wins) + ", " + std::to_string(c.ties) +
-         (c.ties == 1 ? " tie" : " ties") + ". Geometric mean of the ratios a/b: " +
-         Speedup(c.geomean_ratio) + ".";
+         (c.ties == 1 ? " tie" : " ties") +
+         ". Geometric mean of the ratios a/b: " + Speedup(c.geomean_ratio) + ".";
 }
 
 std::string WilcoxonSentence(const SuiteReportInput& in) {
@@ -177,8 +177,8 @@ const char* kConventions =
 // ---- Figures
 
 const std::vector<std::string>& LevelColours() {
-  static const std::vector<std::string> colours = {"#0969da", "#bf3989", "#bc4c00", "#1a7f37",
-                                                   "#8250df", "#0a3069"};
+  static const std::vector<std::string> colours = {"#0969da", "#bf3989", "#bc4c00",
+                                                   "#1a7f37", "#8250df", "#0a3069"};
   return colours;
 }
 constexpr const char* kOverallColour = "#1f2328";
@@ -193,7 +193,7 @@ constexpr double kCurveEnd = 3;
 
 std::string FastPChart(const SuiteReportInput& in) {
   const double width = 720, height = 320;
-  const svg::Frame frame{64, 16, width - 64 - 200, height - 16 - 52};
+  const svg::Frame frame{64, 16, width - 64 - 250, height - 16 - 52};
   const svg::Scale x = svg::Scale::Linear(0, kCurveEnd, frame.left, frame.right());
   const svg::Scale y = svg::Scale::Linear(0, 100, frame.bottom(), frame.top);
   svg::Document doc(width, height, "fast_p: share of problems correct and faster than p");
@@ -320,8 +320,8 @@ std::string DistributionChart(const SuiteReportInput& in) {
   const svg::Frame frame{110 + failed_width, 16, width - 110 - failed_width - 24,
                          rows.size() * row_height};
   const svg::Scale x = svg::Scale::Log(lo, hi, frame.left, frame.right());
-  const svg::Scale y = svg::Scale::Linear(0, static_cast<double>(rows.size()), frame.top,
-                                          frame.bottom());
+  const svg::Scale y =
+      svg::Scale::Linear(0, static_cast<double>(rows.size()), frame.top, frame.bottom());
   svg::Document doc(width, height, "Speedup of every problem, per level, on a log axis");
   // 1-2-5 ticks in each decade: a suite's speedups seldom span more than two.
   std::vector<double> ticks;
@@ -330,8 +330,7 @@ std::string DistributionChart(const SuiteReportInput& in) {
       if (decade * m <= hi * (1 + 1e-9)) ticks.push_back(decade * m);
     }
   }
-  svg::DrawAxes(doc, frame, x, y, ticks, {},
-                "speedup over " + in.baseline + " (log axis)", "");
+  svg::DrawAxes(doc, frame, x, y, ticks, {}, "speedup over " + in.baseline + " (log axis)", "");
   doc.Line(x(1), frame.top, x(1), frame.bottom(),
            svg::Style{"none", "#59636e", 1, "5 4", 1, "baseline-line"});
 
@@ -382,7 +381,7 @@ std::string Html(std::string_view text) { return svg::Escape(text); }
 
 constexpr const char* kHtmlStyle = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328;
-       background: #fff; max-width: 84em; margin: 1.5em auto; padding: 0 1.5em; }
+       background: #fff; max-width: 100em; margin: 1.5em auto; padding: 0 1.5em; }
 h1 { font-size: 1.6em; margin-bottom: .4em; }
 h2 { font-size: 1.3em; margin-top: 1.6em; border-bottom: 1px solid #d1d9e0; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
@@ -393,6 +392,8 @@ th, td { border: 1px solid #d1d9e0; padding: .3em .6em; text-align: left; vertic
 th { background: #f6f8fa; }
 table.facts th { white-space: nowrap; }
 td.num { white-space: nowrap; text-align: right; }
+td.files { white-space: nowrap; }
+td.why { min-width: 12em; font-size: 13px; }
 tr.overall td { font-weight: 600; }
 ul.measurement { margin: .3em 0 1em; padding-left: 1.2em; color: #59636e; }
 .ok { color: #1a7f37; }
@@ -407,8 +408,8 @@ figcaption { color: #59636e; font-size: 13px; margin-top: .3em; max-width: 60em;
 // A row status as the run report colours it: correct green, a kernel's failure red, and grey
 // where no kernel failed (the LLM gave none, nothing to evaluate, not run yet).
 std::string HtmlStatus(const SuiteProblemRow& row) {
-  const bool grey = row.status == "llm_error" || row.status == "no_candidate" ||
-                    row.status == "pending";
+  const bool grey =
+      row.status == "llm_error" || row.status == "no_candidate" || row.status == "pending";
   const char* cls = row.correct ? "ok" : grey ? "muted" : "fail";
   return std::string("<span class=\"") + cls + "\">" + Html(row.status) + "</span>";
 }
@@ -507,7 +508,9 @@ void HtmlComparison(const SuiteReportInput& in, std::ostringstream& out) {
         << "</td><td class=\"num\">" << PairedScore(pair.a, pair.a_correct)
         << "</td><td class=\"num\">" << PairedScore(pair.b, pair.b_correct)
         << "</td><td class=\"num\">" << Speedup(std::exp(pair.log_ratio)) << "</td><td"
-        << (pair.log_ratio > 0 ? " class=\"ok\"" : pair.log_ratio < 0 ? " class=\"fail\"" : "")
+        << (pair.log_ratio > 0   ? " class=\"ok\""
+            : pair.log_ratio < 0 ? " class=\"fail\""
+                                 : "")
         << ">" << Html(winner) << "</td></tr>\n";
   }
   out << "</table>\n";
@@ -523,6 +526,15 @@ std::string Cell(const std::string& text) {
     out += c;
   }
   return out;
+}
+
+// Run text (a compiler's message) as a code span, so that "<float, 4>" is not read as HTML;
+// backticks inside become quotes. "" stays empty.
+std::string MarkdownCode(const std::string& text) {
+  if (text.empty()) return "";
+  std::string code = Cell(text);
+  std::replace(code.begin(), code.end(), '`', '\'');
+  return "`" + code + "`";
 }
 
 std::string MarkdownLink(const std::string& path, const std::string& text) {
@@ -592,16 +604,19 @@ std::string RenderSuiteHtml(const SuiteReportInput& in) {
       << "</caption>\n</table>\n";
 
   out << "<h2>Figures</h2>\n";
-  out << "<figure>\n" << FastPChart(in) << "<figcaption>fast_p against the threshold p: the "
+  out << "<figure>\n"
+      << FastPChart(in) << "<figcaption>fast_p against the threshold p: the "
       << "share of all problems whose kernel is correct and more than p times as fast as "
-      << Html(in.baseline) << ", a step curve from the problems' speedups (up to p = "
-      << svg::Num(kCurveEnd) << "); the points are the six thresholds of the table";
+      << Html(in.baseline)
+      << ", a step curve from the problems' speedups (up to p = " << svg::Num(kCurveEnd)
+      << "); the points are the six thresholds of the table";
   if (in.comparison) {
     out << "; dashed, " << Html(in.comparison->other_title) << " overall at the same thresholds";
   }
   out << ".</figcaption>\n</figure>\n";
-  out << "<figure>\n" << DistributionChart(in) << "<figcaption>Every problem's speedup over "
-      << Html(in.baseline) << " on a log axis, a row per level and one for the whole suite; the "
+  out << "<figure>\n"
+      << DistributionChart(in) << "<figcaption>Every problem's speedup over " << Html(in.baseline)
+      << " on a log axis, a row per level and one for the whole suite; the "
       << "dashed line is 1x. Problems without a correct kernel are the crosses in the "
       << "<em>failed</em> column, coloured by their status; hover a mark for its problem."
       << "</figcaption>\n</figure>\n";
@@ -638,24 +653,21 @@ std::string RenderSuiteHtml(const SuiteReportInput& in) {
       << "the cap: where the columns differ, a few outliers carry the mean.</caption>\n</table>\n";
 
   out << "<h2>Problems</h2>\n<table>\n<tr><th>problem</th><th>level</th><th>status</th>"
-      << "<th>speedup [interval]</th><th>vs " << Html(OtherBaseline(in.baseline))
-      << "</th><th>" << Html(in.baseline) << " (ms)</th><th>kernel (ms)</th><th>timing</th><th>"
-      << CountHeader(in) << "</th><th>files</th></tr>\n";
+      << "<th>speedup [interval]</th><th>vs " << Html(OtherBaseline(in.baseline)) << "</th><th>"
+      << Html(in.baseline) << " (ms)</th><th>kernel (ms)</th><th>" << CountHeader(in)
+      << "</th><th>files</th><th>why it failed</th></tr>\n";
   for (const SuiteProblemRow& row : in.rows) {
     out << "<tr><td>" << Html(row.key) << "</td><td class=\"num\">" << row.level << "</td><td>"
-        << HtmlStatus(row);
-    if (!row.message.empty()) {
-      out << " <span class=\"muted\">" << Html(OneLine(row.message)) << "</span>";
-    }
-    out << "</td><td class=\"num\">" << SpeedupWithInterval(row) << "</td><td class=\"num\">"
+        << HtmlStatus(row) << "</td><td class=\"num\">" << SpeedupWithInterval(row)
+        << (row.noisy ? " <span class=\"noisy\">noisy</span>" : "") << "</td><td class=\"num\">"
         << Speedup(row.other_speedup) << "</td><td class=\"num\">" << Millis(row.reference_ms)
-        << "</td><td class=\"num\">" << Millis(row.kernel_ms) << "</td><td>"
-        << (row.noisy ? "<span class=\"noisy\">noisy</span>" : "") << "</td><td class=\"num\">"
-        << CountOf(in, row) << "</td><td>";
+        << "</td><td class=\"num\">" << Millis(row.kernel_ms) << "</td><td class=\"num\">"
+        << CountOf(in, row) << "</td><td class=\"files\">";
     std::vector<std::string> links;
     if (!row.run_report.empty()) links.push_back(HtmlLink(row.run_report, "run report"));
     if (!row.best.empty()) links.push_back(HtmlLink(row.best, "best kernel"));
-    out << Join(links, " · ") << "</td></tr>\n";
+    out << Join(links, " · ") << "</td><td class=\"why muted\">" << Html(OneLine(row.message))
+        << "</td></tr>\n";
   }
   out << "<caption>The speedup is the ratio of median times over " << Html(in.baseline)
       << " with its interval; <em>noisy</em>: the timing's interval or spread is too wide to "
@@ -714,18 +726,18 @@ std::string RenderSuiteMarkdown(const SuiteReportInput& in) {
   out << "\nGeometric mean speedup (failures as 1.0x) after clamping every speedup to the cap.\n\n";
 
   out << "## Problems\n\n| problem | level | status | speedup [interval] | vs "
-      << OtherBaseline(in.baseline) << " | " << in.baseline << " (ms) | kernel (ms) | timing | "
-      << CountHeader(in) << " | files | message |\n"
-      << "|---|---:|---|---:|---:|---:|---:|---|---:|---|---|\n";
+      << OtherBaseline(in.baseline) << " | " << in.baseline << " (ms) | kernel (ms) | "
+      << CountHeader(in) << " | files | why it failed |\n"
+      << "|---|---:|---|---:|---:|---:|---:|---:|---|---|\n";
   for (const SuiteProblemRow& row : in.rows) {
     std::vector<std::string> links;
     if (!row.run_report.empty()) links.push_back(MarkdownLink(row.run_report, "run report"));
     if (!row.best.empty()) links.push_back(MarkdownLink(row.best, "best kernel"));
     out << "| " << Cell(row.key) << " | " << row.level << " | " << Cell(row.status) << " | "
-        << SpeedupWithInterval(row) << " | " << Speedup(row.other_speedup) << " | "
-        << Millis(row.reference_ms) << " | " << Millis(row.kernel_ms) << " | "
-        << (row.noisy ? "noisy" : "") << " | " << CountOf(in, row) << " | " << Join(links, ", ")
-        << " | " << Cell(row.message) << " |\n";
+        << SpeedupWithInterval(row) << (row.noisy ? " noisy" : "") << " | "
+        << Speedup(row.other_speedup) << " | " << Millis(row.reference_ms) << " | "
+        << Millis(row.kernel_ms) << " | " << CountOf(in, row) << " | " << Join(links, ", ") << " | "
+        << MarkdownCode(row.message) << " |\n";
   }
   out << "\n";
 
@@ -741,8 +753,7 @@ std::string RenderSuiteMarkdown(const SuiteReportInput& in) {
       out << "Only in " << in.title << " (left out): " << Join(c.only_in_a, ", ") << "\n\n";
     }
     if (!c.only_in_b.empty()) {
-      out << "Only in " << view.other_title << " (left out): " << Join(c.only_in_b, ", ")
-          << "\n\n";
+      out << "Only in " << view.other_title << " (left out): " << Join(c.only_in_b, ", ") << "\n\n";
     }
     out << "| problem | level | a: " << Cell(in.title) << " | b: " << Cell(view.other_title)
         << " | ratio a/b | faster |\n|---|---:|---:|---:|---:|---|\n";

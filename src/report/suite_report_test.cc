@@ -132,8 +132,8 @@ SuiteReportInput Suite() {
   return in;
 }
 
-PairedProblem Pair(std::string key, int level, double a, bool a_correct, double b,
-                   bool b_correct, double log_ratio) {
+PairedProblem Pair(std::string key, int level, double a, bool a_correct, double b, bool b_correct,
+                   double log_ratio) {
   return PairedProblem{key, level, a, b, a_correct, b_correct, log_ratio};
 }
 
@@ -244,25 +244,28 @@ TEST(SuiteReportTest, SummaryShowsBothGeomeansWithTheirConventions) {
   EXPECT_TRUE(Contains(html, "counted as 1.00x"));
   EXPECT_TRUE(Contains(html, "KernelBench&#39;s convention"));
   const std::string md = RenderSuiteMarkdown(Suite());
-  EXPECT_TRUE(Contains(md, "| **overall** | 6 | 4 (66.7%) | 66.7% | 66.7% | 50.0% | 50.0% | "
-                           "33.3% | 16.7% | 1.19x | 1.30x | 1.02x | 0.62x | 2.85x |"));
+  EXPECT_TRUE(Contains(md,
+                       "| **overall** | 6 | 4 (66.7%) | 66.7% | 66.7% | 50.0% | 50.0% | "
+                       "33.3% | 16.7% | 1.19x | 1.30x | 1.02x | 0.62x | 2.85x |"));
   EXPECT_TRUE(Contains(md, "| level 2 | 1.28x | 1.44x | 1.44x |"));  // capping: 2x, then 5x
 }
 
 TEST(SuiteReportTest, ProblemsLinkToTheirRunsFromTheReportFolder) {
   const std::string html = RenderSuiteHtml(Suite());
   // report.html sits in SUITE/report/, the rows' paths are relative to SUITE.
-  EXPECT_TRUE(Contains(html, "<a href=\"../tasks/level1/19_ReLU/seed-1/run/report.html\">run "
-                             "report</a> · <a href=\"../tasks/level1/19_ReLU/seed-1/run/"
-                             "best.py\">best kernel</a>"));
+  EXPECT_TRUE(Contains(html,
+                       "<a href=\"../tasks/level1/19_ReLU/seed-1/run/report.html\">run "
+                       "report</a> · <a href=\"../tasks/level1/19_ReLU/seed-1/run/"
+                       "best.py\">best kernel</a>"));
   // A path outside the suite is shown, never linked.
   EXPECT_TRUE(Contains(html, "<code>/elsewhere/run/report.html</code>"));
   EXPECT_FALSE(Contains(html, "href=\"../elsewhere"));
   EXPECT_FALSE(Contains(html, "href=\"..//elsewhere"));
   EXPECT_TRUE(Contains(html, "<td><span class=\"fail\">compile_error</span>"));
   EXPECT_TRUE(Contains(html, "<td><span class=\"muted\">llm_error</span>"));
-  EXPECT_TRUE(Contains(html, "<td class=\"num\">2.85x [2.10, 3.90]</td><td class=\"num\">2.31x"));
-  EXPECT_TRUE(Contains(html, "<span class=\"noisy\">noisy</span>"));
+  EXPECT_TRUE(Contains(html,
+                       "<td class=\"num\">2.85x [2.10, 3.90] <span class=\"noisy\">"
+                       "noisy</span></td><td class=\"num\">2.31x"));
   EXPECT_TRUE(Contains(html, "<th>vs torch.compile</th>"));
   const std::string md = RenderSuiteMarkdown(Suite());
   EXPECT_TRUE(Contains(md, "[run report](../tasks/level1/19_ReLU/seed-1/run/report.html)"));
@@ -274,12 +277,14 @@ TEST(SuiteReportTest, ComparisonStatesTheTestAsASentence) {
                        "One-sided Wilcoxon signed-rank test on ln(a) - ln(b) (H1: kb-l12-mcts is "
                        "faster), n = 4 non-zero pairs (2 ties dropped): W+ = 6, p = 0.438 "
                        "(exact)."));
-  EXPECT_TRUE(Contains(html, "6 paired problems: kb-l12-mcts faster on 2, kb-l12-no-profiling "
-                             "faster on 2, 2 ties. Geometric mean of the ratios a/b: 1.06x."));
+  EXPECT_TRUE(Contains(html,
+                       "6 paired problems: kb-l12-mcts faster on 2, kb-l12-no-profiling "
+                       "faster on 2, 2 ties. Geometric mean of the ratios a/b: 1.06x."));
   EXPECT_TRUE(Contains(html, "only in kb-l12-no-profiling: level2/99_Extra"));
-  EXPECT_TRUE(Contains(html, "<td class=\"num\">1.00x (failed)</td><td class=\"num\">1.30x</td>"
-                             "<td class=\"num\">0.77x</td><td class=\"fail\">"
-                             "kb-l12-no-profiling</td>"));
+  EXPECT_TRUE(Contains(html,
+                       "<td class=\"num\">1.00x (failed)</td><td class=\"num\">1.30x</td>"
+                       "<td class=\"num\">0.77x</td><td class=\"fail\">"
+                       "kb-l12-no-profiling</td>"));
   EXPECT_TRUE(Contains(html, "class=\"curve compared\"")) << "the other suite's fast_p, dashed";
   EXPECT_FALSE(Contains(RenderSuiteHtml(Suite()), "Wilcoxon"));
 
@@ -324,10 +329,10 @@ TEST(SuiteReportTest, CsvParsesBackToTheRows) {
   const SuiteReportInput in = Suite();
   const auto rows = ParseCsv(RenderSuiteCsv(in));
   ASSERT_EQ(rows.size(), in.rows.size() + 1);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{
-                         "key", "level", "status", "correct", "speedup", "speedup_low",
-                         "speedup_high", "other_speedup", "reference_ms", "kernel_ms", "noisy",
-                         "seeds", "candidates", "best", "run_report", "message"}));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"key", "level", "status", "correct", "speedup",
+                                               "speedup_low", "speedup_high", "other_speedup",
+                                               "reference_ms", "kernel_ms", "noisy", "seeds",
+                                               "candidates", "best", "run_report", "message"}));
   for (const auto& row : rows) EXPECT_EQ(row.size(), 16u) << row[0];
   EXPECT_EQ(rows[1][0], "level1/19_ReLU");
   EXPECT_EQ(rows[1][4], "1.52");
@@ -343,16 +348,16 @@ TEST(SuiteReportTest, JsonHasTheKeysScriptsReadAndNullsWhereNothingIsKnown) {
   SuiteReportInput in = Suite();
   in.stats.levels[1].geomean_speedup_correct_only.reset();  // as if no level-1 kernel were correct
   const Json json = SuiteReportJson(in);
-  for (const char* key : {"title", "mode", "baseline", "measurement", "overall", "levels",
-                          "problems"}) {
+  for (const char* key :
+       {"title", "mode", "baseline", "measurement", "overall", "levels", "problems"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_FALSE(json.contains("wilcoxon"));
   EXPECT_FALSE(json.contains("compare"));
   const Json& overall = json["overall"];
-  for (const char* key : {"n", "correct", "correct_rate", "fast_p", "geomean_speedup",
-                          "geomean_speedup_correct_only", "median_speedup", "min_speedup",
-                          "max_speedup", "capped_geomean", "distribution"}) {
+  for (const char* key :
+       {"n", "correct", "correct_rate", "fast_p", "geomean_speedup", "geomean_speedup_correct_only",
+        "median_speedup", "min_speedup", "max_speedup", "capped_geomean", "distribution"}) {
     EXPECT_TRUE(overall.contains(key)) << key;
   }
   std::set<std::string> fast_p_keys;
