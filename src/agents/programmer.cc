@@ -269,6 +269,7 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
                    : prompt.user + "\n\n" + CandidatesInstruction(result.asked, options.device)));
   request.max_tokens = options.max_tokens;
   request.temperature = options.temperature;
+  request.seed = options.seed;
   request.response_schema = llm::ResponseSchema{"candidates", CandidatesSchema()};
 
   llm::Outcome outcome = backend.Complete(request);
@@ -365,6 +366,7 @@ ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt
     ProgrammerOptions one = options;
     one.num_candidates = 1;
     one.temperature = temperatures[i % temperatures.size()];
+    if (options.seed) one.seed = *options.seed + static_cast<std::uint64_t>(i);
     ProgrammerResult part = RunProgrammer(backend, prompt, one);
     merged.usage.input_tokens += part.usage.input_tokens;
     merged.usage.output_tokens += part.usage.output_tokens;

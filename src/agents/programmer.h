@@ -16,6 +16,7 @@
 // at once as long as the backend is (llm::Backend implementations are).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct ProgrammerOptions {
   int num_candidates = 2;  // N, the candidates asked for in the one reply
   int max_tokens = 16384;  // output budget of the reply (truncation recovery may raise it)
   std::optional<double> temperature;  // unset: the server's default
+  // Sampling seed of the request; unset: none is sent. RunProgrammerAtTemperatures sends request
+  // i with seed + i, so its requests differ from one another as their temperatures may not.
+  std::optional<std::uint64_t> seed;
   std::string python = "python3";     // for the syntax check
   std::string device = "cuda";        // "cuda" or "cpu": which kernel source a candidate must carry
 };
@@ -76,8 +80,8 @@ struct ProgrammerResult {
 // candidate, each asking for one, candidate i at temperatures[i % size], on the same prompt (which
 // must ask for one candidate). Their candidates are merged in order, a repeat of an earlier one
 // rejected as a duplicate; usage, notes and raw replies add up; the result has an error only when
-// no request brought a candidate (the last error). With fewer than two temperatures it is
-// RunProgrammer at that temperature.
+// no request brought a candidate (the last error). With a seed, request i carries seed + i. With
+// fewer than two temperatures it is RunProgrammer at that temperature (and seed).
 ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt& prompt,
                                              const ProgrammerOptions& options,
                                              const std::vector<double>& temperatures);

@@ -58,6 +58,7 @@ struct OptimizeArgs {
   bool demo = false;
   bool quiet = false;  // --quiet: no progress on stderr
   std::uint64_t seed = 0;
+  bool seed_given = false;  // --seed was on the command line: the programmer's requests carry seeds
   SearchBudget budget;  // iterations not given: 30, or the demo's length
   LlmOptions llm;
   tools::ToolConfig tools;
@@ -468,6 +469,9 @@ int RunOptimize(OptimizeArgs& args) {
           "--demo replays the project's own cassette; leave out --llm and --llm-config (and "
           "unset KERNELPRO_LLM and KERNELPRO_LLM_CONFIG)");
     }
+    if (args.seed_given) {
+      return fail("--demo replays a cassette recorded without seeds; leave out --seed");
+    }
     if (!args.problem.empty()) return fail("--demo runs problems/swish; leave out --problem");
     auto found = FindDemo(args.device);
     if (!found.ok()) return fail(found.status().message());
@@ -494,6 +498,7 @@ int RunOptimize(OptimizeArgs& args) {
   o.feedback = agents::ParseFeedbackMode(feedback).value();
   o.memory = !args.no_memory;
   o.seed = args.seed;
+  o.seed_given = args.seed_given;
   if (args.run_dir.empty()) {
     std::error_code ec;
     const fs::path problem = fs::absolute(args.problem, ec);
@@ -678,7 +683,7 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"proactive", "reactive"}))
       ->capture_default_str();
   cmd->add_flag("--no-memory", args->no_memory, "No search memory across iterations");
-  AddOption(*cmd, kSeedOption, args->seed)->capture_default_str();
+  CLI::Option* seed = AddOption(*cmd, kSeedOption, args->seed);
   cmd->add_option("--run-dir", args->run_dir,
                   "Run directory (default runs/PROBLEM-TIMESTAMP); must not hold a run yet");
   AddBudgetOptions(*cmd, args->budget);
@@ -689,7 +694,10 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   args->eval.precompiled_headers = true;  // a search builds many candidates: worth it
   AddExecutorOptions(*cmd, args->eval, args->python);
   AddProgressOptions(*cmd, args->quiet);
-  return [args] { return RunOptimize(*args); };
+  return [args, seed] {
+    args->seed_given = seed->count() > 0;
+    return RunOptimize(*args);
+  };
 }
 
 CommandRunner RegisterResumeCommand(CLI::App& app) {

@@ -432,6 +432,13 @@ TEST_F(OptimizeCommandTest, BadInputExitsWithTwo) {
                                      {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   EXPECT_EQ(demo_problem.exit_code, 2) << demo_problem.err;
   EXPECT_NE(demo_problem.err.find("leave out --problem"), std::string::npos) << demo_problem.err;
+  // The demo's cassette holds requests without seeds: a seeded demo could only miss.
+  CliRun demo_seed = RunKernelpro({"optimize", "--demo", "--seed", "7"}, 5, {},
+                                  {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  EXPECT_EQ(demo_seed.exit_code, 2) << demo_seed.err;
+  EXPECT_EQ(demo_seed.err,
+            "kernelpro optimize: --demo replays a cassette recorded without seeds; leave out "
+            "--seed\n");
   // A bad --gpus list stops before the run directory is made (a retry is not "already a run").
   std::vector<std::string> gpus = OptimizeArgs(dir_ / "fourth");
   gpus.insert(gpus.end(), {"--gpus", "0", "--gpus", "0"});

@@ -71,8 +71,9 @@ inline constexpr OptionSpec kGpuOption = {
     "roofline and the prompts' GPU section; the prompts also take an architecture (sm_80, sm_90)"};
 inline constexpr OptionSpec kSeedOption = {
     "--seed",
-    "Seed of the command's random choices (eval: the trials' inputs; optimize: the search, "
-    "recorded with the run)"};
+    "Seed of the command's random choices (eval: the trials' inputs; optimize: the model's "
+    "sampling: each programmer request carries a seed derived from it, sent to OpenAI-compatible "
+    "servers; without --seed none is sent)"};
 inline constexpr OptionSpec kAnalysisOption = {
     "--analysis",
     "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`): its roofline places each timed "

@@ -255,6 +255,15 @@ TEST(AnthropicBackendTest, RefusedConnectionIsAConnectionError) {
   EXPECT_EQ(out.error().kind, ErrorKind::kConnection) << out.error().ToString();
 }
 
+// The Messages API has no seed parameter (an unknown field is refused): a seeded request is sent
+// as the unseeded one.
+TEST(AnthropicGoldenTest, SeedIsLeftOut) {
+  Request seeded = testing::PlainRequest();
+  seeded.seed = 7;
+  EXPECT_EQ(AnthropicRequestBody(seeded, "claude-test"),
+            AnthropicRequestBody(testing::PlainRequest(), "claude-test"));
+}
+
 TEST(AnthropicGoldenTest, RequestBodiesAsReviewed) {
   testing::ExpectGoldenBody("anthropic_request_plain.json",
                             AnthropicRequestBody(testing::PlainRequest(), "claude-sonnet-4-5"));

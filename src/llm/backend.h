@@ -26,4 +26,10 @@ class Backend {
   virtual Outcome Complete(const Request& request) = 0;
 };
 
+// Whether the provider's protocol has a sampling seed (Request::seed): false for "anthropic" and
+// "bedrock", whose APIs have none (their backends leave the seed out); true for the others.
+inline bool ProviderTakesSeed(const std::string& provider) {
+  return provider != "anthropic" && provider != "bedrock";
+}
+
 }  // namespace kernelpro::llm

@@ -401,6 +401,13 @@ void ExpectGolden(const std::string& name, const Json& body) {
   testing::ExpectGoldenBody(name + ".json", body);
 }
 
+// Converse has no seed parameter: a seeded request is sent as the unseeded one.
+TEST(BedrockGoldenTest, SeedIsLeftOut) {
+  Request seeded = testing::PlainRequest();
+  seeded.seed = 7;
+  EXPECT_EQ(BedrockRequestBody(seeded), BedrockRequestBody(testing::PlainRequest()));
+}
+
 TEST(BedrockGoldenTest, PlainRequest) {
   Request request = Ask("Make this kernel faster.");
   request.temperature = 0.2;

@@ -191,7 +191,8 @@ Difference Compare(const Recording& recorded, const Json& now, const std::string
              " messages, this one " + std::to_string(now_messages.size()));
     diff.parts += extra - 1;
   }
-  for (const char* key : {"tools", "max_tokens", "temperature", "stop", "response_schema"}) {
+  for (const char* key :
+       {"tools", "max_tokens", "temperature", "seed", "stop", "response_schema"}) {
     if (Field(rec, key) != Field(now, key)) {
       diff.Add(ValueDifference(key, Field(rec, key), Field(now, key)));
     }

@@ -102,6 +102,13 @@ TEST(CassetteTest, FingerprintIgnoresKeyOrderButNotContent) {
   b = a;
   b.max_tokens = 100;
   EXPECT_NE(Fingerprint(a, "m"), Fingerprint(b, "m"));
+  // The seed is part of what was asked: seeds 7 and 8 are different recordings.
+  b = a;
+  b.seed = 7;
+  Request c = a;
+  c.seed = 8;
+  EXPECT_NE(Fingerprint(a, "m"), Fingerprint(b, "m"));
+  EXPECT_NE(Fingerprint(b, "m"), Fingerprint(c, "m"));
 }
 
 // A cassette written by hand (or by another JSON library) with keys in any order and spaces
@@ -265,6 +272,36 @@ TEST(CassetteTest, AMissFailsLoudlyNamingTheCassetteFingerprintAndFirstDifferenc
   EXPECT_NE(
       replay->Complete(extra).error().message.find("recorded request has 3 messages, this one 4"),
       std::string::npos);
+}
+
+// Repeats of a seeded run are recorded side by side: each seed replays its own answer, and a seed
+// that was never recorded misses naming the seed.
+TEST(CassetteTest, SeededRequestsReplayPerSeedAndAMissNamesTheSeed) {
+  std::string path = FreshPath("seeds");
+  ScriptedBackend* scripted = nullptr;
+  auto recorder = Recorder(&scripted, path);
+  Request seven = Ask("Write a matmul kernel.");
+  seven.seed = 7;
+  Request eight = seven;
+  eight.seed = 8;
+  scripted->Push(TextResponse("answer for seed 7"));
+  scripted->Push(TextResponse("answer for seed 8"));
+  recorder->Complete(seven);
+  recorder->Complete(eight);
+  recorder.reset();
+  EXPECT_NE(Lines(path)[0].find("\"seed\":7"), std::string::npos) << Lines(path)[0];
+
+  auto replay = Replayer(path);
+  Outcome b = replay->Complete(eight);
+  Outcome a = replay->Complete(seven);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.response().text, "answer for seed 7");
+  EXPECT_EQ(b.response().text, "answer for seed 8");
+  Outcome unseeded = replay->Complete(Ask("Write a matmul kernel."));
+  ASSERT_FALSE(unseeded.ok());
+  EXPECT_NE(unseeded.error().message.find("seed differs: recorded 7, now unset"),
+            std::string::npos)
+      << unseeded.error().message;
 }
 
 TEST(CassetteTest, MalformedLineIsRejectedAtLoadWithItsLineNumber) {

@@ -261,6 +261,9 @@ Json OpenAiRequestBody(const Request& request, const std::string& model, bool st
   if (request.max_tokens > 0) body["max_tokens"] = request.max_tokens;
   if (request.temperature) body["temperature"] = *request.temperature;
   if (!request.stop.empty()) body["stop"] = request.stop;
+  // Only when set, like every optional field here: a server that refuses fields it does not know
+  // never sees one it was not asked to take.
+  if (request.seed) body["seed"] = *request.seed;
   if (request.response_schema && structured) {
     // strict: false, since strict mode demands additionalProperties: false and every property
     // required, which kernelpro's schemas do not promise.

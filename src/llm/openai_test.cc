@@ -75,6 +75,25 @@ TEST(OpenAiBackendTest, NoAuthorizationHeaderWithoutAnApiKey) {
   EXPECT_EQ(got[0].Header("Authorization"), "");
 }
 
+// vLLM, SGLang, llama.cpp's server and OpenAI take "seed": a seeded request sends it, an unseeded
+// one sends no seed field at all (the body stays the golden one).
+TEST(OpenAiBackendTest, SeedGoesOnTheWireOnlyWhenSet) {
+  FakeServer server;
+  server.ReplyJson(TextReply("one"));
+  server.ReplyJson(TextReply("two"));
+  auto backend = MakeOpenAiBackend(OptionsFor(server), nullptr);
+  Request seeded = testing::PlainRequest();
+  seeded.seed = 7000049;
+  ASSERT_TRUE(backend->Complete(seeded).ok());
+  ASSERT_TRUE(backend->Complete(testing::PlainRequest()).ok());
+  auto got = server.Received();
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_TRUE(got[0].JsonBody().contains("seed")) << got[0].body;
+  EXPECT_EQ(got[0].JsonBody()["seed"], Json(7000049));
+  EXPECT_FALSE(got[1].JsonBody().contains("seed")) << got[1].body;
+  EXPECT_EQ(got[0].JsonBody(), OpenAiRequestBody(seeded, "gpt-test", true));
+}
+
 TEST(OpenAiBackendTest, ToolCallRoundTrip) {
   FakeServer server;
   server.ReplyJson(ChatReply(

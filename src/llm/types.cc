@@ -191,6 +191,8 @@ Json ToJson(const Request& request) {
             {"max_tokens", request.max_tokens},
             {"stop", request.stop}};
   if (request.temperature) j["temperature"] = *request.temperature;
+  // Only when set, so a request without one serialises (and fingerprints) as before seeds existed.
+  if (request.seed) j["seed"] = *request.seed;
   if (request.tool_choice != ToolChoice::kAuto) {
     j["tool_choice"] = ToString(request.tool_choice);
     if (request.tool_choice == ToolChoice::kNamed) j["tool_choice_name"] = request.tool_choice_name;
@@ -264,6 +266,13 @@ Result<Request> RequestFromJson(const Json& json) {
       r.temperature = json["temperature"].get<double>();
     }
     r.stop = json.value("stop", std::vector<std::string>{});
+    if (json.contains("seed") && !json["seed"].is_null()) {
+      if (!json["seed"].is_number_unsigned()) {
+        return Status::InvalidArgument("request: seed is not a non-negative integer: " +
+                                       DumpJson(json["seed"]));
+      }
+      r.seed = json["seed"].get<std::uint64_t>();
+    }
     if (json.contains("response_schema")) {
       r.response_schema = ResponseSchema{json["response_schema"].value("name", "response"),
                                          json["response_schema"].value("schema", Json::object())};

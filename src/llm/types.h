@@ -78,6 +78,11 @@ struct Request {
   std::optional<double> temperature;  // unset: the server's default
   std::vector<std::string> stop;      // stop sequences
   std::optional<ResponseSchema> response_schema;
+  // Sampling seed; unset: none is sent (the server draws its own). Sent by the OpenAI-compatible
+  // backend ("seed": vLLM, SGLang, llama.cpp's server and OpenAI take it); the Anthropic and
+  // Bedrock APIs have no such parameter, so there it only goes into cassettes. The same seed makes
+  // a server's sampling repeatable as far as its batching and kernels allow, not bit-exact.
+  std::optional<std::uint64_t> seed;
 };
 
 // Why the model stopped writing its reply, normalised across providers (the run's own

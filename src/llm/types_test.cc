@@ -37,6 +37,29 @@ TEST(LlmTypesTest, RequestRoundTripsThroughJson) {
   EXPECT_FALSE(ToJson(Request{}).contains("tool_choice"));
 }
 
+// A seed is recorded (cassettes, the run store) and read back; no seed is no key at all, so the
+// requests recorded before seeds existed keep their JSON and their fingerprints.
+TEST(LlmTypesTest, SeedRoundTripsAndAnAbsentOneLeavesNoTrace) {
+  Request r = FullRequest();
+  EXPECT_FALSE(ToJson(r).contains("seed"));
+  auto unseeded = RequestFromJson(ToJson(r));
+  ASSERT_TRUE(unseeded.ok()) << unseeded.status().ToString();
+  EXPECT_FALSE(unseeded->seed.has_value());
+
+  r.seed = 18446744073709551615ull;  // the whole uint64 range survives JSON
+  EXPECT_EQ(ToJson(r)["seed"], Json(18446744073709551615ull));
+  auto seeded = RequestFromJson(Json::parse(DumpJson(ToJson(r))));
+  ASSERT_TRUE(seeded.ok()) << seeded.status().ToString();
+  EXPECT_EQ(seeded->seed, r.seed);
+  EXPECT_EQ(ToJson(*seeded), ToJson(r));
+
+  Json negative = ToJson(r);
+  negative["seed"] = -1;
+  auto bad = RequestFromJson(negative);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("seed"), std::string::npos) << bad.status().message();
+}
+
 TEST(LlmTypesTest, ResponseAndErrorRoundTrip) {
   Response r;
   r.text = "done";

@@ -165,7 +165,8 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
                                  std::to_string(o.candidates) +
                                  (o.candidates == 1 ? " candidate" : " candidates") +
                                  " each, feedback " + agents::ToString(o.feedback) + ", memory " +
-                                 (o.memory ? "on" : "off") + ", seed " + std::to_string(o.seed)});
+                                 (o.memory ? "on" : "off") + ", " +
+                                 (o.seed_given ? "seed " + std::to_string(o.seed) : "no seed")});
   facts.push_back({"Stopped", in.summary.stop_message});
   facts.push_back({"LLM exchanges",
                    std::to_string(in.summary.exchanges) + ", cost " +

@@ -29,8 +29,8 @@
 // Determinism: the paper's MCTS makes no random choice. Every argmax breaks ties to the lowest
 // node id (the earliest child), an exact tie between the virtual child and the best child goes to
 // the existing child, and Next() is a pure function of the tree. MctsOptions::seed is therefore
-// not consumed; it is part of the options so that runs record it and a randomised variant would
-// have its place.
+// not consumed; it is part of the options so that a randomised variant would have its place (the
+// run's --seed acts on the model's sampling instead: search/run_config.h, ProgrammerSeed).
 //
 // Thread-safety: as SearchStrategy (search/strategy.h).
 #pragma once

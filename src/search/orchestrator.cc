@@ -177,6 +177,12 @@ Result<OptimizeSummary> Orchestrator::Run() {
     return problem.status();
   }
   if (Status s = StartMemory(); !s.ok()) return s;
+  if (config_.seed_given && !llm::ProviderTakesSeed(deps_.backend->provider())) {
+    Note("--seed: the " + deps_.backend->provider() +
+         " API has no seed parameter; the programmer's requests record their seeds but are sent "
+         "without them");
+    Log(notes_.back());
+  }
 
   OptimizeSummary summary;
   Status failure = Status::Ok();
@@ -352,6 +358,7 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     programmer.max_tokens = config_.programmer_max_tokens;
     programmer.python = config_.python;
     programmer.device = config_.device;
+    programmer.seed = ProgrammerSeed(config_, iteration);
     ProgressScope asking(deps_.step_progress, {0, 0, "programmer", "asking the model"});
     const agents::ProgrammerResult result =
         agents::RunProgrammerAtTemperatures(**backend, *prompt, programmer, config_.temperatures);

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -277,6 +279,98 @@ TEST_F(OrchestratorTest, RunsItsIterationsAndStoresEveryStep) {
   // On cpu nothing is profiled, and the run says so.
   EXPECT_TRUE(evaluator_.profiled.empty());
   ASSERT_FALSE(summary->notes.empty());
+}
+
+// --seed acts on the model's sampling: each programmer request of a seeded run carries
+// (seed × 1000003 + iteration × 1000) mod 2^31 + i, so repeats of a suite with seeds 7 and 8 ask
+// the server for different samples; a run without --seed sends none, as before seeds existed.
+std::vector<std::optional<std::uint64_t>> SeedsOf(const ScriptedBackend& backend) {
+  std::vector<std::optional<std::uint64_t>> seeds;
+  for (const llm::Request& r : backend.Requests()) seeds.push_back(r.seed);
+  return seeds;
+}
+
+TEST_F(OrchestratorTest, ASeededRunSendsSeedsDerivedFromItsSeedAndIteration) {
+  auto run = [this](std::optional<std::uint64_t> seed) {
+    store_.reset();
+    fs::remove_all(dir_ / "run");
+    OpenStore();
+    ScriptedBackend scripted;
+    scripted.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+    scripted.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+    RunConfig options = Options(2);
+    if (seed) {
+      options.seed = *seed;
+      options.seed_given = true;
+    }
+    auto summary = RunWith(&scripted, options);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return SeedsOf(scripted);
+  };
+  using Seeds = std::vector<std::optional<std::uint64_t>>;
+  const Seeds seven = run(7);
+  EXPECT_EQ(seven, (Seeds{7000021 + 1000, 7000021 + 2000}));
+  const Seeds eight = run(8);
+  EXPECT_EQ(eight, (Seeds{8000024 + 1000, 8000024 + 2000}));
+  EXPECT_EQ(run(7), seven) << "the same seed asks the same";
+  EXPECT_EQ(run(std::nullopt), (Seeds{std::nullopt, std::nullopt}));
+  // A large seed stays within what every server takes (31 bits).
+  for (const auto& s : run(std::uint64_t{1} << 63)) {
+    ASSERT_TRUE(s.has_value());
+    EXPECT_LT(*s, std::uint64_t{1} << 31);
+  }
+}
+
+TEST_F(OrchestratorTest, AtSeveralTemperaturesEachCandidatesRequestHasItsOwnSeed) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  scripted.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+  RunConfig options = Options(1);
+  options.temperatures = {0.2, 0.8};
+  options.seed = 7;
+  options.seed_given = true;
+  ASSERT_TRUE(RunWith(&scripted, options).ok());
+  EXPECT_EQ(SeedsOf(scripted),
+            (std::vector<std::optional<std::uint64_t>>{7001021, 7001022}));
+}
+
+TEST_F(OrchestratorTest, AResumedRunKeepsItsSeedAndAsksWhatItWouldHaveAsked) {
+  ScriptedBackend first;
+  first.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  RunConfig options = Options(1);
+  options.seed = 7;
+  options.seed_given = true;
+  ASSERT_TRUE(RunWith(&first, options).ok());
+  // `kernelpro resume` asks for more iterations with the run's stored options, not its own seed.
+  ScriptedBackend second;
+  second.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+  ASSERT_TRUE(RunWith(&second, Options(2)).ok());
+  EXPECT_EQ(SeedsOf(first), (std::vector<std::optional<std::uint64_t>>{7001021}));
+  EXPECT_EQ(SeedsOf(second), (std::vector<std::optional<std::uint64_t>>{7002021}));
+}
+
+TEST_F(OrchestratorTest, ASeedForAProviderWithoutOneIsNoted) {
+  ScriptedBackend anthropic("claude-test", "anthropic");
+  anthropic.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  RunConfig options = Options(1);
+  options.seed = 7;
+  options.seed_given = true;
+  auto summary = RunWith(&anthropic, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_NE(std::find(summary->notes.begin(), summary->notes.end(),
+                      "--seed: the anthropic API has no seed parameter; the programmer's requests "
+                      "record their seeds but are sent without them"),
+            summary->notes.end())
+      << DumpJson(Json(summary->notes));
+  // Without --seed there is nothing to say.
+  store_.reset();
+  fs::remove_all(dir_ / "run");
+  OpenStore();
+  ScriptedBackend unseeded("claude-test", "anthropic");
+  unseeded.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  auto plain = RunWith(&unseeded, Options(1));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  for (const std::string& note : plain->notes) EXPECT_EQ(note.find("--seed"), std::string::npos);
 }
 
 TEST_F(OrchestratorTest, AcceptsAChildOnlyWhenItsIntervalClearsItsParents) {

@@ -36,6 +36,7 @@ Json ToJson(const RunConfig& o) {
               {"feedback", agents::ToString(o.feedback)},
               {"memory", o.memory},
               {"seed", o.seed},
+              {"seed_given", o.seed_given},
               {"run_dir", o.run_dir},
               {"max_cost_usd", NumberOrNull(o.max_cost_usd)},
               {"time_limit_s", NumberOrNull(o.time_limit_s)},
@@ -54,6 +55,13 @@ Json ToJson(const RunConfig& o) {
               {"worker_python", o.worker_python}};
 }
 
+std::optional<std::uint64_t> ProgrammerSeed(const RunConfig& config, int iteration) {
+  if (!config.seed_given) return std::nullopt;
+  // Unsigned arithmetic wraps modulo 2^64, a multiple of 2^31: the result is exact for any seed.
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << 31) - 1;
+  return (config.seed * 1000003u + static_cast<std::uint64_t>(iteration) * 1000u) & kMask;
+}
+
 Result<RunConfig> RunConfigFromJson(const Json& j) {
   if (!j.is_object()) return Status::InvalidArgument("run options: not a JSON object");
   RunConfig o;
@@ -66,6 +74,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   o.feedback = *feedback;
   o.memory = JsonGet<bool>(j, "memory", o.memory);
   o.seed = JsonGet<std::uint64_t>(j, "seed", o.seed);
+  o.seed_given = JsonGet<bool>(j, "seed_given", o.seed_given);
   o.run_dir = JsonGet<std::string>(j, "run_dir", o.run_dir);
   o.max_cost_usd = JsonNumber(j, "max_cost_usd");
   o.time_limit_s = JsonNumber(j, "time_limit_s");

@@ -39,7 +39,12 @@ struct RunConfig {
   std::string search = "mcts";  // mcts | greedy
   bool memory = true;           // search memory and its extractor (--no-memory: off)
   std::size_t memory_chars = agents::kDefaultMemoryChars;  // the prompt's memory block
-  std::uint64_t seed = 0;  // recorded with the run (the strategies make no random choice)
+  // --seed. The strategies make no random choice; the randomness of a run is the model's
+  // sampling, so the seed acts there: when seed_given, each programmer request carries a seed
+  // derived from it (ProgrammerSeed below; docs/seeds.md). Without --seed no request carries one,
+  // as before seeds were sent (runs and cassettes recorded then replay unchanged).
+  std::uint64_t seed = 0;
+  bool seed_given = false;  // --seed was given (runs recorded before the field: false)
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
@@ -65,6 +70,16 @@ Json ToJson(const RunConfig& config);
 // Reads what ToJson wrote, and the form runs recorded before RunConfig kept (the LLM, executor
 // and --gpu under "frontend"); missing fields keep their defaults, bad values are InvalidArgument.
 Result<RunConfig> RunConfigFromJson(const Json& json);
+
+// The seed of the programmer's first request in `iteration` (1-based) of a run with
+// `config.seed_given`; nullopt without it. Request i of the iteration (one per candidate at several
+// temperatures, else only 0) carries this + i:
+//   (seed × 1000003 + iteration × 1000) mod 2^31  + i
+// A pure function of the run's options and the iteration, so a resumed run asks what it asked the
+// first time. Seeds S and S+1 never share a request seed within 1000 iterations (1000 × 1000 <
+// 1000003), and the value fits every server's seed type (llama.cpp's server takes 32 bits and
+// reads 0xFFFFFFFF as "random").
+std::optional<std::uint64_t> ProgrammerSeed(const RunConfig& config, int iteration);
 
 // The configuration a stored run was created with (`kernelpro resume` starts from it). NotFound
 // when the store holds no run.

@@ -20,6 +20,7 @@ RunConfig Full() {
   o.feedback = agents::FeedbackMode::kRaw;
   o.max_cost_usd = 1.5;
   o.seed = 42;
+  o.seed_given = true;
   o.gpu.arch = "sm_80";
   o.gpu_name = "A100";
   o.gpus = 2;
@@ -48,6 +49,8 @@ TEST(RunConfigTest, EverythingAResumedRunNeedsRoundTrips) {
   EXPECT_EQ(back->temperatures, o.temperatures);
   EXPECT_EQ(back->worker_python, "/venv/bin/python");
   EXPECT_EQ(back->gpu_name, "A100");
+  EXPECT_EQ(back->seed, 42u);
+  EXPECT_TRUE(back->seed_given);
 }
 
 TEST(RunConfigTest, NeverStoresTheDecisionToRunUnconfined) {
@@ -80,6 +83,9 @@ TEST(RunConfigTest, ARunRecordedBeforeRunConfigStillOpens) {
   EXPECT_EQ(o->gpu_name, "H200");
   EXPECT_TRUE(o->temperatures.empty());
   EXPECT_TRUE(o->tools.rule_files.empty());
+  // Its "seed": 0 was only recorded: resumed, it still sends no seed (its cassette has none).
+  EXPECT_FALSE(o->seed_given);
+  EXPECT_FALSE(ProgrammerSeed(*o, 1).has_value());
 }
 
 TEST(RunConfigTest, BadValuesAreRefused) {
