@@ -371,6 +371,7 @@ struct OptimizeSuiteArgs {
   std::string search;
   int seeds = 1;
   std::uint64_t seed = 0;
+  bool seed_given = false;  // --seed on the command line
   bool compile_baseline = false;
   std::vector<std::string> extra;  // after "--": more optimize options, for every run
   MachineArgs machine;
@@ -435,8 +436,12 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
   }
   if (!a.search.empty()) args.insert(args.end(), {"--search", a.search});
   args.insert(args.end(), a.extra.begin(), a.extra.end());
+  // Seeds reach the model only when asked for (docs/seeds.md): with --seed, or with several
+  // repeats, which must differ.
+  const bool seeded = a.seed_given || a.seeds > 1;
   m.options = {{"device", a.device},
                {"args", args},
+               {"seeded", seeded},
                {"compile_baseline", a.compile_baseline},
                {"executor", {{"device", a.device}}}};
   const suite::SuiteDir dir(a.dir);
@@ -708,7 +713,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   optimize->add_option("--seeds", opt_args->seeds,
                        "Runs per problem, seeds --seed, --seed+1, ...; a problem scores its best")
       ->check(WholeRange(1, 1000));
-  AddOption(*optimize, kSeedOption, opt_args->seed)->capture_default_str();
+  CLI::Option* seed_option = AddOption(*optimize, kSeedOption, opt_args->seed);
   optimize->add_flag("--compile-baseline", opt_args->compile_baseline,
                      "Also time torch.compile(Model) once per problem and GPU model (cached)");
   AddMachineOptions(*optimize, opt_args->machine, /*with_slurm=*/true);
@@ -753,6 +758,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   AddOption(*report, kJsonOption, report_args->json);
 
   return [=]() -> int {
+    opt_args->seed_given = seed_option->count() > 0;
     if (eval->parsed()) return RunEvalSuite(*eval_args);
     if (optimize->parsed()) return RunOptimizeSuite(*opt_args);
     if (run->parsed()) return RunShardCommand(*dir_args);

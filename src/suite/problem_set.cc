@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include <re2/re2.h>
+#include <regex>
 
 namespace kernelpro::suite {
 namespace fs = std::filesystem;
@@ -15,8 +15,9 @@ namespace {
 bool Hidden(const std::string& name) { return name.empty() || name[0] == '_' || name[0] == '.'; }
 
 std::optional<int> LeadingNumber(const std::string& stem) {
-  int value = 0;
-  if (RE2::PartialMatch(stem, R"(^(\d+)(?:_|$))", &value)) return value;
+  static const std::regex kNumber(R"(^(\d{1,9})(?:_|$))");
+  std::smatch m;
+  if (std::regex_search(stem, m, kNumber)) return std::stoi(m[1].str());
   return std::nullopt;
 }
 
@@ -73,8 +74,9 @@ void AddPythonFiles(const fs::path& dir, std::vector<std::string>& out) {
 }  // namespace
 
 std::optional<int> LevelOfFolder(const std::string& name) {
-  int level = 0;
-  if (RE2::FullMatch(name, R"((?i)(?:level|l)[_-]?(\d+))", &level)) return level;
+  static const std::regex kLevel(R"((?:level|l)[_-]?(\d{1,9}))", std::regex::icase);
+  std::smatch m;
+  if (std::regex_match(name, m, kLevel)) return std::stoi(m[1].str());
   return std::nullopt;
 }
 
@@ -96,19 +98,20 @@ Result<std::vector<SuiteProblem>> DiscoverProblems(const std::string& dir,
         ": no problem files (expected NAME.py, NAME/problem.py, or level folders such as "
         "level1/NAME.py)");
   }
-  std::optional<RE2> pattern;
+  std::optional<std::regex> pattern;
   if (!filter.pattern.empty()) {
-    pattern.emplace(filter.pattern, RE2::Quiet);
-    if (!pattern->ok()) {
+    try {
+      pattern.emplace(filter.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {  // the library's only way to say so
       return Status::InvalidArgument("--filter '" + filter.pattern +
-                                     "': not a regular expression: " + pattern->error());
+                                     "': not a regular expression: " + e.what());
     }
   }
   const std::set<int> levels(filter.levels.begin(), filter.levels.end());
   std::vector<SuiteProblem> kept;
   for (SuiteProblem& p : problems) {
     if (!levels.empty() && !levels.count(p.level)) continue;
-    if (pattern && !RE2::PartialMatch(p.key, *pattern)) continue;
+    if (pattern && !std::regex_search(p.key, *pattern)) continue;
     kept.push_back(std::move(p));
   }
   if (kept.empty()) {
@@ -142,13 +145,13 @@ std::vector<std::string> FindCandidates(const std::string& candidates_dir,
     // KernelBench's generations: level_1_problem_19_sample_0_kernel.py, by sample number.
     std::map<int, std::string> samples;
     for (const fs::path& entry : SortedEntries(candidates_dir)) {
-      int level = 0, task = 0, sample = 0;
-      if (IsFile(entry) &&
-          RE2::FullMatch(entry.filename().string(),
-                         R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py)", &level, &task,
-                         &sample) &&
-          level == problem.level && task == *problem.task) {
-        samples[sample] = fs::absolute(entry).lexically_normal().string();
+      static const std::regex kGeneration(
+          R"(level_(\d{1,9})_problem_(\d{1,9})_sample_(\d{1,9})_kernel\.py)");
+      const std::string name = entry.filename().string();
+      std::smatch m;
+      if (IsFile(entry) && std::regex_match(name, m, kGeneration) &&
+          std::stoi(m[1].str()) == problem.level && std::stoi(m[2].str()) == *problem.task) {
+        samples[std::stoi(m[3].str())] = fs::absolute(entry).lexically_normal().string();
       }
     }
     for (auto& [sample, path] : samples) out.push_back(path);

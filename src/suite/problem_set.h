@@ -20,7 +20,7 @@
 //                            folders): level N, task number T, every sample K in order
 // A problem may have none; the suite then scores it as a failure ("no_candidate").
 //
-// Filters select problems by a regular expression (RE2, searched anywhere in the key) and by
+// Filters select problems by a regular expression (ECMAScript, searched anywhere in the key) and by
 // level. Pure file-system reads; safe from any thread.
 #pragma once
 

@@ -242,8 +242,10 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
                              std::to_string(task.seed)));
     }
   } else {
-    argv.insert(argv.end(), {"optimize", "--problem", problem.path, "--dir", run_dir, "--seed",
-                             std::to_string(task.seed), "--quiet"});
+    argv.insert(argv.end(), {"optimize", "--problem", problem.path, "--dir", run_dir, "--quiet"});
+    if (JsonGet<bool>(manifest.options, "seeded", false)) {
+      argv.insert(argv.end(), {"--seed", std::to_string(task.seed)});
+    }
     for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
       argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
                              std::to_string(task.seed)));
