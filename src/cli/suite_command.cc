@@ -677,6 +677,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
                    "Only problems whose key (level1/19_ReLU) matches this regular expression");
   eval->add_option("--levels", eval_args->levels, "Only these levels (1,2,3)")->delimiter(',');
   AddDeviceOption(*eval, eval_args->options.device);
+  eval_args->options.precompiled_headers = true;  // a suite builds many candidates: worth it
   AddOption(*eval, kSeedOption, eval_args->seed)->capture_default_str();
   AddExecutorOptions(*eval, eval_args->options, eval_args->machine.python);
   eval_args->machine.parallel = 1;

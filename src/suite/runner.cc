@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "core/parallel.h"
 #include "core/subprocess.h"
 #include "core/text.h"
 #include "eval/gpu_pool.h"
@@ -242,7 +243,8 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
                              std::to_string(task.seed)));
     }
   } else {
-    argv.insert(argv.end(), {"optimize", "--problem", problem.path, "--dir", run_dir, "--quiet"});
+    argv.insert(argv.end(),
+                {"optimize", "--problem", problem.path, "--run-dir", run_dir, "--quiet"});
     if (JsonGet<bool>(manifest.options, "seeded", false)) {
       argv.insert(argv.end(), {"--seed", std::to_string(task.seed)});
     }
@@ -339,6 +341,28 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   std::atomic<std::size_t> next{0};
   std::atomic<int> finished{0};
   const std::size_t total = mine.size();
+
+  // eval: every candidate still to evaluate is built first, `jobs` at a time (builds are CPU work
+  // and cached by content, so the device steps that follow find them built).
+  if (manifest.mode == "eval") {
+    std::vector<std::string> builds;
+    for (std::size_t k : mine) {
+      const SuiteTask& task = manifest.tasks[k];
+      if (ReadTaskStatus(dir, task.id, NowSeconds()).state == TaskState::kDone) continue;
+      for (std::size_t i = 0; i < task.candidates.size(); ++i) {
+        if (!fs::exists(dir.candidate_result(task.id, i))) builds.push_back(task.candidates[i]);
+      }
+    }
+    const int jobs = std::max(1, options.executor->options().jobs);
+    if (builds.size() > 1 && jobs > 1) {
+      say("building " + std::to_string(builds.size()) + " candidates, " + std::to_string(jobs) +
+          " at a time");
+      ParallelFor(builds.size(), static_cast<std::size_t>(jobs), [&](std::size_t i) {
+        eval::EvalResult ignored;  // failures are reported by the evaluation itself
+        options.executor->Build(builds[i], ignored);
+      });
+    }
+  }
 
   auto work = [&] {
     for (std::size_t k = next++; k < mine.size(); k = next++) {
