@@ -73,11 +73,12 @@ struct Declaration {
 
 // Flags that mean something else in one command group, by design: `suite`'s command forms are
 // fixed by the scripts that drive them (`suite eval --candidates DIR --dir SUITE_DIR`), where
-// elsewhere --candidates counts candidates per prompt and --dir names a run directory. They are
+// elsewhere --candidates counts candidates per prompt (and `report --out` is a run's report
+// folder, `suite report --out` a suite's). They are
 // checked within the group, not against the rest.
 bool GroupScoped(const std::string& path, const std::string& flag) {
   const bool suite = path == "suite" || path.rfind("suite ", 0) == 0;
-  return suite && (flag == "--candidates" || flag == "--dir");
+  return suite && (flag == "--candidates" || flag == "--dir" || flag == "--out");
 }
 
 void Walk(const CLI::App& app, const std::string& path, std::map<std::string, Declaration>& flags,

@@ -17,11 +17,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
+#include "cli/preflight.h"
 #include "core/text.h"
 #include "report/suite_report.h"
 #include "report/suite_stats.h"
@@ -38,6 +40,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kCommand = "kernelpro suite";
+constexpr const char* kShardsHelp =
+    "How many shards the tasks are split into (task i in shard i mod N); with --slurm, one array "
+    "task each (default: one per task, at most 64)";
 
 int Fail(const std::string& message, int code = 2) {
   std::cerr << kCommand << ": " << message << "\n";
@@ -80,9 +85,7 @@ void AddMachineOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
     cmd.add_option("--slurm", m.slurm,
                    "Submit the tasks as a Slurm job array with these sbatch options (one string, "
                    "e.g. \"--partition=gpu --gres=gpu:1 --time=4:00:00\") instead of running here");
-    cmd.add_option("--shards", m.shards,
-                   "With --slurm: array tasks the suite is split into (default: one per task, "
-                   "at most 64)")
+    cmd.add_option("--shards", m.shards, kShardsHelp)
         ->check(WholeRange(1, 100000));
   }
 }
@@ -216,6 +219,10 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
       JsonGet<std::string>(JsonGet<Json>(manifest.options, "executor", Json::object()), "device",
                            JsonGet<std::string>(manifest.options, "device", "cuda"));
   eval::EvalOptions options = ExecutorFor(manifest, m);
+  // No device here: one line now, not every task failing one after another.
+  if (Status ready = CheckDeviceReady(device, m.python, options.gpus); !ready.ok()) {
+    return Fail(ready.message());
+  }
   std::unique_ptr<ProgressReporter> progress = MakeProgress("suite", m.quiet);
   std::optional<eval::Executor> executor;
   const bool baselines = JsonGet<bool>(manifest.options, "compile_baseline", false);
@@ -387,6 +394,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
   }
   // Each problem's model must resolve before anything runs (a replay cassette per problem must
   // exist): a typo found after an hour of other problems would waste the hour.
+  std::set<std::string> checked;  // each distinct model once (a live server is asked once)
   for (const suite::SuiteProblem& p : *problems) {
     LlmOptions resolved = a.llm;
     auto replace = [&](std::string s) {
@@ -397,6 +405,11 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
     resolved.spec = replace(a.llm.spec);
     auto config = ResolveLlmConfig(resolved);
     if (!config.ok()) return Fail(p.key + ": " + config.status().message());
+    if (checked.insert(resolved.spec).second) {
+      if (Status ready = CheckLlmReady(*config); !ready.ok()) {
+        return Fail(p.key + ": " + ready.message());
+      }
+    }
   }
   suite::SuiteManifest m;
   m.mode = "optimize";
@@ -512,7 +525,7 @@ int ResumeCommand(DirArgs& a) {
 
 int StatusCommand(DirArgs& a) {
   const suite::SuiteDir dir(a.dir);
-  auto manifest = suite::OpenSuite(dir);
+  auto manifest = suite::OpenSuite(dir, /*check_problems=*/false);
   if (!manifest.ok()) return Fail(manifest.status().message());
   suite::SuiteProgress p = suite::ReadProgress(dir, *manifest);
   Json slurm = SlurmStates(dir);
@@ -598,14 +611,14 @@ void PrintGroup(const std::string& label, const report::GroupStats& g) {
 
 int ReportCommand(DirArgs& a) {
   const suite::SuiteDir dir(a.dir);
-  auto manifest = suite::OpenSuite(dir);
+  auto manifest = suite::OpenSuite(dir, /*check_problems=*/false);
   if (!manifest.ok()) return Fail(manifest.status().message());
   auto input = suite::ReadSuiteReport(dir, *manifest, a.baseline);
   if (!input.ok()) return Fail(input.status().message());
   const std::optional<double> cap = a.cap > 0 ? std::optional<double>(a.cap) : std::nullopt;
   if (!a.compare.empty()) {
     const suite::SuiteDir other_dir(a.compare);
-    auto other = suite::OpenSuite(other_dir);
+    auto other = suite::OpenSuite(other_dir, /*check_problems=*/false);
     if (!other.ok()) return Fail("--compare: " + other.status().message());
     auto other_input = suite::ReadSuiteReport(other_dir, *other, a.baseline);
     if (!other_input.ok()) return Fail("--compare: " + other_input.status().message());
@@ -688,9 +701,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   eval->add_option("--slurm", eval_args->machine.slurm,
                    "Submit the tasks as a Slurm job array with these sbatch options (one string, "
                    "e.g. \"--partition=gpu --gres=gpu:1 --time=4:00:00\") instead of running here");
-  eval->add_option("--shards", eval_args->machine.shards,
-                   "With --slurm: array tasks the suite is split into (default: one per task, "
-                   "at most 64)")
+  eval->add_option("--shards", eval_args->machine.shards, kShardsHelp)
       ->check(WholeRange(1, 100000));
 
   auto opt_args = std::make_shared<OptimizeSuiteArgs>();
@@ -716,7 +727,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
       ->check(WholeRange(1, 1000));
   CLI::Option* seed_option = AddOption(*optimize, kSeedOption, opt_args->seed);
   optimize->add_flag("--compile-baseline", opt_args->compile_baseline,
-                     "Also time torch.compile(Model) once per problem and GPU model (cached)");
+                     "Also time torch.compile(Model)");
   AddMachineOptions(*optimize, opt_args->machine, /*with_slurm=*/true);
   optimize->add_option("extra", opt_args->extra, "Options for every optimize run (after --)");
 
@@ -726,7 +737,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   run->add_option("suite", dir_args->dir, "The suite directory")->required();
   run->add_option("--shard", dir_args->shard, "This shard's number, from 0")
       ->check(WholeRange(0, 100000));
-  run->add_option("--shards", dir_args->shards, "How many shards the tasks are split into")
+  run->add_option("--shards", dir_args->shards, kShardsHelp)
       ->check(WholeRange(1, 100000));
   AddMachineOptions(*run, dir_args->machine, /*with_slurm=*/false);
 

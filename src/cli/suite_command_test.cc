@@ -227,6 +227,7 @@ TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
 
 TEST_F(SuiteCommandTest, UsageErrorsAreOneLineAndExitTwo) {
   MakeCpuSuite();
+  fs::create_directories(root_ / "empty");
   struct Case {
     std::vector<std::string> args;
     std::string says;
@@ -236,7 +237,7 @@ TEST_F(SuiteCommandTest, UsageErrorsAreOneLineAndExitTwo) {
         (root_ / "cands").string(), "--dir", (root_ / "s").string()},
        "not a folder"},
       {{"suite", "eval", "--problems", (root_ / "problems").string(), "--candidates",
-        (root_ / "problems").string(), "--dir", (root_ / "s").string()},
+        (root_ / "empty").string(), "--dir", (root_ / "s").string()},
        "no candidate in"},
       {{"suite", "status", (root_ / "none").string()}, "holds no suite"},
       {{"suite", "report", (root_ / "none").string()}, "holds no suite"},

@@ -107,6 +107,10 @@ Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const Suite
       continue;
     }
     auto report = options.executor->Evaluate(problem.path, {task.candidates[i]});
+    if (!report.ok() && report.status().code() == Status::Code::kUnavailable) {
+      // The machine, not the task: no device. Every other task would fail the same way.
+      return Json{{"fatal", report.status().message()}};
+    }
     if (!report.ok()) {
       Json failed = BaseResult(manifest, task);
       failed["status"] = "error";
@@ -339,6 +343,8 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
                                            : static_cast<int>(options.gpus.size());
   Heartbeats heartbeats(dir);
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::string fatal;  // under mu
   std::atomic<int> finished{0};
   const std::size_t total = mine.size();
 
@@ -365,7 +371,7 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   }
 
   auto work = [&] {
-    for (std::size_t k = next++; k < mine.size(); k = next++) {
+    for (std::size_t k = next++; k < mine.size() && !stop; k = next++) {
       const SuiteTask& task = manifest.tasks[mine[k]];
       TaskStatus before = ReadTaskStatus(dir, task.id, NowSeconds());
       if (before.state == TaskState::kDone ||
@@ -401,6 +407,13 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       std::string gpu;
       if (manifest.mode == "eval") {
         result = RunEvalTask(dir, manifest, task, options);
+        if (result.contains("fatal")) {
+          heartbeats.Remove(task.id);
+          ReleaseClaim(dir, task.id);
+          std::lock_guard<std::mutex> lock(mu);
+          if (!stop.exchange(true)) fatal = JsonGet<std::string>(result, "fatal", "");
+          break;
+        }
         gpu = JsonGet<std::string>(result, "gpu", options.gpus.empty() ? "" : options.gpus[0]);
       } else {
         eval::GpuPool::Lease lease = pool.Acquire();
@@ -450,6 +463,10 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   for (int i = 1; i < workers; ++i) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
+  if (stop) {
+    return Status::Unavailable(fatal + " (no task was marked failed; run the suite again once "
+                                       "the device is there)");
+  }
   return summary;
 }
 

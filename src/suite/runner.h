@@ -16,7 +16,9 @@
 //             measured it.
 //
 // Tasks run `parallel` at a time: one per GPU of `gpus`, or `parallel` on a CPU suite.
-// RunShard returns when every task of the shard has a result or is held by another process.
+// RunShard returns when every task of the shard has a result or is held by another process. A
+// missing device (Unavailable) stops the shard at once with that error, leaving the task pending:
+// it is the machine's fault, and every other task would fail the same way.
 #pragma once
 
 #include <functional>

@@ -82,8 +82,10 @@ class SuiteDir {
 // the first difference (use another --dir, or `kernelpro suite resume` to continue it). Refused
 // too when a problem file changed since the suite began (its results would mix two problems).
 Result<SuiteManifest> CreateOrOpenSuite(const SuiteDir& dir, const SuiteManifest& requested);
-// Reads the manifest of an existing suite, checking the problem files are unchanged.
-Result<SuiteManifest> OpenSuite(const SuiteDir& dir);
+// Reads the manifest of an existing suite. To run its tasks (`check_problems`), its problem files
+// must be where they were and unchanged; reading its results (status, report) needs neither, so
+// a suite copied to another machine can still be reported.
+Result<SuiteManifest> OpenSuite(const SuiteDir& dir, bool check_problems = true);
 
 // Shard `shard` of `shards`: the indices of its tasks.
 std::vector<std::size_t> ShardTasks(const SuiteManifest& manifest, int shard, int shards);
