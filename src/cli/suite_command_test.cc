@@ -119,13 +119,13 @@ TEST_F(SuiteCommandTest, ACpuSuiteIsEvaluatedReportedAndNotRedone) {
 TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   MakeCpuSuite();
   const fs::path suite = root_ / "suite";
-  // Killed with SIGKILL a few seconds in, wherever it is.
-  ProcessOptions p;
-  p.argv = {KERNELPRO_BINARY};
-  for (const std::string& a : EvalArgs("suite")) p.argv.push_back(a);
-  p.limits.wall_timeout = std::chrono::seconds(8);
-  auto killed = RunProcess(p);
-  ASSERT_TRUE(killed.ok());
+  // Killed with SIGKILL right after the first candidate's verdict is saved: in the middle of
+  // tiny_swish (its second candidate not yet evaluated), with small_linear not started.
+  CliRun killed = RunKernelpro(EvalArgs("suite"), 20, {{"KERNELPRO_TEST_KILL_AFTER_VERDICTS", "1"}});
+  ASSERT_NE(killed.exit_code, 0);
+  ASSERT_TRUE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/000.json"));
+  ASSERT_FALSE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/001.json"));
+  ASSERT_FALSE(fs::exists(suite / "tasks/level1/1_tiny_swish/result.json"));
   // What it finished is kept as it was.
   std::map<std::string, fs::file_time_type> kept;
   for (const auto& entry : fs::recursive_directory_iterator(suite / "tasks")) {
@@ -135,10 +135,10 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   }
   CliRun status = RunKernelpro({"suite", "status", suite.string()}, 1);
   ASSERT_EQ(status.exit_code, 0) << status.err;
-  if (killed->timed_out) {
-    EXPECT_EQ(status.out.find("running"), status.out.find("running 0"))
-        << "a dead process's claim must not show as running:\n" << status.out;
-  }
+  // The dead process's claim is not "running": the task is interrupted, and resume reruns it.
+  EXPECT_NE(status.out.find("running 0, interrupted 1"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("interrupted  level1/1_tiny_swish"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("kernelpro suite resume"), std::string::npos) << status.out;
   CliRun resumed = RunKernelpro({"suite", "resume", suite.string(), "--cache-dir", kCache,
                                  "--quiet"},
                                 20);

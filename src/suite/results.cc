@@ -191,6 +191,11 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
     input.rows.push_back(std::move(row));
   }
   input.stats = report::SummarizeSuite(Scores(input.rows));
+  int noisy = 0, scored = 0;
+  for (const report::SuiteProblemRow& row : input.rows) {
+    if (row.speedup) ++scored;
+    if (row.speedup && row.noisy) ++noisy;
+  }
 
   for (const std::string& e : environments) input.measurement.push_back(e);
   for (const std::string& m : methods) input.measurement.push_back("timing: " + m);
@@ -205,6 +210,13 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
         "speedup over eager, measured once per problem and GPU model in interleaved rounds");
   } else {
     input.measurement.push_back("baseline: the eager PyTorch reference (Model)");
+  }
+  if (noisy > 0) {
+    input.measurement.push_back(
+        std::to_string(noisy) + " of " + std::to_string(scored) +
+        " speedups have noisy timing (an interval wider than half the estimate, or calls spread "
+        "more than their median): counted at their estimate, flagged in the "
+        "table; rerun those problems on a quieter machine before quoting them");
   }
   if (without_compile > 0) {
     input.measurement.push_back(std::to_string(without_compile) +

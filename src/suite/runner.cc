@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -94,6 +96,15 @@ Json BaseResult(const SuiteManifest& manifest, const SuiteTask& task) {
           {"host", HostName()}};
 }
 
+// The hidden test hook: KERNELPRO_TEST_KILL_AFTER_VERDICTS=N ends the process with SIGKILL right
+// after its Nth candidate verdict is saved, so tests can prove a suite killed mid-task resumes
+// with nothing lost or redone.
+void KillAfterVerdict() {
+  static std::atomic<int> saved{0};
+  const char* value = std::getenv("KERNELPRO_TEST_KILL_AFTER_VERDICTS");
+  if (value && *value && ++saved >= std::atoi(value)) std::raise(SIGKILL);
+}
+
 // ---- eval
 
 Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
@@ -128,6 +139,7 @@ Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const Suite
       return failed;
     }
     verdicts.push_back(std::move(verdict));
+    KillAfterVerdict();
   }
   return EvalTaskResult(dir, manifest, task, verdicts);
 }
