@@ -167,8 +167,9 @@ std::vector<std::string> SlurmLines(const Json& slurm) {
       line += "states unknown: " + JsonGet<std::string>(s, "error", "");
     } else {
       std::map<std::string, std::vector<std::string>> by_state;
-      for (const auto& [shard, state] : JsonGet<Json>(s, "states", Json::object()).items()) {
-        by_state[state.get<std::string>()].push_back(shard);
+      const Json states = JsonGet<Json>(s, "states", Json::object());  // outlives the loop
+      for (const auto& [shard, state] : states.items()) {
+        by_state[state.is_string() ? state.get<std::string>() : "?"].push_back(shard);
       }
       std::string parts;
       for (const auto& [state, shards] : by_state) {

@@ -160,7 +160,8 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
       }
       row.speedup = eager * scale;
       const Json interval = JsonGet<Json>(r, "speedup_interval", nullptr);
-      if (interval.is_array() && interval.size() == 2) {
+      if (interval.is_array() && interval.size() == 2 && interval[0].is_number() &&
+          interval[1].is_number()) {
         row.speedup_low = interval[0].get<double>() * scale;
         row.speedup_high = interval[1].get<double>() * scale;
       }

@@ -255,6 +255,7 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
   if (fs::exists(store::RunLayout(run_dir).store(), ec)) {
     argv.insert(argv.end(), {"resume", run_dir, "--quiet"});
     for (const Json& a : JsonGet<Json>(manifest.options, "resume_args", Json::array())) {
+      if (!a.is_string()) continue;
       argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
                              std::to_string(task.seed)));
     }
@@ -265,6 +266,7 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
       argv.insert(argv.end(), {"--seed", std::to_string(task.seed)});
     }
     for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
+      if (!a.is_string()) continue;
       argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
                              std::to_string(task.seed)));
     }

@@ -145,5 +145,31 @@ TEST_F(SuiteDirTest, AResultMakesATaskDoneAndAnErrorResultFailed) {
   EXPECT_EQ(dir.Relative("/elsewhere/x.py"), "/elsewhere/x.py");
 }
 
+TEST_F(SuiteDirTest, CorruptedFilesAreClearErrorsOrRedoneNeverACrash) {
+  SuiteDir dir((root_ / "suite").string());
+  fs::create_directories(dir.dir());
+  Write("suite/suite.json", "{\"mode\": \"eval\", \"problems\": [");  // cut short
+  auto cut = OpenSuite(dir);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("suite.json"), std::string::npos);
+  Write("suite/suite.json", "{\"mode\": \"bake\", \"problems\": [], \"tasks\": []}");
+  auto odd = OpenSuite(dir);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("unknown mode 'bake'"), std::string::npos);
+  Write("suite/suite.json",
+        "{\"mode\": \"eval\", \"problems\": [{\"key\": 3}], \"tasks\": [{\"id\": 1}]}");
+  EXPECT_FALSE(OpenSuite(dir).ok());
+
+  // A result cut short by a crash of something else is no result: the task runs again.
+  fs::create_directories(dir.task_dir("a"));
+  Write("suite/tasks/a/result.json", "{\"status\": \"corr");
+  EXPECT_EQ(ReadTaskStatus(dir, "a", NowSeconds()).state, TaskState::kPending);
+  // A garbled claim holds nothing: the task can be claimed.
+  Write("suite/tasks/a/claim.json", "garbage");
+  auto taken = TryClaim(dir, "a", 0);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_TRUE(*taken);
+}
+
 }  // namespace
 }  // namespace kernelpro::suite
