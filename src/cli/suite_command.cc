@@ -73,10 +73,8 @@ struct MachineArgs {
   int shards = 0;              // with --slurm: array tasks (default: one per task, at most 64)
 };
 
-void AddMachineOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
-  AddGpusOption(cmd, m.gpus);
-  AddWorkerOptions(cmd, m.executor, m.python);
-  AddSandboxOptions(cmd, m.executor);
+// --parallel, --quiet and (with_slurm) --slurm, --shards.
+void AddRunOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
   cmd.add_option("--parallel", m.parallel,
                  "Tasks at once without --gpus (CPU suites; timings then share the cores)")
       ->check(WholeRange(1, 256));
@@ -88,6 +86,31 @@ void AddMachineOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
     cmd.add_option("--shards", m.shards, kShardsHelp)
         ->check(WholeRange(1, 100000));
   }
+}
+
+// What `eval`'s executor options do not already give: GPUs, worker and sandbox, then the above.
+void AddMachineOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
+  AddGpusOption(cmd, m.gpus);
+  AddWorkerOptions(cmd, m.executor, m.python);
+  AddSandboxOptions(cmd, m.executor);
+  AddRunOptions(cmd, m, with_slurm);
+}
+
+// Which problems, and the suite directory: --problems, --dir, --filter, --levels.
+struct Selection {
+  std::string problems, dir, filter;
+  std::vector<int> levels;
+};
+
+void AddSelectionOptions(CLI::App& cmd, Selection& s) {
+  cmd.add_option("--problems", s.problems,
+                 "Problems in KernelBench's format: level folders (level1/...) or a flat folder")
+      ->required();
+  cmd.add_option("--dir", s.dir, "The suite directory: everything of the suite lives there")
+      ->required();
+  cmd.add_option("--filter", s.filter,
+                 "Only problems whose key (level1/19_ReLU) matches this regular expression");
+  cmd.add_option("--levels", s.levels, "Only these levels (1,2,3)")->delimiter(',');
 }
 
 // ---- Slurm
@@ -312,8 +335,8 @@ int Dispatch(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest,
 // ---- suite eval
 
 struct EvalSuiteArgs {
-  std::string problems, candidates, dir, filter;
-  std::vector<int> levels;
+  Selection selection;
+  std::string candidates;
   eval::EvalOptions options;
   std::uint64_t seed = 1;
   MachineArgs machine;
@@ -323,11 +346,12 @@ int RunEvalSuite(EvalSuiteArgs& a) {
   if (!fs::is_directory(a.candidates)) {
     return Fail("--candidates " + a.candidates + ": not a folder");
   }
-  auto problems = suite::DiscoverProblems(a.problems, {a.filter, a.levels});
+  auto problems = suite::DiscoverProblems(a.selection.problems,
+                                          {a.selection.filter, a.selection.levels});
   if (!problems.ok()) return Fail(problems.status().message());
   suite::SuiteManifest m;
   m.mode = "eval";
-  m.problems_dir = fs::absolute(a.problems).lexically_normal().string();
+  m.problems_dir = fs::absolute(a.selection.problems).lexically_normal().string();
   m.candidates_dir = fs::absolute(a.candidates).lexically_normal().string();
   m.problems = *problems;
   int without = 0;
@@ -351,7 +375,7 @@ int RunEvalSuite(EvalSuiteArgs& a) {
     executor.erase(machine);
   }
   m.options = {{"executor", executor}, {"compile_baseline", a.options.compile_baseline}};
-  const suite::SuiteDir dir(a.dir);
+  const suite::SuiteDir dir(a.selection.dir);
   auto stored = suite::CreateOrOpenSuite(dir, m);
   if (!stored.ok()) return Fail(stored.status().message());
   if (without > 0 && !a.machine.quiet) {
@@ -372,8 +396,8 @@ int RunEvalSuite(EvalSuiteArgs& a) {
 // ---- suite optimize
 
 struct OptimizeSuiteArgs {
-  std::string problems, dir, filter, device = "cuda";
-  std::vector<int> levels;
+  Selection selection;
+  std::string device = "cuda";
   LlmOptions llm;
   SearchBudget budget;
   std::string search;
@@ -386,7 +410,8 @@ struct OptimizeSuiteArgs {
 };
 
 int RunOptimizeSuite(OptimizeSuiteArgs& a) {
-  auto problems = suite::DiscoverProblems(a.problems, {a.filter, a.levels});
+  auto problems = suite::DiscoverProblems(a.selection.problems,
+                                          {a.selection.filter, a.selection.levels});
   if (!problems.ok()) return Fail(problems.status().message());
   if (a.llm.spec.empty() && a.llm.config_file.empty()) {
     return Fail("--llm PROVIDER:MODEL (or --llm-config FILE) is required: the model every run "
@@ -414,7 +439,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
   }
   suite::SuiteManifest m;
   m.mode = "optimize";
-  m.problems_dir = fs::absolute(a.problems).lexically_normal().string();
+  m.problems_dir = fs::absolute(a.selection.problems).lexically_normal().string();
   m.problems = *problems;
   for (std::size_t i = 0; i < m.problems.size(); ++i) {
     for (int k = 0; k < a.seeds; ++k) {
@@ -458,7 +483,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
                {"seeded", seeded},
                {"compile_baseline", a.compile_baseline},
                {"executor", {{"device", a.device}}}};
-  const suite::SuiteDir dir(a.dir);
+  const suite::SuiteDir dir(a.selection.dir);
   auto stored = suite::CreateOrOpenSuite(dir, m);
   if (!stored.ok()) return Fail(stored.status().message());
   return Dispatch(dir, *stored, a.machine);
@@ -673,51 +698,28 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   CLI::App* suite = app.add_subcommand(
       "suite", "Run kernelpro over a benchmark of problems and report the suite's statistics");
   suite->require_subcommand(1);
-  const OptionSpec dir_spec = {"--dir", "The suite directory: everything of the suite lives there"};
 
   auto eval_args = std::make_shared<EvalSuiteArgs>();
   CLI::App* eval = suite->add_subcommand(
       "eval", "Evaluate existing candidates (one folder per suite) against every problem");
   eval->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  eval->add_option("--problems", eval_args->problems,
-                   "Problems in KernelBench's format: level folders (level1/...) or a flat folder")
-      ->required();
+  AddSelectionOptions(*eval, eval_args->selection);
   eval->add_option("--candidates", eval_args->candidates,
                    "Candidates: <problem stem>.py or <problem stem>/*.py, or KernelBench's "
                    "level_N_problem_T_sample_K_kernel.py files")
       ->required();
-  AddOption(*eval, dir_spec, eval_args->dir)->required();
-  eval->add_option("--filter", eval_args->filter,
-                   "Only problems whose key (level1/19_ReLU) matches this regular expression");
-  eval->add_option("--levels", eval_args->levels, "Only these levels (1,2,3)")->delimiter(',');
   AddDeviceOption(*eval, eval_args->options.device);
   eval_args->options.precompiled_headers = true;  // a suite builds many candidates: worth it
   AddOption(*eval, kSeedOption, eval_args->seed)->capture_default_str();
   AddExecutorOptions(*eval, eval_args->options, eval_args->machine.python);
-  eval_args->machine.parallel = 1;
-  eval->add_option("--parallel", eval_args->machine.parallel,
-                   "Tasks at once without --gpus (CPU suites; timings then share the cores)")
-      ->check(WholeRange(1, 256));
-  AddProgressOptions(*eval, eval_args->machine.quiet);
-  eval->add_option("--slurm", eval_args->machine.slurm,
-                   "Submit the tasks as a Slurm job array with these sbatch options (one string, "
-                   "e.g. \"--partition=gpu --gres=gpu:1 --time=4:00:00\") instead of running here");
-  eval->add_option("--shards", eval_args->machine.shards, kShardsHelp)
-      ->check(WholeRange(1, 100000));
+  AddRunOptions(*eval, eval_args->machine, /*with_slurm=*/true);
 
   auto opt_args = std::make_shared<OptimizeSuiteArgs>();
   CLI::App* optimize = suite->add_subcommand(
       "optimize",
       "One optimize run per problem (and seed); options after -- go to every run");
   optimize->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  optimize->add_option("--problems", opt_args->problems,
-                       "Problems in KernelBench's format: level folders (level1/...) or a flat "
-                       "folder")
-      ->required();
-  AddOption(*optimize, dir_spec, opt_args->dir)->required();
-  optimize->add_option("--filter", opt_args->filter,
-                       "Only problems whose key (level1/19_ReLU) matches this regular expression");
-  optimize->add_option("--levels", opt_args->levels, "Only these levels (1,2,3)")->delimiter(',');
+  AddSelectionOptions(*optimize, opt_args->selection);
   AddDeviceOption(*optimize, opt_args->device);
   AddLlmOptions(*optimize, opt_args->llm);
   AddBudgetOptions(*optimize, opt_args->budget);

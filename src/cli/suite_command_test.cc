@@ -151,7 +151,7 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
 
 // A suite's files written by hand: what `suite report` reads.
 void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, double>>& speedups,
-                const fs::path& problems) {
+                const fs::path& problems, double compile_speedup = 0) {
   Json problem_list = Json::array(), tasks = Json::array();
   for (std::size_t i = 0; i < speedups.size(); ++i) {
     const std::string name = std::to_string(i + 1) + "_" + speedups[i].first;
@@ -182,6 +182,12 @@ void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, do
                              {"sm_clock_mhz", 1980},
                              {"max_sm_clock_mhz", 1980},
                              {"memory_clock_mhz", 3201}};
+    if (compile_speedup > 0) {
+      result["baselines"] = {{"eager_ms", 1.0},
+                             {"compile_ms", 1.0 / compile_speedup},
+                             {"compile_speedup", compile_speedup},
+                             {"gpu_name", "NVIDIA H200"}};
+    }
     result["started_at"] = "2026-12-01T00:00:00Z";
     result["finished_at"] = "2026-12-01T00:01:00Z";
     result["seconds"] = 60;
@@ -223,6 +229,37 @@ TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
   EXPECT_NE(text.out.find("one-sided Wilcoxon signed-rank, n = 8"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("NVIDIA H200, driver 580.95.05"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("not locked by kernelpro"), std::string::npos) << text.out;
+}
+
+TEST_F(SuiteCommandTest, SpeedupsAgainstTorchCompileAreLabelledAndDividedByItsOwnSpeedup) {
+  // torch.compile is 2x faster than eager on every problem here.
+  WriteSuite(root_ / "a", {{"p", 4.0}, {"q", 1.0}, {"r", 0}}, root_ / "problems", 2.0);
+  CliRun eager = RunKernelpro({"suite", "report", (root_ / "a").string(), "--json"}, 1);
+  ASSERT_EQ(eager.exit_code, 0) << eager.err;
+  EXPECT_EQ(eager.json["baseline"], "eager");
+  CliRun compiled = RunKernelpro(
+      {"suite", "report", (root_ / "a").string(), "--json", "--baseline", "compile"}, 1);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(compiled.json["baseline"], "torch.compile");
+  const Json& problems = compiled.json["problems"];
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_NEAR(problems[0]["speedup"].get<double>(), 2.0, 1e-9);   // 4x over eager / 2
+  EXPECT_NEAR(problems[0]["other_speedup"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(problems[1]["speedup"].get<double>(), 0.5, 1e-9);   // as fast as eager: slower
+  EXPECT_NEAR(compiled.json["overall"]["fast_p"]["1.0"].get<double>(), 1.0 / 3, 1e-9);
+  bool labelled = false;
+  for (const Json& line : compiled.json["measurement"]) {
+    labelled |= line.get<std::string>().find("baseline torch.compile") != std::string::npos;
+  }
+  EXPECT_TRUE(labelled) << compiled.json["measurement"].dump();
+
+  // Without torch.compile times, correct problems cannot be scored against it, and it says so.
+  WriteSuite(root_ / "b", {{"p", 4.0}}, root_ / "problems");
+  CliRun missing = RunKernelpro(
+      {"suite", "report", (root_ / "b").string(), "--json", "--baseline", "compile"}, 1);
+  ASSERT_EQ(missing.exit_code, 0) << missing.err;
+  EXPECT_EQ(missing.json["problems"][0]["status"], "no_baseline");
+  EXPECT_NE(missing.json["measurement"].dump().find("no torch.compile time"), std::string::npos);
 }
 
 TEST_F(SuiteCommandTest, UsageErrorsAreOneLineAndExitTwo) {
