@@ -183,12 +183,8 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   result["noisy"] = verdict->noisy;
   result["best_node"] = verdict->node;
   result["verdict"] = verdict->text;
-  if (best.candidate_ms) {
-    result["kernel_ms"] = *best.candidate_ms;
-    if (verdict->speedup.estimate > 0) {
-      result["reference_ms"] = *best.candidate_ms * verdict->speedup.estimate;
-    }
-  }
+  // The reference's own median is not kept per node, and is not made up from the ratio here.
+  if (best.candidate_ms) result["kernel_ms"] = *best.candidate_ms;
   if (fs::exists(layout.best_kernel())) result["best"] = dir.Relative(layout.best_kernel());
   result["timing_method"] = "as the run measured its best node (interleaved rounds against the "
                             "reference)";
