@@ -14,13 +14,12 @@ Issue 18 asks for at least 70 % of cuBLAS at 4096^3 on an H200:
         --problem problems/gemm_bf16/problem.py \
         --candidate problems/gemm_bf16/candidates/cuda_gemm_cutlass.py [--json out.json]
 
-`--shape M,N,K` (repeatable) times other sizes with inputs made the way the problem makes them
-(randn times the same powers of two). This is a measurement, not a test: nothing is asserted.
+`--shape M,N,K` (repeatable) times other sizes too, on randn inputs with the standard deviations
+of the problem's A and B. This is a measurement, not a test: nothing is asserted.
 """
 
 import argparse
 import importlib.util
-import json
 import os
 import statistics
 import sys
