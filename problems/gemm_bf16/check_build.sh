@@ -10,7 +10,7 @@
 #
 # CUTLASS: $CUTLASS_DIR or $KERNELPRO_CUTLASS_DIR (checkout root, include/ folder or the
 # nvidia-cutlass wheel's cutlass_library folder), else /work/.cutlass-pypi or .tools/cutlass.
-# cuobjdump: $CUOBJDUMP, else .tools/pypi/nvidia/cu13/bin/cuobjdump (scripts/setup), else PATH.
+# cuobjdump: $KERNELPRO_CUOBJDUMP, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, .tools/pypi (scripts/setup).
 # Not used by any test. A compile takes about a minute on a 2-core machine.
 set -euo pipefail
 
@@ -42,15 +42,17 @@ find_include() {
 }
 include="$(find_include)" || { echo "CUTLASS not found: set CUTLASS_DIR" >&2; exit 2; }
 
-cuobjdump="${CUOBJDUMP:-}"
-if [[ -z "$cuobjdump" ]]; then
-  if [[ -x "$root/.tools/pypi/nvidia/cu13/bin/cuobjdump" ]]; then
-    cuobjdump="$root/.tools/pypi/nvidia/cu13/bin/cuobjdump"
-  else
-    cuobjdump="$(command -v cuobjdump || true)"
-  fi
-fi
-[[ -n "$cuobjdump" ]] || { echo "cuobjdump not found: run scripts/setup or set CUOBJDUMP" >&2; exit 2; }
+# cuobjdump found the way kernelpro finds it (src/core/tool_paths.cc FindTool).
+find_cuobjdump() {
+  if [[ -n "${KERNELPRO_CUOBJDUMP:-}" ]]; then echo "$KERNELPRO_CUOBJDUMP"; return 0; fi
+  local d
+  for d in $(command -v cuobjdump || true) "${CUDA_HOME:-/nonexistent}/bin/cuobjdump" \
+           /usr/local/cuda/bin/cuobjdump "$root"/.tools/pypi/nvidia/*/bin/cuobjdump; do
+    if [[ -x "$d" ]]; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+cuobjdump="$(find_cuobjdump)" || { echo "cuobjdump not found: run scripts/setup or set KERNELPRO_CUOBJDUMP" >&2; exit 2; }
 python="${PYTHON:-$(command -v python3 || echo /usr/bin/python3)}"
 
 work="${keep:-$(mktemp -d)}"
