@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   };
   const std::vector<Query> queries = {
       {"SM90_64x128x16_F32BF16BF16_SS", "", "a literal name"},
-      {"struct SM90_64x\\d+x16_F32BF16BF16_SS\\b", "", "a name family"},
+      {"struct MMA_64x\\d+x16_F32BF16BF16_SS\\b", "", "a name family"},
       {"static_assert\\(.*(GMMA|gmma)", "", "static_asserts about GMMA"},
       {"(?i)tile_to_shape", "", "case-insensitive"},
       {"^\\s*template\\s*<", "", "every template line"},
