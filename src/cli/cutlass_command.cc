@@ -97,8 +97,7 @@ std::optional<std::pair<int, int>> ParseLines(const std::string& text) {
     return std::make_pair(*line, *line);
   }
   auto first = colon == 0 ? std::optional<int>(1) : number(text.substr(0, colon));
-  auto last =
-      colon + 1 == text.size() ? std::optional<int>(0) : number(text.substr(colon + 1));
+  auto last = colon + 1 == text.size() ? std::optional<int>(0) : number(text.substr(colon + 1));
   if (!first || !last) return std::nullopt;
   return std::make_pair(*first, *last);
 }
@@ -106,7 +105,8 @@ std::optional<std::pair<int, int>> ParseLines(const std::string& text) {
 int Read(const CutlassArgs& args) {
   const auto lines = ParseLines(args.lines);
   if (!lines) {
-    return Fail("read", "--lines '" + args.lines + "': give A:B (1-based, inclusive), e.g. 100:180");
+    return Fail("read",
+                "--lines '" + args.lines + "': give A:B (1-based, inclusive), e.g. 100:180");
   }
   auto tree = Locate("read", args.read_dir, args.dir);
   if (!tree) return kUsageExit;
@@ -142,8 +142,8 @@ int Version(const CutlassArgs& args) {
               << "\n";
     return 0;
   }
-  std::cout << "CUTLASS " << (tree->version.empty() ? "(version unknown)" : tree->version)
-            << " at " << tree->root << " (from " << tree->origin << ")\n"
+  std::cout << "CUTLASS " << (tree->version.empty() ? "(version unknown)" : tree->version) << " at "
+            << tree->root << " (from " << tree->origin << ")\n"
             << "include folder: " << tree->include_dir << "\n";
   return 0;
 }
@@ -189,7 +189,8 @@ CommandRunner RegisterCutlassCommand(CLI::App& app) {
   ls->add_option("dir", args->ls_target, "Directory relative to the include folder (default: top)");
   AddCutlassOptions(*ls, args->ls_dir);
 
-  CLI::App* version = cutlass->add_subcommand("version", "The tree's CUTLASS version and where it is");
+  CLI::App* version =
+      cutlass->add_subcommand("version", "The tree's CUTLASS version and where it is");
   AddOption(*version, kJsonOption, args->version_json);
   version->footer("--json prints {version, root, include_dir, origin}");
   AddCutlassOptions(*version, args->version_dir);

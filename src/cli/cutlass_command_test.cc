@@ -41,7 +41,8 @@ TEST(CutlassCommandTest, SearchJsonIsAListOfFileLineText) {
       {"file": "cutlass/version.h", "line": 4, "text": "#define CUTLASS_MAJOR 9"},
       {"file": "cutlass/version.h", "line": 5, "text": "#define CUTLASS_MINOR 8"}])"))
       << r.out;
-  CliRun limited = Cutlass({"search", "namespace", "--json", "--max-results", "1", "--path", "cute/"});
+  CliRun limited =
+      Cutlass({"search", "namespace", "--json", "--max-results", "1", "--path", "cute/"});
   EXPECT_EQ(limited.exit_code, 0);
   EXPECT_EQ(limited.json.size(), 1u);
   EXPECT_EQ(limited.err,
@@ -70,10 +71,10 @@ TEST(CutlassCommandTest, LsAndVersionDescribeTheTree) {
       << ls.out;
   CliRun version = Cutlass({"version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
-  EXPECT_EQ(version.out, "CUTLASS 9.8.7 at " + kFixture + " (from --cutlass-dir)\ninclude folder: " +
-                             kFixture + "/include\n");
-  CliRun from_env = RunKernelpro({"cutlass", "version", "--json"}, 1,
-                                 {{"KERNELPRO_CUTLASS_DIR", kFixture}});
+  EXPECT_EQ(version.out, "CUTLASS 9.8.7 at " + kFixture +
+                             " (from --cutlass-dir)\ninclude folder: " + kFixture + "/include\n");
+  CliRun from_env =
+      RunKernelpro({"cutlass", "version", "--json"}, 1, {{"KERNELPRO_CUTLASS_DIR", kFixture}});
   EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
   EXPECT_EQ(from_env.json["version"], "9.8.7");
   EXPECT_EQ(from_env.json["origin"], "KERNELPRO_CUTLASS_DIR");
@@ -105,8 +106,8 @@ TEST(CutlassCommandTest, UsageErrorsAreOneLineAndExitTwo) {
   CliRun wrong = RunKernelpro({"cutlass", "version", "--cutlass-dir", "/nonexistent"}, 1, {},
                               {"KERNELPRO_CUTLASS_DIR"});
   EXPECT_EQ(wrong.exit_code, 2);
-  EXPECT_EQ(wrong.err.rfind("kernelpro cutlass version: --cutlass-dir /nonexistent: no include/", 0),
-            0u)
+  EXPECT_EQ(
+      wrong.err.rfind("kernelpro cutlass version: --cutlass-dir /nonexistent: no include/", 0), 0u)
       << wrong.err;
   EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1);
   CliRun no_sub = RunKernelpro({"cutlass"}, 1);
@@ -133,8 +134,8 @@ TEST(CutlassCommandTest, TheInstalledTreeIsSearchedByDefault) {
   CliRun version = RunKernelpro({"cutlass", "version", "--json"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_EQ(version.json["version"].get<std::string>().substr(0, 2), "4.") << version.out;
-  CliRun search = RunKernelpro(
-      {"cutlass", "search", "struct MMA_64x128x16_F32BF16BF16_SS\\b", "--path", "cute/arch/", "--json"});
+  CliRun search = RunKernelpro({"cutlass", "search", "struct MMA_64x128x16_F32BF16BF16_SS\\b",
+                                "--path", "cute/arch/", "--json"});
   EXPECT_EQ(search.exit_code, 0) << search.err;
   ASSERT_FALSE(search.json.empty()) << search.out;
   EXPECT_EQ(search.json[0]["file"].get<std::string>().rfind("cute/arch/", 0), 0u);

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -51,9 +52,7 @@ Result<std::string> NormalizeRelative(const std::string& what, std::string path)
   return normal;
 }
 
-bool IsGlob(const std::string& filter) {
-  return filter.find_first_of("*?[") != std::string::npos;
-}
+bool IsGlob(const std::string& filter) { return filter.find_first_of("*?[") != std::string::npos; }
 
 bool Selected(const std::string& path, const std::string& filter, bool glob) {
   if (filter.empty()) return true;
@@ -175,12 +174,13 @@ Result<SearchResult> SearchCutlass(const CutlassIndex& index, const std::string&
       re2::StringPiece match;
       if (!re.Match(text, pos, text.size(), RE2::UNANCHORED, &match, 1)) break;
       const std::size_t start = match.data() - text.data();
-      const int line = static_cast<int>(std::upper_bound(file.line_starts.begin(),
-                                                         file.line_starts.end(), start) -
-                                        file.line_starts.begin());
+      const int line = static_cast<int>(
+          std::upper_bound(file.line_starts.begin(), file.line_starts.end(), start) -
+          file.line_starts.begin());
       ++in_file;
       if (static_cast<int>(result.matches.size()) < options.max_results) {
-        result.matches.push_back({file.path, std::max(line, 1), Cut(file.Line(line), kMaxMatchLineChars)});
+        result.matches.push_back(
+            {file.path, std::max(line, 1), Cut(file.Line(line), kMaxMatchLineChars)});
       }
       // One result per line: go on at the next line.
       if (line >= file.line_count()) break;
@@ -222,12 +222,12 @@ std::string RenderSearch(const CutlassIndex& index, const SearchResult& result,
     int last_printed = -1;
     for (int hit : hits) {
       const int from = std::max(1, hit - options.context_lines);
-      const int to = file == nullptr ? hit : std::min(file->line_count(), hit + options.context_lines);
+      const int to =
+          file == nullptr ? hit : std::min(file->line_count(), hit + options.context_lines);
       if (last_printed >= 0 && from > last_printed + 1) group << "--\n";
       for (int line = std::max(from, last_printed + 1); line <= to; ++line) {
         const bool is_hit = hits.count(line) > 0;
-        const std::string text =
-            file == nullptr ? "" : Cut(file->Line(line), kMaxMatchLineChars);
+        const std::string text = file == nullptr ? "" : Cut(file->Line(line), kMaxMatchLineChars);
         group << result.matches[i].file << (is_hit ? ':' : '-') << line << (is_hit ? ':' : '-')
               << text << "\n";
       }
@@ -274,7 +274,8 @@ Result<FileExcerpt> ReadCutlassFile(const CutlassIndex& index, const std::string
                             " in the CUTLASS tree (paths are relative to its include folder; "
                             "list_cutlass_directory shows what is there)");
   }
-  if (first < 1) return Status::InvalidArgument("lines start at 1 (asked for " + std::to_string(first) + ")");
+  if (first < 1)
+    return Status::InvalidArgument("lines start at 1 (asked for " + std::to_string(first) + ")");
   if (last != 0 && last < first) {
     return Status::InvalidArgument("the last line (" + std::to_string(last) +
                                    ") is before the first (" + std::to_string(first) + ")");
@@ -401,8 +402,8 @@ class Arguments {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         std::string list;
         for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-        return Status::InvalidArgument(tool_ + ": unknown argument '" + key + "' (arguments: " +
-                                       list + ")");
+        return Status::InvalidArgument(tool_ + ": unknown argument '" + key +
+                                       "' (arguments: " + list + ")");
       }
     }
     return Status::Ok();
@@ -459,8 +460,8 @@ Result<std::string> RunSearch(const CutlassIndex& index, const Arguments& args) 
   options.max_results = *max_results;
   options.context_lines = *context;
   Result<SearchResult> result = SearchCutlass(index, *regex, options);
-  if (!result.ok()) return Status::InvalidArgument(std::string(kSearchTool) + ": " +
-                                                    result.status().message());
+  if (!result.ok())
+    return Status::InvalidArgument(std::string(kSearchTool) + ": " + result.status().message());
   return RenderSearch(index, *result, options);
 }
 
@@ -525,8 +526,10 @@ std::vector<llm::ToolDefinition> CutlassToolDefinitions() {
       {"properties",
        {{"file",
          {{"type", "string"},
-          {"description", "Path relative to the include folder, e.g. cute/atom/mma_traits_sm90_gmma.hpp"}}},
-        {"start_line", {{"type", "integer"}, {"minimum", 1}, {"description", "First line (default 1)"}}},
+          {"description",
+           "Path relative to the include folder, e.g. cute/atom/mma_traits_sm90_gmma.hpp"}}},
+        {"start_line",
+         {{"type", "integer"}, {"minimum", 1}, {"description", "First line (default 1)"}}},
         {"end_line",
          {{"type", "integer"},
           {"minimum", 1},
@@ -539,8 +542,9 @@ std::vector<llm::ToolDefinition> CutlassToolDefinitions() {
       {"properties",
        {{"dir",
          {{"type", "string"},
-          {"description", "Directory relative to the include folder (\"cute/arch\"); omit for "
-                          "the top (cute/, cutlass/)"}}}}},
+          {"description",
+           "Directory relative to the include folder (\"cute/arch\"); omit for "
+           "the top (cute/, cutlass/)"}}}}},
       {"additionalProperties", false}};
   return {
       {kSearchTool,
@@ -571,8 +575,8 @@ CutlassToolOutcome RunCutlassTool(const CutlassIndex& index, const std::string& 
     }
     if (name == kReadTool) return {RunRead(index, args), false};
     if (name == kListTool) return {RunList(index, args), false};
-    return {Status::InvalidArgument("unknown CUTLASS tool '" + name + "' (tools: " +
-                                    kSearchTool + ", " + kReadTool + ", " + kListTool + ")"),
+    return {Status::InvalidArgument("unknown CUTLASS tool '" + name + "' (tools: " + kSearchTool +
+                                    ", " + kReadTool + ", " + kListTool + ")"),
             false};
   } catch (const std::exception& e) {
     // nlohmann::json and std::string can throw on odd input; the model hears of it instead.

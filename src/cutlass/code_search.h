@@ -60,8 +60,8 @@ struct SearchOptions {
   // crosses '/' ("cute/atom/*sm90*", "*.inl"); anything else is a path prefix ("cute/atom/",
   // "cutlass/gemm/collective").
   std::string path;
-  int max_results = 30;         // matching lines shown; the rest are only counted
-  int context_lines = 2;        // lines shown before and after each match
+  int max_results = 30;           // matching lines shown; the rest are only counted
+  int context_lines = 2;          // lines shown before and after each match
   std::size_t max_bytes = 12000;  // the rendered text stops near this size
 };
 
@@ -116,15 +116,15 @@ std::string RenderExcerpt(const FileExcerpt& excerpt);
 struct DirectoryEntry {
   std::string name;  // "atom/" for a directory
   bool is_directory = false;
-  int files = 0;            // a directory: files below it, at any depth
-  std::size_t bytes = 0;    // a file: its size; a directory: the files' total
-  int lines = 0;            // a file's lines
+  int files = 0;          // a directory: files below it, at any depth
+  std::size_t bytes = 0;  // a file: its size; a directory: the files' total
+  int lines = 0;          // a file's lines
 };
 
 inline constexpr int kMaxListEntries = 300;
 
 struct DirectoryListing {
-  std::string dir;  // relative; "" = the include folder
+  std::string dir;                      // relative; "" = the include folder
   std::vector<DirectoryEntry> entries;  // directories first, then files, each sorted by name
   int total_entries = 0;
 };

@@ -62,8 +62,9 @@ Result<CutlassTree> CutlassTreeAt(const std::string& dir, const std::string& ori
     return tree;
   }
   return Status::InvalidArgument(
-      dir + ": no include/cutlass/cutlass.h below it (give a CUTLASS checkout's root or the folder "
-            "the nvidia-cutlass wheel was installed into, with cutlass_library/source/include)");
+      dir +
+      ": no include/cutlass/cutlass.h below it (give a CUTLASS checkout's root or the folder "
+      "the nvidia-cutlass wheel was installed into, with cutlass_library/source/include)");
 }
 
 std::string SetupCutlassDir() { return std::string(KERNELPRO_SOURCE_ROOT) + "/.tools/cutlass"; }
@@ -76,9 +77,9 @@ Result<CutlassTree> LocateCutlass(const std::string& flag_dir, const std::string
     Result<CutlassTree> tree =
         CutlassTreeAt(flag_dir, from_env ? kCutlassDirVariable : "--cutlass-dir");
     if (!tree.ok()) {
-      return Status::InvalidArgument((from_env ? std::string(kCutlassDirVariable) + "="
-                                               : std::string("--cutlass-dir ")) +
-                                     tree.status().message());
+      return Status::InvalidArgument(
+          (from_env ? std::string(kCutlassDirVariable) + "=" : std::string("--cutlass-dir ")) +
+          tree.status().message());
     }
     return tree;
   }

@@ -18,8 +18,8 @@ const std::string kFixture = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixture
 class TempTree {
  public:
   explicit TempTree(const std::string& include_at) {
-    dir_ = fs::temp_directory_path() / ("kp_locate_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter_++));
+    dir_ = fs::temp_directory_path() /
+           ("kp_locate_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     fs::remove_all(dir_);
     if (!include_at.empty()) {
       fs::create_directories(dir_ / include_at);
@@ -103,8 +103,7 @@ TEST(LocateTest, AWrongDirectoryIsAnErrorNotAFallback) {
   TempTree empty("");
   Result<CutlassTree> flag = LocateCutlass(empty.path(), "", setup.path());
   ASSERT_FALSE(flag.ok());
-  EXPECT_EQ(flag.status().message().rfind("--cutlass-dir " + empty.path() + ": no include/", 0),
-            0u)
+  EXPECT_EQ(flag.status().message().rfind("--cutlass-dir " + empty.path() + ": no include/", 0), 0u)
       << flag.status().message();
   Result<CutlassTree> env = LocateCutlass("", empty.path(), setup.path());
   ASSERT_FALSE(env.ok());
