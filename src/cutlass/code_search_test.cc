@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "cutlass/locate.h"
+#include "llm/scripted_backend_testing.h"
+#include "llm/tool_loop.h"
 
 namespace kernelpro::cutlass {
 namespace {
@@ -249,6 +251,50 @@ TEST(CutlassToolsTest, BadArgumentsAreClearErrorsForTheModel) {
     ASSERT_FALSE(out.text.ok()) << tool << " " << args.dump();
     EXPECT_EQ(out.text.status().message(), message) << tool << " " << args.dump();
   }
+}
+
+// The tools as the programmer's tool loop runs them: results go back to the model, a bad call is
+// an error result it can correct, and only searches are counted.
+TEST(CutlassToolsTest, RunInTheToolLoopAsTheModelCallsThem) {
+  llm::testing::ScriptedBackend backend;
+  backend.Push(llm::testing::ToolUseResponse(
+      {{"c1", "search_cutlass", {{"regex", "tile_to_shape"}, {"context_lines", 0}}},
+       {"c2", "read_cutlass_file", {{"file", "../secret"}}},
+       {"c3", "list_cutlass_directory", {{"dir", "cute/atom"}}}},
+      {10, 10}));
+  backend.Push(llm::testing::TextResponse("done", {10, 10}));
+  int searches = 0;
+  std::map<std::string, llm::ToolHandler> handlers;
+  for (const llm::ToolDefinition& tool : CutlassToolDefinitions()) {
+    handlers[tool.name] = [&searches, name = tool.name](const Json& args) {
+      CutlassToolOutcome out = RunCutlassTool(Fixture(), name, args);
+      searches += out.counts_as_search;
+      return out.text;
+    };
+  }
+  llm::Request request;
+  request.messages.push_back(llm::Message::User("Write a CuTe GEMM."));
+  request.tools = CutlassToolDefinitions();
+  llm::ToolConversation c = llm::RunToolConversation(backend, request, handlers);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(searches, 1);
+  const std::vector<llm::Request> requests = backend.Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::vector<llm::Message>& m = requests[1].messages;
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[2].tool_result->content,
+            "3 matching lines in 1 file for /tile_to_shape/ (7 files searched):\n"
+            "cute/layout.hpp:17:// The shared-memory layout the paper's tile_to_shape example "
+            "builds.\n"
+            "--\n"
+            "cute/layout.hpp:19:auto tile_to_shape(Atom atom, Shape shape) {\n"
+            "cute/layout.hpp:20:  static_assert(sizeof(Atom) > 0, \"tile_to_shape: the atom "
+            "must tile the shape\");\n");
+  EXPECT_FALSE(m[2].tool_result->is_error);
+  EXPECT_TRUE(m[3].tool_result->is_error);
+  EXPECT_TRUE(Contains(m[3].tool_result->content, "leaves the CUTLASS include folder"))
+      << m[3].tool_result->content;
+  EXPECT_TRUE(Contains(m[4].tool_result->content, "cute/atom/ (2 entries):"));
 }
 
 // What the model reads for each tool, reviewed once and kept.
