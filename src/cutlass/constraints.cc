@@ -227,7 +227,7 @@ const std::regex& UsesTma() {
 }
 const std::regex& BarrierInit() {
   static const std::regex r(
-      R"re((ClusterBarrier|ClusterTransactionBarrier|ClusterBarrierAsync)::init\s*\(|\bmbarrier\.init|\bmbarrier_init\s*\(|initialize_barrier_array|\binit_barrier\s*\()re");
+      R"re(\b\w*[Bb]ar\w*::init\s*\(|\b\w*bar\w*(\[[^\]]*\])?\.init\s*\(|\bmbarrier\.init|\bmbarrier_init\s*\(|initialize_barrier_array|\binit_barrier\s*\()re");
   return r;
 }
 
@@ -359,7 +359,7 @@ void CheckSmemAlignment(const std::vector<Line>& lines, std::vector<ConstraintVi
   if (FirstLine(lines, kSwizzled) == 0) return;
   static const std::regex kSw128(R"re(Swizzle<3,\s*4,\s*3>|_SW128_|SW128)re");
   const bool sw128 = FirstLine(lines, kSw128) > 0;
-  static const std::regex kStaticShared(R"re(^\s*(?!extern)[^/]*__shared__[^;]*\[)re");
+  static const std::regex kStaticShared(R"re(^(?!\s*extern\b)[^/]*__shared__[^;]*\[)re");
   static const std::regex kAligned(R"re(alignas\s*\(\s*(\d+)\s*\)|__align__\s*\(\s*(\d+)\s*\))re");
   for (const Line& line : lines) {
     if (!std::regex_search(line.text, kStaticShared)) continue;

@@ -47,6 +47,7 @@ SOURCE = r"""
 #include <cutlass/arch/reg_reconfig.h>
 using namespace cute;
 using TileShape = Shape<_128, _128, _64>;  // CTA tile (M, N, K)
+using SmemLayoutAtom = GMMA::Layout_K_SW128_Atom<cute::half_t>;
 
 struct SharedStorage {
   alignas(1024) cute::half_t a[128 * 64 * 4];  // GMMA::Layout_K_SW128_Atom, 4 stages
@@ -91,6 +92,7 @@ SOURCE = r"""
 #include <cutlass/arch/barrier.h>
 using namespace cute;
 using TileShape = Shape<_96, _128, _24>;  // CTA tile (M, N, K)
+using SmemLayoutAtom = GMMA::Layout_K_SW128_Atom<cute::half_t>;
 
 __global__ void __launch_bounds__(320) gemm(CUtensorMap tma_a) {
   __shared__ cute::half_t a[128 * 64 * 4];  // GMMA::Layout_K_SW128_Atom
@@ -123,30 +125,30 @@ TEST(ValidateCandidateTest, BadCandidateGetsOneFixPerMistake) {
   EXPECT_EQ(RenderViolations(violations),
             "line 8 [gmma.tile_divisibility] make the CTA tile (96,128,24) a multiple of the GMMA "
             "atom (64xNx16): M=96 is not a multiple of 64, K=24 is not a multiple of 16\n"
-            "line 10 [tma.mbarrier] pass TMA descriptors to the kernel as `const __grid_constant__ "
+            "line 11 [tma.mbarrier] pass TMA descriptors to the kernel as `const __grid_constant__ "
             "CUtensorMap` (by value); a descriptor in ordinary parameter or global memory is not "
             "usable by TMA\n"
-            "line 10 [warp_specialization.roles] __launch_bounds__(320) is not a whole number of "
+            "line 11 [warp_specialization.roles] __launch_bounds__(320) is not a whole number of "
             "warpgroups: warpgroup MMA and register reallocation work per 128 threads, so use "
             "128, 256 or 384\n"
-            "line 11 [smem.swizzle_alignment] declare this shared-memory buffer alignas(1024): "
-            "swizzled GMMA/TMA layouts address it by its low bits\n"
             "line 12 [smem.swizzle_alignment] declare this shared-memory buffer alignas(1024): "
             "swizzled GMMA/TMA layouts address it by its low bits\n"
-            "line 14 [barrier.fence_after_init] after initialising the mbarriers call "
+            "line 13 [smem.swizzle_alignment] declare this shared-memory buffer alignas(1024): "
+            "swizzled GMMA/TMA layouts address it by its low bits\n"
+            "line 15 [barrier.fence_after_init] after initialising the mbarriers call "
             "cutlass::arch::fence_barrier_init() so the initialisation is visible to the async "
             "proxy (TMA) and other CTAs\n"
-            "line 14 [barrier.fence_after_init] after initialising the mbarriers synchronise the "
+            "line 15 [barrier.fence_after_init] after initialising the mbarriers synchronise the "
             "block (cute::cluster_sync() with clusters, __syncthreads() without) before any "
             "thread uses them\n"
-            "line 16 [warp_specialization.roles] register reallocation comes in pairs: the "
+            "line 17 [warp_specialization.roles] register reallocation comes in pairs: the "
             "producer warpgroup lowers its registers (warpgroup_reg_dealloc<40>) and the "
             "consumers raise theirs (warpgroup_reg_alloc<232>); only one side is here\n"
-            "line 27 [build.cute_flags] CuTe/CUTLASS headers need \"--expt-relaxed-constexpr\" "
-            "and \"-std=c++17\" in extra_cuda_cflags of load_inline\n"
-            "line 27 [build.sm90a] this kernel uses warpgroup MMA (wgmma/GMMA), which exists "
+            "line 28 [build.sm90a] this kernel uses warpgroup MMA (wgmma/GMMA), which exists "
             "only on sm_90a: build with -gencode=arch=compute_90a,code=sm_90a (or -arch=sm_90a) "
-            "instead of sm_90\n");
+            "instead of sm_90\n"
+            "line 28 [build.cute_flags] CuTe/CUTLASS headers need \"--expt-relaxed-constexpr\" "
+            "and \"-std=c++17\" in extra_cuda_cflags of load_inline\n");
 }
 
 TEST(ValidateCandidateTest, OnlyTheConstraintsGivenAreChecked) {
