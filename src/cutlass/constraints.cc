@@ -19,8 +19,8 @@ constexpr std::size_t kMaxConditionBytes = 120;
 // The headers whose asserts bind Hopper code, in the order their constraints matter to a
 // hand-written GMMA/TMA kernel. A path ending in '/' is a folder, with `prefix*` as the file match.
 struct MinedSource {
-  const char* path;      // relative to the include folder
-  const char* prefix;    // for folders: only files whose name starts with this
+  const char* path;    // relative to the include folder
+  const char* prefix;  // for folders: only files whose name starts with this
   const char* category;
 };
 constexpr MinedSource kMinedSources[] = {
@@ -53,23 +53,43 @@ std::string BlankComments(const std::string& text) {
     const char next = i + 1 < out.size() ? out[i + 1] : '\0';
     switch (state) {
       case kCode:
-        if (c == '/' && next == '/') { state = kLine; out[i] = ' '; }
-        else if (c == '/' && next == '*') { state = kBlock; out[i] = ' '; }
-        else if (c == '"') state = kString;
-        else if (c == '\'') state = kChar;
+        if (c == '/' && next == '/') {
+          state = kLine;
+          out[i] = ' ';
+        } else if (c == '/' && next == '*') {
+          state = kBlock;
+          out[i] = ' ';
+        } else if (c == '"')
+          state = kString;
+        else if (c == '\'')
+          state = kChar;
         break;
       case kLine:
-        if (c == '\n') state = kCode; else out[i] = ' ';
+        if (c == '\n')
+          state = kCode;
+        else
+          out[i] = ' ';
         break;
       case kBlock:
-        if (c == '*' && next == '/') { out[i] = ' '; out[i + 1] = ' '; ++i; state = kCode; }
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && next == '/') {
+          out[i] = ' ';
+          out[i + 1] = ' ';
+          ++i;
+          state = kCode;
+        } else if (c != '\n')
+          out[i] = ' ';
         break;
       case kString:
-        if (c == '\\') ++i; else if (c == '"') state = kCode;
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          state = kCode;
         break;
       case kChar:
-        if (c == '\\') ++i; else if (c == '\'') state = kCode;
+        if (c == '\\')
+          ++i;
+        else if (c == '\'')
+          state = kCode;
         break;
     }
   }
@@ -88,11 +108,17 @@ std::vector<std::string> CallArguments(const std::string& text, std::size_t open
     const char c = text[i];
     if (in_string) {
       current += c;
-      if (c == '\\' && i + 1 < text.size()) current += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        current += text[++i];
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') { in_string = true; current += c; continue; }
+    if (c == '"') {
+      in_string = true;
+      current += c;
+      continue;
+    }
     if (c == '(') {
       if (depth++ > 0) current += c;
       continue;
@@ -148,9 +174,7 @@ std::vector<std::string> SourceFiles(const std::string& include_dir, const Mined
   return files;
 }
 
-std::string Stem(const std::string& relative) {
-  return fs::path(relative).stem().string();
-}
+std::string Stem(const std::string& relative) { return fs::path(relative).stem().string(); }
 
 // A candidate is Python with CUDA inside string literals, so BlankComments' string tracking does
 // not apply: per line, "//" outside a "..." on that line starts a comment, and /* */ blocks are
@@ -213,7 +237,8 @@ int FirstLine(const std::vector<Line>& lines, const std::regex& pattern, int fro
 
 const std::regex& UsesGmma() {
   static const std::regex r(
-      R"re(\bwgmma\b|\bGMMA::|\bSM90_\d+x\d+x\d+_|warpgroup_arrive|warpgroup_reg_(alloc|dealloc)|setmaxnreg)re");
+      R"re(\bwgmma\b|\bGMMA::|\bSM90_\d+x\d+x\d+_|warpgroup_arrive|warpgroup_reg_(alloc|)re"
+      R"re(dealloc)|setmaxnreg)re");
   return r;
 }
 const std::regex& UsesCute() {
@@ -222,12 +247,14 @@ const std::regex& UsesCute() {
 }
 const std::regex& UsesTma() {
   static const std::regex r(
-      R"re(\bSM90_TMA_(LOAD|STORE)|make_tma_copy|make_tma_atom|cp\.async\.bulk\.tensor|CUtensorMap|TmaDescriptor)re");
+      R"re(\bSM90_TMA_(LOAD|STORE)|make_tma_copy|make_tma_atom|cp\.async\.bulk\.tensor|)re"
+      R"re(CUtensorMap|TmaDescriptor)re");
   return r;
 }
 const std::regex& BarrierInit() {
   static const std::regex r(
-      R"re(\b\w*[Bb]ar\w*::init\s*\(|\b\w*bar\w*(\[[^\]]*\])?\.init\s*\(|\bmbarrier\.init|\bmbarrier_init\s*\(|initialize_barrier_array|\binit_barrier\s*\()re");
+      R"re(\b\w*[Bb]ar\w*::init\s*\(|\b\w*bar\w*(\[[^\]]*\])?\.init\s*\(|\bmbarrier\.init|)re"
+      R"re(\bmbarrier_init\s*\(|initialize_barrier_array|\binit_barrier\s*\()re");
   return r;
 }
 
@@ -235,7 +262,8 @@ void CheckArchitecture(const std::vector<Line>& lines, const ValidatorOptions& o
                        std::vector<ConstraintViolation>* out) {
   if (FirstLine(lines, UsesGmma()) == 0) return;
   // sm_90 / compute_90 without the 'a', in flags or TORCH_CUDA_ARCH_LIST ("9.0" without "a").
-  static const std::regex kPlain90(R"re(\b(sm|compute)_90(?![0-9a-z])|ARCH_LIST[^\n]*\b9\.0(?![0-9a])|arch=sm_90(?![0-9a]))re");
+  static const std::regex kPlain90(
+      R"re(\b(sm|compute)_90(?![0-9a-z])|ARCH_LIST[^\n]*\b9\.0(?![0-9a])|arch=sm_90(?![0-9a]))re");
   if (int line = FirstLine(lines, kPlain90); line > 0) {
     out->push_back({"build.sm90a", line,
                     "this kernel uses warpgroup MMA (wgmma/GMMA), which exists only on sm_90a: "
@@ -273,7 +301,9 @@ void CheckBarrierLifecycle(const std::vector<Line>& lines, std::vector<Constrain
                            const std::set<std::string>& enabled) {
   const int init_line = FirstLine(lines, BarrierInit());
   static const std::regex kUse(
-      R"re(arrive_and_expect_tx|expect_transaction|mbarrier\.(try_wait|arrive)|(ClusterBarrier|ClusterTransactionBarrier)::(wait|arrive)|\bproducer_acquire\b|\bconsumer_wait\b)re");
+      R"re(arrive_and_expect_tx|expect_transaction|mbarrier\.(try_wait|arrive)|)re"
+      R"re((ClusterBarrier|ClusterTransactionBarrier)::(wait|arrive)|\bproducer_acquire\b|)re"
+      R"re(\bconsumer_wait\b)re");
   const int use_line = FirstLine(lines, kUse);
   if (enabled.count("barrier.init_before_use") && init_line == 0 && use_line > 0) {
     out->push_back({"barrier.init_before_use", use_line,
@@ -289,9 +319,11 @@ void CheckBarrierLifecycle(const std::vector<Line>& lines, std::vector<Constrain
                         std::to_string(init_line) + "): initialise barriers first"});
   }
   if (init_line == 0 || !enabled.count("barrier.fence_after_init")) return;
-  static const std::regex kFence(R"re(fence_barrier_init|fence\.mbarrier_init|fence_view_async_shared)re");
+  static const std::regex kFence(
+      R"re(fence_barrier_init|fence\.mbarrier_init|fence_view_async_shared)re");
   static const std::regex kSync(
-      R"re(cluster_sync\s*\(|cluster_arrive|cluster_wait|barrier\.cluster|__syncthreads\s*\(|cooperative_groups::this_cluster\(\)\.sync|cluster\.sync\s*\()re");
+      R"re(cluster_sync\s*\(|cluster_arrive|cluster_wait|barrier\.cluster|)re"
+      R"re(__syncthreads\s*\(|cooperative_groups::this_cluster\(\)\.sync|cluster\.sync\s*\()re");
   if (FirstLine(lines, kFence, init_line) == 0) {
     out->push_back({"barrier.fence_after_init", init_line,
                     "after initialising the mbarriers call cutlass::arch::fence_barrier_init() so "
@@ -377,8 +409,9 @@ void CheckSmemAlignment(const std::vector<Line>& lines, std::vector<ConstraintVi
       out->push_back({"smem.swizzle_alignment", line.number,
                       "raise this buffer's alignment from " + std::to_string(bytes) + " to " +
                           std::to_string(needed) + " bytes (the " +
-                          (sw128 ? "128-byte swizzle repeats every 1024 bytes" :
-                                   "swizzle atoms are 128 bytes") + ")"});
+                          (sw128 ? "128-byte swizzle repeats every 1024 bytes"
+                                 : "swizzle atoms are 128 bytes") +
+                          ")"});
     }
   }
 }
@@ -399,7 +432,9 @@ void CheckTileDivisibility(const std::vector<Line>& lines, std::vector<Constrain
   const int k_atom = FirstLine(lines, kFp8) > 0 ? 32 : 16;
   // A three-mode Shape on a line that names a tile: the CTA tile (M, N, K).
   static const std::regex kTileLine(R"re([Tt]ile|MNK)re");
-  static const std::regex kShape3(R"re(Shape<([^<>,]+(?:<[^<>]*>)?[^<>,]*),([^<>,]+(?:<[^<>]*>)?[^<>,]*),([^<>,]+(?:<[^<>]*>)?[^<>,]*)>)re");
+  static const std::regex kShape3(
+      R"re(Shape<([^<>,]+(?:<[^<>]*>)?[^<>,]*),([^<>,]+(?:<[^<>]*>)?[^<>,]*),([^<>,)re"
+      R"re(]+(?:<[^<>]*>)?[^<>,]*)>)re");
   for (const Line& line : lines) {
     if (!std::regex_search(line.text, kTileLine)) continue;
     std::smatch m;
@@ -429,43 +464,53 @@ std::vector<Constraint> CuratedConstraints() {
       {"build.sm90a", "build",
        "Compile warpgroup-MMA (wgmma/GMMA) and setmaxnreg code for sm_90a "
        "(-gencode=arch=compute_90a,code=sm_90a), never plain sm_90, where those instructions do "
-       "not exist.", "", ""},
+       "not exist.",
+       "", ""},
       {"build.cute_flags", "build",
        "Compile CuTe/CUTLASS code with -std=c++17 and --expt-relaxed-constexpr in "
-       "extra_cuda_cflags.", "", ""},
+       "extra_cuda_cflags.",
+       "", ""},
       {"gmma.tile_divisibility", "gmma",
        "Make the CTA tile a multiple of the GMMA atom: M a multiple of 64 per warpgroup, N a "
        "multiple of 8 up to 256, K a multiple of 16 for 16-bit inputs (32 for 8-bit), and the smem "
-       "tile a multiple of the layout atom (check with check_smem_layout).", "", ""},
+       "tile a multiple of the layout atom (check with check_smem_layout).",
+       "", ""},
       {"barrier.init_before_use", "barrier",
        "Initialise every mbarrier once, from one thread (ClusterBarrier::init / "
        "ClusterTransactionBarrier::init with its arrival count), before any thread arrives on or "
-       "waits for it.", "", ""},
+       "waits for it.",
+       "", ""},
       {"barrier.fence_after_init", "barrier",
        "After initialising mbarriers, call cutlass::arch::fence_barrier_init() and then "
-       "cute::cluster_sync() (or __syncthreads() without clusters) before first use.", "", ""},
+       "cute::cluster_sync() (or __syncthreads() without clusters) before first use.",
+       "", ""},
       {"tma.mbarrier", "tma",
        "Build TMA descriptors on the host (make_tma_copy), pass them as const __grid_constant__ "
        "parameters, and complete every TMA load on a transaction mbarrier armed with "
-       "arrive_and_expect_tx(bytes of all copies of the stage).", "", ""},
+       "arrive_and_expect_tx(bytes of all copies of the stage).",
+       "", ""},
       {"smem.swizzle_alignment", "smem",
        "Align shared-memory buffers of swizzled layouts to 2^(B+M+S) bytes of their "
-       "Swizzle<B,M,S>: 1024 for the 128-byte swizzle, at least 128 otherwise (alignas).", "", ""},
+       "Swizzle<B,M,S>: 1024 for the 128-byte swizzle, at least 128 otherwise (alignas).",
+       "", ""},
       {"warp_specialization.roles", "warp_specialization",
        "In a warp-specialised kernel launch whole warpgroups (128 threads each), let one producer "
        "warpgroup issue TMA after warpgroup_reg_dealloc<40>() and the consumer warpgroups run "
-       "GMMA after warpgroup_reg_alloc<232>().", "", ""},
+       "GMMA after warpgroup_reg_alloc<232>().",
+       "", ""},
       {"gmma.fences", "gmma",
        "Around GMMA: warpgroup_fence_operand(accum), warpgroup_arrive() before the MMAs, "
        "warpgroup_commit_batch() after, and warpgroup_wait<N>() before reading the accumulators "
-       "or releasing the smem stage to the producer.", "", ""},
+       "or releasing the smem stage to the producer.",
+       "", ""},
       {"smem.capacity", "smem",
        "Keep a block's shared memory within 227 KiB and, above 48 KiB, opt in with "
-       "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).", "",
-       ""},
+       "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).",
+       "", ""},
       {"tma.global_alignment", "tma",
        "Give TMA's global tensors a 16-byte-aligned base and strides that are multiples of 16 "
-       "bytes (all but the contiguous one).", "", ""},
+       "bytes (all but the contiguous one).",
+       "", ""},
   };
 }
 
@@ -473,7 +518,8 @@ Result<std::vector<Constraint>> MineConstraints(const std::string& include_dir) 
   if (!fs::exists(fs::path(include_dir) / "cute/tensor.hpp")) {
     return Status::NotFound("no CuTe headers under '" + include_dir + "'");
   }
-  static const std::regex kAssert(R"re(\b(static_assert|CUTE_STATIC_ASSERT_V|CUTE_STATIC_ASSERT)\s*\()re");
+  static const std::regex kAssert(
+      R"re(\b(static_assert|CUTE_STATIC_ASSERT_V|CUTE_STATIC_ASSERT)\s*\()re");
   std::vector<Constraint> mined;
   std::set<std::string> seen_messages;
   for (const MinedSource& source : kMinedSources) {
@@ -490,7 +536,8 @@ Result<std::vector<Constraint>> MineConstraints(const std::string& include_dir) 
         const std::string message = StringLiteralValue(args.back());
         if (message.empty() || !seen_messages.insert(message).second) continue;
         std::vector<std::string> condition_parts(args.begin(), args.end() - 1);
-        const int line = 1 + static_cast<int>(std::count(code.begin(), code.begin() + it->position(0), '\n'));
+        const int line =
+            1 + static_cast<int>(std::count(code.begin(), code.begin() + it->position(0), '\n'));
         Constraint c;
         c.id = "mined." + Stem(relative) + "." + std::to_string(line);
         c.category = source.category;
@@ -552,8 +599,10 @@ std::string RenderConstraintsMarkdown(const std::vector<Constraint>& constraints
   for (const Constraint& c : constraints) {
     std::string bullet = "- " + c.text;
     if (!c.condition.empty()) bullet += " (`" + c.condition + "`";
-    if (!c.source.empty()) bullet += (c.condition.empty() ? " (" : ", ") + c.source + ")";
-    else if (!c.condition.empty()) bullet += ")";
+    if (!c.source.empty())
+      bullet += (c.condition.empty() ? " (" : ", ") + c.source + ")";
+    else if (!c.condition.empty())
+      bullet += ")";
     bullet += "\n";
     // Room for the closing line.
     if (out.size() + bullet.size() + 80 > max_bytes) break;
@@ -593,9 +642,8 @@ std::vector<ConstraintViolation> ValidateCandidate(const std::string& source,
   if (enabled.count("tma.mbarrier")) CheckTma(lines, &out);
   if (enabled.count("smem.swizzle_alignment")) CheckSmemAlignment(lines, &out);
   if (enabled.count("warp_specialization.roles")) CheckWarpgroupLaunch(lines, &out);
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.line < b.line;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.line < b.line; });
   return out;
 }
 

@@ -25,11 +25,12 @@
 namespace kernelpro::cutlass {
 
 struct Constraint {
-  std::string id;        // "barrier.fence_after_init"; mined ones "mined.<file stem>.<line>"
-  std::string category;  // build, gmma, tma, pipeline, barrier, warp_specialization, smem, collective
-  std::string text;      // one imperative sentence
-  std::string source;    // "cute/atom/copy_traits_sm90_tma.hpp:71" for mined ones, "" for curated
-  std::string condition; // the asserted condition, for mined ones (bounded)
+  std::string id;  // "barrier.fence_after_init"; mined ones "mined.<file stem>.<line>"
+  std::string
+      category;        // build, gmma, tma, pipeline, barrier, warp_specialization, smem, collective
+  std::string text;    // one imperative sentence
+  std::string source;  // "cute/atom/copy_traits_sm90_tma.hpp:71" for mined ones, "" for curated
+  std::string condition;  // the asserted condition, for mined ones (bounded)
 };
 
 // The curated requirements, most important first. Their ids are the ones ValidateCandidate knows.

@@ -1,13 +1,12 @@
 #include "cutlass/constraints.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace kernelpro::cutlass {
 namespace {
@@ -243,7 +242,8 @@ TEST(MineConstraintsTest, FindsTheHopperAssertsWithTheirPlace) {
   EXPECT_NE(find("GMMA C and D value_type must match."), nullptr);
   // A message is mined once, however many files repeat it; commented-out asserts are not.
   int repeats = 0;
-  for (const Constraint& c : *mined) repeats += c.text.find("Expected registers in MMA_Atom::call") != std::string::npos;
+  for (const Constraint& c : *mined)
+    repeats += c.text.find("Expected registers in MMA_Atom::call") != std::string::npos;
   EXPECT_EQ(repeats, 1);
   EXPECT_EQ(find("Expected gmem dst for SM90_TMA_STORE"), nullptr);
   EXPECT_FALSE(MineConstraints("/nonexistent").ok());

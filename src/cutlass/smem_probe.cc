@@ -45,12 +45,19 @@ bool IsAllowedChar(char c) {
 
 std::string CharName(char c) {
   switch (c) {
-    case ';': return "';' (no statements)";
-    case '#': return "'#' (no preprocessor)";
-    case '"': case '\'': return "quotes (no strings or characters)";
-    case '/': return "'/' (no comments or division)";
-    case '\\': return "a backslash";
-    default: break;
+    case ';':
+      return "';' (no statements)";
+    case '#':
+      return "'#' (no preprocessor)";
+    case '"':
+    case '\'':
+      return "quotes (no strings or characters)";
+    case '/':
+      return "'/' (no comments or division)";
+    case '\\':
+      return "a backslash";
+    default:
+      break;
   }
   if (std::isprint(static_cast<unsigned char>(c))) return std::string("'") + c + "'";
   return "a control or non-ASCII byte";
@@ -96,7 +103,8 @@ std::string HintFor(const std::string& message) {
   std::smatch m;
   if (std::regex_search(message, m, kUnderscoreConstant)) {
     return "; CuTe names only some constants (_0.._10, multiples of 8 up to _256, powers of two): "
-           "write Int<" + m[1].str() + "> instead";
+           "write Int<" +
+           m[1].str() + "> instead";
   }
   if (Contains(message, "is undefined") || Contains(message, "is not a template")) {
     return "; check the name's namespace (cute::, cute::GMMA::, cutlass::) and spelling";
@@ -147,8 +155,9 @@ std::string FormatBytes(std::int64_t bytes) {
 }  // namespace
 
 Json SmemLayoutDiagnosis::ToJson() const {
-  return Json{{"compiles", compiles}, {"summary", summary},       {"layout", layout},
-              {"size", size},         {"cosize", cosize},         {"smem_bytes", smem_bytes},
+  return Json{{"compiles", compiles},      {"summary", summary},
+              {"layout", layout},          {"size", size},
+              {"cosize", cosize},          {"smem_bytes", smem_bytes},
               {"first_error", first_error}};
 }
 
@@ -181,9 +190,11 @@ Status CheckProbeExpression(const std::string& expression, const std::string& wh
     }
     if (c == ':') {
       // Only the scope operator: a lone ':' could start a label or a bit-field.
-      const bool pair = (i + 1 < text.size() && text[i + 1] == ':') || (i > 0 && text[i - 1] == ':');
+      const bool pair =
+          (i + 1 < text.size() && text[i + 1] == ':') || (i > 0 && text[i - 1] == ':');
       const bool triple = i + 2 < text.size() && text[i + 1] == ':' && text[i + 2] == ':';
-      if (!pair || triple) return Status::InvalidArgument(what + " has a ':' that is not '::'" + allowed);
+      if (!pair || triple)
+        return Status::InvalidArgument(what + " has a ':' that is not '::'" + allowed);
     } else if (c == '{') {
       // Only value-initialisation `T{}`: a non-empty brace could close the probe's declaration.
       std::size_t j = i + 1;
@@ -202,7 +213,8 @@ Status CheckProbeExpression(const std::string& expression, const std::string& wh
   }
   if (parens != 0) return Status::InvalidArgument(what + " has an unbalanced '('");
   // Names that reach the compiler's internals or inline assembly have no place in a layout.
-  static const std::regex kForbidden(R"re((^|[^A-Za-z0-9_])(__\w*|asm|_Pragma|operator|extern|template|typename\s*\()\b)re");
+  static const std::regex kForbidden(
+      R"re((^|[^A-Za-z0-9_])(__\w*|asm|_Pragma|operator|extern|template|typename\s*\()\b)re");
   std::smatch m;
   const std::string copy(text);
   if (std::regex_search(copy, m, kForbidden)) {
@@ -216,7 +228,8 @@ std::string SmemProbeSource(const SmemLayoutQuery& query) {
   const std::string element(Trim(query.element_type.empty() ? "cute::half_t" : query.element_type));
   std::ostringstream s;
   // Keep the first ten lines in step with kElementLine/kAtomLine/kTileLine.
-  s << "// kernelpro check_smem_layout probe: tile_to_shape(atom, tile shape), printed on the host.\n"
+  s << "// kernelpro check_smem_layout probe: tile_to_shape(atom, tile shape), printed on the "
+       "host.\n"
     << "#include <cstdio>\n"
     << "#include <utility>\n"
     << "#include <cute/tensor.hpp>\n"
@@ -227,52 +240,59 @@ std::string SmemProbeSource(const SmemLayoutQuery& query) {
     << "using KpAtom = " << AsTypeDeclaration(query.atom) << ";\n"
     << "using KpTile = " << AsTypeDeclaration(query.tile_shape) << ";\n"
     << R"cc(
-// Checked before tile_to_shape so that a failure names the mode and both extents.
-template <int... V> struct KpExtents {};
-template <int AtomRank, int TileRank> struct KpRankFits {
-  static_assert(AtomRank <= TileRank, "kp_rank");
-  static constexpr bool value = true;
-};
-template <int Mode, class TileExtents, class AtomExtents, int Tile, int Atom> struct KpModeDivides {
-  static_assert(Atom > 0 && Tile % Atom == 0, "kp_divides");
-  static constexpr bool value = true;
-};
-template <class S, std::size_t I> constexpr int KpExtent() {
-  if constexpr (I < std::size_t(rank_v<S>)) {
-    return int(decltype(size<I>(S{}))::value);
-  } else {
-    return 1;
-  }
-}
-using KpAtomShape = decltype(shape(KpAtom{}));
-template <std::size_t... I> constexpr bool KpModesDivide(std::index_sequence<I...>) {
-  using TileE = KpExtents<KpExtent<KpTile, I>()...>;
-  using AtomE = KpExtents<KpExtent<KpAtomShape, I>()...>;
-  return (KpModeDivides<int(I), TileE, AtomE, KpExtent<KpTile, I>(),
-                        KpExtent<KpAtomShape, I>()>::value && ...);
-}
-constexpr bool KpChecks() {
-  if constexpr (is_static<KpTile>::value && is_static<KpAtomShape>::value) {
-    static_assert(KpRankFits<int(rank_v<KpAtomShape>), int(rank_v<KpTile>)>::value, "");
-    if constexpr (int(rank_v<KpAtomShape>) <= int(rank_v<KpTile>)) {
-      return KpModesDivide(std::make_index_sequence<std::size_t(rank_v<KpTile>)>{});
+    // Checked before tile_to_shape so that a failure names the mode and both extents.
+    template <int... V>
+    struct KpExtents {};
+    template <int AtomRank, int TileRank>
+    struct KpRankFits {
+      static_assert(AtomRank <= TileRank, "kp_rank");
+      static constexpr bool value = true;
+    };
+    template <int Mode, class TileExtents, class AtomExtents, int Tile, int Atom>
+    struct KpModeDivides {
+      static_assert(Atom > 0 && Tile % Atom == 0, "kp_divides");
+      static constexpr bool value = true;
+    };
+    template <class S, std::size_t I>
+    constexpr int KpExtent() {
+      if constexpr (I < std::size_t(rank_v<S>)) {
+        return int(decltype(size<I>(S{}))::value);
+      } else {
+        return 1;
+      }
     }
-  }
-  return true;
-}
-static_assert(KpChecks(), "");
-using KpLayout = decltype(tile_to_shape(KpAtom{}, KpTile{}));
-static_assert(!is_static<KpTile>::value ||
-              decltype(size(KpLayout{}))::value == decltype(size(KpTile{}))::value, "kp_size");
+    using KpAtomShape = decltype(shape(KpAtom{}));
+    template <std::size_t... I>
+    constexpr bool KpModesDivide(std::index_sequence<I...>) {
+      using TileE = KpExtents<KpExtent<KpTile, I>()...>;
+      using AtomE = KpExtents<KpExtent<KpAtomShape, I>()...>;
+      return (KpModeDivides<int(I), TileE, AtomE, KpExtent<KpTile, I>(),
+                            KpExtent<KpAtomShape, I>()>::value &&
+              ...);
+    }
+    constexpr bool KpChecks() {
+      if constexpr (is_static<KpTile>::value && is_static<KpAtomShape>::value) {
+        static_assert(KpRankFits<int(rank_v<KpAtomShape>), int(rank_v<KpTile>)>::value, "");
+        if constexpr (int(rank_v<KpAtomShape>) <= int(rank_v<KpTile>)) {
+          return KpModesDivide(std::make_index_sequence<std::size_t(rank_v<KpTile>)>{});
+        }
+      }
+      return true;
+    }
+    static_assert(KpChecks(), "");
+    using KpLayout = decltype(tile_to_shape(KpAtom{}, KpTile{}));
+    static_assert(!is_static<KpTile>::value ||
+                      decltype(size(KpLayout{}))::value == decltype(size(KpTile{}))::value,
+                  "kp_size");
 
-int main() {
-  KpLayout layout{};
-  print(layout);
-  std::printf("\nkp_counts %lld %lld %lld\n", (long long)size(layout), (long long)cosize(layout),
-              (long long)cute::sizeof_bits_v<Element>);
-  return 0;
-}
-)cc";
+    int main() {
+      KpLayout layout{};
+      print(layout);
+      std::printf("\nkp_counts %lld %lld %lld\n", (long long)size(layout),
+                  (long long)cosize(layout), (long long)cute::sizeof_bits_v<Element>);
+      return 0;
+    }
+  )cc";
   return s.str();
 }
 
@@ -340,8 +360,8 @@ std::string DiagnoseProbeErrors(const std::string& nvcc_output, const std::strin
     return "does not compile: CUTLASS's static_assert at " + RelativeTo(e.file, include_dir) + ":" +
            std::to_string(e.line) + " failed: " + Shorten(condition) + where;
   }
-  std::string location = in_probe ? "" : " at " + RelativeTo(e.file, include_dir) + ":" +
-                                             std::to_string(e.line);
+  std::string location =
+      in_probe ? "" : " at " + RelativeTo(e.file, include_dir) + ":" + std::to_string(e.line);
   return "does not compile: " + Shorten(e.message) + HintFor(e.message) + location + where;
 }
 
@@ -362,8 +382,8 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
   }
 
   const std::string source = SmemProbeSource(query);
-  const std::string arch_number = options.arch.rfind("sm_", 0) == 0 ? options.arch.substr(3)
-                                                                      : options.arch;
+  const std::string arch_number =
+      options.arch.rfind("sm_", 0) == 0 ? options.arch.substr(3) : options.arch;
   // One real architecture (no PTX for a second one): half the compile time of -arch=sm_90a.
   const std::vector<std::string> flags = {
       "-std=c++17", "--expt-relaxed-constexpr",
@@ -383,10 +403,10 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
   }
 
   std::error_code ec;
-  const fs::path scratch = fs::temp_directory_path(ec) /
-                           ("kp_smem_probe_" + std::to_string(::getpid()) + "_" + key.substr(0, 16) +
-                            "_" + std::to_string(std::chrono::steady_clock::now()
-                                                     .time_since_epoch().count()));
+  const fs::path scratch =
+      fs::temp_directory_path(ec) /
+      ("kp_smem_probe_" + std::to_string(::getpid()) + "_" + key.substr(0, 16) + "_" +
+       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
   fs::create_directories(scratch, ec);
   if (ec) return Status::IoError("cannot make a scratch folder for the probe: " + ec.message());
   struct Cleanup {
@@ -419,9 +439,10 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
     d.summary = DiagnoseProbeErrors(output, kProbeFileName, options.include_dir);
     const std::vector<CompilerError> errors = ParseErrors(output);
     if (!errors.empty()) {
-      d.first_error = Shorten(RelativeTo(errors.front().file, options.include_dir) + "(" +
-                              std::to_string(errors.front().line) + "): error: " +
-                              errors.front().message, 600);
+      d.first_error =
+          Shorten(RelativeTo(errors.front().file, options.include_dir) + "(" +
+                      std::to_string(errors.front().line) + "): error: " + errors.front().message,
+                  600);
     }
   } else {
     ProcessOptions run;
@@ -444,8 +465,8 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
     d.cosize = std::atoll(m[2].str().c_str());
     const std::int64_t bits = std::atoll(m[3].str().c_str());
     d.smem_bytes = (d.cosize * bits + 7) / 8;
-    const std::string element(Trim(query.element_type.empty() ? "cute::half_t"
-                                                              : query.element_type));
+    const std::string element(
+        Trim(query.element_type.empty() ? "cute::half_t" : query.element_type));
     d.summary = "compiles: layout " + d.layout + " over " + std::to_string(d.size) + " elements (" +
                 FormatBytes(d.smem_bytes) + " of " + element + ")";
     if (d.smem_bytes > kHopperMaxSmemBytes) {

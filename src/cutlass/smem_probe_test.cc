@@ -1,11 +1,10 @@
 #include "cutlass/smem_probe.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "core/tool_paths.h"
 
@@ -55,10 +54,10 @@ class SmemProbeTest : public ::testing::Test {
   SmemProbeOptions options_;
 };
 
-#define SKIP_WITHOUT_NVCC_AND_CUTLASS()                                                      \
-  if (!CanCompile()) {                                                                      \
-    GTEST_SKIP() << "needs nvcc and a CUTLASS tree (run scripts/setup, or set "             \
-                    "KERNELPRO_CUTLASS_DIR)";                                               \
+#define SKIP_WITHOUT_NVCC_AND_CUTLASS()                                         \
+  if (!CanCompile()) {                                                          \
+    GTEST_SKIP() << "needs nvcc and a CUTLASS tree (run scripts/setup, or set " \
+                    "KERNELPRO_CUTLASS_DIR)";                                   \
   }
 
 TEST(ProbeExpressionTest, AcceptsTheLayoutsModelsWrite) {
@@ -143,8 +142,8 @@ TEST_F(SmemProbeTest, GoodLayoutCompilesAndIsDescribed) {
   EXPECT_TRUE(d->compiles) << d->summary;
   EXPECT_EQ(d->size, 128 * 64 * 4);
   EXPECT_EQ(d->smem_bytes, 128 * 64 * 4 * 2);
-  EXPECT_EQ(d->summary, "compiles: layout " + d->layout +
-                            " over 32768 elements (64 KiB of cute::half_t)");
+  EXPECT_EQ(d->summary,
+            "compiles: layout " + d->layout + " over 32768 elements (64 KiB of cute::half_t)");
   EXPECT_NE(d->layout.find("Sw<3,4,3>"), std::string::npos) << d->layout;
   EXPECT_FALSE(d->from_cache);
 
