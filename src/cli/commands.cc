@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 15> kSubcommands = {{
+constexpr std::array<Subcommand, 16> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -24,6 +24,7 @@ constexpr std::array<Subcommand, 15> kSubcommands = {{
     {"new-problem", RegisterNewProblemCommand},
     {"cache", RegisterCacheCommand},
     {"suite", RegisterSuiteCommand},
+    {"cutlass", RegisterCutlassCommand},
 }};
 
 }  // namespace

@@ -515,8 +515,9 @@ int RunOptimize(OptimizeArgs& args) {
     if (!target.ok()) return fail("--gpu: " + target.status().message());
     o.gpu = *target;
   }
-  if (Status s = CheckCutlassDir(args.cutlass_dir); !s.ok()) return fail(s.message());
-  o.cutlass_dir = args.cutlass_dir;
+  Result<std::string> cutlass_root = CheckCutlassDir(args.cutlass_dir);
+  if (!cutlass_root.ok()) return fail(cutlass_root.status().message());
+  o.cutlass_dir = *cutlass_root;
   // The prompts tell candidates to include its headers: the sandbox lets them read it.
   if (!o.cutlass_dir.empty()) args.eval.sandbox_read_only.push_back(o.cutlass_dir);
   o.python = args.python.empty() ? "python3" : args.python;

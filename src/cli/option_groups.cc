@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/common.h"
+#include "cutlass/locate.h"
 #include "llm/price.h"
 #include "tools/plugin.h"
 #include "tools/rule_tool.h"
@@ -427,21 +428,18 @@ Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options) {
 void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir) {
   AddOption(command,
             {"--cutlass-dir",
-             "Root of a CUTLASS checkout: the prompts get its include paths and build flags, and "
-             "candidate code may read it",
+             "CUTLASS tree: a checkout's root or the folder the nvidia-cutlass wheel was installed "
+             "into (default for `cutlass`: the copy scripts/setup installs). The prompts get its "
+             "include paths and build flags, and candidate code may read it",
              "KERNELPRO_CUTLASS_DIR", kCutlass},
             cutlass_dir);
 }
 
-Status CheckCutlassDir(const std::string& cutlass_dir) {
-  if (cutlass_dir.empty()) return Status::Ok();
-  std::ifstream probe(cutlass_dir + "/include/cutlass/cutlass.h");
-  if (!probe) {
-    return Status::InvalidArgument(
-        "--cutlass-dir " + cutlass_dir +
-        ": no include/cutlass/cutlass.h below it (give the root of a CUTLASS checkout)");
-  }
-  return Status::Ok();
+Result<std::string> CheckCutlassDir(const std::string& cutlass_dir) {
+  if (cutlass_dir.empty()) return std::string();
+  Result<cutlass::CutlassTree> tree = cutlass::CutlassTreeAt(cutlass_dir);
+  if (!tree.ok()) return Status::InvalidArgument("--cutlass-dir " + tree.status().message());
+  return tree->root;
 }
 
 // ---- search budget

@@ -169,8 +169,10 @@ Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options);
 // --cutlass-dir (KERNELPRO_CUTLASS_DIR).
 void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir);
 
-// "" is fine (CUTLASS off); otherwise the root of a CUTLASS checkout, or InvalidArgument.
-Status CheckCutlassDir(const std::string& cutlass_dir);
+// "" is fine (CUTLASS off: ""); otherwise the root of the tree at `cutlass_dir`, a CUTLASS
+// checkout's root or the nvidia-cutlass wheel's install folder (cutlass/locate.h), with include/
+// below it; InvalidArgument when it is neither.
+Result<std::string> CheckCutlassDir(const std::string& cutlass_dir);
 
 // What a search may spend; < 0: not given.
 struct SearchBudget {

@@ -67,7 +67,8 @@ TEST(OptionTableTest, EveryEntryRegistersTheSubcommandItNames) {
 TEST(OptionTableTest, SharedOptionsReadOneVariableInEveryCommand) {
   CLI::App app;
   RegisterSubcommands(app);
-  for (const char* command : {"optimize", "prompt"}) {
+  for (const char* command : {"optimize", "prompt", "cutlass", "cutlass search", "cutlass read",
+                              "cutlass ls", "cutlass version"}) {
     EXPECT_EQ(Subcommand(app, command)->get_option("--cutlass-dir")->get_envname(),
               "KERNELPRO_CUTLASS_DIR")
         << command;

@@ -84,8 +84,9 @@ int Run(const PromptArgs& args) {
     if (!memory.ok()) return Fail(memory.status().message());
     context.memory_block = std::move(*memory);
   }
-  if (Status s = CheckCutlassDir(args.cutlass_dir); !s.ok()) return Fail(s.message());
-  context.cutlass_dir = args.cutlass_dir;
+  Result<std::string> cutlass_root = CheckCutlassDir(args.cutlass_dir);
+  if (!cutlass_root.ok()) return Fail(cutlass_root.status().message());
+  context.cutlass_dir = *cutlass_root;
   if (!args.gpu.empty()) {
     auto gpu = agents::ParseGpuTarget(args.gpu);
     if (!gpu.ok()) return Fail("--gpu: " + gpu.status().message());
