@@ -68,7 +68,9 @@ struct MachineArgs {
   std::string python;
   int parallel = 1;
   bool quiet = false;
-  eval::EvalOptions executor;  // only its machine fields are read: cache, work dir, sandbox, jobs
+  // Only its machine fields are read when tasks run (cache, work dir, sandbox, jobs); `suite eval`
+  // also parses the suite's own executor options into it.
+  eval::EvalOptions executor;
   std::string slurm;           // sbatch options: submit shards instead of running here
   int shards = 0;              // with --slurm: array tasks (default: one per task, at most 64)
 };
@@ -282,15 +284,10 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
   if (m.executor.unsafe_no_sandbox) run.child_args.push_back("--unsafe-no-sandbox");
   if (baselines && executor) {
     eval::Executor* ex = &*executor;
-    std::string gpu_name;
-    if (device == "cuda") {
-      gpu_name = JsonGet<std::string>(
-          suite::MeasurementEnvironment(device, options.gpus.empty() ? "" : options.gpus[0]),
-          "gpu_name", "");
-    } else {
-      gpu_name = "cpu";
-    }
-    run.baselines = [ex, gpu_name](const suite::SuiteProblem& problem, const std::string& sha) {
+    run.baselines = [ex, device](const suite::SuiteProblem& problem, const std::string& sha,
+                                 const Json& environment) {
+      const std::string gpu_name =
+          device == "cuda" ? JsonGet<std::string>(environment, "gpu_name", "") : "cpu";
       auto measured = suite::CachedBaselines(*ex, problem.path, sha, gpu_name);
       if (!measured.ok()) return Json{{"error", measured.status().message()}};
       return *measured;
@@ -337,7 +334,6 @@ int Dispatch(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest,
 struct EvalSuiteArgs {
   Selection selection;
   std::string candidates;
-  eval::EvalOptions options;
   std::uint64_t seed = 1;
   MachineArgs machine;
 };
@@ -368,13 +364,16 @@ int RunEvalSuite(EvalSuiteArgs& a) {
                 m.problems.front().name + ".py, " + m.problems.front().name +
                 "/*.py, or KernelBench's level_N_problem_T_sample_K_kernel.py)");
   }
-  a.options.seed = a.seed;
-  Json executor = ToJson(a.options);
+  // The executor options are the suite's own (in its manifest) but for this machine's fields,
+  // which every `suite run` gives again.
+  eval::EvalOptions& options = a.machine.executor;
+  options.seed = a.seed;
+  Json executor = ToJson(options);
   for (const char* machine : {"gpus", "cache_dir", "work_dir", "jobs", "pass_env",
                               "sandbox_read_only", "compile_baseline"}) {
     executor.erase(machine);
   }
-  m.options = {{"executor", executor}, {"compile_baseline", a.options.compile_baseline}};
+  m.options = {{"executor", executor}, {"compile_baseline", options.compile_baseline}};
   const suite::SuiteDir dir(a.selection.dir);
   auto stored = suite::CreateOrOpenSuite(dir, m);
   if (!stored.ok()) return Fail(stored.status().message());
@@ -383,13 +382,7 @@ int RunEvalSuite(EvalSuiteArgs& a) {
               << " problems have no candidate in " << DisplayPath(a.candidates)
               << "; they count as failures (no_candidate)\n";
   }
-  a.machine.executor.cache_dir = a.options.cache_dir;
-  a.machine.executor.work_dir = a.options.work_dir;
-  a.machine.executor.jobs = a.options.jobs;
-  a.machine.executor.unsafe_no_sandbox = a.options.unsafe_no_sandbox;
-  a.machine.executor.pass_env = a.options.pass_env;
-  a.machine.executor.sandbox_read_only = a.options.sandbox_read_only;
-  a.machine.gpus = a.options.gpus;
+  a.machine.gpus = options.gpus;
   return Dispatch(dir, *stored, a.machine);
 }
 
@@ -423,12 +416,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
   std::set<std::string> checked;  // each distinct model once (a live server is asked once)
   for (const suite::SuiteProblem& p : *problems) {
     LlmOptions resolved = a.llm;
-    auto replace = [&](std::string s) {
-      for (std::size_t at = s.find("{problem}"); at != std::string::npos; at = s.find("{problem}"))
-        s.replace(at, 9, p.name);
-      return s;
-    };
-    resolved.spec = replace(a.llm.spec);
+    resolved.spec = suite::ExpandPlaceholders(a.llm.spec, p.name, a.seed);
     auto config = ResolveLlmConfig(resolved);
     if (!config.ok()) return Fail(p.key + ": " + config.status().message());
     if (checked.insert(resolved.spec).second) {
@@ -614,17 +602,8 @@ int StatusCommand(DirArgs& a) {
   return 0;
 }
 
-std::string Percent(double fraction) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * fraction);
-  return buf;
-}
-
-std::string Times(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", v);
-  return buf;
-}
+std::string Percent(double fraction) { return FormatFixed(100 * fraction, 0) + "%"; }
+std::string Times(double v) { return FormatFixed(v, 2) + "x"; }
 
 void PrintGroup(const std::string& label, const report::GroupStats& g) {
   std::cout << "  " << label << ": n=" << g.n << ", correct " << Percent(g.correct_rate)
@@ -708,10 +687,10 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
                    "Candidates: <problem stem>.py or <problem stem>/*.py, or KernelBench's "
                    "level_N_problem_T_sample_K_kernel.py files")
       ->required();
-  AddDeviceOption(*eval, eval_args->options.device);
-  eval_args->options.precompiled_headers = true;  // a suite builds many candidates: worth it
+  AddDeviceOption(*eval, eval_args->machine.executor.device);
+  eval_args->machine.executor.precompiled_headers = true;  // a suite builds many candidates: worth it
   AddOption(*eval, kSeedOption, eval_args->seed)->capture_default_str();
-  AddExecutorOptions(*eval, eval_args->options, eval_args->machine.python);
+  AddExecutorOptions(*eval, eval_args->machine.executor, eval_args->machine.python);
   AddRunOptions(*eval, eval_args->machine, /*with_slurm=*/true);
 
   auto opt_args = std::make_shared<OptimizeSuiteArgs>();

@@ -106,6 +106,12 @@ std::size_t Utf8Prefix(std::string_view text, std::size_t max_bytes) {
   return cut;
 }
 
+std::string ShortenText(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  const std::size_t keep = max_bytes > 3 ? max_bytes - 3 : 0;
+  return text.substr(0, Utf8Prefix(text, keep)) + "...";
+}
+
 std::string FormatFixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);

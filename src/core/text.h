@@ -50,6 +50,10 @@ std::string CollapseWhitespace(std::string_view text);
 // UTF-8 character (compiler messages quote with ‘ ’): text.size() when it fits.
 std::size_t Utf8Prefix(std::string_view text, std::size_t max_bytes);
 
+// `text` cut to at most `max_bytes` bytes (at least 4) without splitting a UTF-8 character,
+// ending in "..." when it was cut: ShortenText("abcdefgh", 6) → "abc...".
+std::string ShortenText(std::string text, std::size_t max_bytes);
+
 // `value` with `digits` decimals: FormatFixed(1.8449, 2) → "1.84".
 std::string FormatFixed(double value, int digits = 2);
 

@@ -77,6 +77,13 @@ TEST(Utf8PrefixTest, NeverSplitsACharacter) {
   EXPECT_EQ(Utf8Prefix("", 0), 0u);
 }
 
+TEST(ShortenTextTest, CutsAtACharacterBoundaryAndSaysSo) {
+  EXPECT_EQ(ShortenText("abcdefgh", 8), "abcdefgh");
+  EXPECT_EQ(ShortenText("abcdefgh", 6), "abc...");
+  const std::string quoted = "a \xE2\x80\x98" "b\xE2\x80\x99";  // a ‘b’ (8 bytes)
+  EXPECT_EQ(ShortenText(quoted, 7), "a ...");  // never half of ‘
+}
+
 TEST(FormatFixedTest, RoundsToTheGivenDecimals) {
   EXPECT_EQ(FormatFixed(1.8449), "1.84");
   EXPECT_EQ(FormatFixed(1.845, 1), "1.8");

@@ -67,10 +67,7 @@ std::string OneLine(std::string text, size_t max_chars = 100) {
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '|') c = ' ';
   }
-  if (text.size() > max_chars) {
-    text = text.substr(0, Utf8Prefix(text, max_chars - 3)) + "...";
-  }
-  return text;
+  return ShortenText(std::move(text), max_chars);
 }
 
 // Whether a candidate file may be linked from the reports: a run-directory-relative path of plain

@@ -114,8 +114,7 @@ std::string OneLine(std::string text, size_t max_chars = 160) {
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  if (text.size() > max_chars) text = text.substr(0, Utf8Prefix(text, max_chars - 3)) + "...";
-  return text;
+  return ShortenText(std::move(text), max_chars);
 }
 
 // The sentences of a comparison, shared by HTML and Markdown (plain text; escaped by the caller).

@@ -174,7 +174,7 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
       row.best = JsonGet<std::string>(r, "best", "");
       row.run_report = JsonGet<std::string>(r, "run_report", "");
     } else if (results.size() < static_cast<std::size_t>(tasks_of[i])) {
-      row.status = results.empty() ? "pending" : "pending";
+      row.status = "pending";
       row.message = std::to_string(results.size()) + " of " + std::to_string(tasks_of[i]) +
                     " tasks finished";
     } else {

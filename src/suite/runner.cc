@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
-#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -37,10 +37,21 @@ int Progress(const std::string& status) {
   return it == kOrder.end() ? 0 : it->second;
 }
 
+// The failure of the candidate (or node) that got furthest, for a task with no correct one.
+struct FurthestFailure {
+  int rank = -1;
+  std::string status = "no_candidate";
+  std::string message;
+  void Consider(const std::string& candidate_status, const std::string& candidate_message) {
+    if (Progress(candidate_status) <= rank) return;
+    rank = Progress(candidate_status);
+    status = candidate_status;
+    message = candidate_message;
+  }
+};
+
 std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > 300) line = line.substr(0, 297) + "...";
-  return line;
+  return ShortenText(text.substr(0, text.find('\n')), 300);
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -160,18 +171,11 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   result["stop"] = input.summary.stop_message;
   const store::RunLayout layout(run_dir);
   if (fs::exists(layout.html_report())) result["run_report"] = dir.Relative(layout.html_report());
-  int furthest = -1;
-  std::string furthest_status = "no_candidate";
-  for (const auto& [id, info] : (*run)->nodes) {
-    const std::string status = eval::EvalStatusName(info.status);
-    if (Progress(status) > furthest) {
-      furthest = Progress(status);
-      furthest_status = status;
-    }
-  }
+  FurthestFailure furthest;
+  for (const auto& [id, info] : (*run)->nodes) furthest.Consider(eval::EvalStatusName(info.status), "");
   auto verdict = report::JudgeBest((*run)->tree, &(*run)->nodes);
   if (!verdict) {
-    result["status"] = furthest_status;
+    result["status"] = furthest.status;
     result["correct"] = false;
     return;
   }
@@ -234,6 +238,11 @@ Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const S
 
 }  // namespace
 
+std::string ExpandPlaceholders(const std::string& text, const std::string& problem,
+                               std::uint64_t seed) {
+  return Replace(Replace(text, "{problem}", problem), "{seed}", std::to_string(seed));
+}
+
 std::string SelfExecutable() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -249,12 +258,8 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
   std::vector<std::string> argv = {kernelpro};
   std::error_code ec;
   if (fs::exists(store::RunLayout(run_dir).store(), ec)) {
+    // The run keeps its own options; only this machine's (below) are given again.
     argv.insert(argv.end(), {"resume", run_dir, "--quiet"});
-    for (const Json& a : JsonGet<Json>(manifest.options, "resume_args", Json::array())) {
-      if (!a.is_string()) continue;
-      argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
-                             std::to_string(task.seed)));
-    }
   } else {
     argv.insert(argv.end(),
                 {"optimize", "--problem", problem.path, "--run-dir", run_dir, "--quiet"});
@@ -262,9 +267,7 @@ std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& 
       argv.insert(argv.end(), {"--seed", std::to_string(task.seed)});
     }
     for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
-      if (!a.is_string()) continue;
-      argv.push_back(Replace(Replace(a.get<std::string>(), "{problem}", problem.name), "{seed}",
-                             std::to_string(task.seed)));
+      if (a.is_string()) argv.push_back(ExpandPlaceholders(a, problem.name, task.seed));
     }
   }
   if (!gpu.empty()) argv.insert(argv.end(), {"--gpus", gpu});
@@ -277,9 +280,7 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
   Json result = BaseResult(manifest, task);
   result["candidates"] = Json::array();
   int best = -1;
-  int furthest = -1;
-  std::string furthest_status = "no_candidate";
-  std::string furthest_message;
+  FurthestFailure furthest;
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
     const Json& v = verdicts[i];
     const std::string status = JsonGet<std::string>(v, "status", "runtime_error");
@@ -293,18 +294,16 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
          {"verdict", dir.Relative(dir.candidate_result(task.id, i))}});
     if (status == "correct" && speedup) {
       if (best < 0 || *speedup > *JsonNumber(verdicts[best], "speedup")) best = static_cast<int>(i);
-    } else if (Progress(status) > furthest) {
-      furthest = Progress(status);
-      furthest_status = status;
-      furthest_message = FirstLine(JsonGet<std::string>(v, "message", ""));
+    } else {
+      furthest.Consider(status, FirstLine(JsonGet<std::string>(v, "message", "")));
     }
   }
   if (best < 0) {
-    result["status"] = furthest_status;
+    result["status"] = furthest.status;
     result["correct"] = false;
     result["message"] = verdicts.empty() ? "no candidate file for this problem in " +
                                                manifest.candidates_dir
-                                         : furthest_message;
+                                         : furthest.message;
     return result;
   }
   const Json& v = verdicts[best];
@@ -436,7 +435,8 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
             options.baselines(manifest.problems[task.problem],
                               task.problem < manifest.problem_sha256.size()
                                   ? manifest.problem_sha256[task.problem]
-                                  : "");
+                                  : "",
+                              result["environment"]);
       }
       result["started_at"] = IsoTime(start);
       result["finished_at"] = IsoTime(NowSeconds());

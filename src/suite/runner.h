@@ -48,8 +48,11 @@ struct RunnerOptions {
   // called once per GPU ordinal ("" = the default device).
   std::function<Json(const std::string& gpu)> environment;
   // The problem's eager and torch.compile baselines (suite/baselines.h) stored with each task's
-  // result, or an object with "error"; null: not measured.
-  std::function<Json(const SuiteProblem& problem, const std::string& sha256)> baselines;
+  // result, or an object with "error"; null: not measured. `environment` is the task's
+  // (`environment` above): its GPU model keys the cache.
+  std::function<Json(const SuiteProblem& problem, const std::string& sha256,
+                     const Json& environment)>
+      baselines;
   // One line per task started and finished, and notes; null: silent.
   std::function<void(const std::string&)> say;
   // After each task's result is written (the suite's progress line).
@@ -72,6 +75,11 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
 // "compile_error"), or "no_candidate".
 Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
                     const std::vector<Json>& verdicts);
+
+// `text` with "{problem}" replaced by `problem` and "{seed}" by `seed`: one cassette (or any
+// path) per problem and seed in a suite's options.
+std::string ExpandPlaceholders(const std::string& text, const std::string& problem,
+                               std::uint64_t seed);
 
 // The running kernelpro binary (what optimize children and Slurm array tasks run).
 std::string SelfExecutable();
