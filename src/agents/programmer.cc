@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <regex>
 #include <sstream>
@@ -154,6 +155,65 @@ bool HasCode(const std::vector<Proposed>& proposed) {
                      [](const Proposed& p) { return !Trim(p.code).empty(); });
 }
 
+
+// Whether a failed first turn means the backend does not take tool calls: a 4xx other than
+// credentials and rate limits, or a server error that names tools (llama.cpp: "tools param
+// requires --jinja flag").
+bool RefusesTools(const llm::Error& error) {
+  if (error.kind == llm::ErrorKind::kBadRequest) return true;
+  return error.kind == llm::ErrorKind::kServer && Contains(Lower(error.message), "tool");
+}
+
+// The calls of a finished conversation, each with the result the model read.
+std::vector<ProgrammerToolCall> CallsOf(const std::vector<llm::Message>& transcript) {
+  std::vector<ProgrammerToolCall> calls;
+  std::map<std::string, size_t> by_id;
+  for (const llm::Message& m : transcript) {
+    for (const llm::ToolCall& call : m.tool_calls) {
+      by_id[call.id] = calls.size();
+      calls.push_back({call.name, call.arguments, "", false});
+    }
+    if (m.tool_result) {
+      auto it = by_id.find(m.tool_result->tool_call_id);
+      if (it == by_id.end()) continue;
+      calls[it->second].result = m.tool_result->content;
+      calls[it->second].is_error = m.tool_result->is_error;
+    }
+  }
+  return calls;
+}
+
+// The model's final answer: one call, or with tools a conversation (falling back to one call when
+// the backend refuses tools). Fills the result's tool facts, usage of a conversation and notes.
+llm::Outcome Ask(llm::Backend& backend, llm::Request request, const ProgrammerOptions& options,
+                 ProgrammerResult& result) {
+  if (options.tools == nullptr || options.tools->definitions.empty()) {
+    return backend.Complete(request);
+  }
+  const ProgrammerTools& tools = *options.tools;
+  llm::Request with_tools = request;
+  with_tools.tools = tools.definitions;
+  with_tools.tool_choice = llm::ToolChoice::kAuto;
+  if (!tools.instruction.empty()) {
+    with_tools.messages.back().text += "\n\n" + tools.instruction;
+  }
+  llm::ToolConversation conversation =
+      llm::RunToolConversation(backend, std::move(with_tools), tools.handlers, tools.loop);
+  result.tools_offered = true;
+  result.tool_calls = CallsOf(conversation.transcript);
+  result.usage = conversation.usage;
+  if (conversation.ok()) return std::move(*conversation.response);
+  const llm::Error& error = *conversation.error;
+  if (conversation.turns == 1 && result.tool_calls.empty() && RefusesTools(error)) {
+    result.tools_offered = false;
+    result.notes.push_back("the backend refused the request with tools (" + error.ToString() +
+                           "); the programmer answered in one call without them");
+    llm::Outcome single = backend.Complete(request);
+    if (single.ok()) result.usage = single.response().usage;
+    return single;
+  }
+  return error;
+}
 }  // namespace
 
 CandidateCheck CheckCandidateSource(const std::string& code, const CheckOptions& options) {
@@ -272,7 +332,7 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   request.seed = options.seed;
   request.response_schema = llm::ResponseSchema{"candidates", CandidatesSchema()};
 
-  llm::Outcome outcome = backend.Complete(request);
+  llm::Outcome outcome = Ask(backend, std::move(request), options, result);
   // A reply without the JSON that was asked for comes back as kMalformed with its text; the
   // candidates may still be in fenced blocks.
   const bool prose_only = !outcome.ok() && outcome.error().kind == llm::ErrorKind::kMalformed &&
@@ -288,7 +348,7 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
   } else {
     response = outcome.response();
   }
-  result.usage = response.usage;
+  if (!result.tools_offered) result.usage = response.usage;  // a conversation summed its turns
   result.raw_text = response.text;
   const bool cut_off = response.stop_reason == llm::FinishReason::kLength;
   if (cut_off) {
@@ -346,6 +406,12 @@ ProgrammerResult RunProgrammer(llm::Backend& backend, const Prompt& prompt,
       reject(check.reason);
       continue;
     }
+    if (options.pre_build_check) {
+      if (std::string found = options.pre_build_check(p.code); !found.empty()) {
+        reject(std::move(found));
+        continue;
+      }
+    }
     result.candidates.push_back({p.strategy, p.code});
   }
   return result;
@@ -372,6 +438,8 @@ ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt
     merged.usage.output_tokens += part.usage.output_tokens;
     merged.raw_text += (merged.raw_text.empty() ? "" : "\n\n") + part.raw_text;
     merged.from_fenced_blocks = merged.from_fenced_blocks || part.from_fenced_blocks;
+    merged.tools_offered = merged.tools_offered || part.tools_offered;
+    for (ProgrammerToolCall& call : part.tool_calls) merged.tool_calls.push_back(std::move(call));
     for (std::string& note : part.notes) {
       if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {
         merged.notes.push_back(std::move(note));

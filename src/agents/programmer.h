@@ -12,11 +12,24 @@
 // none, is a result like any other. Nothing here throws or ends a search: an LLM failure is
 // `error`, and the search counts the empty result and moves on.
 //
+// With tools (ProgrammerOptions::tools: the CUTLASS code search and the shared-memory probe of
+// agents/cutlass_tools.h), the call becomes a conversation (llm::RunToolConversation): the model
+// may call the tools, within budgets it is told in the user message, before it answers; every call
+// and its result are kept in the result (`tool_calls`) for the run store and the report. A backend
+// that refuses the tool-calling request itself (an HTTP 4xx, or a server error about tools, on
+// the first turn) gets today's single call without tools, and the result says so in its notes.
+//
+// A caller's pre-build check (ProgrammerOptions::pre_build_check, the CUTLASS constraint
+// validator) runs on every candidate that passed CheckCandidateSource; what it finds rejects the
+// candidate with that text, which reaches the next debug prompt without a build being spent.
+//
 // RunProgrammer and CheckCandidateSource hold no state; they are safe to call from several threads
-// at once as long as the backend is (llm::Backend implementations are).
+// at once as long as the backend and the tools' handlers are (llm::Backend implementations are).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +37,7 @@
 #include "agents/candidate.h"
 #include "agents/prompt.h"
 #include "llm/backend.h"
+#include "llm/tool_loop.h"
 
 namespace kernelpro::agents {
 
@@ -48,6 +62,25 @@ struct CandidateCheck {
 
 CandidateCheck CheckCandidateSource(const std::string& code, const CheckOptions& options = {});
 
+// Tools the programmer may call before it answers. `instruction` names them and their budgets in
+// words; it is appended to the user message, so the model knows what it may spend. The budgets
+// themselves are `loop`'s (per programmer request: one per iteration unless several temperatures
+// make one request per candidate).
+struct ProgrammerTools {
+  std::vector<llm::ToolDefinition> definitions;
+  std::map<std::string, llm::ToolHandler> handlers;
+  llm::ToolLoopOptions loop;
+  std::string instruction;
+};
+
+// One tool call the programmer made, as the run store keeps it.
+struct ProgrammerToolCall {
+  std::string name;
+  Json arguments;
+  std::string result;     // what the model read (each tool bounds its own output)
+  bool is_error = false;  // an error result: bad arguments, an unknown file, a spent budget, ...
+};
+
 struct ProgrammerOptions {
   int num_candidates = 2;  // N, the candidates asked for in the one reply
   int max_tokens = 16384;  // output budget of the reply (truncation recovery may raise it)
@@ -57,6 +90,11 @@ struct ProgrammerOptions {
   std::optional<std::uint64_t> seed;
   std::string python = "python3";     // for the syntax check
   std::string device = "cuda";        // "cuda" or "cpu": which kernel source a candidate must carry
+  // Null: one call without tools. Borrowed; must outlive the call.
+  const ProgrammerTools* tools = nullptr;
+  // Run on each candidate that passed CheckCandidateSource: "" to keep it, else why it is not
+  // worth a build (the text the candidate is rejected with). Unset: no such check.
+  std::function<std::string(const std::string& code)> pre_build_check;
 };
 
 struct RejectedCandidate {
@@ -74,6 +112,8 @@ struct ProgrammerResult {
   std::string raw_text;             // the reply as the model wrote it
   bool from_fenced_blocks = false;  // candidates came from ```python blocks, not JSON
   std::vector<std::string> notes;   // checks that could not run, a reply cut off, ...
+  std::vector<ProgrammerToolCall> tool_calls;  // in the order the model made them
+  bool tools_offered = false;  // the request offered tools (false after a fallback, too)
 };
 
 // The programmer at several temperatures (the paper seeds its runs at several): one request per

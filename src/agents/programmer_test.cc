@@ -12,6 +12,11 @@
 #include <vector>
 
 #include "agents/agent_testing.h"
+#include "agents/cutlass_tools.h"
+#include "llm/anthropic.h"
+#include "llm/fake_server_testing.h"
+#include "llm/http.h"
+#include "llm/openai.h"
 #include "llm/cassette.h"
 #include "llm/recovery.h"
 #include "llm/scripted_backend_testing.h"
@@ -331,6 +336,202 @@ TEST(CandidateCheckTest, EmptyCodeIsRejected) {
   CandidateCheck check = CheckCandidateSource("  \n");
   EXPECT_FALSE(check.ok);
   EXPECT_EQ(check.reason, "empty code");
+}
+
+// ---- tools: the programmer looks things up in CUTLASS before it answers (issue 18). The model
+// is a real HTTP server speaking each provider's protocol (llm/fake_server_testing.h).
+
+// A CUDA candidate that includes CuTe, as a Python file. `flags` go to extra_cuda_cflags.
+std::string CuteCandidate(const std::string& flags) {
+  return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+         "_CU = r'''\n#include <cute/tensor.hpp>\n"
+         "using Atom = cute::SM90_64x128x16_F32BF16BF16_SS;\n"
+         "__global__ void k(float* y) {}\ntorch::Tensor f(torch::Tensor x) { return x; }\n'''\n"
+         "_ext = load_inline(name='g', cpp_sources='torch::Tensor f(torch::Tensor x);',\n"
+         "                   cuda_sources=_CU, functions=['f'], extra_cuda_cflags=[" +
+         flags + "])\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+         "        return _ext.f(x)\n";
+}
+
+std::string CandidatesJson(const std::string& strategy, const std::string& code) {
+  return DumpJson(Json{{"candidates", Json::array({{{"strategy", strategy}, {"code", code}}})}});
+}
+
+std::unique_ptr<CutlassKit> FixtureKit() {
+  auto tree = cutlass::CutlassTreeAt(
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree", "test");
+  EXPECT_TRUE(tree.ok());
+  auto kit = CutlassKit::Load(*tree);
+  EXPECT_TRUE(kit.ok()) << kit.status().ToString();
+  return std::move(*kit);
+}
+
+Json OpenAiReply(const Json& message, const std::string& finish_reason) {
+  return {{"id", "chatcmpl-1"},
+          {"object", "chat.completion"},
+          {"model", "gpt-test"},
+          {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish_reason}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}}}};
+}
+
+Json OpenAiToolCall(const std::string& id, const std::string& name, const Json& arguments) {
+  return {{"id", id},
+          {"type", "function"},
+          {"function", {{"name", name}, {"arguments", arguments.dump()}}}};
+}
+
+std::unique_ptr<llm::Backend> OpenAiAt(const llm::testing::FakeServer& server) {
+  llm::OpenAiOptions options;
+  options.base_url = server.BaseUrl() + "/v1";
+  options.model = "gpt-test";
+  options.api_key = "sk-test";
+  return llm::MakeOpenAiBackend(options, llm::MakeCurlTransport());
+}
+
+TEST(ProgrammerToolsTest, OverOpenAiTheModelSearchesReadsThenAnswersAndEveryCallIsKept) {
+  llm::testing::FakeServer server;
+  server.ReplyJson(OpenAiReply(
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"tool_calls",
+        {OpenAiToolCall("c1", "search_cutlass", {{"regex", "SM90_64x\\d+x16_F32BF16BF16_SS"}})}}},
+      "tool_calls"));
+  server.ReplyJson(OpenAiReply(
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"tool_calls",
+        {OpenAiToolCall("c2", "read_cutlass_file",
+                        {{"file", "cute/atom/mma_atom.hpp"}, {"start_line", 1}, {"end_line", 10}}),
+         OpenAiToolCall("c3", "read_cutlass_file", {{"file", "cute/nope.hpp"}})}}},
+      "tool_calls"));
+  server.ReplyJson(OpenAiReply(
+      {{"role", "assistant"},
+       {"content", CandidatesJson("one GMMA tile per warpgroup", CuteCandidate(""))}},
+      "stop"));
+  auto backend = OpenAiAt(server);
+
+  auto kit = FixtureKit();
+  ProgrammerTools tools = kit->ForIteration();
+  ProgrammerOptions programmer;
+  programmer.num_candidates = 1;
+  programmer.tools = &tools;
+  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+
+  ASSERT_FALSE(r.error) << r.error->ToString();
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].strategy, "one GMMA tile per warpgroup");
+  EXPECT_TRUE(r.tools_offered);
+  ASSERT_EQ(r.tool_calls.size(), 3u);
+  EXPECT_EQ(r.tool_calls[0].name, "search_cutlass");
+  EXPECT_TRUE(Contains(r.tool_calls[0].result, "cute/atom/mma_atom.hpp:6:"))
+      << r.tool_calls[0].result;
+  EXPECT_EQ(r.tool_calls[1].arguments["file"], "cute/atom/mma_atom.hpp");
+  EXPECT_FALSE(r.tool_calls[1].is_error);
+  EXPECT_TRUE(r.tool_calls[2].is_error);  // no such file: told to the model, not the end
+  EXPECT_EQ(r.usage.input_tokens, 300);   // three turns
+  EXPECT_EQ(r.usage.output_tokens, 30);
+
+  // On the wire: the four tools on every turn, the budget in the first user message, each
+  // result sent back under its call's id.
+  auto got = server.Received();
+  ASSERT_EQ(got.size(), 3u);
+  Json first = got[0].JsonBody();
+  ASSERT_EQ(first["tools"].size(), 4u);
+  EXPECT_EQ(first["tools"][3]["function"]["name"], "check_smem_layout");
+  const std::string asked = first["messages"].back()["content"].get<std::string>();
+  EXPECT_TRUE(Contains(asked, "At most 6 searches in this iteration")) << asked;
+  Json second = got[1].JsonBody();
+  EXPECT_EQ(second["messages"].back()["role"], "tool");
+  EXPECT_EQ(second["messages"].back()["tool_call_id"], "c1");
+  EXPECT_TRUE(Contains(second["messages"].back()["content"].get<std::string>(),
+                       "SM90_64x128x16_F32BF16BF16_SS"));
+}
+
+TEST(ProgrammerToolsTest, OverAnthropicToolUseBlocksRunTheSameTools) {
+  llm::testing::FakeServer server;
+  auto reply = [](const Json& content, const std::string& stop) {
+    return Json{{"id", "msg_1"},
+                {"type", "message"},
+                {"role", "assistant"},
+                {"model", "claude-t"},
+                {"content", content},
+                {"stop_reason", stop},
+                {"stop_sequence", nullptr},
+                {"usage", {{"input_tokens", 50}, {"output_tokens", 5}}}};
+  };
+  server.ReplyJson(reply({{{"type", "tool_use"},
+                           {"id", "toolu_1"},
+                           {"name", "list_cutlass_directory"},
+                           {"input", {{"dir", "cute/atom"}}}}},
+                         "tool_use"));
+  server.ReplyJson(
+      reply({{{"type", "text"}, {"text", CandidatesJson("cute atoms", CuteCandidate(""))}}},
+            "end_turn"));
+  llm::AnthropicOptions options;
+  options.base_url = server.BaseUrl();
+  options.model = "claude-t";
+  options.api_key = "sk-ant-test";
+  auto backend = llm::MakeAnthropicBackend(options, llm::MakeCurlTransport());
+  auto kit = FixtureKit();
+  ProgrammerTools tools = kit->ForIteration();
+  ProgrammerOptions programmer;
+  programmer.num_candidates = 1;
+  programmer.tools = &tools;
+  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+  ASSERT_FALSE(r.error) << r.error->ToString();
+  ASSERT_EQ(r.candidates.size(), 1u);
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_TRUE(Contains(r.tool_calls[0].result, "mma_atom.hpp")) << r.tool_calls[0].result;
+  auto got = server.Received();
+  ASSERT_EQ(got.size(), 2u);
+  Json result_block = got[1].JsonBody()["messages"].back()["content"][0];
+  EXPECT_EQ(result_block["type"], "tool_result");
+  EXPECT_EQ(result_block["tool_use_id"], "toolu_1");
+}
+
+TEST(ProgrammerToolsTest, ABackendThatRefusesToolsGetsOneCallWithoutThemAndTheResultSaysSo) {
+  llm::testing::FakeServer server;
+  server.ReplyJson(Json{{"error", {{"message", "tools are not supported by this model"}}}}, 400);
+  server.ReplyJson(OpenAiReply(
+      {{"role", "assistant"}, {"content", CandidatesJson("plain", CuteCandidate(""))}}, "stop"));
+  auto backend = OpenAiAt(server);
+  auto kit = FixtureKit();
+  ProgrammerTools tools = kit->ForIteration();
+  ProgrammerOptions programmer;
+  programmer.num_candidates = 1;
+  programmer.tools = &tools;
+  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+  ASSERT_FALSE(r.error) << r.error->ToString();
+  EXPECT_EQ(r.candidates.size(), 1u);
+  EXPECT_FALSE(r.tools_offered);
+  EXPECT_TRUE(r.tool_calls.empty());
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_TRUE(Contains(r.notes.back(), "refused the request with tools")) << r.notes.back();
+  EXPECT_TRUE(Contains(r.notes.back(), "without them"));
+  auto got = server.Received();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got[0].JsonBody().contains("tools"));
+  EXPECT_FALSE(got[1].JsonBody().contains("tools"));
+  EXPECT_FALSE(Contains(got[1].JsonBody()["messages"].back()["content"].get<std::string>(),
+                        "Tools for this answer"));
+}
+
+TEST(ProgrammerToolsTest, APreBuildCheckRejectsACandidateWithItsFindings) {
+  llm::testing::ScriptedBackend backend;
+  const std::string broken = CuteCandidate("'-gencode=arch=compute_90,code=sm_90'");
+  const std::string good = CuteCandidate("");
+  backend.Push(llm::testing::TextResponse(DumpJson(
+      Json{{"candidates", Json::array({{{"strategy", "sm_90 flags"}, {"code", broken}},
+                                       {{"strategy", "build adds sm_90a"}, {"code", good}}})}})));
+  auto kit = FixtureKit();
+  ProgrammerOptions programmer;
+  programmer.pre_build_check = [&kit](const std::string& code) { return kit->Validate(code); };
+  ProgrammerResult r = RunProgrammer(backend, SwishPrompt(), programmer);
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].strategy, "build adds sm_90a");
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_TRUE(Contains(r.rejected[0].reason, "[build.sm90a]")) << r.rejected[0].reason;
+  EXPECT_TRUE(Contains(r.rejected[0].reason, "no build was spent"));
 }
 
 }  // namespace

@@ -684,6 +684,12 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
       {"arch", context.gpu.arch.empty() ? "its architecture" : context.gpu.arch},
       {"arch_flag", arch_flag},
       {"cutlass_dir", context.cutlass_dir},
+      // The build step adds sm_90a only on Hopper (python/kernelpro_worker/buildcache.py).
+      {"cutlass_build_arch",
+       context.gpu.major() == 9 && context.gpu.minor() == 0
+           ? ", and with no architecture flag of yours `" + arch_flag +
+                 "` (warpgroup MMA and TMA need its `a`)"
+           : ""},
   };
   const std::string input_name = "input_" + ToString(context.problem.kind);
   const std::string mode_name = "mode_" + ToString(context.mode);
@@ -713,7 +719,12 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   add("base_strategies", true, base_full);
   add(input_name, true, text[input_name]);
   add(gpu_section, true, text[gpu_section]);
-  if (!context.cutlass_dir.empty()) add("cutlass", true, text["cutlass"]);
+  if (!context.cutlass_dir.empty()) {
+    add("cutlass", true, text["cutlass"]);
+    if (!Trim(context.cutlass_constraints).empty()) {
+      add("cutlass_constraints", true, context.cutlass_constraints);
+    }
+  }
   if (!Trim(context.memory_block).empty()) {
     add("memory", true, memory_head + context.memory_block);
   }

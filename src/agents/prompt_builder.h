@@ -47,6 +47,10 @@ struct PromptContext {
   int num_candidates = 2;
   // Root of a CUTLASS checkout (include/ and tools/util/include/ below it). "" = CUTLASS off.
   std::string cutlass_dir;
+  // With cutlass_dir: the constraints CUTLASS/CuTe code must meet (agents/cutlass_tools.h, a
+  // Markdown block with its own heading), carried whole in the system part as non-negotiable.
+  // "" = none.
+  std::string cutlass_constraints;
   // Debug: the candidate that failed. Optimize: the working candidate to improve. Required there.
   std::string parent_code;
   // Debug (required): the compiler, runtime or correctness errors, trimmed with TrimBuildErrors.

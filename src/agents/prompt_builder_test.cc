@@ -341,6 +341,21 @@ TEST(PromptBuilderTest, CutlassSettingsOnlyWhenCutlassIsEnabled) {
   Prompt a = Build(ampere);
   EXPECT_TRUE(Has(a.system, "\"-gencode=arch=compute_80,code=sm_80\"")) << "arch flag per GPU";
   EXPECT_FALSE(Has(a.system, "compute_90a"));
+  // On Hopper the build adds sm_90a to a CUTLASS candidate that gives no architecture flag.
+  EXPECT_TRUE(Has(with.system, "with no architecture flag of yours "
+                               "`-gencode=arch=compute_90a,code=sm_90a`"));
+
+  // The mined constraints: carried whole as their own part, only with a CUTLASS tree.
+  PromptContext constrained = hopper;
+  constrained.cutlass_constraints =
+      "# Non-negotiable constraints for CUTLASS/CuTe code on Hopper\n\n- Fence after init.\n";
+  Prompt c = Build(constrained);
+  EXPECT_EQ(std::count(c.sections.begin(), c.sections.end(), "cutlass_constraints"), 1);
+  EXPECT_TRUE(Has(c.system, "- Fence after init."));
+  EXPECT_LT(c.system.find("CUTLASS headers are installed"), c.system.find("- Fence after init."));
+  PromptContext no_tree = off;
+  no_tree.cutlass_constraints = constrained.cutlass_constraints;
+  EXPECT_FALSE(Has(Build(no_tree).system, "Fence after init."));
 }
 
 TEST(PromptBuilderTest, EveryPlaceholderIsFilled) {
@@ -354,7 +369,8 @@ TEST(PromptBuilderTest, EveryPlaceholderIsFilled) {
   for (const PromptContext& c : contexts) {
     const std::string text = Render(Build(c));
     for (const char* placeholder :
-         {"{num_candidates}", "{gpu}", "{arch}", "{arch_flag}", "{cutlass_dir}"}) {
+         {"{num_candidates}", "{gpu}", "{arch}", "{arch_flag}", "{cutlass_dir}",
+          "{cutlass_build_arch}"}) {
       EXPECT_FALSE(Has(text, placeholder)) << c.gpu.arch << ": " << placeholder;
     }
     const std::string n = std::to_string(c.num_candidates);

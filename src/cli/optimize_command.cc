@@ -39,6 +39,8 @@
 #include "report/run_report.h"
 #include "report/stored_run.h"
 #include "roofline/hardware.h"
+#include "agents/cutlass_tools.h"
+#include "cutlass/locate.h"
 #include "search/orchestrator.h"
 #include "store/run_lock.h"
 #include "store/run_store.h"
@@ -55,6 +57,8 @@ struct OptimizeArgs {
   int max_tokens = 16384;
   std::vector<double> temperatures;  // --temperature: one, or one per candidate
   bool no_memory = false;
+  bool no_cutlass_tools = false;
+  int cutlass_search_budget = 6;
   bool demo = false;
   bool quiet = false;  // --quiet: no progress on stderr
   std::uint64_t seed = 0;
@@ -290,7 +294,21 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
 
   // "unknown" rather than $0 for a model without a configured price.
   const bool cost_known = llm::CostKnown(llm_config);
+  // CUTLASS: the programmer's tools, the constraints and the validator, loaded once per process.
+  std::unique_ptr<agents::CutlassKit> cutlass_kit;
+  if (!options.cutlass_dir.empty()) {
+    auto tree = cutlass::CutlassTreeAt(options.cutlass_dir, "--cutlass-dir");
+    if (!tree.ok()) return fail("--cutlass-dir " + tree.status().message());
+    agents::CutlassKitOptions kit_options;
+    kit_options.tools = options.cutlass_tools;
+    kit_options.search_budget = options.cutlass_search_budget;
+    kit_options.probe_cache_dir = eval.cache_dir.empty() ? "" : eval.cache_dir + "/cutlass";
+    auto kit = agents::CutlassKit::Load(*tree, kit_options);
+    if (!kit.ok()) return fail("CUTLASS at " + options.cutlass_dir + ": " + kit.status().message());
+    cutlass_kit = std::move(*kit);
+  }
   search::OrchestratorDependencies deps;
+  deps.cutlass = cutlass_kit.get();
   deps.backend = backend.get();
   deps.memory_backend = backend;
   deps.evaluator = evaluator.get();
@@ -352,6 +370,7 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.dram_bytes =
       report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
   report.cost_known = cost_known;
+  report.tool_calls = report::StoredToolCalls(**store);
 
   std::optional<std::string> best_source;
   if (summary->best) {
@@ -497,6 +516,8 @@ int RunOptimize(OptimizeArgs& args) {
   }
   o.feedback = agents::ParseFeedbackMode(feedback).value();
   o.memory = !args.no_memory;
+  o.cutlass_tools = !args.no_cutlass_tools;
+  o.cutlass_search_budget = args.cutlass_search_budget;
   o.seed = args.seed;
   o.seed_given = args.seed_given;
   if (args.run_dir.empty()) {
@@ -691,6 +712,14 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   AddDeviceOption(*cmd, args->device);
   AddOption(*cmd, kGpuOption, args->gpu);
   AddCutlassOptions(*cmd, args->cutlass_dir);
+  cmd->add_flag("--no-cutlass-tools", args->no_cutlass_tools,
+                "With --cutlass-dir: no code-search tools or check_smem_layout for the programmer "
+                "(the prompt's CUTLASS section, constraints and validator stay)");
+  cmd->add_option("--cutlass-search-budget", args->cutlass_search_budget,
+                  "With --cutlass-dir: search_cutlass calls per iteration (reads, listings and "
+                  "layout probes are not counted)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   AddToolOptions(*cmd, args->tools);
   args->eval.precompiled_headers = true;  // a search builds many candidates: worth it
   AddExecutorOptions(*cmd, args->eval, args->python);

@@ -103,8 +103,11 @@ ToolConversation RunToolConversation(Backend& backend, Request initial,
     // A forced choice (kRequired, kNamed) is for the first turn: forcing every turn would never
     // let the model answer. Once every tool's budget is spent, say so with kNone too, where the
     // provider can (Bedrock cannot; the budget message still tells the model).
-    request.tool_choice =
-        AllBudgetsSpent(handlers, options, conversation) ? ToolChoice::kNone : ToolChoice::kAuto;
+    const bool last_turn =
+        options.answer_on_last_turn && conversation.turns + 1 >= options.max_turns;
+    request.tool_choice = last_turn || AllBudgetsSpent(handlers, options, conversation)
+                              ? ToolChoice::kNone
+                              : ToolChoice::kAuto;
   }
   conversation.transcript = std::move(request.messages);
   return conversation;

@@ -42,6 +42,10 @@ struct ToolLoopOptions {
   // Model calls per conversation, the first included; reaching it without a final answer is a
   // kBudget error.
   int max_turns = 20;
+  // Ask the last allowed turn (turn `max_turns`) with tool_choice kNone, so that a model still
+  // calling tools is made to answer instead of ending the conversation with the kBudget error. A
+  // model that calls tools anyway gets them refused and the kBudget error follows.
+  bool answer_on_last_turn = false;
 };
 
 struct ToolConversation {

@@ -158,6 +158,25 @@ TEST(ToolLoopTest, MaxTurnsWithoutAFinalAnswerIsABudgetErrorWithTheTranscript) {
   EXPECT_EQ(c.transcript.size(), 1u + 3 * 2);  // the question, then 3 x (assistant, tool)
 }
 
+TEST(ToolLoopTest, AnswerOnLastTurnAsksTheLastTurnWithoutTools) {
+  ScriptedBackend backend;
+  backend.Push(ToolUseResponse({Call("c1", "ncu")}));
+  backend.Push(ToolUseResponse({Call("c2", "ncu")}));
+  backend.Push(TextResponse("done"));
+  std::map<std::string, ToolHandler> handlers = {
+      {"ncu", [](const Json&) -> Result<std::string> { return std::string("91%"); }}};
+  ToolLoopOptions options;
+  options.max_turns = 3;
+  options.answer_on_last_turn = true;
+  ToolConversation c = RunToolConversation(backend, Ask(), handlers, options);
+  ASSERT_TRUE(c.ok()) << c.error->ToString();
+  EXPECT_EQ(c.response->text, "done");
+  auto requests = backend.Requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].tool_choice, ToolChoice::kAuto);
+  EXPECT_EQ(requests[2].tool_choice, ToolChoice::kNone);  // the last turn must answer
+}
+
 TEST(ToolLoopTest, BackendErrorsAndEmptyToolUseEndTheConversation) {
   ScriptedBackend failing;
   failing.Push(ToolUseResponse({Call("c1", "ncu")}));

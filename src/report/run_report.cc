@@ -592,6 +592,41 @@ size_t LongestBacktickRun(const std::string& text) {
   return longest;
 }
 
+// The first non-empty line of a tool's result: its answer in short.
+std::string FirstResultLine(const std::string& result) {
+  for (const std::string& line : SplitLines(result)) {
+    if (!Trim(line).empty()) return std::string(Trim(line));
+  }
+  return "";
+}
+
+std::string ArgumentsText(const Json& arguments) {
+  if (!arguments.is_object()) return arguments.is_null() ? "" : arguments.dump();
+  std::string text;
+  for (const auto& [key, value] : arguments.items()) {
+    text += (text.empty() ? "" : ", ") + key + "=" +
+            (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return text;
+}
+
+size_t CountToolCalls(const RunReportInput& in) {
+  size_t n = 0;
+  for (const auto& [iteration, calls] : in.tool_calls) n += calls.size();
+  return n;
+}
+
+constexpr size_t kMaxToolCallsShown = 200;
+
+}  // namespace
+
+std::string ToolCallLine(const agents::ProgrammerToolCall& call, size_t max_chars) {
+  std::string line = call.name + "(" + ArgumentsText(call.arguments) + ") → " +
+                     (call.is_error ? "error: " : "") + FirstResultLine(call.result);
+  return ShortenText(std::move(line), max_chars);
+}
+
+namespace {
 }  // namespace
 
 std::string ProblemName(const std::string& problem) {
@@ -727,6 +762,23 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   }
   out << "\n";
 
+  if (size_t total = CountToolCalls(in); total > 0) {
+    out << "## The programmer's tool calls\n\n"
+        << total << " call" << (total == 1 ? "" : "s")
+        << " (CUTLASS code search and layout probes); each with the first line of its answer.\n\n";
+    size_t shown = 0;
+    for (const auto& [iteration, calls] : in.tool_calls) {
+      for (const agents::ProgrammerToolCall& call : calls) {
+        if (shown++ == kMaxToolCallsShown) break;
+        out << "- iteration " << iteration << ": `" << ToolCallLine(call) << "`\n";
+      }
+    }
+    if (total > kMaxToolCallsShown) {
+      out << "- ... " << total - kMaxToolCallsShown << " more (the run store keeps them all)\n";
+    }
+    out << "\n";
+  }
+
   out << "## Search tree\n\n";
   MarkdownTree(in, search::Tree::kRootId, 0, out);
   out << "\n";
@@ -817,6 +869,22 @@ std::string RenderHtmlReport(const RunReportInput& in) {
         << (it.tools.empty() ? "-" : Html(it.tools)) << "</td></tr>\n";
   }
   out << "</table>\n";
+
+  if (size_t total = CountToolCalls(in); total > 0) {
+    out << "<h2>The programmer's tool calls</h2>\n<details><summary>" << total << " call"
+        << (total == 1 ? "" : "s")
+        << " (CUTLASS code search and layout probes); each with the first line of its answer"
+        << "</summary>\n<table>\n<tr><th>iteration</th><th>call</th></tr>\n";
+    size_t shown = 0;
+    for (const auto& [iteration, calls] : in.tool_calls) {
+      for (const agents::ProgrammerToolCall& call : calls) {
+        if (shown++ == kMaxToolCallsShown) break;
+        out << "<tr><td>" << iteration << "</td><td><code>" << Html(ToolCallLine(call))
+            << "</code></td></tr>\n";
+      }
+    }
+    out << "</table>\n</details>\n";
+  }
 
   out << "<h2>Search tree</h2>\n";
   out << "<p class=\"muted\">Each node: iteration, mode, outcome with the speedup over the "

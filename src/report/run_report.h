@@ -10,7 +10,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "agents/programmer.h"
 #include "core/status.h"
 #include "roofline/reference_analysis.h"
 #include "search/orchestrator.h"
@@ -42,7 +44,13 @@ struct RunReportInput {
   std::map<int, double> dram_bytes;
   // Whether the model has a configured price (llm::CostKnown); false: the cost reads "unknown".
   bool cost_known = true;
+  // By iteration: the programmer's tool calls (CUTLASS code search, layout probes), in order, as
+  // the generate steps stored them. Empty: the section is left out.
+  std::map<int, std::vector<agents::ProgrammerToolCall>> tool_calls;
 };
+
+// One line per call for the reports: "search_cutlass /regex/ under 'path' → first result line".
+std::string ToolCallLine(const agents::ProgrammerToolCall& call, size_t max_chars = 200);
 
 // The speedup of the best node over its parent's (the reference, 1x, for a seed or a repair), and
 // whether the intervals overlap: a best kernel whose interval overlaps its parent's is not shown

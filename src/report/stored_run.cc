@@ -123,7 +123,18 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
     }
   }
   in.dram_bytes = StoredDramBytes(store, out->nodes, out->tree);
+  in.tool_calls = StoredToolCalls(store);
   return out;
+}
+
+std::map<int, std::vector<agents::ProgrammerToolCall>> StoredToolCalls(store::RunStore& store) {
+  auto runs = store.ListRuns();
+  if (!runs.ok() || runs->empty()) return {};
+  auto last = store.LastJournaledIteration(runs->front().id);
+  if (!last.ok()) return {};
+  search::Journal journal(store, runs->front().id);
+  auto calls = search::ReadProgrammerToolCalls(journal, last->value_or(0));
+  return calls.ok() ? std::move(*calls) : std::map<int, std::vector<agents::ProgrammerToolCall>>{};
 }
 
 }  // namespace kernelpro::report

@@ -41,4 +41,8 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
                                       const std::map<int, search::NodeInfo>& nodes,
                                       const search::Tree& tree);
 
+// By iteration: the programmer's tool calls of the one run `store` holds (RunReportInput's
+// tool_calls); empty when it made none or they cannot be read.
+std::map<int, std::vector<agents::ProgrammerToolCall>> StoredToolCalls(store::RunStore& store);
+
 }  // namespace kernelpro::report

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "agents/prompt_builder.h"
+#include "core/text.h"
 #include "search/journal.h"
 
 namespace kernelpro::search {
@@ -67,9 +68,37 @@ Json ReplySummary(const agents::ProgrammerResult& reply) {
   for (const agents::RejectedCandidate& r : reply.rejected) {
     rejected.push_back({{"strategy", r.strategy}, {"reason", r.reason}});
   }
-  return Json{{"rejected", rejected},
-              {"error", reply.error ? reply.error->ToString() : ""},
-              {"notes", reply.notes}};
+  Json summary{{"rejected", rejected},
+               {"error", reply.error ? reply.error->ToString() : ""},
+               {"notes", reply.notes}};
+  // Only a reply that was offered tools says so: earlier payloads keep their exact form.
+  if (reply.tools_offered || !reply.tool_calls.empty()) {
+    summary["tools_offered"] = reply.tools_offered;
+    summary["tool_calls"] = ToolCallsJson(reply.tool_calls);
+  }
+  return summary;
+}
+
+Json ToolCallsJson(const std::vector<agents::ProgrammerToolCall>& calls) {
+  Json list = Json::array();
+  for (const agents::ProgrammerToolCall& call : calls) {
+    list.push_back({{"name", call.name},
+                    {"arguments", call.arguments},
+                    {"result", ShortenText(call.result, kStoredToolResultBytes)},
+                    {"is_error", call.is_error}});
+  }
+  return list;
+}
+
+std::vector<agents::ProgrammerToolCall> ToolCallsFromJson(const Json& json) {
+  std::vector<agents::ProgrammerToolCall> calls;
+  if (!json.is_array()) return calls;
+  for (const Json& j : json) {
+    if (!j.is_object()) continue;
+    calls.push_back({JsonGet<std::string>(j, "name", ""), JsonGet<Json>(j, "arguments", Json()),
+                     JsonGet<std::string>(j, "result", ""), JsonGet<bool>(j, "is_error", false)});
+  }
+  return calls;
 }
 
 Json CandidateJson(const NodeInfo& n) {
@@ -269,6 +298,19 @@ agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tre
   r.feedback_excerpt = node.correct() ? info.feedback : info.errors;
   r.tool_calls = info.tools_fired;
   return r;
+}
+
+Result<std::map<int, std::vector<agents::ProgrammerToolCall>>> ReadProgrammerToolCalls(
+    Journal& journal, int last_iteration) {
+  std::map<int, std::vector<agents::ProgrammerToolCall>> calls;
+  for (int it = 1; it <= last_iteration; ++it) {
+    auto payload = journal.Done(journal.Key(it, "generate"));
+    if (!payload.ok()) return payload.status();
+    if (!*payload) continue;
+    auto stored = ToolCallsFromJson(JsonGet<Json>(**payload, "tool_calls", Json::array()));
+    if (!stored.empty()) calls[it] = std::move(stored);
+  }
+  return calls;
 }
 
 Result<RecordedSearch> ReadRecordedSearch(Journal& journal, int last_iteration,

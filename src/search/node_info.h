@@ -69,8 +69,15 @@ struct PlannedChild {
 // The children of a reply: its checked candidates; else its rejected attempts (compile errors
 // without a build; at most `max_children`); else one child that records that nothing came back.
 std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, int max_children);
-// What the generate step's payload says about the reply: its rejections, error and notes.
+// What the generate step's payload says about the reply: its rejections, error and notes, and
+// when tools were offered, "tools_offered" and "tool_calls" (ToolCallsJson).
 Json ReplySummary(const agents::ProgrammerResult& reply);
+
+// The programmer's tool calls as the generate step's payload keeps them: name, arguments, the
+// result cut to kStoredToolResultBytes (the whole exchange, uncut, is in llm_exchanges), is_error.
+inline constexpr std::size_t kStoredToolResultBytes = 4000;
+Json ToolCallsJson(const std::vector<agents::ProgrammerToolCall>& calls);
+std::vector<agents::ProgrammerToolCall> ToolCallsFromJson(const Json& json);
 
 // The evaluate step's payload: what the tree and the next prompts need of a stored verdict.
 Json VerdictPayload(const store::EvaluationRecord& evaluation, std::int64_t evaluation_id);
@@ -107,6 +114,11 @@ struct RecordedSearch {
   std::map<int, NodeInfo> infos;  // by tree id
 };
 class Journal;
+// By iteration, the programmer's tool calls the generate steps of iterations 1..last_iteration
+// stored (iterations without any are left out).
+Result<std::map<int, std::vector<agents::ProgrammerToolCall>>> ReadProgrammerToolCalls(
+    Journal& journal, int last_iteration);
+
 Result<RecordedSearch> ReadRecordedSearch(Journal& journal, int last_iteration,
                                           std::int64_t root_node_id);
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <utility>
 
+#include "agents/cutlass_tools.h"
 #include "agents/programmer.h"
 #include "agents/prompt_builder.h"
 #include "core/enum_names.h"
@@ -17,6 +18,9 @@
 
 namespace kernelpro::search {
 namespace {
+
+// The mined constraints are Hopper's (GMMA, TMA, SM90 pipelines): carried for an sm_90 target.
+bool HopperTarget(const agents::GpuTarget& gpu) { return gpu.major() == 9 && gpu.minor() == 0; }
 
 // A run stops after this many iterations in a row whose LLM call failed (transient errors: each
 // one is an llm_error node; the run goes on after fewer).
@@ -330,6 +334,9 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     const bool per_candidate = config_.temperatures.size() > 1;
     context.num_candidates = per_candidate ? 1 : config_.candidates;
     context.cutlass_dir = config_.cutlass_dir;
+    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() && HopperTarget(config_.gpu)) {
+      context.cutlass_constraints = deps_.cutlass->constraints_markdown();
+    }
     if (memory_) context.memory_block = memory_->Render(config_.memory_chars);
     if (auto parent = selection.parent()) {
       const NodeInfo& info = info_[*parent];
@@ -359,6 +366,14 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     programmer.python = config_.python;
     programmer.device = config_.device;
     programmer.seed = ProgrammerSeed(config_, iteration);
+    // CUTLASS: the tools of this iteration (fresh budgets) and the constraint validator.
+    agents::ProgrammerTools tools;
+    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty()) {
+      tools = deps_.cutlass->ForIteration();
+      if (!tools.definitions.empty()) programmer.tools = &tools;
+      const agents::CutlassKit* kit = deps_.cutlass;
+      programmer.pre_build_check = [kit](const std::string& code) { return kit->Validate(code); };
+    }
     ProgressScope asking(deps_.step_progress, {0, 0, "programmer", "asking the model"});
     const agents::ProgrammerResult result =
         agents::RunProgrammerAtTemperatures(**backend, *prompt, programmer, config_.temperatures);
@@ -372,6 +387,10 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     if (nothing && result.error && result.error->permanent()) {
       permanent_llm_error_ = result.error->ToString();
       return Status::Unavailable("the LLM call failed: " + *permanent_llm_error_);
+    }
+    if (memory_) {
+      for (const agents::MemoryEntry& entry : agents::ToolCallMemory(result.tool_calls, iteration))
+        memory_->Add(entry);
     }
     reply.about = ReplySummary(result);
     reply.about["prompt_sections"] = prompt->sections;

@@ -77,6 +77,7 @@
 
 #include "agents/benchmarking_agent.h"
 #include "agents/prompt_mode.h"
+#include "agents/cutlass_tools.h"
 #include "agents/search_memory.h"
 #include "core/progress.h"
 #include "core/status.h"
@@ -131,6 +132,10 @@ struct OrchestratorDependencies {
   ExchangeSink* exchanges = nullptr;                  // required: tags the agents' calls
   agents::BenchmarkingAgent* benchmarking = nullptr;  // Stage 1; null: no class, a note
   const tools::ToolRegistry* registry = nullptr;      // null: the built-in tools
+  // With RunConfig::cutlass_dir: the programmer's CUTLASS tools, the prompt's constraints and the
+  // pre-build validator (agents/cutlass_tools.h). Null: none of them (the prompt's CUTLASS
+  // section still appears with cutlass_dir).
+  const agents::CutlassKit* cutlass = nullptr;
   std::function<void(const IterationProgress&)> progress;  // after each iteration
   // Before each iteration (iteration, the run's budget): the progress display's heading.
   std::function<void(int, int)> iteration_started;

@@ -45,6 +45,8 @@ Json ToJson(const RunConfig& o) {
               {"gpu", {{"arch", o.gpu.arch}, {"name", o.gpu.name}}},
               {"gpu_name", o.gpu_name},
               {"cutlass_dir", o.cutlass_dir},
+              {"cutlass_tools", o.cutlass_tools},
+              {"cutlass_search_budget", o.cutlass_search_budget},
               {"python", o.python},
               {"programmer_max_tokens", o.programmer_max_tokens},
               {"temperatures", o.temperatures},
@@ -84,6 +86,8 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   o.gpu.arch = JsonGet<std::string>(gpu, "arch", o.gpu.arch);
   o.gpu.name = JsonGet<std::string>(gpu, "name", o.gpu.name);
   o.cutlass_dir = JsonGet<std::string>(j, "cutlass_dir", o.cutlass_dir);
+  o.cutlass_tools = JsonGet<bool>(j, "cutlass_tools", o.cutlass_tools);
+  o.cutlass_search_budget = JsonGet<int>(j, "cutlass_search_budget", o.cutlass_search_budget);
   o.python = JsonGet<std::string>(j, "python", o.python);
   o.programmer_max_tokens = JsonGet<int>(j, "programmer_max_tokens", o.programmer_max_tokens);
   o.memory_chars = JsonGet<std::size_t>(j, "memory_chars", o.memory_chars);

@@ -57,6 +57,10 @@ struct RunConfig {
   // (the paper seeds its runs at several temperatures).
   std::vector<double> temperatures;
   std::string cutlass_dir;         // "" = CUTLASS off in the prompts
+  // With cutlass_dir: offer the programmer the CUTLASS code-search tools and check_smem_layout
+  // (--no-cutlass-tools: off), and how many searches an iteration may make.
+  bool cutlass_tools = true;
+  int cutlass_search_budget = 6;
   std::string python = "python3";  // the programmer's syntax check
 
   // ---- the LLM and the executor, as the run was started with them (no secrets: keys are named
