@@ -92,6 +92,8 @@ std::string ReadRange(const std::string& result) {
 
 }  // namespace
 
+bool ConstraintsApplyTo(const GpuTarget& gpu) { return gpu.major() == 9 && gpu.minor() == 0; }
+
 bool IncludesCutlass(const std::string& code) {
   static const std::regex kInclude(R"re(#\s*include\s*[<"](cute|cutlass)/)re");
   return std::regex_search(code, kInclude);

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/gpu_target.h"
 #include "agents/programmer.h"
 #include "agents/search_memory.h"
 #include "core/status.h"
@@ -83,6 +84,10 @@ class CutlassKit {
   std::vector<cutlass::Constraint> constraints_;
   std::string constraints_markdown_;
 };
+
+// Whether the prompt for `gpu` carries the constraints: they are Hopper's (GMMA, TMA, the SM90
+// pipelines), so only for an sm_90 target.
+bool ConstraintsApplyTo(const GpuTarget& gpu);
 
 // Whether `code` includes a CUTLASS or CuTe header (#include <cute/...> or "cutlass/...").
 bool IncludesCutlass(const std::string& code);

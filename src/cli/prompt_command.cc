@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "agents/cutlass_tools.h"
 #include "agents/prompt_builder.h"
 #include "agents/search_memory.h"
 #include "cli/commands.h"
@@ -91,6 +92,16 @@ int Run(const PromptArgs& args) {
     auto gpu = agents::ParseGpuTarget(args.gpu);
     if (!gpu.ok()) return Fail("--gpu: " + gpu.status().message());
     context.gpu = *gpu;
+  }
+  // What optimize's programmer reads with this tree: the mined constraints too (on Hopper).
+  if (!context.cutlass_dir.empty() && agents::ConstraintsApplyTo(context.gpu)) {
+    auto tree = cutlass::CutlassTreeAt(context.cutlass_dir);
+    if (!tree.ok()) return Fail("--cutlass-dir " + tree.status().message());
+    agents::CutlassKitOptions kit_options;
+    kit_options.tools = false;
+    auto kit = agents::CutlassKit::Load(*tree, kit_options);
+    if (!kit.ok()) return Fail("--cutlass-dir " + kit.status().message());
+    context.cutlass_constraints = (*kit)->constraints_markdown();
   }
   if (!args.candidates.empty()) {
     std::string problem = CheckNumber(args.candidates, {.min = 1, .max = 16, .whole = true});

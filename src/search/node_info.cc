@@ -49,11 +49,11 @@ std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, in
     children.push_back(std::move(child));
   };
   for (const agents::Candidate& c : reply.candidates) plan(c.strategy, c.code, "", "");
-  if (children.empty()) {
-    for (const agents::RejectedCandidate& r : reply.rejected) {
-      if (static_cast<int>(children.size()) >= max_children) break;
-      if (RejectionIsAttempt(r.reason)) plan(r.strategy, r.code, r.reason, "");
-    }
+  // Rejected attempts fill the places the checked candidates left, so that what the checks found
+  // (a syntax error, a broken CUTLASS constraint) reaches a debug prompt like a compiler's error.
+  for (const agents::RejectedCandidate& r : reply.rejected) {
+    if (static_cast<int>(children.size()) >= max_children) break;
+    if (RejectionIsAttempt(r.reason)) plan(r.strategy, r.code, r.reason, "");
   }
   if (children.empty()) {
     plan(

@@ -66,8 +66,9 @@ struct PlannedChild {
   NodeInfo info;  // strategy, rejected, nothing
   std::string code;
 };
-// The children of a reply: its checked candidates; else its rejected attempts (compile errors
-// without a build; at most `max_children`); else one child that records that nothing came back.
+// The children of a reply: its checked candidates, then its rejected attempts (compile errors
+// without a build) up to `max_children` in all; else one child that records that nothing came
+// back.
 std::vector<PlannedChild> PlanChildren(const agents::ProgrammerResult& reply, int max_children);
 // What the generate step's payload says about the reply: its rejections, error and notes, and
 // when tools were offered, "tools_offered" and "tool_calls" (ToolCallsJson).

@@ -19,9 +19,6 @@
 namespace kernelpro::search {
 namespace {
 
-// The mined constraints are Hopper's (GMMA, TMA, SM90 pipelines): carried for an sm_90 target.
-bool HopperTarget(const agents::GpuTarget& gpu) { return gpu.major() == 9 && gpu.minor() == 0; }
-
 // A run stops after this many iterations in a row whose LLM call failed (transient errors: each
 // one is an llm_error node; the run goes on after fewer).
 constexpr int kMaxLlmErrorsInARow = 3;
@@ -334,7 +331,7 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     const bool per_candidate = config_.temperatures.size() > 1;
     context.num_candidates = per_candidate ? 1 : config_.candidates;
     context.cutlass_dir = config_.cutlass_dir;
-    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() && HopperTarget(config_.gpu)) {
+    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() && agents::ConstraintsApplyTo(config_.gpu)) {
       context.cutlass_constraints = deps_.cutlass->constraints_markdown();
     }
     if (memory_) context.memory_block = memory_->Render(config_.memory_chars);

@@ -17,7 +17,9 @@
 
 #include "llm/client.h"
 #include "llm/scripted_backend_testing.h"
+#include "agents/cutlass_tools.h"
 #include "report/run_report.h"
+#include "report/stored_run.h"
 
 namespace kernelpro::search {
 namespace {
@@ -830,6 +832,119 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   int lines = 0;
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+// CUTLASS (issue 18): the programmer calls the code-search tools before it answers; the calls
+// are kept in the generate step, fed to the search memory and shown in the report; the prompt
+// carries the constraints, and a candidate breaking one is rejected without a build.
+std::string CuteFakeCandidate(const std::string& verdict, const std::string& tag,
+                              const std::string& flags) {
+  std::string code = FakeCandidate(verdict, tag);
+  code.replace(code.find("_CU = r\"\"\""), 10,
+               "_CU = r\"\"\"\n#include <cute/tensor.hpp>\n"
+               "using Atom = cute::SM90_64x128x16_F32BF16BF16_SS;\n");
+  if (!flags.empty()) {
+    const std::string call_end = "functions=[\"f\"])";
+    code.replace(code.find(call_end), call_end.size(),
+                 "functions=[\"f\"], extra_cuda_cflags=[" + flags + "])");
+  }
+  return code;
+}
+
+TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndReported) {
+  const std::string root = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
+  auto tree = cutlass::CutlassTreeAt(root, "test");
+  ASSERT_TRUE(tree.ok());
+  auto kit = agents::CutlassKit::Load(*tree);
+  ASSERT_TRUE(kit.ok()) << kit.status().ToString();
+
+  auto routing = std::make_shared<RoutingBackend>();
+  routing->programmer.Push(llm::testing::ToolUseResponse(
+      {{"c1", "search_cutlass", {{"regex", "SM90_64x128x16"}}}}));
+  routing->programmer.Push(llm::testing::ToolUseResponse(
+      {{"c2", "read_cutlass_file",
+        {{"file", "cute/atom/mma_atom.hpp"}, {"start_line", 1}, {"end_line", 8}}}}));
+  routing->programmer.Push(
+      Reply({{"cute, flags from the build", CuteFakeCandidate("correct 1.50 1.40 1.60", "g", "")},
+             {"cute with sm_90", CuteFakeCandidate("correct 9 9 9", "b", "'-arch=sm_90'")}}));
+
+  RunConfig options = Options(1);
+  options.memory = true;
+  options.cutlass_dir = tree->root;
+  sink_ = std::make_unique<ExchangeSink>();
+  llm::ClientOptions client;
+  client.max_attempts = 1;
+  client.on_exchange = sink_->Hook();
+  struct Forward : llm::Backend {
+    explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
+    std::string provider() const override { return b->provider(); }
+    std::string model() const override { return b->model(); }
+    llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
+    std::shared_ptr<llm::Backend> b;
+  };
+  std::shared_ptr<llm::Backend> backend =
+      llm::MakeReliableBackend(std::make_unique<Forward>(routing), client);
+  OrchestratorDependencies deps;
+  deps.backend = backend.get();
+  deps.memory_backend = backend;
+  deps.evaluator = &evaluator_;
+  deps.store = store_.get();
+  deps.exchanges = sink_.get();
+  deps.cutlass = kit->get();
+  Orchestrator orchestrator(options, std::move(deps));
+  auto summary = orchestrator.Run();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+
+  // Three turns of one conversation, all stored as exchanges of the generate step; the prompt
+  // carried the constraints and the tools with their budget.
+  const std::vector<llm::Request> asked = routing->programmer.Requests();
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_NE(asked[0].system.find("# Non-negotiable constraints"), std::string::npos);
+  EXPECT_EQ(asked[0].tools.size(), 4u);
+  EXPECT_NE(asked[0].messages.back().text.find("At most 6 searches"), std::string::npos);
+  int programmer_exchanges = 0;
+  for (const store::LlmExchangeRecord& e : *store_->ListLlmExchanges(1)) {
+    if (e.purpose == "programmer") ++programmer_exchanges;
+  }
+  EXPECT_EQ(programmer_exchanges, 3);
+
+  // The candidate with plain sm_90 flags never reached the evaluator.
+  EXPECT_EQ(evaluator_.evaluated.size(), 1u);
+  bool rejected = false;
+  for (const auto& [id, info] : orchestrator.nodes()) {
+    if (info.strategy != "cute with sm_90") continue;
+    rejected = true;
+    EXPECT_NE(info.errors.find("[build.sm90a]"), std::string::npos) << info.errors;
+  }
+  EXPECT_TRUE(rejected);
+
+  // The calls, from the run store.
+  Journal journal(*store_, 1);
+  auto calls = ReadProgrammerToolCalls(journal, 1);
+  ASSERT_TRUE(calls.ok()) << calls.status().ToString();
+  ASSERT_EQ((*calls)[1].size(), 2u);
+  EXPECT_EQ((*calls)[1][0].name, "search_cutlass");
+  EXPECT_NE((*calls)[1][0].result.find("cute/atom/mma_atom.hpp:6:"), std::string::npos);
+
+  // The search memory keeps the file read and what the search found.
+  std::ifstream in(dir_ / "run" / "memory.jsonl");
+  std::stringstream memory;
+  memory << in.rdbuf();
+  EXPECT_NE(memory.str().find(R"("section":"key_files","text":"cute/atom/mma_atom.hpp (lines 1-8)"),
+            std::string::npos)
+      << memory.str();
+  EXPECT_NE(memory.str().find(R"("section":"search_findings")"), std::string::npos);
+
+  // The report lists the calls.
+  auto stored = report::ReadStoredRun(*store_, (dir_ / "run").string());
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  const std::string markdown = report::RenderMarkdownReport((*stored)->input);
+  EXPECT_NE(markdown.find("## The programmer's tool calls"), std::string::npos);
+  EXPECT_NE(markdown.find("- iteration 1: `search_cutlass(regex=SM90_64x128x16) → 1 matching line"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(report::RenderHtmlReport((*stored)->input).find("read_cutlass_file(end_line=8"),
+            std::string::npos);
 }
 
 TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluation) {
