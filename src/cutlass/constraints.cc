@@ -238,7 +238,9 @@ int FirstLine(const std::vector<Line>& lines, const std::regex& pattern, int fro
 const std::regex& UsesGmma() {
   static const std::regex r(
       R"re(\bwgmma\b|\bGMMA::|\bSM90_\d+x\d+x\d+_|warpgroup_arrive|warpgroup_reg_(alloc|)re"
-      R"re(dealloc)|setmaxnreg)re");
+      R"re(dealloc)|setmaxnreg|)re"
+      // CUTLASS 3's SM90 collectives and schedules build GMMA kernels without naming GMMA.
+      R"re(\bKernelTmaWarpSpecialized|\bMainloopSm90|\barch::Sm90\b)re");
   return r;
 }
 const std::regex& UsesCute() {

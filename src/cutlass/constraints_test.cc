@@ -150,6 +150,29 @@ TEST(ValidateCandidateTest, BadCandidateGetsOneFixPerMistake) {
             "and \"-std=c++17\" in extra_cuda_cflags of load_inline\n");
 }
 
+// The project's own CUTLASS 3 GEMM (verified on the H200) breaks nothing; the same kernel built for
+// plain sm_90 is caught although its source never names GMMA (the SM90 collective builders do).
+TEST(ValidateCandidateTest, TheCollectiveBuilderGemmIsCheckedForSm90a) {
+  auto read = [](const std::string& relative) {
+    std::ifstream in(std::string(KERNELPRO_SOURCE_DIR) + "/" + relative);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string good = read("problems/gemm_bf16/candidates/cuda_gemm_cutlass.py");
+  ASSERT_FALSE(good.empty());
+  EXPECT_TRUE(ValidateCandidate(good, CuratedConstraints()).empty())
+      << RenderViolations(ValidateCandidate(good, CuratedConstraints()));
+  const std::string sm90 = read("problems/gemm_bf16/demo/cuda/cutlass_sm90_flags.py");
+  ASSERT_FALSE(sm90.empty());
+  ValidatorOptions build_adds;
+  build_adds.build_adds_cutlass_flags = true;
+  EXPECT_EQ(Ids(ValidateCandidate(sm90, CuratedConstraints(), build_adds)),
+            std::vector<std::string>{"build.sm90a"});
+  const std::string flags_from_build = read("problems/gemm_bf16/demo/cuda/cutlass_build_flags.py");
+  EXPECT_TRUE(ValidateCandidate(flags_from_build, CuratedConstraints(), build_adds).empty());
+}
+
 TEST(ValidateCandidateTest, OnlyTheConstraintsGivenAreChecked) {
   std::vector<Constraint> only_arch;
   for (const Constraint& c : CuratedConstraints()) {

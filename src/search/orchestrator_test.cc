@@ -903,7 +903,9 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
   EXPECT_EQ(asked[0].tools.size(), 4u);
   EXPECT_NE(asked[0].messages.back().text.find("At most 6 searches"), std::string::npos);
   int programmer_exchanges = 0;
-  for (const store::LlmExchangeRecord& e : *store_->ListLlmExchanges(1)) {
+  auto exchanges = store_->ListLlmExchanges(1);
+  ASSERT_TRUE(exchanges.ok());
+  for (const store::LlmExchangeRecord& e : *exchanges) {
     if (e.purpose == "programmer") ++programmer_exchanges;
   }
   EXPECT_EQ(programmer_exchanges, 3);
