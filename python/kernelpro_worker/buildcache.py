@@ -117,21 +117,22 @@ def cutlass_flags(call, tree):
                 paths.append(path)
                 added.append("-I" + path)
         call["extra_include_paths"] = paths
-    flags = list(call.get("extra_cuda_cflags") or [])
-    if not any(f.lstrip("-").startswith("std") for f in flags):
-        flags.append("-std=c++17")
-        added.append("-std=c++17")
-    if not any(f.lstrip("-") == "expt-relaxed-constexpr" for f in flags):
-        flags.append("--expt-relaxed-constexpr")
-        added.append("--expt-relaxed-constexpr")
     with_cuda = call.get("with_cuda")
     if with_cuda is None:
         with_cuda = bool(call.get("cuda_sources"))
-    if (with_cuda and not any("arch" in f or "gencode" in f for f in flags)
-            and _device_capability() == (9, 0)):
-        flags.append(HOPPER_ARCH)
-        added.append("sm_90a")
-    call["extra_cuda_cflags"] = flags
+    if with_cuda:  # nvcc's flags; a C++-only extension gets the include folders alone
+        flags = list(call.get("extra_cuda_cflags") or [])
+        if not any(f.lstrip("-").startswith("std") for f in flags):
+            flags.append("-std=c++17")
+            added.append("-std=c++17")
+        if not any(f.lstrip("-") == "expt-relaxed-constexpr" for f in flags):
+            flags.append("--expt-relaxed-constexpr")
+            added.append("--expt-relaxed-constexpr")
+        if (not any("arch" in f or "gencode" in f for f in flags)
+                and _device_capability() == (9, 0)):
+            flags.append(HOPPER_ARCH)
+            added.append("sm_90a")
+        call["extra_cuda_cflags"] = flags
     return f"CUTLASS {version} flags added: " + ", ".join(added) if added else ""
 
 

@@ -84,6 +84,14 @@ def test_a_candidate_giving_every_flag_builds_as_it_asked(tmp_path, tree, monkey
     assert cache.extensions[0]["build_notes"] == []
 
 
+def test_a_cpp_only_extension_gets_the_include_folders_alone(tmp_path, tree, monkeypatch):
+    cache, calls = fake_build(tmp_path, tree, capability=(9, 0), monkeypatch=monkeypatch)
+    cache.load_inline(name="host", cpp_sources="#include <cutlass/numeric_types.h>\n",
+                      extra_cflags=["-std=c++17"])
+    assert calls[0]["extra_include_paths"][0] == tree["include_dir"]
+    assert calls[0]["extra_cuda_cflags"] is None and calls[0]["extra_cflags"] == ["-std=c++17"]
+
+
 def test_sources_without_cutlass_are_untouched_and_need_no_tree(tmp_path, monkeypatch):
     cache, calls = fake_build(tmp_path, None, capability=(9, 0), monkeypatch=monkeypatch)
     cache.load_inline(name="plain", cpp_sources="// cutlass/gemm.h is not included here\n",
