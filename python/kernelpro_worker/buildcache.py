@@ -13,6 +13,11 @@ parallel. A build runs torch's own build.ninja through fastbuild's runner (preco
 torch/extension.h from the trusted pch step, cuda.cu with lighter torch headers where a trial
 compile proves them enough, every translation unit in parallel), which hands anything it does not understand back to ninja; what it
 did differently is each record's `build_notes`.
+
+A call whose sources include CUTLASS or CuTe headers (<cute/...>, <cutlass/...>) gets the build
+flags such code needs, where the call lacks them, from the tree the binary names (`cutlass`:
+include_dir and version; cutlass_flags() says which); its key then includes the CUTLASS version,
+so the same source against another CUTLASS release builds anew.
 """
 
 import fcntl
@@ -22,6 +27,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -59,6 +65,77 @@ def toolchain_fingerprint(with_cuda):
     return parts
 
 
+# An #include of a CUTLASS or CuTe header, in angle brackets or quotes.
+_CUTLASS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass)/', re.MULTILINE)
+HOPPER_ARCH = "-gencode=arch=compute_90a,code=sm_90a"
+NO_TREE = ("the sources include CUTLASS/CuTe headers but kernelpro knows no CUTLASS tree: give "
+           "--cutlass-dir DIR, set KERNELPRO_CUTLASS_DIR=DIR, or run scripts/setup (it installs "
+           "the nvidia-cutlass wheel into .tools/cutlass)")
+
+
+def uses_cutlass(call):
+    """True when the call's C++ or CUDA sources (a string or a list of strings each) include a
+    CUTLASS or CuTe header."""
+    for key in ("cpp_sources", "cuda_sources"):
+        sources = call.get(key) or []
+        if isinstance(sources, str):
+            sources = [sources]
+        if any(isinstance(s, str) and _CUTLASS_INCLUDE.search(s) for s in sources):
+            return True
+    return False
+
+
+def _device_capability():
+    """The current CUDA device's (major, minor), or None without one."""
+    import torch
+
+    try:
+        if torch.cuda.is_available():
+            return tuple(torch.cuda.get_device_capability())
+    except Exception:  # noqa: BLE001 - no usable device: no architecture-specific flag
+        pass
+    return None
+
+
+def cutlass_flags(call, tree):
+    """Adds to `call` (load_inline's bound arguments) what CUTLASS/CuTe code needs and the call
+    lacks: the tree's include folders, -std=c++17, --expt-relaxed-constexpr, and on a GPU of
+    capability 9.0 with no architecture flag given, sm_90a (WGMMA and TMA exist only there; torch
+    adds no architecture flags of its own once one flag names one). Returns the note saying what
+    was added ("" when nothing), or raises a compile error when no tree is known. A call that
+    gives an include folder holding cutlass/cutlass.h keeps its own tree: none is added."""
+    if not tree or not tree.get("include_dir"):
+        raise StepError("compile_error", f"extension '{call['name']}': {NO_TREE}")
+    include_dir = tree["include_dir"]
+    version = tree.get("version") or "(unknown version)"
+    added = []
+    paths = list(call.get("extra_include_paths") or [])
+    if not any(os.path.isfile(os.path.join(p, "cutlass", "cutlass.h")) for p in paths):
+        util = os.path.join(os.path.dirname(include_dir), "tools", "util", "include")
+        for path in [include_dir] + ([util] if os.path.isdir(util) else []):
+            if path not in paths:
+                paths.append(path)
+                added.append("-I" + path)
+        call["extra_include_paths"] = paths
+    with_cuda = call.get("with_cuda")
+    if with_cuda is None:
+        with_cuda = bool(call.get("cuda_sources"))
+    if with_cuda:  # nvcc's flags; a C++-only extension gets the include folders alone
+        flags = list(call.get("extra_cuda_cflags") or [])
+        if not any(f.lstrip("-").startswith("std") for f in flags):
+            flags.append("-std=c++17")
+            added.append("-std=c++17")
+        if not any(f.lstrip("-") == "expt-relaxed-constexpr" for f in flags):
+            flags.append("--expt-relaxed-constexpr")
+            added.append("--expt-relaxed-constexpr")
+        if (not any("arch" in f or "gencode" in f for f in flags)
+                and _device_capability() == (9, 0)):
+            flags.append(HOPPER_ARCH)
+            added.append("sm_90a")
+        call["extra_cuda_cflags"] = flags
+    return f"CUTLASS {version} flags added: " + ", ".join(added) if added else ""
+
+
 def _diagnostics(message):
     """Keeps what a programmer needs to fix a failed build: error lines first, bounded."""
     lines = message.splitlines()
@@ -74,12 +151,14 @@ def _diagnostics(message):
 class BuildCache:
     """Wraps load_inline; records every extension a candidate builds."""
 
-    def __init__(self, build_root, pch=None, fast=True, device=None):
+    def __init__(self, build_root, pch=None, fast=True, device=None, cutlass=None):
         """`pch`: a fastbuild.PchOffer (precompiled headers the binary offers), or None.
         `fast`: False builds through torch's ninja call exactly as load_inline does.
         `device`: the step's device; on "cpu" an extension with CUDA sources is refused before
-        torch's CUDA architecture detection fails on it with an IndexError."""
+        torch's CUDA architecture detection fails on it with an IndexError.
+        `cutlass`: the CUTLASS tree the binary located ({"include_dir", "version"}), or None."""
         self.root = os.path.abspath(build_root)
+        self.cutlass = cutlass or None
         self.pch = pch
         self.fast = fast
         self.device = device
@@ -117,11 +196,19 @@ class BuildCache:
         if with_cuda and self.device == "cpu":
             raise StepError("compile_error", CUDA_ON_CPU + f" (extension '{call['name']}' has "
                             "cuda_sources)")
-        key_parts = {k: v for k, v in call.items() if k != "verbose"}
+        cutlass_note = ""
+        key_parts = {}
+        if uses_cutlass(call):
+            # Before the key: the flags are part of what is built, and so is the release.
+            cutlass_note = cutlass_flags(call, self.cutlass)
+            key_parts["cutlass"] = self.cutlass.get("version", "")
+        key_parts.update({k: v for k, v in call.items() if k != "verbose"})
         key = sha256_text(json.dumps(key_parts, sort_keys=True, default=str),
                           json.dumps(toolchain_fingerprint(with_cuda), sort_keys=True))[:24]
         build_dir = os.path.join(self.root, key)
         record = {"name": call["name"], "key": key, "build_dir": build_dir}
+        if cutlass_note:
+            record["build_notes"] = [cutlass_note]
         # Steps after the build see the build root read-only (sandbox): what the build step made
         # is loaded without a lock, since the manifest is written atomically and last.
         module = self._cached(build_dir, record, call)
@@ -149,7 +236,7 @@ class BuildCache:
             except FileNotFoundError:
                 pass
             start = time.monotonic()
-            notes = []
+            notes = [cutlass_note] if cutlass_note else []
             record["build_notes"] = notes
             try:
                 if self.fast:

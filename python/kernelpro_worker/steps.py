@@ -689,14 +689,15 @@ def _extra_inputs(torch, tensors, run, inputs, seed):
 
 def _build_cache(request):
     """The build cache of a candidate's process: its build scope, the precompiled headers the
-    binary offers (`pch_dir`, `pch_manifest` from the pch step) and `fast_build` (default true;
-    false builds through ninja exactly as load_inline does)."""
+    binary offers (`pch_dir`, `pch_manifest` from the pch step), `fast_build` (default true;
+    false builds through ninja exactly as load_inline does) and `cutlass`, the CUTLASS tree
+    ({"include_dir", "version"}) that sources including CUTLASS/CuTe build against."""
     from .buildcache import BuildCache
     from .fastbuild import PchOffer
 
     pch = PchOffer(request.get("pch_dir", ""), request.get("pch_manifest"))
     return BuildCache(request["build_root"], pch=pch, fast=request.get("fast_build", True),
-                      device=request.get("device"))
+                      device=request.get("device"), cutlass=request.get("cutlass"))
 
 
 def step_build(request):

@@ -21,6 +21,7 @@ struct EvalArgs {
   bool json = false;
   bool quiet = false;         // --quiet: no progress on stderr
   std::string analysis_file;  // --analysis: Stage-1 ReferenceAnalysis for roofline positions
+  std::string cutlass_dir;    // --cutlass-dir: the tree CUTLASS/CuTe candidates build against
   eval::EvalOptions options;
 };
 
@@ -148,6 +149,10 @@ int Run(EvalArgs args) {
     }
     stage1 = std::move(*parsed);
   }
+  if (Status s = LocateCutlassForBuilds(args.cutlass_dir, args.options); !s.ok()) {
+    std::cerr << "kernelpro eval: " << s.message() << "\n";
+    return 2;
+  }
   auto executor = MakeExecutor(args.options, args.python, "eval");
   if (!executor) return 2;
   std::unique_ptr<ProgressReporter> progress = MakeProgress("eval", args.quiet);
@@ -203,6 +208,7 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
       "Only scan and build (fills the build cache; no device needed beyond the compiler)");
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
+  AddCutlassOptions(*cmd, args->cutlass_dir);
   AddOption(*cmd, kJsonOption, args->json);
   AddProgressOptions(*cmd, args->quiet);
   AddOption(*cmd, kAnalysisOption, args->analysis_file)->check(InputFile());

@@ -541,6 +541,11 @@ int RunOptimize(OptimizeArgs& args) {
   o.cutlass_dir = *cutlass_root;
   // The prompts tell candidates to include its headers: the sandbox lets them read it.
   if (!o.cutlass_dir.empty()) args.eval.sandbox_read_only.push_back(o.cutlass_dir);
+  // The tree builds of CUTLASS/CuTe candidates use: the same one, else scripts/setup's copy, also
+  // when the prompts' CUTLASS section is off (a candidate may include CUTLASS all the same).
+  if (Status s = LocateCutlassForBuilds(args.cutlass_dir, args.eval); !s.ok()) {
+    return fail(s.message());
+  }
   o.python = args.python.empty() ? "python3" : args.python;
   if (Status s = NormalizeGpus(args.eval.gpus); !s.ok()) return fail(s.message());
   o.gpus = args.eval.gpus.empty() ? 1 : static_cast<int>(args.eval.gpus.size());

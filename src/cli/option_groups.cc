@@ -429,8 +429,9 @@ void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir) {
   AddOption(command,
             {"--cutlass-dir",
              "CUTLASS tree: a checkout's root or the folder the nvidia-cutlass wheel was installed "
-             "into (default for `cutlass`: the copy scripts/setup installs). The prompts get its "
-             "include paths and build flags, and candidate code may read it",
+             "into (default for `cutlass` and for builds: the copy scripts/setup installs). "
+             "Candidates that include CUTLASS/CuTe headers build against it and may read it; "
+             "given to optimize or prompt, the prompts get its include paths and build flags",
              "KERNELPRO_CUTLASS_DIR", kCutlass},
             cutlass_dir);
 }
@@ -440,6 +441,15 @@ Result<std::string> CheckCutlassDir(const std::string& cutlass_dir) {
   Result<cutlass::CutlassTree> tree = cutlass::CutlassTreeAt(cutlass_dir);
   if (!tree.ok()) return Status::InvalidArgument("--cutlass-dir " + tree.status().message());
   return tree->root;
+}
+
+Status LocateCutlassForBuilds(const std::string& cutlass_dir, eval::EvalOptions& eval) {
+  Result<cutlass::CutlassTree> tree = cutlass::LocateCutlass(cutlass_dir);
+  if (tree.status().code() == Status::Code::kNotFound) return Status::Ok();  // none anywhere
+  if (!tree.ok()) return tree.status();
+  eval.cutlass_include_dir = tree->include_dir;
+  eval.cutlass_version = tree->version;
+  return Status::Ok();
 }
 
 // ---- search budget

@@ -174,6 +174,14 @@ void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir);
 // below it; InvalidArgument when it is neither.
 Result<std::string> CheckCutlassDir(const std::string& cutlass_dir);
 
+// The CUTLASS tree that candidates including CUTLASS/CuTe headers build against, into `eval`
+// (cutlass_include_dir, cutlass_version): `cutlass_dir` (--cutlass-dir, which CLI11 also fills
+// from KERNELPRO_CUTLASS_DIR), else scripts/setup's copy (cutlass/locate.h). No tree anywhere is
+// fine and leaves them empty: most candidates use none, and one that does fails its build with a
+// message naming how to give one. A directory given but wrong is InvalidArgument, naming it.
+// eval, suite and optimize all call it, so each builds against the same tree.
+Status LocateCutlassForBuilds(const std::string& cutlass_dir, eval::EvalOptions& eval);
+
 // What a search may spend; < 0: not given.
 struct SearchBudget {
   int iterations = -1;

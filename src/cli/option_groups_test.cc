@@ -68,7 +68,8 @@ TEST(OptionTableTest, SharedOptionsReadOneVariableInEveryCommand) {
   CLI::App app;
   RegisterSubcommands(app);
   for (const char* command : {"optimize", "prompt", "cutlass", "cutlass search", "cutlass read",
-                              "cutlass ls", "cutlass version"}) {
+                              "cutlass ls", "cutlass version", "eval", "suite eval", "suite run",
+                              "suite resume"}) {
     EXPECT_EQ(Subcommand(app, command)->get_option("--cutlass-dir")->get_envname(),
               "KERNELPRO_CUTLASS_DIR")
         << command;
@@ -150,6 +151,26 @@ TEST(OptionTableTest, TheCutlassVariableIsCheckedInEveryCommand) {
                               ": no include/cutlass/cutlass.h"),
             std::string::npos)
       << optimize.err;
+}
+
+// eval needs no CUTLASS tree (most candidates use none), but one given and wrong is refused in one
+// line before anything runs.
+TEST(OptionTableTest, AWrongCutlassDirForEvalIsAUsageError) {
+  const std::string swish = kRoot + "/problems/swish/problem.py";
+  CliRun eval = RunKernelpro({"eval", "--device", "cpu", "--problem", swish, "--candidate", swish,
+                              "--cutlass-dir", kRoot, "--cache-dir", "/nonexistent/never"});
+  EXPECT_EQ(eval.exit_code, 2) << eval.err;
+  EXPECT_EQ(eval.err, "kernelpro eval: --cutlass-dir " + kRoot +
+                          ": no include/cutlass/cutlass.h below it (give a CUTLASS checkout's "
+                          "root or the folder the nvidia-cutlass wheel was installed into, with "
+                          "cutlass_library/source/include)\n");
+  CliRun suite = RunKernelpro({"suite", "eval", "--device", "cpu", "--problems", kRoot + "/problems",
+                               "--candidates", kRoot, "--dir", "/nonexistent/never"},
+                              1, {{"KERNELPRO_CUTLASS_DIR", kRoot}});
+  EXPECT_EQ(suite.exit_code, 2) << suite.err;
+  EXPECT_NE(suite.err.find("KERNELPRO_CUTLASS_DIR=" + kRoot + ": no include/cutlass/cutlass.h"),
+            std::string::npos)
+      << suite.err;
 }
 
 }  // namespace

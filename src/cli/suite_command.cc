@@ -71,6 +71,9 @@ struct MachineArgs {
   // Only its machine fields are read when tasks run (cache, work dir, sandbox, jobs); `suite eval`
   // also parses the suite's own executor options into it.
   eval::EvalOptions executor;
+  // --cutlass-dir: the CUTLASS tree CUTLASS/CuTe candidates build against on this machine (a
+  // machine's path, so not in the suite's manifest); else KERNELPRO_CUTLASS_DIR or the setup copy.
+  std::string cutlass_dir;
   std::string slurm;           // sbatch options: submit shards instead of running here
   int shards = 0;              // with --slurm: array tasks (default: one per task, at most 64)
 };
@@ -127,6 +130,10 @@ std::vector<std::string> RunArgs(const MachineArgs& m) {
                 {"--cache-dir", fs::absolute(m.executor.cache_dir).lexically_normal().string()});
   }
   if (m.executor.unsafe_no_sandbox) args.push_back("--unsafe-no-sandbox");
+  if (!m.cutlass_dir.empty()) {
+    args.insert(args.end(),
+                {"--cutlass-dir", fs::absolute(m.cutlass_dir).lexically_normal().string()});
+  }
   if (m.parallel > 1) args.insert(args.end(), {"--parallel", std::to_string(m.parallel)});
   args.push_back("--quiet");
   return args;
@@ -245,6 +252,7 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
       JsonGet<std::string>(JsonGet<Json>(manifest.options, "executor", Json::object()), "device",
                            JsonGet<std::string>(manifest.options, "device", "cuda"));
   eval::EvalOptions options = ExecutorFor(manifest, m);
+  if (Status s = LocateCutlassForBuilds(m.cutlass_dir, options); !s.ok()) return Fail(s.message());
   // No device here: one line now, not every task failing one after another.
   if (Status ready = CheckDeviceReady(device, m.python, options.gpus); !ready.ok()) {
     return Fail(ready.message());
@@ -339,6 +347,11 @@ struct EvalSuiteArgs {
 };
 
 int RunEvalSuite(EvalSuiteArgs& a) {
+  // A wrong CUTLASS tree is refused before the suite is made (each shard locates it again).
+  eval::EvalOptions located;
+  if (Status s = LocateCutlassForBuilds(a.machine.cutlass_dir, located); !s.ok()) {
+    return Fail(s.message());
+  }
   if (!fs::is_directory(a.candidates)) {
     return Fail("--candidates " + a.candidates + ": not a folder");
   }
@@ -370,7 +383,8 @@ int RunEvalSuite(EvalSuiteArgs& a) {
   options.seed = a.seed;
   Json executor = ToJson(options);
   for (const char* machine : {"gpus", "cache_dir", "work_dir", "jobs", "pass_env",
-                              "sandbox_read_only", "compile_baseline"}) {
+                              "sandbox_read_only", "compile_baseline", "cutlass_include_dir",
+                              "cutlass_version"}) {
     executor.erase(machine);
   }
   m.options = {{"executor", executor}, {"compile_baseline", options.compile_baseline}};
@@ -691,6 +705,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   eval_args->machine.executor.precompiled_headers = true;  // a suite builds many candidates: worth it
   AddOption(*eval, kSeedOption, eval_args->seed)->capture_default_str();
   AddExecutorOptions(*eval, eval_args->machine.executor, eval_args->machine.python);
+  AddCutlassOptions(*eval, eval_args->machine.cutlass_dir);
   AddRunOptions(*eval, eval_args->machine, /*with_slurm=*/true);
 
   auto opt_args = std::make_shared<OptimizeSuiteArgs>();
@@ -722,12 +737,14 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   run->add_option("--shards", dir_args->shards, kShardsHelp)
       ->check(WholeRange(1, 100000));
   AddMachineOptions(*run, dir_args->machine, /*with_slurm=*/false);
+  AddCutlassOptions(*run, dir_args->machine.cutlass_dir);
 
   auto resume_args = std::make_shared<DirArgs>();
   CLI::App* resume = suite->add_subcommand(
       "resume", "Run what is not done: interrupted, failed and pending tasks (--slurm: resubmit)");
   resume->add_option("suite", resume_args->dir, "The suite directory")->required();
   AddMachineOptions(*resume, resume_args->machine, /*with_slurm=*/true);
+  AddCutlassOptions(*resume, resume_args->machine.cutlass_dir);
 
   auto status_args = std::make_shared<DirArgs>();
   CLI::App* status = suite->add_subcommand(

@@ -263,6 +263,11 @@ Json Executor::CandidateRequest(const std::string& candidate, const Json& refere
   // One scope per source: a candidate can only poison builds that its identical source loads.
   request["build_root"] =
       Absolute(options_.cache_dir) + "/builds/" + Sha256Hex(bytes.str()).substr(0, 24);
+  // Its builds of CUTLASS/CuTe code take their flags and include folders from this tree.
+  if (!options_.cutlass_include_dir.empty()) {
+    request["cutlass"] = {{"include_dir", options_.cutlass_include_dir},
+                          {"version", options_.cutlass_version}};
+  }
   if (!reference.is_null()) {
     request["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
     request["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
@@ -427,8 +432,12 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   // through the same content-addressed cache, and rebuilds there if they went stale.
   const std::string scope = JsonGet<std::string>(request, "build_root", "");
   const std::string record_path = scope + ".built.json";
+  // Another CUTLASS release may change what a CUTLASS candidate builds (its build keys include
+  // the release): such a record sends the candidate through the build step again, which finds
+  // every other candidate's builds cached.
   if (auto record = ReadJsonFile(record_path);
-      record.ok() && JsonGet<std::string>(*record, "python", "") == worker_.python()) {
+      record.ok() && JsonGet<std::string>(*record, "python", "") == worker_.python() &&
+      JsonGet<std::string>(*record, "cutlass", "") == options_.cutlass_version) {
     std::vector<std::string> objects =
         JsonGet<std::vector<std::string>>(*record, "shared_objects", {});
     bool present = !objects.empty();
@@ -485,7 +494,9 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   if (!result.shared_objects.empty()) {
     // Best effort: without the record the next evaluation runs the (cached) build step again.
     (void)WriteJsonFile(
-        record_path, Json{{"python", worker_.python()}, {"shared_objects", result.shared_objects}});
+        record_path, Json{{"python", worker_.python()},
+                          {"cutlass", options_.cutlass_version},
+                          {"shared_objects", result.shared_objects}});
   }
 }
 
@@ -1164,7 +1175,9 @@ Json ToJson(const EvalOptions& o) {
               {"reference_timeout_s", o.reference_timeout_s},
               // Not --unsafe-no-sandbox: running unconfined is chosen anew by each process.
               {"pass_env", o.pass_env},
-              {"sandbox_read_only", o.sandbox_read_only}};
+              {"sandbox_read_only", o.sandbox_read_only},
+              {"cutlass_include_dir", o.cutlass_include_dir},
+              {"cutlass_version", o.cutlass_version}};
 }
 
 EvalOptions EvalOptionsFromJson(const Json& j) {
@@ -1202,6 +1215,8 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(reference_timeout_s);
   KP_FIELD(pass_env);
   KP_FIELD(sandbox_read_only);
+  KP_FIELD(cutlass_include_dir);
+  KP_FIELD(cutlass_version);
 #undef KP_FIELD
   return o;
 }

@@ -97,6 +97,13 @@ struct EvalOptions {
   bool unsafe_no_sandbox = false;
   std::vector<std::string> pass_env;           // extra environment names for workers (--pass-env)
   std::vector<std::string> sandbox_read_only;  // extra paths candidates may read (a CUTLASS tree)
+  // The CUTLASS tree that candidates including CUTLASS/CuTe headers build against: the folder
+  // holding cute/ and cutlass/ ("" = none known; such a candidate is then a compile error naming
+  // how to give one) and its release ("4.2.0"), which is part of those builds' cache keys. Every
+  // request to a process that imports a candidate carries them as `cutlass`, and the sandbox lets
+  // that process read the tree (worker_client.h).
+  std::string cutlass_include_dir;
+  std::string cutlass_version;
 };
 
 // The options as a run stores them for `kernelpro resume`, and back; missing keys keep their

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -16,6 +17,8 @@
 
 #include "core/json_io.h"
 #include "core/subprocess.h"
+#include "eval/executor.h"
+#include "eval/worker_client.h"
 
 namespace kernelpro::eval {
 namespace {
@@ -606,6 +609,48 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("tests/problems/nan_reference.py",
                                      "the reference's output 0 on trial check_0 has ")),
     [](const auto& info) { return TestName(info.param.first); });
+
+// The CUTLASS tree the build step uses: kept by a run (resume), sent in every request to a process
+// that imports a candidate, and readable in its sandbox.
+TEST(EvalOptionsTest, TheCutlassTreeSurvivesAStoredRun) {
+  EvalOptions options;
+  options.cutlass_include_dir = "/opt/cutlass/include";
+  options.cutlass_version = "4.2.0";
+  EvalOptions back = EvalOptionsFromJson(ToJson(options));
+  EXPECT_EQ(back.cutlass_include_dir, "/opt/cutlass/include");
+  EXPECT_EQ(back.cutlass_version, "4.2.0");
+  EXPECT_EQ(EvalOptionsFromJson(Json::object()).cutlass_include_dir, "");
+}
+
+Executor CutlassExecutor(const std::string& include_dir, const std::string& version) {
+  WorkerOptions worker;
+  worker.worker_path = kRoot + "/tests/fixtures/fake_worker";
+  worker.scratch_dir = std::string(KERNELPRO_BINARY_DIR) + "/cutlass-request-scratch";
+  auto client = WorkerClient::Create(worker);
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  EvalOptions options;
+  options.cutlass_include_dir = include_dir;
+  options.cutlass_version = version;
+  return Executor(*client, options);
+}
+
+TEST(ExecutorRequestTest, ACandidatesProcessIsToldTheCutlassTreeAndMayReadIt) {
+  const std::string root = std::string(KERNELPRO_BINARY_DIR) + "/request-test-cutlass";
+  std::filesystem::create_directories(root + "/include/cutlass");
+  std::filesystem::create_directories(root + "/tools/util/include");
+  const std::string candidate = kRoot + "/tests/candidates/good/cpu_tiny_swish.py";
+  Json request = CutlassExecutor(root + "/include", "4.2.0").CandidateRequest(candidate, Json());
+  EXPECT_EQ(request["cutlass"], Json({{"include_dir", root + "/include"}, {"version", "4.2.0"}}));
+  for (const std::string step : {"build", "serve"}) {
+    const std::vector<std::string> readable = MountsForRequest(step, request).read_only;
+    for (const std::string& path : {root + "/include", root + "/tools/util/include"}) {
+      EXPECT_NE(std::find(readable.begin(), readable.end(), path), readable.end())
+          << step << " cannot read " << path;
+    }
+  }
+  // No tree known: nothing is sent (a candidate including CUTLASS fails its build saying so).
+  EXPECT_FALSE(CutlassExecutor("", "").CandidateRequest(candidate, Json()).contains("cutlass"));
+}
 
 }  // namespace
 }  // namespace kernelpro::eval

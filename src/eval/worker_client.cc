@@ -92,6 +92,15 @@ SandboxMounts MountsForRequest(const std::string& step, const Json& request) {
   }
   // Precompiled headers are shared by every candidate: read-only for every step, the build too.
   if (!path("pch_dir").empty()) mounts.read_only.push_back(path("pch_dir"));
+  // The CUTLASS tree builds of CUTLASS/CuTe code compile against (a load that rebuilds too).
+  const std::string cutlass_include =
+      JsonGet<std::string>(JsonGet<Json>(request, "cutlass", Json::object()), "include_dir", "");
+  if (!cutlass_include.empty()) {
+    mounts.read_only.push_back(cutlass_include);
+    const fs::path util = fs::path(cutlass_include).parent_path() / "tools" / "util" / "include";
+    std::error_code ec;
+    if (fs::is_directory(util, ec)) mounts.read_only.push_back(util.string());
+  }
   AddSourceWithSiblings(path("candidate"), mounts.read_only);
   AddSourceWithSiblings(path("problem"), mounts.read_only);
   // Inputs too large to store are regenerated from the problem (the reference step's recipe).

@@ -56,9 +56,11 @@ enum class Confinement { kNone, kSandbox };
 
 // What a sandboxed step may see, from the paths its request names (docs/worker-protocol.md):
 // read-only: "candidate" and "problem" (each with the Python files beside it, which it may
-// import; also the problem that "inputs_recipe" regenerates large inputs from), "inputs_dir", "build_root", "pch_dir" (for every step); writable: "out_dir", the folder
-// of "trace_path", and for the build step "build_root". Nothing else a request names is mounted —
-// in particular no reference outputs and no cache directory.
+// import; also the problem that "inputs_recipe" regenerates large inputs from), "inputs_dir",
+// "build_root", "pch_dir" (for every step), the CUTLASS tree of "cutlass" (its "include_dir" and
+// the tools/util/include beside it, which builds of CUTLASS code read); writable: "out_dir", the
+// folder of "trace_path", and for the build step "build_root". Nothing else a request names is
+// mounted — in particular no reference outputs and no cache directory.
 SandboxMounts MountsForRequest(const std::string& step, const Json& request);
 
 class WorkerClient {
