@@ -303,6 +303,8 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
     kit_options.tools = options.cutlass_tools;
     kit_options.search_budget = options.cutlass_search_budget;
     kit_options.probe_cache_dir = eval.cache_dir.empty() ? "" : eval.cache_dir + "/cutlass";
+    // The validator asks for the CUTLASS flags only when the build step does not add them.
+    kit_options.build_adds_flags = !eval.cutlass_include_dir.empty();
     auto kit = agents::CutlassKit::Load(*tree, kit_options);
     if (!kit.ok()) return fail("CUTLASS at " + options.cutlass_dir + ": " + kit.status().message());
     cutlass_kit = std::move(*kit);
