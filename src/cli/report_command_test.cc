@@ -81,6 +81,35 @@ TEST_F(ReportCommandTest, TheH200DemoRunRendersWithFiguresLinksAndTheBestKernel)
   EXPECT_TRUE(Contains(html, "cuda.cu(9): error: identifier &quot;sigmoid_fast&quot; is undefined"));
 }
 
+// Issue 18: the H200 CUTLASS demo run (tests/fixtures/h200-cutlass-demo), rendered again: the
+// programmer's five tool calls, the validator's rejection and the CUTLASS GEMM as the best kernel.
+TEST_F(ReportCommandTest, TheH200CutlassRunShowsTheProgrammersToolCalls) {
+  const fs::path run_dir = dir_ / "cutlass";
+  fs::create_directories(run_dir);
+  const fs::path fixture =
+      fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/h200-cutlass-demo/cutlass-demo";
+  fs::copy_file(fixture / "run.db", run_dir / "run.db");
+  const fs::path out = dir_ / "cutlass-out";
+  auto run = testing::RunKernelpro({"report", run_dir.string(), "--out", out.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string md = ReadFile(out / "report.md");
+  EXPECT_TRUE(Contains(md, "## The programmer's tool calls\n\n5 calls")) << md;
+  for (const char* call :
+       {"- iteration 1: `search_cutlass(path=cutlass/gemm/, regex=struct "
+        "KernelTmaWarpSpecializedCooperative\\b) → 1 matching line in 1 file",
+        "- iteration 1: `read_cutlass_file(end_line=140, file=cutlass/gemm/dispatch_policy.hpp, "
+        "start_line=110) → cutlass/gemm/dispatch_policy.hpp lines 110-140 of 1430:`",
+        "- iteration 1: `check_smem_layout(atom=GMMA::Layout_K_SW128_Atom<Element>{}, "
+        "element_type=cutlass::bfloat16_t, tile_shape=Shape<_128,_64,_4>) → compiles: layout"}) {
+    EXPECT_TRUE(Contains(md, call)) << call;
+  }
+  EXPECT_TRUE(Contains(md, "rejected before the build: CUTLASS constraints broken")) << md;
+  EXPECT_TRUE(Contains(md, "Best kernel: **n1**")) << md;
+  const std::string html = ReadFile(out / "report.html");
+  EXPECT_TRUE(Contains(html, "<h2>The programmer&#39;s tool calls</h2>") ||
+              Contains(html, "<h2>The programmer's tool calls</h2>"));
+}
+
 TEST_F(ReportCommandTest, ADirectoryWithoutARunIsAUsageError) {
   auto run = testing::RunKernelpro({"report", (dir_ / "out-missing-run").string()});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;

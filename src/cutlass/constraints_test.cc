@@ -1,6 +1,8 @@
 #include "cutlass/constraints.h"
 
 #include <gtest/gtest.h>
+
+#include "core/text.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,8 +169,13 @@ TEST(ValidateCandidateTest, TheCollectiveBuilderGemmIsCheckedForSm90a) {
   ASSERT_FALSE(sm90.empty());
   ValidatorOptions build_adds;
   build_adds.build_adds_cutlass_flags = true;
-  EXPECT_EQ(Ids(ValidateCandidate(sm90, CuratedConstraints(), build_adds)),
-            std::vector<std::string>{"build.sm90a"});
+  const auto found = ValidateCandidate(sm90, CuratedConstraints(), build_adds);
+  EXPECT_EQ(Ids(found), std::vector<std::string>{"build.sm90a"});
+  // The line of the flag, not of the module docstring that talks about sm_90.
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(SplitLines(sm90).at(found[0].line - 1).find("compute_90,code=sm_90"),
+            std::string::npos)
+      << found[0].line;
   const std::string flags_from_build = read("problems/gemm_bf16/demo/cuda/cutlass_build_flags.py");
   EXPECT_TRUE(ValidateCandidate(flags_from_build, CuratedConstraints(), build_adds).empty());
 }
