@@ -38,7 +38,7 @@ def runs_for_real(argv):
     if len(argv) < 2:
         return False
     sub, rest = argv[1], argv[2:]
-    if sub in ("doctor", "new-problem", "cache"):
+    if sub in ("doctor", "new-problem", "cache", "cutlass"):  # cutlass: scripts/setup's tree
         return True
     if sub == "suite":  # a suite's report of a recording is quick; running a suite is not
         return bool(rest) and rest[0] == "report" and any("fixtures" in a for a in rest)
@@ -53,7 +53,9 @@ def runs_for_real(argv):
 def path_arguments(argv):
     """Arguments that name a file or folder of the checkout (relative paths with a slash)."""
     paths = []
-    for arg in argv[1:]:
+    for i, arg in enumerate(argv[1:], 1):
+        if argv[i - 1] == "--path" and argv[1] == "cutlass":  # a folder of the CUTLASS tree
+            continue
         value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
         value = value[len("replay:"):] if value.startswith("replay:") else value
         value = value.replace("{problem}", "1_Swish")  # suite optimize: one cassette per problem
