@@ -116,10 +116,10 @@ TEST(CutlassCommandTest, UsageErrorsAreOneLineAndExitTwo) {
 }
 
 TEST(CutlassCommandTest, WithoutAnyTreeTheErrorNamesTheThreeWays) {
-  if (cutlass::LocateCutlass("", "", cutlass::SetupCutlassDir()).ok()) {
-    GTEST_SKIP() << "scripts/setup's copy is installed, so a tree is always found";
-  }
-  CliRun r = RunKernelpro({"cutlass", "search", "x"}, 1, {}, {"KERNELPRO_CUTLASS_DIR"});
+  // As if scripts/setup had not run (its copy is looked for in a folder that does not exist).
+  CliRun r = RunKernelpro({"cutlass", "search", "x"}, 1,
+                          {{"KERNELPRO_TEST_SETUP_CUTLASS_DIR", "/nonexistent/kp-no-cutlass"}},
+                          {"KERNELPRO_CUTLASS_DIR"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("kernelpro cutlass search: no CUTLASS found: give --cutlass-dir DIR, set "
                         "KERNELPRO_CUTLASS_DIR=DIR, or run scripts/setup",

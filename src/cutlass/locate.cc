@@ -67,7 +67,11 @@ Result<CutlassTree> CutlassTreeAt(const std::string& dir, const std::string& ori
       "the nvidia-cutlass wheel was installed into, with cutlass_library/source/include)");
 }
 
-std::string SetupCutlassDir() { return std::string(KERNELPRO_SOURCE_ROOT) + "/.tools/cutlass"; }
+std::string SetupCutlassDir() {
+  // Test hook: lets the tests of "no tree anywhere" run on a machine where scripts/setup ran.
+  if (const char* test_dir = std::getenv("KERNELPRO_TEST_SETUP_CUTLASS_DIR")) return test_dir;
+  return std::string(KERNELPRO_SOURCE_ROOT) + "/.tools/cutlass";
+}
 
 Result<CutlassTree> LocateCutlass(const std::string& flag_dir, const std::string& env_dir,
                                   const std::string& setup_dir) {

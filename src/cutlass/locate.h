@@ -33,7 +33,8 @@ struct CutlassTree {
 // none of them. `origin` is copied into the result.
 Result<CutlassTree> CutlassTreeAt(const std::string& dir, const std::string& origin = "");
 
-// Where scripts/setup installs the wheel: <source tree>/.tools/cutlass.
+// Where scripts/setup installs the wheel: <source tree>/.tools/cutlass (the tests' hook
+// KERNELPRO_TEST_SETUP_CUTLASS_DIR, when set, names another folder).
 std::string SetupCutlassDir();
 
 // The tree from `flag_dir` (--cutlass-dir), else `env_dir` (the variable's value), else
