@@ -388,6 +388,16 @@ std::unique_ptr<llm::Backend> OpenAiAt(const llm::testing::FakeServer& server) {
   return llm::MakeOpenAiBackend(options, llm::MakeCurlTransport());
 }
 
+// One candidate asked for, with the fixture tree's tools offered.
+ProgrammerResult RunWithCutlassTools(llm::Backend& backend) {
+  auto kit = FixtureKit();
+  ProgrammerTools tools = kit->ForIteration();
+  ProgrammerOptions programmer;
+  programmer.num_candidates = 1;
+  programmer.tools = &tools;
+  return RunProgrammer(backend, SwishPrompt(), programmer);
+}
+
 TEST(ProgrammerToolsTest, OverOpenAiTheModelSearchesReadsThenAnswersAndEveryCallIsKept) {
   llm::testing::FakeServer server;
   server.ReplyJson(OpenAiReply(
@@ -410,12 +420,7 @@ TEST(ProgrammerToolsTest, OverOpenAiTheModelSearchesReadsThenAnswersAndEveryCall
       "stop"));
   auto backend = OpenAiAt(server);
 
-  auto kit = FixtureKit();
-  ProgrammerTools tools = kit->ForIteration();
-  ProgrammerOptions programmer;
-  programmer.num_candidates = 1;
-  programmer.tools = &tools;
-  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+  ProgrammerResult r = RunWithCutlassTools(*backend);
 
   ASSERT_FALSE(r.error) << r.error->ToString();
   ASSERT_EQ(r.candidates.size(), 1u);
@@ -472,12 +477,7 @@ TEST(ProgrammerToolsTest, OverAnthropicToolUseBlocksRunTheSameTools) {
   options.model = "claude-t";
   options.api_key = "sk-ant-test";
   auto backend = llm::MakeAnthropicBackend(options, llm::MakeCurlTransport());
-  auto kit = FixtureKit();
-  ProgrammerTools tools = kit->ForIteration();
-  ProgrammerOptions programmer;
-  programmer.num_candidates = 1;
-  programmer.tools = &tools;
-  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+  ProgrammerResult r = RunWithCutlassTools(*backend);
   ASSERT_FALSE(r.error) << r.error->ToString();
   ASSERT_EQ(r.candidates.size(), 1u);
   ASSERT_EQ(r.tool_calls.size(), 1u);
@@ -495,12 +495,7 @@ TEST(ProgrammerToolsTest, ABackendThatRefusesToolsGetsOneCallWithoutThemAndTheRe
   server.ReplyJson(OpenAiReply(
       {{"role", "assistant"}, {"content", CandidatesJson("plain", CuteCandidate(""))}}, "stop"));
   auto backend = OpenAiAt(server);
-  auto kit = FixtureKit();
-  ProgrammerTools tools = kit->ForIteration();
-  ProgrammerOptions programmer;
-  programmer.num_candidates = 1;
-  programmer.tools = &tools;
-  ProgrammerResult r = RunProgrammer(*backend, SwishPrompt(), programmer);
+  ProgrammerResult r = RunWithCutlassTools(*backend);
   ASSERT_FALSE(r.error) << r.error->ToString();
   EXPECT_EQ(r.candidates.size(), 1u);
   EXPECT_FALSE(r.tools_offered);

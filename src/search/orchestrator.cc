@@ -367,7 +367,8 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     agents::ProgrammerTools tools;
     if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty()) {
       tools = deps_.cutlass->ForIteration();
-      if (!tools.definitions.empty()) programmer.tools = &tools;
+      // Once the backend refused them, asking with tools again would only cost a request more.
+      if (!tools.definitions.empty() && !tools_refused_) programmer.tools = &tools;
       const agents::CutlassKit* kit = deps_.cutlass;
       programmer.pre_build_check = [kit](const std::string& code) { return kit->Validate(code); };
     }
@@ -384,6 +385,19 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     if (nothing && result.error && result.error->permanent()) {
       permanent_llm_error_ = result.error->ToString();
       return Status::Unavailable("the LLM call failed: " + *permanent_llm_error_);
+    }
+    // A backend that refused the tools: said once in the run's notes (report) and on stderr.
+    if (programmer.tools != nullptr && !result.tools_offered) {
+      for (const std::string& text : result.notes) {
+        if (!Contains(text, "refused the request with tools")) continue;
+        tools_refused_ = true;
+        const std::string note =
+            "CUTLASS tools: " + text + "; the rest of the run asks without them";
+        if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) {
+          Note(note);
+          Log(note);
+        }
+      }
     }
     if (memory_) {
       for (const agents::MemoryEntry& entry : agents::ToolCallMemory(result.tool_calls, iteration))

@@ -203,6 +203,9 @@ class Orchestrator {
   std::optional<roofline::ReferenceAnalysis> stage1_;
   tools::ToolRegistry builtin_registry_;  // when the dependencies bring none
   std::unique_ptr<agents::SearchMemory> memory_;
+  // The backend refused a programmer request with the CUTLASS tools: later iterations of this
+  // process ask without them.
+  bool tools_refused_ = false;
   std::unique_ptr<agents::MemoryExtractor> extractor_;
   std::vector<std::string> notes_;
   // LLM failures in this process: iterations in a row that were all llm_error, the last one's

@@ -207,6 +207,37 @@ class OrchestratorTest : public ::testing::Test {
     return summary;
   }
 
+  // Runs an orchestrator over a fresh reliable client around a shared backend (the programmer
+  // and the memory extractor both use it), with `cutlass` as the CUTLASS kit when given.
+  Result<OptimizeSummary> RunShared(std::shared_ptr<llm::Backend> shared, RunConfig options,
+                                    const agents::CutlassKit* cutlass = nullptr,
+                                    std::map<int, NodeInfo>* nodes = nullptr) {
+    sink_ = std::make_unique<ExchangeSink>();
+    llm::ClientOptions client;
+    client.max_attempts = 1;
+    client.on_exchange = sink_->Hook();
+    struct Forward : llm::Backend {
+      explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
+      std::string provider() const override { return b->provider(); }
+      std::string model() const override { return b->model(); }
+      llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
+      std::shared_ptr<llm::Backend> b;
+    };
+    std::shared_ptr<llm::Backend> backend =
+        llm::MakeReliableBackend(std::make_unique<Forward>(std::move(shared)), client);
+    OrchestratorDependencies deps;
+    deps.backend = backend.get();
+    deps.memory_backend = backend;
+    deps.evaluator = &evaluator_;
+    deps.store = store_.get();
+    deps.exchanges = sink_.get();
+    deps.cutlass = cutlass;
+    Orchestrator orchestrator(std::move(options), std::move(deps));
+    auto summary = orchestrator.Run();
+    if (nodes) *nodes = orchestrator.nodes();
+    return summary;
+  }
+
   int CountSteps(const std::string& step) {
     int n = 0;
     auto last = store_->LastJournaledIteration(1);
@@ -786,29 +817,7 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   routing->fail_memory = true;  // iteration 1's extraction fails: nothing learnt, nothing answered
   RunConfig options = Options(1);
   options.memory = true;
-  auto run = [&](RunConfig o) {
-    sink_ = std::make_unique<ExchangeSink>();
-    llm::ClientOptions client;
-    client.max_attempts = 1;
-    client.on_exchange = sink_->Hook();
-    struct Forward : llm::Backend {
-      explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
-      std::string provider() const override { return b->provider(); }
-      std::string model() const override { return b->model(); }
-      llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
-      std::shared_ptr<llm::Backend> b;
-    };
-    std::shared_ptr<llm::Backend> backend =
-        llm::MakeReliableBackend(std::make_unique<Forward>(routing), client);
-    OrchestratorDependencies deps;
-    deps.backend = backend.get();
-    deps.memory_backend = backend;
-    deps.evaluator = &evaluator_;
-    deps.store = store_.get();
-    deps.exchanges = sink_.get();
-    Orchestrator orchestrator(std::move(o), std::move(deps));
-    return orchestrator.Run();
-  };
+  auto run = [&](RunConfig o) { return RunShared(routing, std::move(o)); };
   ASSERT_TRUE(run(options).ok());
   EXPECT_EQ(routing->memory_calls, 1);
 
@@ -871,28 +880,8 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
   RunConfig options = Options(1);
   options.memory = true;
   options.cutlass_dir = tree->root;
-  sink_ = std::make_unique<ExchangeSink>();
-  llm::ClientOptions client;
-  client.max_attempts = 1;
-  client.on_exchange = sink_->Hook();
-  struct Forward : llm::Backend {
-    explicit Forward(std::shared_ptr<llm::Backend> b) : b(std::move(b)) {}
-    std::string provider() const override { return b->provider(); }
-    std::string model() const override { return b->model(); }
-    llm::Outcome Complete(const llm::Request& r) override { return b->Complete(r); }
-    std::shared_ptr<llm::Backend> b;
-  };
-  std::shared_ptr<llm::Backend> backend =
-      llm::MakeReliableBackend(std::make_unique<Forward>(routing), client);
-  OrchestratorDependencies deps;
-  deps.backend = backend.get();
-  deps.memory_backend = backend;
-  deps.evaluator = &evaluator_;
-  deps.store = store_.get();
-  deps.exchanges = sink_.get();
-  deps.cutlass = kit->get();
-  Orchestrator orchestrator(options, std::move(deps));
-  auto summary = orchestrator.Run();
+  std::map<int, NodeInfo> nodes;
+  auto summary = RunShared(routing, options, kit->get(), &nodes);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
 
   // Three turns of one conversation, all stored as exchanges of the generate step; the prompt
@@ -913,7 +902,7 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
   // The candidate with plain sm_90 flags never reached the evaluator.
   EXPECT_EQ(evaluator_.evaluated.size(), 1u);
   bool rejected = false;
-  for (const auto& [id, info] : orchestrator.nodes()) {
+  for (const auto& [id, info] : nodes) {
     if (info.strategy != "cute with sm_90") continue;
     rejected = true;
     EXPECT_NE(info.errors.find("[build.sm90a]"), std::string::npos) << info.errors;
@@ -947,6 +936,35 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
       << markdown;
   EXPECT_NE(report::RenderHtmlReport((*stored)->input).find("read_cutlass_file(end_line=8"),
             std::string::npos);
+}
+
+TEST_F(OrchestratorTest, ABackendRefusingTheCutlassToolsIsAskedWithoutThemFromThenOn) {
+  const std::string root = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
+  auto tree = cutlass::CutlassTreeAt(root, "test");
+  ASSERT_TRUE(tree.ok());
+  auto kit = agents::CutlassKit::Load(*tree);
+  ASSERT_TRUE(kit.ok()) << kit.status().ToString();
+  auto routing = std::make_shared<RoutingBackend>();
+  routing->programmer.Push(
+      llm::MakeError(llm::ErrorKind::kBadRequest, "openai: 'tools' is not supported", 400));
+  routing->programmer.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
+  routing->programmer.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
+  RunConfig options = Options(2);
+  options.cutlass_dir = tree->root;
+  auto summary = RunShared(routing, options, kit->get());
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const std::vector<llm::Request> asked = routing->programmer.Requests();
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[0].tools.size(), 4u);
+  EXPECT_TRUE(asked[1].tools.empty());  // the same iteration, once more without tools
+  EXPECT_TRUE(asked[2].tools.empty());  // and iteration 2 does not try again
+  bool said = false;
+  for (const std::string& note : summary->notes) {
+    said = said || (note.find("CUTLASS tools: the backend refused the request with tools") !=
+                        std::string::npos &&
+                    note.find("the rest of the run asks without them") != std::string::npos);
+  }
+  EXPECT_TRUE(said);
 }
 
 TEST_F(OrchestratorTest, ASourceSeenBeforeKeepsItsVerdictWithoutASecondEvaluation) {
