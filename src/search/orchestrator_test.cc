@@ -860,11 +860,16 @@ std::string CuteFakeCandidate(const std::string& verdict, const std::string& tag
   return code;
 }
 
+// The CUTLASS kit over the fixture tree (tests/fixtures/cutlass_tree).
+Result<std::unique_ptr<agents::CutlassKit>> FixtureCutlassKit() {
+  auto tree = cutlass::CutlassTreeAt(
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree", "test");
+  if (!tree.ok()) return tree.status();
+  return agents::CutlassKit::Load(*tree);
+}
+
 TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndReported) {
-  const std::string root = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
-  auto tree = cutlass::CutlassTreeAt(root, "test");
-  ASSERT_TRUE(tree.ok());
-  auto kit = agents::CutlassKit::Load(*tree);
+  auto kit = FixtureCutlassKit();
   ASSERT_TRUE(kit.ok()) << kit.status().ToString();
 
   auto routing = std::make_shared<RoutingBackend>();
@@ -879,7 +884,7 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
 
   RunConfig options = Options(1);
   options.memory = true;
-  options.cutlass_dir = tree->root;
+  options.cutlass_dir = (*kit)->tree().root;
   std::map<int, NodeInfo> nodes;
   auto summary = RunShared(routing, options, kit->get(), &nodes);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
@@ -939,10 +944,7 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
 }
 
 TEST_F(OrchestratorTest, ABackendRefusingTheCutlassToolsIsAskedWithoutThemFromThenOn) {
-  const std::string root = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
-  auto tree = cutlass::CutlassTreeAt(root, "test");
-  ASSERT_TRUE(tree.ok());
-  auto kit = agents::CutlassKit::Load(*tree);
+  auto kit = FixtureCutlassKit();
   ASSERT_TRUE(kit.ok()) << kit.status().ToString();
   auto routing = std::make_shared<RoutingBackend>();
   routing->programmer.Push(
@@ -950,7 +952,7 @@ TEST_F(OrchestratorTest, ABackendRefusingTheCutlassToolsIsAskedWithoutThemFromTh
   routing->programmer.Push(Reply({{"a", FakeCandidate("correct 1.20 1.10 1.30", "a")}}));
   routing->programmer.Push(Reply({{"b", FakeCandidate("correct 1.30 1.20 1.40", "b")}}));
   RunConfig options = Options(2);
-  options.cutlass_dir = tree->root;
+  options.cutlass_dir = (*kit)->tree().root;
   auto summary = RunShared(routing, options, kit->get());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   const std::vector<llm::Request> asked = routing->programmer.Requests();
