@@ -9,6 +9,7 @@ decides).
 """
 
 import ast
+import os
 import re
 
 # Tensor methods and torch functions that allocate, view or describe tensors: never "the
@@ -179,13 +180,30 @@ def _strings(tree):
     return "\n".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
+def _program_reference_ops(path):
+    """A program (docs/programs.md): the torch operators of its REFERENCE's Model, which the
+    candidates must not call; none when it has no REFERENCE (its kernels are its own)."""
+    from .programs import reference_file
+
+    reference = reference_file(path)
+    if not reference or not os.path.isfile(reference):
+        return {"ok": True, "reference_ops": []}
+    with open(reference, errors="replace") as f:
+        scanned = scan_problem(f.read(), reference)
+    return scanned if not scanned["ok"] else {"ok": True, "reference_ops": scanned["reference_ops"]}
+
+
 def scan_problem(source, path="problem.py"):
+    if path.endswith(".cu"):
+        return _program_reference_ops(path)
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         return {"ok": False, "error": f"problem has a syntax error at line {e.lineno}: {e.msg}"}
     names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if "Model" not in names and "ENTRY" in names:
+        return _program_reference_ops(path)
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
     if missing:
         return {"ok": False, "error": f"problem does not define {', '.join(missing)}"}

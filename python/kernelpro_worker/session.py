@@ -21,7 +21,7 @@ import json
 import os
 import traceback
 
-from . import plain, steps
+from . import plain, programs, steps
 from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
 from .timing import HOLD_US, Timer, hold_for, perturbed
 
@@ -50,7 +50,9 @@ class Referee:
             init_inputs = steps._read_input(read, "init_inputs")
             sets = [to_device(steps._read_input(read, n), device) for n in meta["trials"]["timing"]]
             module = load_problem(problem)
-            model = steps._construct(torch, module.Model, init_inputs, request["init_seed"], device)
+            # The time to beat: a program's own kernels (its REFERENCE only gives the outputs).
+            model = steps._construct(torch, programs.baseline_class(module), init_inputs,
+                                     request["init_seed"], device)
             state.update(torch=torch, device=device, model=model, sets=sets, timer=None)
         return state
 
@@ -182,7 +184,7 @@ class CandidateHost:
         torch = loaded.torch
         hold = timer.hold is not None
         if hold not in self.reference_timers:
-            model = steps._construct(torch, load_problem(request["problem"]).Model,
+            model = steps._construct(torch, programs.baseline_class(load_problem(request["problem"])),
                                      loaded.init_inputs, request["init_seed"], loaded.device)
             self.reference_timers[hold] = Timer(torch, loaded.device, model, timer.base_sets,
                                                 request.get("flush_bytes", -1),

@@ -22,7 +22,7 @@ import sys
 import time
 import traceback
 
-from . import optrace, plain
+from . import optrace, plain, programs
 from . import scan as scan_mod
 from .common import (CUDA_ON_CPU, StepError, as_output_list, bounded, load_module, load_problem,
                      read_json, sha256_file, sha256_text, to_device, write_json)
@@ -343,7 +343,10 @@ def _reference_key(request, torch):
     device_name = torch.cuda.get_device_name(0) if request["device"] == "cuda" else "cpu"
     fields = {k: request.get(k) for k in ("device", "init_seed", "check_seeds", "extra_seeds",
                                           "timing_seeds", "fp64_trials")}
-    return sha256_text(sha256_file(request["problem"]), json.dumps(fields, sort_keys=True),
+    # A program's REFERENCE gives the expected outputs: its content is part of the key too.
+    reference = programs.reference_file(request["problem"])
+    related = sha256_file(reference) if reference and os.path.isfile(reference) else ""
+    return sha256_text(sha256_file(request["problem"]), related, json.dumps(fields, sort_keys=True),
                        device_name, torch.__version__, str(REFERENCE_LAYOUT))[:24]
 
 
@@ -558,6 +561,17 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
             _sync(torch, device)
             return out
 
+        # A program with a REFERENCE: the program is the baseline, and before it is timed its own
+        # outputs must match the reference's (docs/programs.md).
+        baseline = None
+        if getattr(problem, "BaselineModel", None) is not None and problem.BaselineModel is not problem.Model:
+            try:
+                baseline = _construct(torch, problem.BaselineModel, init_inputs, init_seed, device)
+            except Exception as e:  # noqa: BLE001
+                raise StepError("problem_error", f"the program (baseline) could not be constructed: "
+                                f"{type(e).__name__}: {e}")
+        baseline_checked = 0
+
         notes = []
         trials = {"check": [], "extra": [], "timing": []}
         metas = None
@@ -610,6 +624,25 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                                             "the reference deterministic (e.g. call .eval()).")
                         if not torch.equal(a, b):
                             notes.append("the reference is not bitwise deterministic (differences within tolerance)")
+                if baseline is not None and kind == "check":
+                    try:
+                        with torch.no_grad():
+                            got = as_output_list(baseline(*inputs))
+                        _sync(torch, device)
+                    except Exception as e:  # noqa: BLE001
+                        raise StepError("problem_error", f"the program failed on trial {name}: "
+                                        f"{type(e).__name__}: {e}")
+                    if len(got) != len(outputs):
+                        raise StepError("problem_error", f"the program returns {len(got)} outputs, its "
+                                        f"REFERENCE {len(outputs)}")
+                    for j, (a, b) in enumerate(zip(got, outputs)):
+                        cmp = tensors.compare_output(a, b, atol, rtol)
+                        if not cmp["passed"]:
+                            raise StepError("problem_error", f"the program does not match its REFERENCE "
+                                            f"on trial {name}, output {j}: {cmp['reason']}; fix the "
+                                            "program or the reference before optimising against them")
+                    del got
+                    baseline_checked += 1
                 try:
                     if _tensor_bytes(inputs) <= store_limit:
                         save("inputs", name + EXT, list(inputs))
@@ -642,6 +675,11 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                                      "lowered precision cannot be detected")
                         fp32 = False
                 del outputs
+        if baseline is not None:
+            program = problem.KERNELPRO_PROGRAM
+            notes.append(f"the program ({os.path.basename(program['path'])}, {program['kind']}) is the "
+                         f"timing baseline; {os.path.basename(program['reference'])} gives the expected "
+                         f"outputs, and the program matched them on {baseline_checked} check trials")
         if not trace.available:
             notes.append(f"torch {torch.__version__} has no TorchDispatchMode: the torch-operator "
                          "policy checks only how the candidate's source spells its calls")
@@ -992,8 +1030,9 @@ def _model_and_inputs(request, torch):
         module, _ = _load_candidate(request, torch, [])
         model = _construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
     else:
-        model = _construct(torch, load_problem(request["problem"]).Model, init_inputs,
-                           request["init_seed"], device)
+        # Without a candidate: the baseline the candidates race (a program's own kernels).
+        model = _construct(torch, programs.baseline_class(load_problem(request["problem"])),
+                           init_inputs, request["init_seed"], device)
     return model, inputs
 
 

@@ -22,10 +22,19 @@ struct ProblemSource {
   std::string path;
   std::string code;  // the file's text
   InputKind kind = InputKind::kPyTorch;
+  // A program (docs/programs.md): a Triton or Python file naming its launcher in ENTRY, or a .cu
+  // file with a /* kernelpro */ block. The worker wraps it as Model(*init) whose forward(*inputs)
+  // returns ENTRY(*inputs, *init); the program is the baseline the candidates are timed against.
+  bool program = false;
+  std::string entry;           // ENTRY's value, for a program
+  std::string reference_path;  // REFERENCE resolved beside the program; "" when none
+  std::string reference_code;  // its text (the outputs the candidates must match)
 };
 
 // Reads a problem file and detects its kind: Triton when it imports triton, CUDA when its
-// reference builds CUDA source itself (load_inline / a __global__ kernel), PyTorch otherwise.
+// reference builds CUDA source itself (load_inline / a __global__ kernel) or is a .cu program,
+// PyTorch otherwise. A file that is neither a KernelBench problem (class Model) nor a program
+// (ENTRY) is InvalidArgument naming both forms; a REFERENCE that cannot be read is NotFound.
 Result<ProblemSource> ReadProblemSource(const std::string& path);
 InputKind DetectInputKind(const std::string& code);
 

@@ -447,6 +447,35 @@ std::string ArchFlag(const GpuTarget& gpu) {
 
 std::string KindTitle(InputKind kind) { return NameOf(kKindTitles, kind); }
 
+// The prompt's part holding the problem. A PyTorch/Triton/CUDA reference as it is; a program
+// (docs/programs.md) with what the harness makes of it, and its REFERENCE when it has one.
+std::string ProblemPart(const ProblemSource& problem) {
+  if (!problem.program) {
+    return "## The reference (" + KindTitle(problem.kind) + ")\n\n" +
+           Fenced(problem.code, "python");
+  }
+  const bool cu = problem.path.size() > 3 && problem.path.ends_with(".cu");
+  std::string part = "## The program to beat (" + KindTitle(problem.kind) + " program, ENTRY = `" +
+                     problem.entry + "`)\n\n" +
+                     "The harness wraps this program as `Model(*get_init_inputs())` whose "
+                     "`forward(*get_inputs())` returns `" + problem.entry +
+                     "(*inputs, *init_inputs)`. Your `ModelNew` takes the init inputs in its "
+                     "constructor and the inputs in `forward`, and returns what `" +
+                     problem.entry +
+                     "` returns. The program's own time is the baseline your candidate is timed "
+                     "against.";
+  if (!problem.reference_code.empty()) {
+    part += " The PyTorch reference below defines the outputs your candidate must match (the "
+            "program matches it too).";
+  }
+  part += "\n\n" + Fenced(problem.code, cu ? "cuda" : "python");
+  if (!problem.reference_code.empty()) {
+    part += "\n### The PyTorch reference (expected outputs)\n\n" +
+            Fenced(problem.reference_code, "python");
+  }
+  return part;
+}
+
 std::string FormatSpeedup(double speedup) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.2fx", speedup);
@@ -731,9 +760,7 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   add("output_contract", true, text["output_contract"]);
   add(mode_name, false, text[mode_name]);
   add(examples, false, text[examples]);
-  add("problem", false,
-      "## The reference (" + KindTitle(context.problem.kind) + ")\n\n" +
-          Fenced(context.problem.code, "python"));
+  add("problem", false, ProblemPart(context.problem));
 
   // The feedback's heading and how its content is wrapped, so that it can be cut and rebuilt.
   std::string feedback_content, feedback_head;

@@ -1,10 +1,12 @@
 // `kernelpro eval`: evaluates candidate kernels against a problem and prints the verdict.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
+#include "agents/problem_source.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
@@ -56,6 +58,23 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
                 const std::optional<roofline::ReferenceAnalysis>& stage1, std::ostream& out) {
   const Json& ref = report.reference;
   out << "problem     " << report.problem << "\n";
+  // A program (docs/programs.md): which file is timed and which gives the expected outputs.
+  const auto source = agents::ReadProblemSource(report.problem);
+  const bool program = source.ok() && source->program;
+  if (program) {
+    const char* kind = source->kind == agents::InputKind::kTriton ? "Triton"
+                       : source->kind == agents::InputKind::kCuda ? "CUDA"
+                                                                  : "Python";
+    out << "baseline    " << std::filesystem::path(source->path).filename().string() << " ("
+        << kind << " program, ENTRY " << source->entry << "): the time to beat\n";
+    out << "reference   "
+        << (source->reference_path.empty()
+                ? std::string("the program itself (no REFERENCE): its outputs are the expected ones")
+                : std::filesystem::path(source->reference_path).filename().string() +
+                      " (PyTorch): the expected outputs; the program matched them before any "
+                      "candidate was compared")
+        << "\n";
+  }
   if (auto v = JsonGet<std::string>(ref, "vacuous", ""); !v.empty()) {
     out << "warning     vacuous problem: " << v << "; outputs are also held to a relative error of "
         << options.vacuous_rel_tol << "\n";
@@ -102,7 +121,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
         out << label << Ms(t.summary.median) << "  median of " << t.summary.count << " calls, IQR "
             << Num(100 * t.summary.relative_spread, "%.1f") << "%\n";
       };
-      line("reference   ", *r.reference_time);
+      line(program ? "baseline    " : "reference   ", *r.reference_time);
       line("candidate   ", *r.candidate_time);
       out << "speedup     " << Num(r.speedup->estimate, "%.3f") << "x  ["
           << Num(r.speedup->low, "%.3f") << ", " << Num(r.speedup->high, "%.3f") << "] "
@@ -174,6 +193,14 @@ int Run(EvalArgs args) {
       if (auto p = Position(stage1, r.reference_time)) j["reference_roofline"] = PositionJson(*p);
       if (args.options.build_only && r.status == eval::EvalStatus::kCorrect) j["status"] = "built";
       j["problem"] = report->problem;
+      if (auto source = agents::ReadProblemSource(report->problem); source.ok() && source->program) {
+        j["program"] = {{"kind", agents::ToString(source->kind)},
+                        {"entry", source->entry},
+                        {"baseline", source->path},
+                        {"reference", source->reference_path.empty()
+                                          ? Json(nullptr)
+                                          : Json(source->reference_path)}};
+      }
       j["reference"] = {
           {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
           {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},

@@ -48,12 +48,14 @@ void Collect(const fs::path& dir, int level, const std::string& prefix,
     if (Hidden(name)) continue;
     SuiteProblem p;
     p.level = level;
-    if (IsFile(entry) && entry.extension() == ".py") {
+    // A problem file, or a CUDA program (docs/programs.md); a folder holding either.
+    const fs::path in_folder = IsFile(entry / "problem.py") ? entry / "problem.py" : entry / "problem.cu";
+    if (IsFile(entry) && (entry.extension() == ".py" || entry.extension() == ".cu")) {
       p.name = entry.stem().string();
       p.path = fs::absolute(entry).lexically_normal().string();
-    } else if (IsDir(entry) && !LevelOfFolder(name) && IsFile(entry / "problem.py")) {
+    } else if (IsDir(entry) && !LevelOfFolder(name) && IsFile(in_folder)) {
       p.name = name;
-      p.path = fs::absolute(entry / "problem.py").lexically_normal().string();
+      p.path = fs::absolute(in_folder).lexically_normal().string();
     } else {
       continue;
     }
