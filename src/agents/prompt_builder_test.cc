@@ -695,5 +695,25 @@ TEST(TrimBuildErrorsTest, NeverExceedsItsBoundAndKeepsTheFirstErrorFirst) {
   }
 }
 
+// A program (docs/programs.md) is shown as the program to beat, with what the harness makes of it
+// and its PyTorch reference.
+TEST(PromptBuilderTest, AProgramIsShownAsTheBaselineToBeatWithItsReference) {
+  auto source = ReadProblemSource(std::string(KERNELPRO_SOURCE_DIR) +
+                                  "/tests/problems/program_scaled_add/problem.py");
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  PromptContext c;
+  c.problem = *source;
+  c.device = "cpu";
+  Prompt p = Build(c);
+  for (const char* fact :
+       {"## The program to beat (PyTorch program, ENTRY = `scaled_add`)",
+        "returns `scaled_add(*inputs, *init_inputs)`",
+        "The program's own time is the baseline your candidate is timed against.",
+        "### The PyTorch reference (expected outputs)", "torch.add(x, y, alpha=self.alpha)"}) {
+    EXPECT_TRUE(Has(p.user, fact)) << fact;
+  }
+  EXPECT_FALSE(Has(p.user, "## The reference (PyTorch)"));
+}
+
 }  // namespace
 }  // namespace kernelpro::agents

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agents/problem_source.h"
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/text.h"
@@ -142,6 +143,14 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   const RunEnvironment& env = in.environment;
   std::vector<HeaderFact> facts;
   facts.push_back({"Problem", o.problem, true});
+  // A program (docs/programs.md): the report says which file is timed and which is matched.
+  if (auto source = agents::ReadProblemSource(o.problem); source.ok() && source->program) {
+    facts.push_back({"Baseline (timed)", o.problem + " (ENTRY " + source->entry + ")", true});
+    facts.push_back({"Reference (expected outputs)",
+                     source->reference_path.empty() ? "the program itself (no REFERENCE)"
+                                                    : source->reference_path,
+                     !source->reference_path.empty()});
+  }
   if (!o.run_dir.empty()) facts.push_back({"Run directory", o.run_dir, true});
   std::string device = env.device.empty() ? o.device : env.device;
   if (!env.device_name.empty()) device += " (" + env.device_name + ")";
