@@ -92,13 +92,26 @@ def test_reduced_precision_in_fp32_problem_is_reported_not_failed():
     assert scan_candidate(src, set(), fp32_problem=False)["findings"] == []
 
 
-def test_every_shipped_cuda_candidate_passes_the_static_checks():
+def _shipped_problems():
+    """problems/NAME (problem.py) and problems/{triton,cuda}/NAME (programs whose PyTorch
+    reference.py gives the ops a candidate must not call), each with the file to scan."""
+    found = []
     for problem in sorted(os.listdir(os.path.join(ROOT, "problems"))):
+        if os.path.isfile(os.path.join(ROOT, "problems", problem, "problem.py")):
+            found.append((problem, f"problems/{problem}/problem.py"))
+    for kind in ("triton", "cuda"):
+        for name in sorted(os.listdir(os.path.join(ROOT, "problems", kind))):
+            found.append((f"{kind}/{name}", f"problems/{kind}/{name}/reference.py"))
+    return found
+
+
+def test_every_shipped_cuda_candidate_passes_the_static_checks():
+    problems = _shipped_problems()
+    assert any(p.startswith("triton/") for p, _ in problems) and any(p.startswith("cuda/") for p, _ in problems)
+    for problem, source in problems:
         pdir = os.path.join(ROOT, "problems", problem)
-        if not os.path.isdir(pdir):
-            continue
-        ops = set(scan_problem(read(f"problems/{problem}/problem.py"))["reference_ops"])
-        for name in sorted(os.listdir(os.path.join(pdir, "candidates"))):
+        ops = set(scan_problem(read(source))["reference_ops"])
+        for name in sorted(n for n in os.listdir(os.path.join(pdir, "candidates")) if n.endswith(".py")):
             result = scan_candidate(read(f"problems/{problem}/candidates/{name}"), ops)
             assert result["status"] == "ok" and not fails(result), (problem, name, result)
 
