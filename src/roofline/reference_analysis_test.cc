@@ -320,9 +320,10 @@ TEST(ProgramStageOneTest, NcuCountsTheProgramsFlopsAndTheClassSaysSo) {
   ASSERT_TRUE(a.measured.has_value());
   EXPECT_EQ(a.measured->bottleneck, Bottleneck::kMemory);
   EXPECT_EQ(a.confidence, "low");
-  EXPECT_EQ(a.rationale.substr(0, 160),
-            "compute-bound at 341.33 FLOP/B: FLOPs measured by ncu over the program's kernel "
-            "(17.18 GFLOP), bytes from the launcher's tensors (50.33 MB). theoretical says compu");
+  EXPECT_TRUE(a.rationale.starts_with(
+      "compute-bound at 341.33 FLOP/B: FLOPs measured by ncu over the program's kernel "
+      "(17.18 GFLOP), bytes from the launcher's tensors (50.33 MB). theoretical says compute"))
+      << a.rationale;
   Json j = ToJson(a);
   EXPECT_EQ(j["flops_measured"]["fp32"], 2 * 8589934592.0);
   EXPECT_EQ(ToJson(*ReferenceAnalysisFromJson(j)), j);
@@ -383,9 +384,11 @@ TEST(ProgramStageOneTest, UnknownBytesGiveNoTheoreticalClass) {
   ReferenceAnalysis a = *AnalyzeReference(w, "add.py", H200());
   EXPECT_FALSE(a.program->bytes_known);
   EXPECT_EQ(a.confidence, "pending");
-  EXPECT_EQ(a.rationale.substr(0, 100),
-            "no theoretical class: FLOPs not yet measured (the program's kernels are opaque to "
-            "torch's operator ");
+  EXPECT_TRUE(a.rationale.starts_with(
+      "no theoretical class: FLOPs not yet measured (the program's kernels are opaque to "
+      "torch's operator counter), bytes unknown (unknown: a triton program runs only on the GPU "
+      "it targets). Waiting for the measured side"))
+      << a.rationale;
   EXPECT_TRUE(ToJson(a)["min_bytes"].is_null());
 }
 
