@@ -22,6 +22,11 @@ estimated: ~1 FLOP per output element per elementwise op, ~1 per input element p
 is labelled as such in `flops_notes`.
 
 Minimum bytes: inputs, parameters and buffers read once plus outputs written once.
+
+A Triton or CUDA program (a module with KERNELPRO_PROGRAM, docs/programs.md) is analysed by
+analyze_program_bytes instead: its launcher's tensors give the bytes, and its FLOPs are the
+PyTorch REFERENCE's counted ones or, without a reference, left to ncu (the recorder above sees a
+Triton or CUDA launch as nothing, or as a few allocations).
 """
 
 import time
@@ -315,4 +320,48 @@ def analyze(torch, problem, model, inputs, device):
         "seconds": time.monotonic() - started,
     }
     result["min_bytes"] = result["input_bytes"] + result["parameter_bytes"] + result["output_bytes"]
+    return result
+
+
+def analyze_program_bytes(torch, inputs, init_inputs, outputs, reference):
+    """The analyze result of a Triton or CUDA program (steps._analyze_program says where each
+    part comes from).
+
+    The launcher is called as ENTRY(*inputs, *init_inputs), so its tensors are exactly those:
+    all read once, plus its outputs written once. `outputs` are the program's own output tensors
+    (one real run), or None; `reference` is the analyze result of the PyTorch REFERENCE, whose
+    operations, FLOPs and output shapes stand in for the program's, or None. With neither, the
+    outputs and min_bytes are None (unknown). FLOPs are the reference's, else None: torch's
+    counters see a Triton or CUDA launch as nothing."""
+    def tensors(values):
+        return [t for t in _tensors(torch, list(values))]
+
+    def describe(ts):
+        return [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")} for t in ts]
+
+    nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)
+    input_tensors, init_tensors = tensors(inputs), tensors(init_inputs)
+    if reference is not None:
+        result = {k: reference[k] for k in (
+            "operations", "categories", "flops", "flops_counted", "flops_estimated",
+            "flops_notes", "outputs", "output_bytes", "dominant_dtype", "dominant_category")}
+    else:
+        largest = max(input_tensors + init_tensors, key=lambda t: t.numel() * t.element_size(),
+                      default=None)
+        result = {"operations": [], "categories": {}, "flops": None, "flops_counted": None,
+                  "flops_estimated": None, "flops_notes": [],
+                  "dominant_dtype": str(largest.dtype).replace("torch.", "") if largest is not None
+                  else None,
+                  "dominant_category": None}
+        out = tensors(outputs) if outputs is not None else None
+        result["outputs"] = describe(out) if out is not None else None
+        result["output_bytes"] = nbytes(out) if out is not None else None
+    result.update(
+        input_bytes=nbytes(input_tensors),
+        parameter_bytes=nbytes(init_tensors),
+        inputs=describe(input_tensors),
+        tf32_allowed=bool(torch.backends.cuda.matmul.allow_tf32),
+    )
+    result["min_bytes"] = (None if result["output_bytes"] is None else
+                           result["input_bytes"] + result["parameter_bytes"] + result["output_bytes"])
     return result

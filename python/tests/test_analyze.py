@@ -113,3 +113,112 @@ def test_broken_problem_is_a_problem_error(tmp_path):
     with pytest.raises(StepError) as err:
         _analyze(_problem(tmp_path, body, "[torch.randn(4)]"))
     assert err.value.status == "problem_error" and "boom" in err.value.message
+
+
+# ---- Triton and CUDA programs (docs/stage1-programs.md) ----------------------------------------
+#
+# The adapter (programs.py) turns a program into a module with Model (the REFERENCE's, else the
+# program wrapper), BaselineModel (the wrapper) and KERNELPRO_PROGRAM. These tests write such a
+# module by hand. Its launcher hides its arithmetic from torch the way a Triton or CUDA launch
+# does: torch.autograd.Function would still be traced, so the work happens in numpy.
+
+_PROGRAM = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def scaled_add(x, y, alpha):  # the "kernel": opaque to torch's dispatcher
+    a = alpha.numpy() if isinstance(alpha, torch.Tensor) else alpha
+    return torch.from_numpy(x.numpy() * a + y.numpy())
+
+
+class BaselineModel(nn.Module):
+    def __init__(self, *init):
+        super().__init__()
+        self.init = init
+
+    def forward(self, *inputs):
+        return scaled_add(*inputs, *self.init)
+
+
+class Reference(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        return x * self.alpha + y
+
+
+Model = {model}
+KERNELPRO_PROGRAM = {{"kind": "{kind}", "path": __file__, "entry": "scaled_add",
+                      "reference": {reference}}}
+
+
+def get_inputs():
+    return [torch.randn(1024, 256), torch.randn(1024, 256)]
+
+
+def get_init_inputs():
+    return [{init}]
+'''
+
+
+def _program(tmp_path, kind="triton", reference=None, init="2.0", name="prog.py"):
+    path = tmp_path / name
+    model = "Reference" if reference else "BaselineModel"
+    path.write_text(_PROGRAM.format(model=model, kind=kind, init=init,
+                                    reference=repr(reference) if reference else "None"))
+    return str(path)
+
+
+def test_program_without_reference_leaves_flops_to_ncu_and_counts_the_launchers_tensors(tmp_path):
+    r = _analyze(_program(tmp_path, kind="python"))
+    assert r["program"] == {"kind": "python", "entry": "scaled_add", "reference": None}
+    assert r["flops"] is None and r["flops_counted"] is None and r["operations"] == []
+    assert r["flops_source"] == ("none: the program's kernels are opaque to torch's operator "
+                                 "counter; ncu measures them")
+    n = 1024 * 256 * 4
+    assert (r["input_bytes"], r["parameter_bytes"], r["output_bytes"]) == (2 * n, 0, n)
+    assert r["min_bytes"] == 3 * n
+    assert r["executed_on"] == "cpu" and r["outputs"] == [{"shape": [1024, 256], "dtype": "float32"}]
+    assert r["bytes_source"] == ("the launcher's tensors: inputs and init tensors read once, "
+                                 "outputs written once (output shapes from one run of the "
+                                 "program on cpu)")
+    assert r["dominant_dtype"] == "float32" and r["dominant_category"] is None
+
+
+def test_program_init_tensors_are_read_once(tmp_path):
+    r = _analyze(_program(tmp_path, kind="python", init="torch.full((256,), 2.0)"))
+    assert r["parameter_bytes"] == 256 * 4
+    assert r["min_bytes"] == 3 * 1024 * 256 * 4 + 256 * 4
+
+
+def test_triton_program_on_cpu_without_reference_says_its_bytes_are_unknown(tmp_path):
+    # A Triton or CUDA program cannot run on cpu, and meta tensors handed to its kernels would be
+    # a crash: nothing runs, and the result says what is known.
+    r = _analyze(_program(tmp_path, kind="triton"))
+    assert r["executed_on"] is None and r["output_bytes"] is None and r["min_bytes"] is None
+    assert r["input_bytes"] == 2 * 1024 * 256 * 4 and r["outputs"] is None
+    assert r["bytes_source"].startswith("unknown: a triton program runs only on the GPU it targets")
+    assert "(2097152 bytes), its outputs are not" in r["bytes_source"]
+    assert r["flops"] is None
+
+
+def test_program_with_reference_takes_its_flops_and_output_shapes_on_meta(tmp_path):
+    ref = str(tmp_path / "reference.py")
+    r = _analyze(_program(tmp_path, kind="cuda", reference=ref))
+    assert r["program"] == {"kind": "cuda", "entry": "scaled_add", "reference": ref}
+    assert r["executed_on"] == "meta"
+    assert r["flops_source"].startswith("FLOPs counted on the PyTorch reference (")
+    n = 1024 * 256
+    assert r["flops"] == 2 * n  # mul + add, one estimated FLOP per output element each
+    assert {o["op"] for o in r["operations"]} == {"mul", "add"}
+    assert (r["input_bytes"], r["output_bytes"], r["min_bytes"]) == (8 * n, 4 * n, 12 * n)
+    assert r["bytes_source"].endswith("(output shapes from the PyTorch reference on meta tensors)")
+
+
+def test_plain_problem_has_no_program_keys():
+    r = _analyze(os.path.join(ROOT, "problems/swish/problem.py"))
+    assert "program" not in r and "bytes_source" not in r

@@ -79,8 +79,13 @@ Result<roofline::ReferenceAnalysis> RunStageOneMeasured(eval::Executor& executor
   }();
   if (!analysis.ok()) return analysis;
   if (executor.options().device != "cuda") {
-    analysis->notes.push_back("reference run on " + executor.options().device +
-                              ": no ncu measurement, theoretical only");
+    if (analysis->program && analysis->program->flops_pending) {
+      analysis->notes.push_back("program analysed on " + executor.options().device +
+                                ": no ncu measurement, so its FLOPs stay unknown");
+    } else {
+      analysis->notes.push_back("reference run on " + executor.options().device +
+                                ": no ncu measurement, theoretical only");
+    }
     return analysis;
   }
   if (!options.measure) {

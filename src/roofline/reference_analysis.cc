@@ -155,6 +155,31 @@ std::optional<MeasuredThroughput> MeasureFromNcu(const profile::NcuView& ncu,
   return m;
 }
 
+std::optional<MeasuredFlops> FlopsFromNcu(const profile::NcuView& ncu) {
+  const auto& values = ncu.aggregate.values;
+  auto count = [&](const char* op, bool* found) {
+    auto it = values.find(std::string("smsp__sass_thread_inst_executed_op_") + op + "_pred_on.sum");
+    if (it == values.end()) return 0.0;
+    *found = true;
+    return it->second;
+  };
+  // add + mul + 2 * fma per precision: what ncu's own roofline charts count.
+  auto flops = [&](const char* add, const char* mul, const char* fma, bool* found) {
+    return count(add, found) + count(mul, found) + 2 * count(fma, found);
+  };
+  bool fp32_found = false, other_found = false;
+  MeasuredFlops f;
+  f.fp32 = flops("fadd", "fmul", "ffma", &fp32_found);
+  if (!fp32_found) return std::nullopt;
+  f.fp16 = flops("hadd", "hmul", "hfma", &other_found);
+  f.fp64 = flops("dadd", "dmul", "dfma", &other_found);
+  f.flops = f.fp32 + f.fp16 + f.fp64;
+  if (auto it = values.find("sm__inst_executed_pipe_tensor_op_hmma.sum"); it != values.end())
+    f.tensor_instructions = it->second;
+  f.kernel_count = static_cast<int>(ncu.kernels.size());
+  return f;
+}
+
 namespace {
 
 // The workload fields the worker's analyze result and a saved ReferenceAnalysis share (same names).
@@ -177,6 +202,68 @@ void ReadWorkload(const Json& j, ReferenceAnalysis& a) {
   a.min_bytes = NumberOr(j, "min_bytes", a.input_bytes + a.parameter_bytes + a.output_bytes);
 }
 
+// The program fields, present in both forms only for a Triton or CUDA program; null flops and
+// min_bytes mean "not known yet" there, where a PyTorch problem always has both.
+void ReadProgram(const Json& j, ReferenceAnalysis& a) {
+  const Json p = JsonGet<Json>(j, "program", Json());
+  if (!p.is_object()) return;
+  ProgramStageOne program;
+  program.kind = JsonGet<std::string>(p, "kind", "");
+  program.entry = JsonGet<std::string>(p, "entry", "");
+  if (p.contains("reference") && p["reference"].is_string())
+    program.reference = p["reference"].get<std::string>();
+  program.bytes_source = JsonGet<std::string>(j, "bytes_source", "");
+  program.bytes_known = j.contains("min_bytes") && j["min_bytes"].is_number();
+  program.flops_pending = !(j.contains("flops") && j["flops"].is_number());
+  if (!program.bytes_known) a.min_bytes = 0;
+  if (const Json m = JsonGet<Json>(j, "flops_measured", Json()); m.is_object()) {
+    MeasuredFlops f;
+    f.flops = NumberOr(m, "flops", 0);
+    f.fp32 = NumberOr(m, "fp32", 0);
+    f.fp16 = NumberOr(m, "fp16", 0);
+    f.fp64 = NumberOr(m, "fp64", 0);
+    f.tensor_instructions = NumberOr(m, "tensor_instructions", 0);
+    f.kernel_count = JsonGet<int>(m, "kernel_count", 0);
+    program.measured_flops = f;
+  }
+  a.program = program;
+}
+
+// "the program's 3 kernels", "the program's kernel".
+std::string ProgramKernels(int count) {
+  return count == 1 ? std::string("the program's kernel")
+                    : "the program's " + std::to_string(count) + " kernels";
+}
+
+// How a program's class was derived: "memory-bound at 0.80 FLOP/B: FLOPs measured by ncu over
+// the program's 3 kernels (2.10 GFLOP), bytes from the launcher's tensors (268.44 MB)".
+std::string ProgramDerivation(const ReferenceAnalysis& a) {
+  const ProgramStageOne& p = *a.program;
+  std::string flops;
+  if (p.flops_pending) {
+    flops = "FLOPs not yet measured (the program's kernels are opaque to torch's operator counter)";
+  } else if (p.measured_flops) {
+    flops = "FLOPs measured by ncu over " + ProgramKernels(p.measured_flops->kernel_count) + " (" +
+            Si(a.flops, "FLOP") + ")";
+  } else {
+    flops = "FLOPs counted on the PyTorch reference (" + Si(a.flops, "FLOP") + ")";
+  }
+  std::string bytes = p.bytes_known
+                          ? "bytes from the launcher's tensors (" + Si(a.min_bytes, "B") + ")"
+                          : "bytes unknown (" + p.bytes_source + ")";
+  std::string head;
+  if (!p.bytes_known) {
+    head = "no theoretical class";
+  } else if (p.flops_pending) {
+    head = Name(a.roofline.bottleneck) + "-bound on the minimum bytes alone";
+  } else {
+    head = Name(a.roofline.bottleneck) + "-bound";
+    if (!std::isinf(a.roofline.arithmetic_intensity))
+      head += " at " + FormatFixed(a.roofline.arithmetic_intensity, 2) + " FLOP/B";
+  }
+  return head + ": " + flops + ", " + bytes;
+}
+
 }  // namespace
 
 Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std::string& problem,
@@ -192,6 +279,7 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
   a.options = options;
   a.problem = problem;
   ReadWorkload(worker_result, a);
+  ReadProgram(worker_result, a);
   a.gpu = gpu.key;
   a.gpu_name = gpu.name;
   for (const Json& note : JsonGet<Json>(worker_result, "flops_notes", Json::array())) {
@@ -215,10 +303,98 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
   if (a.flops_estimated > 0 && a.flops > 0 && a.flops_estimated / a.flops > 0.5) {
     a.notes.push_back("most FLOPs are per-element estimates; the intensity is approximate");
   }
+  if (a.program) {
+    if (a.program->flops_pending || !a.program->bytes_known) {
+      a.confidence = "pending";
+      a.rationale = ProgramDerivation(a) + ". Waiting for the measured side: ncu over " +
+                    "the program's own kernels gives " +
+                    (a.program->flops_pending ? "its FLOPs and " : "") + "the measured class";
+    } else {
+      a.rationale = ProgramDerivation(a) + ". " + a.rationale;
+    }
+  }
   return a;
 }
 
+namespace {
+
+// A program's FLOPs from ncu over its own kernels, when the worker had none (no REFERENCE):
+// the roofline is recomputed with them and the launcher's minimum bytes.
+void MeasureProgramFlops(ReferenceAnalysis& a, const profile::NcuView& ncu) {
+  ProgramStageOne& p = *a.program;
+  std::optional<MeasuredFlops> f = FlopsFromNcu(ncu);
+  if (!f) {
+    if (p.flops_pending)
+      a.notes.push_back("ncu gave no FP32 op counts for the program's kernels: its FLOPs stay "
+                        "unknown");
+    return;
+  }
+  const std::string kernels = ProgramKernels(f->kernel_count);
+  if (!p.flops_pending) {
+    a.notes.push_back("ncu counted " + Si(f->flops, "FLOP") + " of CUDA-core arithmetic over " +
+                      kernels + "; the class uses the reference's count");
+    return;
+  }
+  p.measured_flops = f;
+  if (f->tensor_instructions > 0) {
+    a.notes.push_back(
+        kernels + " issued " + Si(f->tensor_instructions, "") +
+        " tensor-core instructions whose FLOPs ncu's counters here do not give: the measured "
+        "FLOPs are CUDA-core arithmetic only, a lower bound on the intensity");
+    if (a.dominant_category.empty()) {
+      // The peak that bounds a program on tensor cores is theirs, not the CUDA cores'.
+      if (auto gpu = FindGpu(a.gpu); gpu.ok()) {
+        Precision precision =
+            ChoosePrecision("gemm", a.dominant_dtype, *gpu, a.options.allow_tf32, nullptr);
+        a.precision = std::string(PrecisionName(precision));
+        a.precision_reason = "the program's kernels run on tensor cores (ncu) with " +
+                             a.dominant_dtype + " data";
+        a.peak_flops = PeakFlops(*gpu, precision);
+      }
+    }
+    if (f->flops == 0) return;  // nothing countable: the FLOPs stay unknown
+  }
+  p.flops_pending = false;
+  a.flops = f->flops;
+  a.flops_estimated = 0;
+  a.flops_source = "ncu over " + kernels + ": add + mul + 2 x fma thread instructions";
+  if (p.bytes_known) {
+    a.roofline = ComputeRoofline(a.flops, a.min_bytes, a.peak_flops, a.dram_bytes_per_s, a.options);
+    a.bottleneck = a.roofline.bottleneck;
+  }
+}
+
+void ValidateMeasured(ReferenceAnalysis& a, const profile::Metrics& metrics);
+
+}  // namespace
+
 void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) {
+  if (!a.program) {
+    ValidateMeasured(a, metrics);
+    return;
+  }
+  if (metrics.ncu) MeasureProgramFlops(a, *metrics.ncu);
+  ValidateMeasured(a, metrics);
+  const ProgramStageOne& p = *a.program;
+  if (!p.flops_pending && p.bytes_known) {
+    a.rationale = ProgramDerivation(a) + ". " + a.rationale;
+    return;
+  }
+  // No theoretical class to keep: ncu's measured one is all there is.
+  if (a.measured) {
+    a.bottleneck = a.measured->bottleneck;
+    a.confidence = "measured";
+    a.rationale = ProgramDerivation(a) + ". No theoretical class: the class is ncu's measured "
+                  "one (" + a.measured->reason + ")";
+  } else {
+    a.confidence = "pending";
+    a.rationale = ProgramDerivation(a) + ". No class: neither the FLOPs nor a measurement";
+  }
+}
+
+namespace {
+
+void ValidateMeasured(ReferenceAnalysis& a, const profile::Metrics& metrics) {
   std::optional<MeasuredThroughput> m;
   if (metrics.ncu) m = MeasureFromNcu(*metrics.ncu, a.options);
   if (!m) {
@@ -272,6 +448,8 @@ void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) 
                 ". Keeping the theoretical class: it reflects the "
                 "problem's inherent ceiling, not the current implementation";
 }
+
+}  // namespace
 
 RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& a, double measured_time_s) {
   RooflinePosition p;
@@ -329,7 +507,7 @@ Json ToJson(const ReferenceAnalysis& a) {
           PositionAgainstRoofline(a, a.measured->duration_s).fraction_of_bound;
     }
   }
-  return Json{{"schema_version", a.schema_version},
+  Json j{{"schema_version", a.schema_version},
               {"problem", a.problem},
               {"device", a.device},
               {"device_name", a.device_name},
@@ -364,6 +542,26 @@ Json ToJson(const ReferenceAnalysis& a) {
                 {"mixed_factor", a.options.mixed_factor},
                 {"ncu_latency_pct", a.options.ncu_latency_pct},
                 {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
+  if (a.program) {
+    const ProgramStageOne& p = *a.program;
+    j["program"] = {{"kind", p.kind},
+                    {"entry", p.entry},
+                    {"reference", p.reference.empty() ? Json(nullptr) : Json(p.reference)}};
+    j["bytes_source"] = p.bytes_source;
+    if (p.flops_pending) j["flops"] = nullptr;
+    if (!p.bytes_known) j["min_bytes"] = nullptr;
+    j["flops_measured"] = nullptr;
+    if (p.measured_flops) {
+      const MeasuredFlops& f = *p.measured_flops;
+      j["flops_measured"] = {{"flops", f.flops},
+                             {"fp32", f.fp32},
+                             {"fp16", f.fp16},
+                             {"fp64", f.fp64},
+                             {"tensor_instructions", f.tensor_instructions},
+                             {"kernel_count", f.kernel_count}};
+    }
+  }
+  return j;
 }
 
 Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
@@ -377,6 +575,7 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
   ReferenceAnalysis a;
   a.problem = JsonGet<std::string>(j, "problem", "");
   ReadWorkload(j, a);
+  ReadProgram(j, a);
   a.gpu = JsonGet<std::string>(j, "gpu", "");
   a.gpu_name = JsonGet<std::string>(j, "gpu_name", "");
   a.precision = JsonGet<std::string>(j, "precision", "");
@@ -430,6 +629,12 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
     out << l << std::string(l.size() < 12 ? 12 - l.size() : 1, ' ') << text << "\n";
   };
   row("problem", a.problem);
+  if (a.program) {
+    row("program", a.program->kind + " program, entry " + a.program->entry +
+                       (a.program->reference.empty()
+                            ? std::string("; no PyTorch reference")
+                            : "; reference " + a.program->reference + " (PyTorch)"));
+  }
   std::string gpu = a.gpu_name + " [" + a.gpu + "]";
   if (a.device == "cuda" && !a.device_name.empty())
     gpu += ", detected as \"" + a.device_name + "\"";
@@ -448,9 +653,16 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
              (a.flops_estimated > 0 ? "; " + Si(a.flops_estimated, "FLOP") + " estimated" : "") +
              ")";
   }
+  if (a.program && a.program->flops_pending) flops = "unknown (" + a.flops_source + ")";
   row("flops", flops);
-  row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") + ", parameters " +
-                       Si(a.parameter_bytes, "B") + ", outputs " + Si(a.output_bytes, "B") + ")");
+  if (a.program && !a.program->bytes_known) {
+    row("min bytes", a.program->bytes_source);
+  } else {
+    row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") +
+                         ", parameters " + Si(a.parameter_bytes, "B") + ", outputs " +
+                         Si(a.output_bytes, "B") + ")");
+    if (a.program) row("bytes from", a.program->bytes_source);
+  }
   std::string precision =
       a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision));
   row("precision", precision + ", peak " + Si(a.peak_flops, "FLOP/s") + ": " + a.precision_reason);

@@ -10,6 +10,11 @@
 //   measured      an ncu profile of the reference: SM throughput against compute-memory
 //                 throughput (% of peak) of the kernels' duration-weighted aggregate.
 //
+// A Triton or CUDA program (docs/stage1-programs.md) has no operator count: its minimum bytes
+// come from the launcher's tensors, its FLOPs from the PyTorch REFERENCE when it has one, else
+// from ncu over its own kernels (confidence "pending" until then; "measured" when only ncu's
+// throughput class is left), and its rationale opens with how the class was derived.
+//
 // Agreement gives confidence "high". On disagreement the theoretical class is kept (it is the
 // problem's inherent ceiling, not the current, possibly poor, implementation's) with confidence
 // "medium" (one side says mixed or latency: the two are neighbours) or "low" (compute against
@@ -93,6 +98,32 @@ struct MeasuredThroughput {
 std::optional<MeasuredThroughput> MeasureFromNcu(const profile::NcuView& ncu,
                                                  const RooflineOptions& options = {});
 
+// FLOPs ncu counted over a program's own kernels (docs/stage1-programs.md): per precision,
+// add + mul + 2 * fma thread instructions (sass op counters, predicated on). Tensor-core
+// instructions are counted but carry no FLOP count in these counters, so where they occur the
+// FLOPs are CUDA-core arithmetic only, a lower bound.
+struct MeasuredFlops {
+  double flops = 0;  // fp32 + fp16 + fp64
+  double fp32 = 0, fp16 = 0, fp64 = 0;
+  double tensor_instructions = 0;  // sm__inst_executed_pipe_tensor_op_hmma.sum (0 if absent)
+  int kernel_count = 0;
+};
+
+// The FLOPs in an ncu view; nullopt when it has none of the FP32 op counters.
+std::optional<MeasuredFlops> FlopsFromNcu(const profile::NcuView& ncu);
+
+// A Triton or CUDA program given where a problem goes (docs/programs.md); absent for a PyTorch
+// problem, whose analysis (and its JSON form) is unchanged.
+struct ProgramStageOne {
+  std::string kind;       // "triton", "cuda" or "python"
+  std::string entry;      // the launcher
+  std::string reference;  // the PyTorch REFERENCE file, "" when none
+  std::string bytes_source;  // how min_bytes was obtained (the worker's words)
+  bool bytes_known = true;   // false: the worker could not size the outputs (cpu, no REFERENCE)
+  bool flops_pending = false;  // no FLOPs yet: waiting for ncu over the program's kernels
+  std::optional<MeasuredFlops> measured_flops;  // ncu's count, when it was taken
+};
+
 struct ReferenceAnalysis {
   int schema_version = kReferenceAnalysisSchemaVersion;
   std::string problem;
@@ -119,6 +150,7 @@ struct ReferenceAnalysis {
   std::string rationale;
   std::vector<std::string> notes;
   RooflineOptions options;
+  std::optional<ProgramStageOne> program;
 };
 
 // Builds the theoretical analysis from the worker's `analyze` result.
@@ -127,6 +159,9 @@ Result<ReferenceAnalysis> AnalyzeReference(const Json& worker_result, const std:
 
 // Adds the measured side from an ncu profile of the reference and sets confidence/rationale.
 // Without usable ncu numbers the analysis stays theoretical with a note (from `metrics.notes`).
+// For a program whose FLOPs are pending (no REFERENCE), the profile is of the program's own
+// kernels: their FLOPs (FlopsFromNcu) replace the missing count, the roofline is recomputed
+// with the launcher's minimum bytes, and the rationale opens with how the class was derived.
 void ValidateWithProfile(ReferenceAnalysis& analysis, const profile::Metrics& metrics);
 
 // Where a timed kernel stands against the roofline: fraction = attainable time / measured time.

@@ -243,5 +243,161 @@ TEST(ReferenceAnalysisTest, WorkerFailureIsAnError) {
   EXPECT_NE(a.status().message().find("boom"), std::string::npos);
 }
 
+// ---- Triton and CUDA programs (docs/stage1-programs.md) -----------------------------------------
+
+// The worker's analyze result for a program without a REFERENCE: no FLOPs (torch's counter
+// cannot see the kernels), bytes from the launcher's tensors.
+Json ProgramWithoutReference(double in_bytes, double out_bytes) {
+  return Json{{"status", "ok"},
+              {"device", "cuda"},
+              {"device_name", "NVIDIA H200"},
+              {"operations", Json::array()},
+              {"dominant_category", nullptr},
+              {"dominant_dtype", "float32"},
+              {"flops", nullptr},
+              {"flops_estimated", nullptr},
+              {"flops_source",
+               "none: the program's kernels are opaque to torch's operator counter; ncu measures "
+               "them"},
+              {"input_bytes", in_bytes},
+              {"parameter_bytes", 0},
+              {"output_bytes", out_bytes},
+              {"min_bytes", in_bytes + out_bytes},
+              {"flops_notes", Json::array()},
+              {"program", {{"kind", "cuda"}, {"entry", "naive_matmul"}, {"reference", nullptr}}},
+              {"bytes_source",
+               "the launcher's tensors: inputs and init tensors read once, outputs written once "
+               "(output shapes from one run of the program on cuda)"}};
+}
+
+profile::Metrics FixtureProfile(const std::string& name) {
+  profile::ArtifactPaths paths;
+  paths.ncu_csv = kRoot + "/tests/fixtures/h200/" + name + ".ncu.csv";
+  return profile::CollectFromArtifacts(paths);
+}
+
+TEST(ProgramStageOneTest, WithoutFlopsTheClassWaitsForNcu) {
+  const double n = 2048.0 * 2048 * 4;
+  auto a = AnalyzeReference(ProgramWithoutReference(2 * n, n), "matmul.cu", H200());
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(a->program.has_value());
+  EXPECT_TRUE(a->program->flops_pending);
+  EXPECT_EQ(a->confidence, "pending");
+  EXPECT_EQ(a->rationale,
+            "memory-bound on the minimum bytes alone: FLOPs not yet measured (the program's "
+            "kernels are opaque to torch's operator counter), bytes from the launcher's tensors "
+            "(50.33 MB). Waiting for the measured side: ncu over the program's own kernels gives "
+            "its FLOPs and the measured class");
+  Json j = ToJson(*a);
+  EXPECT_TRUE(j["flops"].is_null());
+  EXPECT_EQ(j["program"]["kind"], "cuda");
+  auto back = ReferenceAnalysisFromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->program->flops_pending);
+  EXPECT_EQ(ToJson(*back), j);
+  std::string text = RenderReferenceAnalysis(*a);
+  EXPECT_NE(text.find("program     cuda program, entry naive_matmul; no PyTorch reference"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("flops       unknown (none: the program's kernels are opaque"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ProgramStageOneTest, NcuCountsTheProgramsFlopsAndTheClassSaysSo) {
+  // k_naive_matmul: one fp32 2048^3 matmul kernel, 8589934592 FFMA thread instructions.
+  const double n = 2048.0 * 2048 * 4;
+  ReferenceAnalysis a = *AnalyzeReference(ProgramWithoutReference(2 * n, n), "matmul.cu", H200());
+  ValidateWithProfile(a, FixtureProfile("k_naive_matmul"));
+  ASSERT_TRUE(a.program->measured_flops.has_value());
+  EXPECT_FALSE(a.program->flops_pending);
+  EXPECT_DOUBLE_EQ(a.flops, 2 * 8589934592.0);
+  EXPECT_EQ(a.program->measured_flops->kernel_count, 1);
+  EXPECT_EQ(a.flops_source, "ncu over the program's kernel: add + mul + 2 x fma thread instructions");
+  EXPECT_NEAR(a.roofline.arithmetic_intensity, 2 * 8589934592.0 / (3 * n), 1e-9);  // 341.3
+  EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
+  // ncu finds the naive kernel memory-bound (no reuse): the theoretical class stays.
+  ASSERT_TRUE(a.measured.has_value());
+  EXPECT_EQ(a.measured->bottleneck, Bottleneck::kMemory);
+  EXPECT_EQ(a.confidence, "low");
+  EXPECT_TRUE(a.rationale.starts_with(
+      "compute-bound at 341.33 FLOP/B: FLOPs measured by ncu over the program's kernel "
+      "(17.18 GFLOP), bytes from the launcher's tensors (50.33 MB). theoretical says compute"))
+      << a.rationale;
+  Json j = ToJson(a);
+  EXPECT_EQ(j["flops_measured"]["fp32"], 2 * 8589934592.0);
+  EXPECT_EQ(ToJson(*ReferenceAnalysisFromJson(j)), j);
+}
+
+TEST(ProgramStageOneTest, TensorCoreInstructionsMakeTheCountALowerBound) {
+  profile::Metrics m;
+  m.ncu = Measured(93, 40);
+  for (auto* v : {&m.ncu->aggregate.values, &m.ncu->kernels[0].values}) {
+    (*v)["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] = 0;
+    (*v)["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"] = 0;
+    (*v)["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"] = 0;
+    (*v)["sm__inst_executed_pipe_tensor_op_hmma.sum"] = 2e6;
+  }
+  Json w = ProgramWithoutReference(2 * 2048.0 * 2048 * 2, 2048.0 * 2048 * 2);
+  w["dominant_dtype"] = "bfloat16";
+  ReferenceAnalysis a = *AnalyzeReference(w, "gemm.py", H200());
+  ValidateWithProfile(a, m);
+  // No countable FLOPs: the class is ncu's, on the tensor-core peak, and said to be so.
+  EXPECT_TRUE(a.program->flops_pending);
+  EXPECT_EQ(a.precision, "bf16_tensor");
+  EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
+  EXPECT_EQ(a.confidence, "measured");
+  EXPECT_NE(a.rationale.find("No theoretical class: the class is ncu's measured one (SM 93.0 %"),
+            std::string::npos)
+      << a.rationale;
+  EXPECT_NE(a.notes.back().find("issued 2.00 M tensor-core instructions"), std::string::npos)
+      << a.notes.back();
+}
+
+TEST(ProgramStageOneTest, WithAReferenceTheCountedFlopsStayAndTheDerivationIsStated) {
+  const double n = 2048.0 * 2048 * 4;
+  Json w = WorkerResult("gemm", "float32", 2 * 8589934592.0, 2 * n, n);
+  w["program"] = {{"kind", "triton"}, {"entry", "matmul"}, {"reference", "/p/reference.py"}};
+  w["flops_source"] = "FLOPs counted on the PyTorch reference (shape formulas)";
+  w["bytes_source"] = "the launcher's tensors";
+  ReferenceAnalysis a = *AnalyzeReference(w, "matmul.py", H200());
+  EXPECT_FALSE(a.program->flops_pending);
+  EXPECT_EQ(a.confidence, "theoretical");
+  EXPECT_EQ(a.rationale,
+            "compute-bound at 341.33 FLOP/B: FLOPs counted on the PyTorch reference (17.18 "
+            "GFLOP), bytes from the launcher's tensors (50.33 MB). theoretical roofline only (no "
+            "ncu measurement)");
+  ValidateWithProfile(a, FixtureProfile("k_naive_matmul"));
+  EXPECT_DOUBLE_EQ(a.flops, 2 * 8589934592.0);
+  EXPECT_FALSE(a.program->measured_flops.has_value());
+  EXPECT_NE(a.notes.back().find("ncu counted 17.18 GFLOP of CUDA-core arithmetic over the "
+                                "program's kernel; the class uses the reference's count"),
+            std::string::npos)
+      << a.notes.back();
+}
+
+TEST(ProgramStageOneTest, UnknownBytesGiveNoTheoreticalClass) {
+  Json w = ProgramWithoutReference(8e6, 0);
+  w["output_bytes"] = nullptr;
+  w["min_bytes"] = nullptr;
+  w["bytes_source"] = "unknown: a triton program runs only on the GPU it targets";
+  ReferenceAnalysis a = *AnalyzeReference(w, "add.py", H200());
+  EXPECT_FALSE(a.program->bytes_known);
+  EXPECT_EQ(a.confidence, "pending");
+  EXPECT_TRUE(a.rationale.starts_with(
+      "no theoretical class: FLOPs not yet measured (the program's kernels are opaque to "
+      "torch's operator counter), bytes unknown (unknown: a triton program runs only on the GPU "
+      "it targets). Waiting for the measured side"))
+      << a.rationale;
+  EXPECT_TRUE(ToJson(a)["min_bytes"].is_null());
+}
+
+TEST(ProgramStageOneTest, PytorchProblemsHaveNoProgramKeys) {
+  Json j = ToJson(TrilMatmul());
+  EXPECT_FALSE(j.contains("program"));
+  EXPECT_FALSE(j.contains("bytes_source"));
+  EXPECT_FALSE(j.contains("flops_measured"));
+}
+
 }  // namespace
 }  // namespace kernelpro::roofline
