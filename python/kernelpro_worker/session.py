@@ -170,7 +170,11 @@ class CandidateHost:
                   "findings": steps.patch_findings(loaded, "while being timed"), **_hold_fields(timer)}
         if timer.launch_s:  # this block's calls: the host's time to launch each, in us
             result["launch_us"] = [t * 1e6 for t in timer.launch_s]
-        if request.get("problem"):
+        if request.get("problem") and programs.is_cuda_program(request["problem"]):
+            # A .cu program is built by the referee; the candidate's sandbox cannot build it again.
+            result["reference_note"] = ("the CUDA program is timed in the referee's process only "
+                                        "(its build is not available in the candidate's sandbox)")
+        elif request.get("problem"):
             # The reference, timed here too: never a verdict (this process is the candidate's),
             # only how much this process's timings differ from the referee's.
             try:

@@ -138,6 +138,16 @@ struct HeaderFact {
   bool code = false;  // a path, set as code
 };
 
+// What the speedups are measured against: the reference, or a program's own time
+// (docs/programs.md: the program is the baseline, its REFERENCE only gives the outputs).
+std::string Baseline(const RunReportInput& in) {
+  auto source = agents::ReadProblemSource(in.config.problem);
+  if (!source.ok() || !source->program) return "the reference";
+  return source->kind == agents::InputKind::kTriton ? "the baseline (the Triton program)"
+         : source->kind == agents::InputKind::kCuda ? "the baseline (the CUDA program)"
+                                                    : "the baseline (the program)";
+}
+
 std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
   const search::RunConfig& o = in.config;
   const RunEnvironment& env = in.environment;
@@ -709,7 +719,8 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
   out << "# driver:    " << (env.driver.empty() ? "unknown" : env.driver) << "\n";
   out << "# toolchain: " << (env.toolchain.empty() ? "unknown" : env.toolchain) << "\n";
   if (verdict) {
-    out << "# speedup:   " << FormatFixed(verdict->speedup.estimate) << "x over the reference, "
+    out << "# speedup:   " << FormatFixed(verdict->speedup.estimate) << "x over " << Baseline(in)
+        << ", "
         << ConfidenceInterval(verdict->speedup) << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
@@ -742,7 +753,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (" << MarkdownFile(info->file) << ", saved as [`best.py`](best.py))";
     }
-    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over the reference, "
+    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(in) << ", "
         << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
     out << "Roofline: " << RooflineText(in) << "\n\n";
@@ -836,7 +847,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       out << " (" << HtmlFile(info->file) << ", saved as " << HtmlFile("best.py") << ")";
     }
     out << ", <strong>" << FormatFixed(verdict->speedup.estimate)
-        << "x</strong> over the reference, " << ConfidenceInterval(verdict->speedup) << ".</p>\n";
+        << "x</strong> over " << Html(Baseline(in)) << ", " << ConfidenceInterval(verdict->speedup)
+        << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";
     out << "<p>Roofline: " << Html(RooflineText(in)) << "</p>\n";
