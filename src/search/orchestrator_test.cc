@@ -486,6 +486,36 @@ TEST_F(OrchestratorTest, BestWithinItsParentsNoiseIsReportedAsSuch) {
       << best_file;
 }
 
+// A program (docs/programs.md): the run's report names the timed baseline and the reference, and
+// its speedups are over the program.
+TEST_F(OrchestratorTest, AProgramsReportSaysWhatIsTimedAndWhatIsMatched) {
+  ScriptedBackend scripted;
+  scripted.Push(Reply({{"a", FakeCandidate("correct 1.50 1.40 1.60", "a")}}));
+  RunConfig options = Options(1);
+  options.problem =
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/problems/program_scaled_add/problem.py";
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  report::RunReportInput input;
+  input.config = orchestrator->config();
+  input.summary = *summary;
+  input.tree = &orchestrator->tree();
+  input.nodes = &orchestrator->nodes();
+  const std::string md = report::RenderMarkdownReport(input);
+  EXPECT_NE(md.find("- Baseline (timed): `" + options.problem + " (ENTRY scaled_add)`"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- Reference (expected outputs): `" + std::string(KERNELPRO_SOURCE_DIR) +
+                    "/tests/problems/program_scaled_add/reference.py`"),
+            std::string::npos);
+  EXPECT_NE(md.find("**1.50x** over the baseline (the program), 95% interval"), std::string::npos);
+  // The programmer was shown the program as the baseline to beat, with its reference.
+  ASSERT_FALSE(scripted.Requests().empty());
+  EXPECT_NE(scripted.Requests()[0].messages[0].text.find("## The program to beat"),
+            std::string::npos);
+}
+
 TEST(RunReportTest, ABestKernelSlowerThanTheReferenceIsCalledSo) {
   Tree tree;
   CandidateOutcome slow;

@@ -51,6 +51,17 @@ TEST_F(ProblemSetTest, LevelFoldersGiveLevelsAndKernelBenchTaskNumbers) {
   EXPECT_TRUE(fs::path((*problems)[0].path).is_absolute());
 }
 
+TEST_F(ProblemSetTest, CudaProgramsAreProblemsToo) {
+  Touch("programs/row_softmax/problem.cu");
+  Touch("programs/row_softmax/reference.py");
+  Touch("programs/layer_norm/problem.py");
+  Touch("programs/scan.cu");
+  auto problems = DiscoverProblems(Path("programs"));
+  ASSERT_TRUE(problems.ok()) << problems.status().message();
+  EXPECT_EQ(Keys(*problems), (std::vector<std::string>{"layer_norm", "row_softmax", "scan"}));
+  EXPECT_EQ(fs::path((*problems)[1].path).filename(), "problem.cu");
+}
+
 TEST_F(ProblemSetTest, FlatFoldersAndFolderPerProblem) {
   Touch("flat/swish.py");
   Touch("flat/rms_norm/problem.py");
