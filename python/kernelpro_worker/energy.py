@@ -27,6 +27,10 @@ from .common import StepError
 
 DEFAULT_LIBRARY = "libnvidia-ml.so.1"
 
+# The C API calls the protocol cannot do without.
+REQUIRED = ("nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetHandleByIndex_v2",
+            "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetClockInfo",
+            "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetTemperature")
 NVML_SUCCESS = 0
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_CLOCK_SM = 1
@@ -53,6 +57,10 @@ class Nvml:
         except OSError as e:
             raise StepError("nvml_unavailable", f"cannot load the NVML library {self.library}: {e} "
                             "(NVML comes with the NVIDIA driver; no driver, no energy counter)")
+        missing = [f for f in REQUIRED if not hasattr(self.lib, f)]
+        if missing:
+            raise StepError("nvml_unavailable", f"{self.library} is not an NVML library (it has no "
+                            f"{', '.join(missing)})")
         self.lib.nvmlErrorString.restype = ctypes.c_char_p
         self.locked = False
         self._check("nvmlInit_v2", self.lib.nvmlInit_v2())
