@@ -1195,6 +1195,12 @@ def step_pch(request):
     return run(request)
 
 
+def step_energy(request):
+    from .energy import step_energy as run
+
+    return run(request)
+
+
 STEPS = {
     "scan": step_scan,
     "pch": step_pch,
@@ -1206,4 +1212,5 @@ STEPS = {
     "compare": step_compare,
     "run": step_run,
     "trace": step_trace,
+    "energy": step_energy,
 }

@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 16> kSubcommands = {{
+constexpr std::array<Subcommand, 17> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -25,6 +25,7 @@ constexpr std::array<Subcommand, 16> kSubcommands = {{
     {"cache", RegisterCacheCommand},
     {"suite", RegisterSuiteCommand},
     {"cutlass", RegisterCutlassCommand},
+    {"energy", RegisterEnergyCommand},
 }};
 
 }  // namespace

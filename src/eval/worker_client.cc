@@ -102,6 +102,14 @@ SandboxMounts MountsForRequest(const std::string& step, const Json& request) {
     if (fs::is_directory(util, ec)) mounts.read_only.push_back(util.string());
   }
   AddSourceWithSiblings(path("candidate"), mounts.read_only);
+  // The energy step (eval/energy.h) loads several candidates in one process, and NVML from a
+  // library a test may name.
+  for (const Json& arm : JsonGet<Json>(request, "candidates", Json::array())) {
+    AddSourceWithSiblings(JsonGet<std::string>(arm, "candidate", ""), mounts.read_only);
+    const std::string scope = JsonGet<std::string>(arm, "build_root", "");
+    if (!scope.empty()) mounts.read_only.push_back(scope);
+  }
+  if (!path("nvml_library").empty()) mounts.read_only.push_back(path("nvml_library"));
   AddSourceWithSiblings(path("problem"), mounts.read_only);
   // Inputs too large to store are regenerated from the problem (the reference step's recipe).
   const Json recipe = JsonGet<Json>(request, "inputs_recipe", Json::object());
