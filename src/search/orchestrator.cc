@@ -16,6 +16,7 @@
 #include "search/mcts.h"
 #include "profile/energy_proxy.h"
 #include "search/profile_feedback.h"
+#include "search/reward.h"
 
 namespace kernelpro::search {
 namespace {
@@ -659,7 +660,8 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
 }
 
 void Orchestrator::MeasureEnergy(Children& children) {
-  const std::optional<double> reference = stage1_ ? stage1_->energy_proxy_pj : std::nullopt;
+  std::optional<double> reference;
+  if (stage1_) reference = stage1_->energy_proxy_pj;
   if (!reference) {
     std::string why = "no ncu profile of the reference (Stage 1)";
     if (stage1_ && !stage1_->energy_proxy_missing.empty()) {
@@ -676,7 +678,9 @@ void Orchestrator::MeasureEnergy(Children& children) {
         profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
     if (!energy.proxy) continue;
     child.energy_proxy_pj = energy.proxy->total_pj;
-    if (reference) child.energy_reduction = profile::EnergyReduction(*reference, *child.energy_proxy_pj);
+    if (reference) {
+      child.energy_reduction = profile::EnergyReduction(*reference, *child.energy_proxy_pj);
+    }
   }
 }
 

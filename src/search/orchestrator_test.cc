@@ -22,6 +22,7 @@
 #include "agents/cutlass_tools.h"
 #include "report/run_report.h"
 #include "report/stored_run.h"
+#include "search/reward.h"
 
 namespace kernelpro::search {
 namespace {

@@ -83,8 +83,9 @@ TEST(RewardTest, NoEnergyGainOutweighsAResolvableSpeedup) {
     }
   }
   EXPECT_GT(pairs, 10000);
-  // A correct kernel, however wasteful, still outranks a wrong one.
-  EXPECT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, 0.05, 1e-6),
+  // Energy never lifts a wrong kernel, nor sinks a correct one below it: a correct kernel at 0.2x
+  // with the worst energy still outranks a wrong one with the best.
+  EXPECT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, 0.2, 1e-6),
             EnergyAwareReward(eval::EvalStatus::kIncorrect, 1.0, 1e6));
 }
 
