@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "profile/collect.h"
+#include "roofline/reference_analysis.h"
 
 namespace kernelpro::profile {
 namespace {
@@ -55,6 +56,26 @@ TEST(EnergyProxyTest, AReferenceOfSeveralKernelsSumsThem) {
   EXPECT_NEAR(e.proxy->total_pj, 1625320448.0 + 244970432.0, 1);
 }
 
+TEST(EnergyProxyTest, StageOneKeepsTheReferencesProxyWithItsAnalysis) {
+  // What `optimize --energy` divides by: Stage 1's ncu profile of the reference, kept in
+  // stage1.json (and the run store) so a resumed run has it too.
+  roofline::ReferenceAnalysis a;
+  roofline::ValidateWithProfile(
+      a, Recorded("tests/fixtures/h200-profile/record", "tril_matmul_reference"));
+  ASSERT_TRUE(a.energy_proxy_pj);
+  EXPECT_NEAR(*a.energy_proxy_pj, 1625320448.0 + 244970432.0, 1);
+  auto back = roofline::ReferenceAnalysisFromJson(roofline::ToJson(a));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->energy_proxy_pj, a.energy_proxy_pj);
+
+  roofline::ReferenceAnalysis old;
+  roofline::ValidateWithProfile(old, Recorded("tests/fixtures/h200", "k_strided_copy"));
+  EXPECT_FALSE(old.energy_proxy_pj);
+  EXPECT_EQ(old.energy_proxy_missing, std::vector<std::string>{kGlobalLoadSectorsPerRequest});
+  EXPECT_FALSE(roofline::ToJson(roofline::ReferenceAnalysis{}).contains("energy_proxy_pj"))
+      << "an analysis without a profile reads as it always did";
+}
+
 TEST(EnergyProxyTest, UncoalescedLoadsArePricedPerKernelNotOnAMeanRatio) {
   NcuView ncu;
   ncu.kernels = {Kernel(0, 0, 1000, 4, 0, 0, 0), Kernel(0, 0, 1000, 12, 0, 0, 0)};
@@ -96,6 +117,14 @@ TEST(EnergyProxyTest, AMissingCounterGivesNoProxyAndIsNamed) {
 
   // No ncu view at all: every counter is missing.
   EXPECT_EQ(ComputeEnergyProxy(Metrics{}).missing, EnergyProxyCounters());
+}
+
+TEST(EnergyProxyTest, TheRunStoresJsonFormGivesTheSameProxy) {
+  const Metrics metrics = Recorded("tests/fixtures/h200-advise", "swish");
+  EnergyProxyEstimate e = ComputeEnergyProxyFromJson(ToJson(metrics));
+  ASSERT_TRUE(e.proxy);
+  EXPECT_DOUBLE_EQ(e.proxy->total_pj, ComputeEnergyProxy(metrics).proxy->total_pj);
+  EXPECT_EQ(ComputeEnergyProxyFromJson(Json::object()).missing, EnergyProxyCounters());
 }
 
 TEST(EnergyProxyTest, ReductionIsReferenceOverCandidate) {
