@@ -148,7 +148,8 @@ TEST(EnergyProxyTest, JsonAndTextShowTheFourTerms) {
             "  uncoalesced   6.291e+08 pJ (629.1 µJ) = 100 pJ x 6.291e+06 excess of 2.097e+06 "
             "load sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum x max(0, "
             "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio / 4 - 1)]\n"
-            "  spills        0 pJ = 80 pJ x 0 sectors [l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
+            "  spills        0 pJ = 80 pJ x 0 sectors "
+            "[l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
             " + l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum]\n"
             "  instructions  3.099e+07 pJ (30.99 µJ) = 3 pJ x 1.033e+07 warp instructions "
             "[smsp__inst_executed.sum]\n");

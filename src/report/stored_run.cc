@@ -67,7 +67,8 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
 }
 
 std::map<int, profile::EnergyProxyEstimate> StoredEnergyProxies(
-    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes, const search::Tree& tree) {
+    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes,
+    const search::Tree& tree) {
   std::map<int, profile::EnergyProxyEstimate> energy;
   for (const auto& [id, info] : nodes) {
     if (!tree.Contains(id) || !tree.node(id).correct() || info.candidate_id == 0) continue;

@@ -1144,7 +1144,8 @@ TEST_F(OrchestratorTest, MeasureRecordsTheProxyAndLeavesTheSearchByteIdenticalTo
   const EnergyRun off = run(EnergyMode::kOff);
   const EnergyRun measure = run(EnergyMode::kMeasure);
   EXPECT_EQ(measure.tree, off.tree);
-  EXPECT_EQ(measure.prompts, off.prompts) << "measure changes no prompt, profiling agent's included";
+  EXPECT_EQ(measure.prompts, off.prompts)
+      << "measure changes no prompt, the profiling agent's included";
   // Off records nothing of energy; measure records each correct child's proxy and reduction:
   // 20 pJ/B x 1000 B + 3 pJ x instructions.
   EXPECT_FALSE(off.nodes.at(1).energy_proxy_pj);
