@@ -725,7 +725,8 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
   std::map<std::string, std::string> text;
   for (const std::string& name :
        {std::string("base_strategies"), input_name, gpu_section, std::string("cutlass"),
-        std::string("memory_header"), std::string("output_contract"), mode_name, examples}) {
+        std::string("memory_header"), std::string("energy_preferences"),
+        std::string("output_contract"), mode_name, examples}) {
     auto component = Component(name);
     if (!component.ok()) return component.status();
     text[name] = Fill(*component, values);
@@ -754,6 +755,7 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
       add("cutlass_constraints", true, context.cutlass_constraints);
     }
   }
+  if (context.energy_preferences) add("energy_preferences", true, text["energy_preferences"]);
   if (!Trim(context.memory_block).empty()) {
     add("memory", true, memory_head + context.memory_block);
   }

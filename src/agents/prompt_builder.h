@@ -5,7 +5,8 @@
 // memory, the output contract, then the task of the mode with the code and feedback it needs.
 //
 // A prompt's parts, in order (Prompt::sections names the ones present):
-//   system: base_strategies, input_<kind>, gpu_<family>, [cutlass], [memory], output_contract
+//   system: base_strategies, input_<kind>, gpu_<family>, [cutlass], [energy_preferences],
+//           [memory], output_contract
 //   user:   mode_<mode>, [examples], problem, [parent_code], [feedback]
 // gpu_<family> is gpu_sm80 (sm_80, sm_86, sm_87, sm_89), gpu_sm90, gpu_sm100 (sm_100, sm_103) or
 // gpu_generic for any other architecture, or for an unknown one (GpuTarget::arch "").
@@ -62,6 +63,9 @@ struct PromptContext {
   // paragraph outside a list) is one entry, oldest first within its section, as an append-only
   // store writes them. "" = no memory section.
   std::string memory_block;
+  // `optimize --energy aware` (paper Appendix I.2): the "Energy preferences" section, which asks
+  // for the less energy-hungry of equally fast designs. Off: the prompt is as without energy.
+  bool energy_preferences = false;
   // Budget for system + user together, in characters. Default 60000 (about 15k tokens).
   size_t max_chars = 60000;
   // Debug: bound on the errors after TrimBuildErrors, before the budget above applies.

@@ -114,7 +114,7 @@ TEST(PromptTextsTest, EveryFileUnderSrcPromptsIsEmbeddedByteForByte) {
   for (const char* name :
        {"base_strategies", "input_pytorch", "input_triton", "input_cuda", "mode_initial",
         "mode_debug", "mode_optimize", "examples", "output_contract", "gpu_sm80", "gpu_sm90",
-        "gpu_sm100", "gpu_generic", "cutlass", "memory_header"}) {
+        "gpu_sm100", "gpu_generic", "cutlass", "memory_header", "energy_preferences"}) {
     EXPECT_TRUE(embedded.contains(name)) << name;
   }
 }
@@ -132,6 +132,8 @@ std::vector<GoldenCase> GoldenCases() {
   cuda.cutlass_dir = "/opt/cutlass";
   PromptContext cpu = Initial("problems/swish/problem.py", "sm_90");
   cpu.device = "cpu";
+  PromptContext energy = Optimize();  // `optimize --energy aware`
+  energy.energy_preferences = true;
   return {
       {"initial_pytorch_cpu", cpu},
       {"initial_pytorch_sm90", Initial("problems/swish/problem.py", "sm_90")},
@@ -139,6 +141,7 @@ std::vector<GoldenCase> GoldenCases() {
       {"initial_cuda_sm100_cutlass", cuda},
       {"debug_pytorch_sm90", Debug()},
       {"optimize_pytorch_sm90_memory", Optimize()},
+      {"optimize_pytorch_sm90_energy_aware", energy},
   };
 }
 
@@ -203,6 +206,17 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
             (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90", "memory",
                                       "output_contract", "mode_optimize", "examples", "problem",
                                       "parent_code", "feedback"}));
+  // `optimize --energy aware`: its preferences before the memory; nothing else moves.
+  PromptContext aware = Optimize();
+  aware.energy_preferences = true;
+  Prompt energy = Build(aware);
+  EXPECT_EQ(energy.sections,
+            (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90",
+                                      "energy_preferences", "memory", "output_contract",
+                                      "mode_optimize", "examples", "problem", "parent_code",
+                                      "feedback"}));
+  EXPECT_NE(energy.system.find("# Energy preferences\n\nSpeed comes first."), std::string::npos);
+  EXPECT_EQ(optimize.system.find("Energy preferences"), std::string::npos);
 }
 
 // optimize --device cpu: a model asked for CUDA there writes kernels that cannot run.

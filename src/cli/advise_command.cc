@@ -9,6 +9,7 @@
 #include "cli/option_groups.h"
 #include "eval/profile_runner.h"
 #include "profile/collect.h"
+#include "profile/energy_proxy.h"
 #include "roofline/reference_analysis.h"
 #include "tools/render.h"
 
@@ -132,6 +133,8 @@ int Advise(AdviseArgs& args) {
   tools::RenderOptions render;
   render.max_chars = args.max_chars;
   std::string guidance = tools::RenderGuidance(analysis, render);
+  // The energy proxy (paper Eq. 4) of the profiled run, from its ncu counters; never a default.
+  const profile::EnergyProxyEstimate energy = profile::ComputeEnergyProxy(metrics);
   if (args.json) {
     Json j = ToJson(analysis);
     j["subject"] = subject;
@@ -150,6 +153,8 @@ int Advise(AdviseArgs& args) {
                                 {"summary", position->summary}};
     }
     j["notes"] = metrics.notes;
+    j["energy_proxy"] = profile::EnergyProxyJson(energy);
+    j["energy_proxy_missing"] = energy.missing;
     j["guidance"] = guidance;
     std::cout << DumpJson(j) << "\n";
     return 0;
@@ -165,6 +170,7 @@ int Advise(AdviseArgs& args) {
   }
   if (position) std::cout << "roofline: " << position->summary << " [" << measured_from << "]\n";
   for (const std::string& note : metrics.notes) std::cout << "note: " << note << "\n";
+  std::cout << "\n" << profile::RenderEnergyProxy(energy);
   std::cout << "\n" << guidance;
   return 0;
 }
@@ -178,7 +184,7 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
       "Run the micro-profiling tools on a profiled candidate (GPU) or on saved artifacts");
   cmd->footer(
       "--json prints an object with the findings, the skipped, quiet and filtered tools, "
-      "and the guidance");
+      "the energy proxy (energy_proxy, or null and energy_proxy_missing) and the guidance");
   AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   AddOption(*cmd, kCandidateOption, args->candidate)->check(InputFile());
   AddSandboxOptions(*cmd, args->eval);

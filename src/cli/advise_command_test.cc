@@ -219,6 +219,38 @@ INSTANTIATE_TEST_SUITE_P(
             "high"}),
     [](const ::testing::TestParamInfo<RecordedAdvice>& info) { return info.param.name; });
 
+TEST(AdviseTest, ShowsTheEnergyProxyOfTheProfiledRun) {
+  const std::string dir = kRoot + "/tests/fixtures/h200-advise";
+  CliRun r = Kernelpro({"advise", "--from", dir, "--name", "swish", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["total_pj"].get<double>(), 2880021615.0);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["dram"].get<double>(), 2219888640.0);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["uncoalesced"].get<double>(), 629145600.0);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["spills"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["instructions"].get<double>(), 30987375.0);
+  EXPECT_TRUE(j["energy_proxy_missing"].empty());
+
+  CliRun text = Kernelpro({"advise", "--from", dir, "--name", "swish"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\nEnergy proxy (paper Eq. 4, from ncu counters, 1 kernel): 2.88e+09 pJ"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  instructions  3.099e+07 pJ (30.99 µJ) = 3 pJ x 1.033e+07 warp "
+                          "instructions [smsp__inst_executed.sum]\n"),
+            std::string::npos)
+      << text.out;
+
+  // Recorded before the catalog asked for sectors per request: null, and the counter named.
+  CliRun old = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name",
+                          "k_strided_copy", "--json"});
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  Json o = Json::parse(old.out);
+  EXPECT_TRUE(o["energy_proxy"].is_null());
+  EXPECT_EQ(o["energy_proxy_missing"],
+            Json::array({"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"}));
+}
+
 TEST(AdviseTest, ProfilingWithoutAGpuSaysWhyNothingCouldBeAnalysed) {
   // A CPU extension on a machine without a GPU, ncu or a GPU timeline: the run still ends with
   // exit 0 and says, note by note, what was missing, instead of inventing findings.

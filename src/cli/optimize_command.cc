@@ -52,7 +52,7 @@ namespace fs = std::filesystem;
 
 struct OptimizeArgs {
   std::string problem, run_dir, search = "mcts", feedback = "tools", tool_mode = "proactive",
-                                device = "cuda", gpu, python, cutlass_dir;
+                                device = "cuda", gpu, python, cutlass_dir, energy = "off";
   int candidates = 2;
   int max_tokens = 16384;
   std::vector<double> temperatures;  // --temperature: one, or one per candidate
@@ -371,6 +371,9 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.llm = LlmLabel(llm_config);
   report.dram_bytes =
       report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
+  if (orchestrator.config().energy != search::EnergyMode::kOff) {
+    report.energy = report::StoredEnergyProxies(**store, orchestrator.nodes(), orchestrator.tree());
+  }
   report.cost_known = cost_known;
   report.tool_calls = report::StoredToolCalls(**store);
 
@@ -517,6 +520,7 @@ int RunOptimize(OptimizeArgs& args) {
     feedback = "reactive";
   }
   o.feedback = agents::ParseFeedbackMode(feedback).value();
+  o.energy = search::ParseEnergyMode(args.energy).value();
   o.memory = !args.no_memory;
   o.cutlass_tools = !args.no_cutlass_tools;
   o.cutlass_search_budget = args.cutlass_search_budget;
@@ -710,6 +714,12 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--tool-mode", args->tool_mode,
                   "proactive: every relevant tool runs; reactive: the LLM calls the tools it wants")
       ->check(CLI::IsMember({"proactive", "reactive"}))
+      ->capture_default_str();
+  cmd->add_option("--energy", args->energy,
+                  "Energy as a secondary objective (docs/energy.md): off (speed only), measure "
+                  "(record the energy proxy of every correct kernel, search unchanged) or aware "
+                  "(also in the reward, the prompt and the energy-only tools)")
+      ->check(CLI::IsMember({"off", "measure", "aware"}))
       ->capture_default_str();
   cmd->add_flag("--no-memory", args->no_memory, "No search memory across iterations");
   CLI::Option* seed = AddOption(*cmd, kSeedOption, args->seed);

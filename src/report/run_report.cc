@@ -502,6 +502,56 @@ void HtmlTree(const RunReportInput& in, int id, double best, std::ostringstream&
 
 // ---- Figures (report/charts.h), drawn from the same facts as the tables
 
+// The "Energy" section's rows (`--energy measure|aware`): each correct profiled node's proxy
+// terms, and its reduction over the reference when the reference's proxy is known.
+struct EnergyRow {
+  std::string name;
+  std::optional<RatioInterval> speedup;
+  std::optional<profile::EnergyProxy> proxy;
+  std::vector<std::string> missing;
+  std::optional<double> reduction;
+};
+
+std::vector<EnergyRow> EnergyRows(const RunReportInput& in) {
+  std::vector<EnergyRow> rows;
+  const std::optional<double> reference =
+      in.stage1 ? in.stage1->energy_proxy_pj : std::optional<double>();
+  for (const auto& [id, estimate] : in.energy) {
+    if (!in.tree->Contains(id)) continue;
+    EnergyRow row;
+    row.name = NodeName(id);
+    row.speedup = in.tree->node(id).speedup;
+    row.proxy = estimate.proxy;
+    row.missing = estimate.missing;
+    if (reference && estimate.proxy) {
+      row.reduction = profile::EnergyReduction(*reference, estimate.proxy->total_pj);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string Picojoules(double pj) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", pj);
+  return text;
+}
+
+std::string EnergyIntro(const RunReportInput& in) {
+  std::string text =
+      "Energy proxy (paper Eq. 4, pJ, from each kernel's ncu counters: 20 pJ/B of DRAM traffic, "
+      "100 pJ per excess global-load sector, 80 pJ per local-memory sector, 3 pJ per warp "
+      "instruction). ";
+  if (in.stage1 && in.stage1->energy_proxy_pj) {
+    text += "Reference: " + Picojoules(*in.stage1->energy_proxy_pj) +
+            " pJ; reduction = reference / candidate (> 1 spends less).";
+  } else {
+    text += "The reference's proxy is unknown (no ncu profile of it with every counter), so no "
+            "reduction is shown.";
+  }
+  return text;
+}
+
 std::string SpeedupFigure(const RunReportInput& in) {
   std::vector<SpeedupChartCandidate> candidates;
   for (const search::Node& node : in.tree->nodes()) {
@@ -782,6 +832,26 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   }
   out << "\n";
 
+  if (!in.energy.empty()) {
+    out << "## Energy\n\n" << EnergyIntro(in) << "\n\n";
+    out << "| node | speedup | proxy pJ | dram | uncoalesced | spills | instructions | "
+           "energy reduction |\n";
+    out << "|---|---|---|---|---|---|---|---|\n";
+    for (const EnergyRow& row : EnergyRows(in)) {
+      out << "| " << row.name << " | " << (row.speedup ? RatioText(*row.speedup) : "-") << " | ";
+      if (!row.proxy) {
+        out << "none: ncu lacks " << Join(row.missing, ", ") << " | | | | | |\n";
+        continue;
+      }
+      const profile::EnergyProxyTerms& t = row.proxy->terms;
+      out << Picojoules(row.proxy->total_pj) << " | " << Picojoules(t.dram_pj) << " | "
+          << Picojoules(t.uncoalesced_pj) << " | " << Picojoules(t.spills_pj) << " | "
+          << Picojoules(t.instructions_pj) << " | "
+          << (row.reduction ? FormatFixed(*row.reduction) + "x" : std::string("-")) << " |\n";
+    }
+    out << "\n";
+  }
+
   if (size_t total = CountToolCalls(in); total > 0) {
     out << "## The programmer's tool calls\n\n"
         << total << " call" << (total == 1 ? "" : "s")
@@ -890,6 +960,29 @@ std::string RenderHtmlReport(const RunReportInput& in) {
         << (it.tools.empty() ? "-" : Html(it.tools)) << "</td></tr>\n";
   }
   out << "</table>\n";
+
+  if (!in.energy.empty()) {
+    out << "<h2>Energy</h2>\n<p>" << Html(EnergyIntro(in)) << "</p>\n<table>\n";
+    out << "<tr><th>node</th><th>speedup</th><th>proxy pJ</th><th>dram</th><th>uncoalesced</th>"
+        << "<th>spills</th><th>instructions</th><th>energy reduction</th></tr>\n";
+    for (const EnergyRow& row : EnergyRows(in)) {
+      out << "<tr><td>" << Html(row.name) << "</td><td>"
+          << (row.speedup ? Html(RatioText(*row.speedup)) : "-") << "</td>";
+      if (!row.proxy) {
+        out << "<td colspan=\"6\">none: ncu lacks " << Html(Join(row.missing, ", "))
+            << "</td></tr>\n";
+        continue;
+      }
+      const profile::EnergyProxyTerms& t = row.proxy->terms;
+      out << "<td>" << Picojoules(row.proxy->total_pj) << "</td><td>" << Picojoules(t.dram_pj)
+          << "</td><td>" << Picojoules(t.uncoalesced_pj) << "</td><td>"
+          << Picojoules(t.spills_pj) << "</td><td>" << Picojoules(t.instructions_pj)
+          << "</td><td>"
+          << (row.reduction ? FormatFixed(*row.reduction) + "x" : std::string("-"))
+          << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
 
   if (size_t total = CountToolCalls(in); total > 0) {
     out << "<h2>The programmer's tool calls</h2>\n<details><summary>" << total << " call"

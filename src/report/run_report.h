@@ -14,6 +14,7 @@
 
 #include "agents/programmer.h"
 #include "core/status.h"
+#include "profile/energy_proxy.h"
 #include "roofline/reference_analysis.h"
 #include "search/orchestrator.h"
 #include "search/tree.h"
@@ -42,6 +43,10 @@ struct RunReportInput {
   // By tree id: the DRAM bytes a profiled node's kernels moved (ncu; DramBytesFromMetrics of its
   // stored profile), which place it on the report's roofline figure.
   std::map<int, double> dram_bytes;
+  // By tree id, `optimize --energy measure|aware` only: the energy proxy of each correct profiled
+  // node (StoredEnergyProxies), shown in an "Energy" section with its reduction over the
+  // reference's proxy (stage1->energy_proxy_pj) when that is known. Empty: no section.
+  std::map<int, profile::EnergyProxyEstimate> energy;
   // Whether the model has a configured price (llm::CostKnown); false: the cost reads "unknown".
   bool cost_known = true;
   // By iteration: the programmer's tool calls (CUTLASS code search, layout probes), in order, as

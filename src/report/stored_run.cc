@@ -66,6 +66,19 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
   return bytes;
 }
 
+std::map<int, profile::EnergyProxyEstimate> StoredEnergyProxies(
+    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes,
+    const search::Tree& tree) {
+  std::map<int, profile::EnergyProxyEstimate> energy;
+  for (const auto& [id, info] : nodes) {
+    if (!tree.Contains(id) || !tree.node(id).correct() || info.candidate_id == 0) continue;
+    auto metrics = store.LatestMetrics(info.candidate_id);
+    if (!metrics.ok() || !metrics->has_value()) continue;
+    energy[id] = profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
+  }
+  return energy;
+}
+
 Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
                                                  const std::string& run_dir) {
   auto runs = store.ListRuns();
@@ -123,6 +136,9 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
     }
   }
   in.dram_bytes = StoredDramBytes(store, out->nodes, out->tree);
+  if (in.config.energy != search::EnergyMode::kOff) {
+    in.energy = StoredEnergyProxies(store, out->nodes, out->tree);
+  }
   in.tool_calls = StoredToolCalls(store);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/text.h"
+#include "profile/energy_proxy.h"
 #include "profile/ncu_catalog.h"
 
 namespace kernelpro::roofline {
@@ -369,6 +370,9 @@ void ValidateMeasured(ReferenceAnalysis& a, const profile::Metrics& metrics);
 }  // namespace
 
 void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) {
+  const profile::EnergyProxyEstimate energy = profile::ComputeEnergyProxy(metrics);
+  if (energy.proxy) a.energy_proxy_pj = energy.proxy->total_pj;
+  a.energy_proxy_missing = energy.missing;
   if (!a.program) {
     ValidateMeasured(a, metrics);
     return;
@@ -542,6 +546,9 @@ Json ToJson(const ReferenceAnalysis& a) {
                 {"mixed_factor", a.options.mixed_factor},
                 {"ncu_latency_pct", a.options.ncu_latency_pct},
                 {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
+  // Only when the reference was profiled: analyses without a profile read as they always did.
+  if (a.energy_proxy_pj) j["energy_proxy_pj"] = *a.energy_proxy_pj;
+  if (!a.energy_proxy_missing.empty()) j["energy_proxy_missing"] = a.energy_proxy_missing;
   if (a.program) {
     const ProgramStageOne& p = *a.program;
     j["program"] = {{"kind", p.kind},
@@ -603,6 +610,8 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
     t.reason = JsonGet<std::string>(m, "reason", "");
     a.measured = t;
   }
+  a.energy_proxy_pj = JsonNumber(j, "energy_proxy_pj");
+  a.energy_proxy_missing = JsonGet<std::vector<std::string>>(j, "energy_proxy_missing", {});
   a.confidence = JsonGet<std::string>(j, "confidence", "theoretical");
   a.rationale = JsonGet<std::string>(j, "rationale", "");
   a.notes = JsonGet<std::vector<std::string>>(j, "notes", {});

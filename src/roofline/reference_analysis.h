@@ -146,6 +146,11 @@ struct ReferenceAnalysis {
   RooflineBound roofline;                       // intensity, ridge, times, theoretical class
   Bottleneck bottleneck = Bottleneck::kMemory;  // the class downstream stages use (= theoretical)
   std::optional<MeasuredThroughput> measured;
+  // The energy proxy of the reference's own ncu profile (profile/energy_proxy.h: the sum over its
+  // kernels), the numerator of every candidate's energy_reduction; unset without that profile or
+  // with a counter missing from it (then energy_proxy_missing names the counters).
+  std::optional<double> energy_proxy_pj;
+  std::vector<std::string> energy_proxy_missing;
   std::string confidence = "theoretical";  // high | medium | low | theoretical
   std::string rationale;
   std::vector<std::string> notes;

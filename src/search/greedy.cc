@@ -81,7 +81,7 @@ class GreedyStrategy : public SearchStrategy {
   Status Record(const Selection& selection, std::vector<CandidateOutcome> outcomes) override {
     Status status = CheckSelection(tree_, selection, outcomes);
     if (!status.ok()) return status;
-    std::vector<double> rewards = OutcomeRewards(outcomes);
+    std::vector<double> rewards = OutcomeRewards(outcomes, options_.energy_epsilon);
     auto added = tree_.AddExpansion(selection.node, selection.mode, outcomes, rewards);
     return added.ok() ? Status::Ok() : added.status();
   }

@@ -35,6 +35,8 @@ struct GreedyOptions {
   // Consecutive expansions without a correct candidate before a fresh restart from ROOT; <= 0
   // never restarts.
   int restart_after_failures = 3;
+  // 0: the paper's reward. > 0: the energy-aware reward with this ε (search/reward.h).
+  double energy_epsilon = 0;
 };
 
 // True when failed node `a` is a better repair target than `b`: the later execution stage first

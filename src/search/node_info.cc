@@ -123,6 +123,9 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["feedback"] = n.feedback;
   j["tools_fired"] = n.tools_fired;
   j["verdict"] = n.verdict;
+  // Only when measured: the payloads of runs without --energy stay as they were.
+  if (n.energy_proxy_pj) j["energy_proxy_pj"] = *n.energy_proxy_pj;
+  if (n.energy_reduction) j["energy_reduction"] = *n.energy_reduction;
   return j;
 }
 
@@ -138,6 +141,8 @@ NodeInfo NodeInfoFromJson(const Json& j) {
   ApplyVerdict(j, n);
   ApplyProfile(j, n);
   n.verdict = JsonGet<std::string>(j, "verdict", "");
+  n.energy_proxy_pj = JsonNumber(j, "energy_proxy_pj");
+  n.energy_reduction = JsonNumber(j, "energy_reduction");
   return n;
 }
 

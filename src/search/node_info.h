@@ -46,6 +46,11 @@ struct NodeInfo {
   // Profiling.
   std::string feedback;                  // a correct node's profiling feedback ("" when none)
   std::vector<std::string> tools_fired;  // the micro-profiling tools that triggered
+  // --energy measure|aware: the energy proxy of its profile in pJ (profile/energy_proxy.h), and
+  // reference proxy / this one when the reference's is known. Unset under --energy off, and when
+  // the profile lacks a counter.
+  std::optional<double> energy_proxy_pj;
+  std::optional<double> energy_reduction;
 
   // Noise-aware verdict of a correct node against its parent (the reference for seeds and
   // repairs): "accepted" (clearly faster), "not accepted" (also every noisy timing); "" for

@@ -14,7 +14,9 @@
 #include "core/text.h"
 #include "search/greedy.h"
 #include "search/mcts.h"
+#include "profile/energy_proxy.h"
 #include "search/profile_feedback.h"
+#include "search/reward.h"
 
 namespace kernelpro::search {
 namespace {
@@ -84,11 +86,16 @@ Status Orchestrator::RestoreFromStore() {
   auto recorded = ReadRecordedSearch(*journal_, last->value_or(0), root_node_id_);
   if (!recorded.ok()) return recorded.status();
   info_ = std::move(recorded->infos);
+  // Only an energy-aware run lets energy into the reward; measure records it and leaves it out.
+  const double epsilon = config_.energy == EnergyMode::kAware ? kDefaultEnergyEpsilon : 0;
   if (config_.search == "greedy") {
-    strategy_ = NewGreedyStrategy(GreedyOptions{}, std::move(recorded->tree));
+    GreedyOptions greedy;
+    greedy.energy_epsilon = epsilon;
+    strategy_ = NewGreedyStrategy(greedy, std::move(recorded->tree));
   } else {
     MctsOptions mcts;
     mcts.seed = config_.seed;
+    mcts.energy_epsilon = epsilon;
     strategy_ = NewMctsStrategy(mcts, std::move(recorded->tree));
   }
   return Status::Ok();
@@ -262,6 +269,7 @@ Status Orchestrator::RunIteration(int iteration) {
   if (!children.ok()) return children.status();
   if (Status s = Evaluate(iteration, *children); !s.ok()) return s;
   if (Status s = Profile(iteration, *children); !s.ok()) return s;
+  if (config_.energy != EnergyMode::kOff) MeasureEnergy(*children);
   auto recorded = Record(iteration, selection, *children);
   if (!recorded.ok()) return recorded.status();
   // Counted in this process only: a resumed run gets its own tries.
@@ -335,6 +343,7 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
       context.cutlass_constraints = deps_.cutlass->constraints_markdown();
     }
     if (memory_) context.memory_block = memory_->Render(config_.memory_chars);
+    context.energy_preferences = config_.energy == EnergyMode::kAware;
     if (auto parent = selection.parent()) {
       const NodeInfo& info = info_[*parent];
       if (info.candidate_id != 0) {
@@ -632,6 +641,7 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   input.registry = registry;
   input.stage1 = stage1_;
   input.mode = config_.feedback;
+  input.energy_tools = config_.energy == EnergyMode::kAware;
   input.candidate_code = candidate->source;
   if (child.speedup) input.speedup = child.speedup->estimate;
   auto backend = journal_->Backend(key, "profiling", *deps_.backend);
@@ -649,13 +659,43 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   return Status::Ok();
 }
 
+void Orchestrator::MeasureEnergy(Children& children) {
+  std::optional<double> reference;
+  if (stage1_) reference = stage1_->energy_proxy_pj;
+  if (!reference) {
+    std::string why = "no ncu profile of the reference (Stage 1)";
+    if (stage1_ && !stage1_->energy_proxy_missing.empty()) {
+      why = "its ncu profile lacks " + Join(stage1_->energy_proxy_missing, ", ");
+    }
+    Note("energy: the reference's energy proxy is unknown (" + why +
+         "): candidates' proxies are recorded without an energy reduction");
+  }
+  for (NodeInfo& child : children) {
+    if (child.status != eval::EvalStatus::kCorrect || child.candidate_id == 0) continue;
+    auto metrics = deps_.store->LatestMetrics(child.candidate_id);
+    if (!metrics.ok() || !metrics->has_value()) continue;  // not profiled (cpu, --feedback none)
+    const profile::EnergyProxyEstimate energy =
+        profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
+    if (!energy.proxy) continue;
+    child.energy_proxy_pj = energy.proxy->total_pj;
+    if (reference) {
+      child.energy_reduction = profile::EnergyReduction(*reference, *child.energy_proxy_pj);
+    }
+  }
+}
+
 // record: rewards, the strategy's Record (attach, backpropagate, mark terminals), the noise-aware
 // verdicts, the new nodes' rows and the changed statistics of the path above them, and the tree.
 // Returns the step's payload (its outcome text and the memory extractor's record).
 Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Children& children) {
   store::RunStore& store = *deps_.store;
   std::vector<CandidateOutcome> outcomes;
-  for (const NodeInfo& c : children) outcomes.push_back(ToOutcome(c));
+  for (const NodeInfo& c : children) {
+    outcomes.push_back(ToOutcome(c));
+    // Energy reaches the search only when it is asked to act on it; measure leaves the tree as
+    // off makes it.
+    if (config_.energy == EnergyMode::kAware) outcomes.back().energy_reduction = c.energy_reduction;
+  }
   const int before = strategy_->tree().size();
   if (Status s = strategy_->Record(selection, outcomes); !s.ok()) return s;
   const Tree& tree = strategy_->tree();

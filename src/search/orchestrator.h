@@ -180,6 +180,10 @@ class Orchestrator {
   Result<Children> Generate(int iteration, const Selection& selection);
   Status Evaluate(int iteration, Children& children);
   Status Profile(int iteration, Children& children);
+  // --energy measure|aware: each correct child's energy proxy from its stored profile, and its
+  // energy reduction over the reference's (Stage 1). Reads the store only: a resumed or replayed
+  // iteration gets the same numbers.
+  void MeasureEnergy(Children& children);
   Result<Json> Record(int iteration, const Selection& selection, Children& children);
   // Profile's pieces: which children still need a profile; their metrics, fetched at once with
   // several GPUs; one child's analysis, agent call and rows.

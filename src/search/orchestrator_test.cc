@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -17,9 +18,11 @@
 
 #include "llm/client.h"
 #include "llm/scripted_backend_testing.h"
+#include "agents/benchmarking_agent.h"
 #include "agents/cutlass_tools.h"
 #include "report/run_report.h"
 #include "report/stored_run.h"
+#include "search/reward.h"
 
 namespace kernelpro::search {
 namespace {
@@ -129,6 +132,27 @@ class FakeEvaluator : public CandidateEvaluator {
     --in_flight;
     profile::Metrics m;
     m.notes.push_back("scripted profile: no views");
+    // A candidate tagged "instructions: N" gets one ncu kernel with the energy proxy's counters:
+    // 1000 DRAM bytes, 100 coalesced load sectors, no spills, N warp instructions.
+    std::ifstream in(candidate);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::smatch found;
+    const std::string code = text.str();
+    if (std::regex_search(code, found, std::regex("# instructions: (\\d+)"))) {
+      profile::NcuKernel k;
+      k.name = "k";
+      k.values = {{"dram__bytes_read.sum", 600},
+                  {"dram__bytes_write.sum", 400},
+                  {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 100},
+                  {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", 4},
+                  {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 0},
+                  {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", 0},
+                  {"smsp__inst_executed.sum", std::stod(found[1].str())}};
+      m.ncu.emplace();
+      m.ncu->kernels.push_back(k);
+      m.ncu->aggregate = k;
+    }
     return m;
   }
 
@@ -181,7 +205,8 @@ class OrchestratorTest : public ::testing::Test {
 
   // Runs an orchestrator over a fresh reliable client around `scripted`, as the CLI does.
   Result<OptimizeSummary> RunWith(ScriptedBackend* scripted, RunConfig options,
-                                  std::unique_ptr<Orchestrator>* keep = nullptr) {
+                                  std::unique_ptr<Orchestrator>* keep = nullptr,
+                                  agents::BenchmarkingAgent* benchmarking = nullptr) {
     sink_ = std::make_unique<ExchangeSink>();
     llm::ClientOptions client;
     client.max_attempts = 1;
@@ -201,6 +226,7 @@ class OrchestratorTest : public ::testing::Test {
     deps.store = store_.get();
     deps.exchanges = sink_.get();
     deps.progress = [this](const IterationProgress& p) { progress_.push_back(p); };
+    deps.benchmarking = benchmarking;
     auto orchestrator = std::make_unique<Orchestrator>(std::move(options), std::move(deps));
     auto summary = orchestrator->Run();
     if (keep) *keep = std::move(orchestrator);
@@ -1053,6 +1079,127 @@ TEST_F(OrchestratorTest, StopsAtTheCostLimitAndTheTimeLimit) {
   EXPECT_NE(summary->stop_message.find("$2.5000"), std::string::npos) << summary->stop_message;
   EXPECT_EQ(scripted.calls(), 0);
   EXPECT_EQ(store_->GetRun(1)->status_message.rfind("cost:", 0), 0u);
+}
+
+// ---- --energy (docs/energy.md)
+
+// Stage 1 of the energy tests: a memory-bound reference whose ncu profile gave a proxy of
+// 1,000,000 pJ.
+agents::BenchmarkingAgent ReferenceWithEnergy() {
+  return agents::BenchmarkingAgent([](const std::string& problem) {
+    roofline::ReferenceAnalysis a;
+    a.problem = problem;
+    a.bottleneck = roofline::Bottleneck::kMemory;
+    a.energy_proxy_pj = 1e6;
+    return Result<roofline::ReferenceAnalysis>(a);
+  });
+}
+
+// Two equally fast seeds, the first (n1) executing 4x the instructions of the second (n2), then
+// one optimise iteration from whichever the search picks.
+void PushEqualSpeedSeeds(ScriptedBackend& scripted) {
+  scripted.Push(Reply({{"wasteful", FakeCandidate("correct 1.50 1.40 1.60", "instructions: 4000")},
+                       {"frugal", FakeCandidate("correct 1.50 1.40 1.60", "instructions: 1000")}}));
+  scripted.Push(AnalysisReply("memory bound"));
+  scripted.Push(AnalysisReply("memory bound"));
+  scripted.Push(Reply({{"c", FakeCandidate("compile_error", "c")}}));
+}
+
+struct EnergyRun {
+  std::string tree;  // DumpJson(ToJson(tree))
+  std::vector<std::string> prompts;
+  std::map<int, NodeInfo> nodes;
+  std::string report;
+  std::vector<std::string> notes;
+};
+
+TEST_F(OrchestratorTest, MeasureRecordsTheProxyAndLeavesTheSearchByteIdenticalToOff) {
+  auto run = [&](EnergyMode mode) {
+    ScriptedBackend scripted;
+    PushEqualSpeedSeeds(scripted);
+    RunConfig options = Options(2, "mcts");
+    options.device = "cuda";
+    options.energy = mode;
+    agents::BenchmarkingAgent stage1 = ReferenceWithEnergy();
+    std::unique_ptr<Orchestrator> orchestrator;
+    auto summary = RunWith(&scripted, options, &orchestrator, &stage1);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    EnergyRun out;
+    out.tree = DumpJson(ToJson(orchestrator->tree()));
+    for (const llm::Request& r : scripted.Requests()) {
+      std::string text = r.system + "\n";
+      for (const llm::Message& m : r.messages) text += m.text + "\n";
+      out.prompts.push_back(text);
+    }
+    out.nodes = orchestrator->nodes();
+    out.notes = summary->notes;
+    auto stored = report::ReadStoredRun(*store_, options.run_dir);
+    EXPECT_TRUE(stored.ok());
+    out.report = report::RenderMarkdownReport((*stored)->input);
+    store_.reset();
+    fs::remove_all(dir_ / "run");
+    OpenStore();
+    return out;
+  };
+  const EnergyRun off = run(EnergyMode::kOff);
+  const EnergyRun measure = run(EnergyMode::kMeasure);
+  EXPECT_EQ(measure.tree, off.tree);
+  EXPECT_EQ(measure.prompts, off.prompts)
+      << "measure changes no prompt, the profiling agent's included";
+  // Off records nothing of energy; measure records each correct child's proxy and reduction:
+  // 20 pJ/B x 1000 B + 3 pJ x instructions.
+  EXPECT_FALSE(off.nodes.at(1).energy_proxy_pj);
+  EXPECT_EQ(off.report.find("## Energy"), std::string::npos);
+  ASSERT_TRUE(measure.nodes.at(1).energy_proxy_pj);
+  EXPECT_DOUBLE_EQ(*measure.nodes.at(1).energy_proxy_pj, 20000 + 12000);
+  EXPECT_DOUBLE_EQ(*measure.nodes.at(2).energy_proxy_pj, 20000 + 3000);
+  EXPECT_DOUBLE_EQ(*measure.nodes.at(2).energy_reduction, 1e6 / 23000);
+  EXPECT_FALSE(measure.nodes.at(3).energy_proxy_pj) << "a compile error has no profile";
+  EXPECT_NE(measure.report.find("## Energy\n"), std::string::npos) << measure.report;
+  EXPECT_NE(measure.report.find("Reference: 1e+06 pJ"), std::string::npos) << measure.report;
+  EXPECT_NE(measure.report.find("| n2 | 1.50x [1.40, 1.60] | 2.3e+04 | 2e+04 | 0 | 0 | 3000 | "
+                                "43.48x |"),
+            std::string::npos)
+      << measure.report;
+}
+
+TEST_F(OrchestratorTest, AwareRewardsTheFrugalOfTwoEquallyFastKernelsAndAsksForIt) {
+  ScriptedBackend scripted;
+  PushEqualSpeedSeeds(scripted);
+  RunConfig options = Options(2, "mcts");
+  options.device = "cuda";
+  options.energy = EnergyMode::kAware;
+  agents::BenchmarkingAgent stage1 = ReferenceWithEnergy();
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator, &stage1);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const Tree& tree = orchestrator->tree();
+  ASSERT_TRUE(tree.node(2).energy_reduction);
+  EXPECT_DOUBLE_EQ(*tree.node(2).energy_reduction, 1e6 / 23000);
+  EXPECT_GT(tree.node(2).reward, tree.node(1).reward) << "same speed: fewer instructions wins";
+  EXPECT_NEAR(tree.node(2).reward - tree.node(1).reward,
+              kDefaultEnergyEpsilon * std::log(32000.0 / 23000), 1e-12);
+  EXPECT_EQ(tree.BestNode(), 2) << "the frugal one is the answer, though attached second";
+  // The programmer is told of the preference; the default prompt is not.
+  EXPECT_NE(scripted.Requests()[0].system.find("# Energy preferences"), std::string::npos);
+}
+
+TEST_F(OrchestratorTest, WithoutTheReferencesProxyMeasureSaysWhyThereIsNoReduction) {
+  ScriptedBackend scripted;
+  PushEqualSpeedSeeds(scripted);
+  RunConfig options = Options(2, "mcts");
+  options.device = "cuda";
+  options.energy = EnergyMode::kMeasure;
+  std::unique_ptr<Orchestrator> orchestrator;
+  auto summary = RunWith(&scripted, options, &orchestrator);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_TRUE(orchestrator->nodes().at(1).energy_proxy_pj);
+  EXPECT_FALSE(orchestrator->nodes().at(1).energy_reduction);
+  EXPECT_NE(std::find(summary->notes.begin(), summary->notes.end(),
+                      "energy: the reference's energy proxy is unknown (no ncu profile of the "
+                      "reference (Stage 1)): candidates' proxies are recorded without an energy "
+                      "reduction"),
+            summary->notes.end());
 }
 
 TEST_F(OrchestratorTest, MctsRunIsDeterministic) {

@@ -17,6 +17,7 @@ ProfileFeedback AnalyzeProfile(Result<profile::Metrics> profiled, const ProfileF
   tools::AnalysisOptions analysis_options;
   if (input.stage1) analysis_options.bottleneck = input.stage1->bottleneck;
   analysis_options.overrides = input.overrides;
+  analysis_options.energy = input.energy_tools;
   out.analysis = input.registry->Analyze(out.metrics, analysis_options);
 
   agents::ProfilingInput agent_input(out.metrics);
@@ -25,6 +26,7 @@ ProfileFeedback AnalyzeProfile(Result<profile::Metrics> profiled, const ProfileF
   agent_input.candidate_code = input.candidate_code;
   agent_input.speedup = input.speedup;
   agent_input.overrides = input.overrides;
+  agent_input.energy_tools = input.energy_tools;
   agents::ProfilingOptions profiling;
   profiling.mode = input.mode;
   out.agent = agents::RunProfilingAgent(backend, agent_input, profiling);

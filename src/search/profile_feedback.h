@@ -30,6 +30,8 @@ struct ProfileFeedbackInput {
   agents::FeedbackMode mode = agents::FeedbackMode::kTools;
   std::string candidate_code;
   std::optional<double> speedup;  // the candidate's, over the reference
+  // Also run the energy-only tools: `optimize --energy aware` only (search/run_config.h).
+  bool energy_tools = true;
 };
 
 struct ProfileFeedback {

@@ -1,5 +1,6 @@
 #include "search/reward.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kernelpro::search {
@@ -31,7 +32,9 @@ double EnergyAwareReward(eval::EvalStatus status, std::optional<double> speedup,
                          std::optional<double> energy_reduction, double epsilon) {
   double reward = Reward(status, speedup);
   if (status == eval::EvalStatus::kCorrect && Usable(energy_reduction)) {
-    reward += epsilon * std::log(*energy_reduction);
+    const double ratio =
+        std::clamp(*energy_reduction, 1 / kMaxEnergyReduction, kMaxEnergyReduction);
+    reward += epsilon * std::log(ratio);
   }
   return reward;
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kernelpro::search {
 namespace {
@@ -37,7 +38,7 @@ TEST(RewardTest, ACorrectCandidateWithoutAUsableSpeedupScoresZero) {
 
 TEST(RewardTest, EnergyBreaksTiesBetweenEquallyFastKernelsOnly) {
   EXPECT_NEAR(EnergyAwareReward(eval::EvalStatus::kCorrect, 2.0, 2.0),
-              std::log(2.0) + 1e-3 * std::log(2.0), 1e-12);
+              std::log(2.0) + kDefaultEnergyEpsilon * std::log(2.0), 1e-12);
   EXPECT_EQ(EnergyAwareReward(eval::EvalStatus::kCorrect, 2.0, std::nullopt),
             Reward(eval::EvalStatus::kCorrect, 2.0));
   // Equal speed: the more frugal kernel wins.
@@ -49,6 +50,43 @@ TEST(RewardTest, EnergyBreaksTiesBetweenEquallyFastKernelsOnly) {
   // Failure tiers ignore energy.
   EXPECT_EQ(EnergyAwareReward(eval::EvalStatus::kIncorrect, std::nullopt, 10.0), -2.0);
   EXPECT_EQ(EnergyAwareReward(eval::EvalStatus::kCompileError, std::nullopt, 10.0), -3.0);
+}
+
+// The lexicographic property (paper §5.5: "any speedup gain dominates any energy gain"): over a
+// grid of speedups from 0.05x to 200x, every pair the harness can resolve (ratio at least
+// kResolvableSpeedupRatio) keeps its order whatever the two energy ratios are, from a
+// million-fold saving to a million-fold waste; and with equal speedups the frugal kernel wins.
+TEST(RewardTest, NoEnergyGainOutweighsAResolvableSpeedup) {
+  std::vector<double> speedups;
+  for (double s = 0.05; s < 200; s *= 1.37) speedups.push_back(s);
+  std::vector<double> energies;
+  for (double e = 1e-6; e <= 1e6; e *= 3.1) energies.push_back(e);
+  int pairs = 0;
+  for (double slow : speedups) {
+    // The slower one at exactly the resolvable ratio below, and at the grid's other points.
+    for (double fast : {slow * kResolvableSpeedupRatio, slow * 1.37, slow * 10}) {
+      for (double e_slow : energies) {
+        for (double e_fast : energies) {
+          ASSERT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, fast, e_fast),
+                    EnergyAwareReward(eval::EvalStatus::kCorrect, slow, e_slow))
+              << fast << "x (energy " << e_fast << ") vs " << slow << "x (energy " << e_slow
+              << ")";
+          ++pairs;
+        }
+      }
+    }
+    for (std::size_t i = 0; i + 1 < energies.size(); ++i) {
+      // Equally fast: more energy saved, higher reward (up to the clamp).
+      if (energies[i] < 1 / kMaxEnergyReduction || energies[i + 1] > kMaxEnergyReduction) continue;
+      EXPECT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, slow, energies[i + 1]),
+                EnergyAwareReward(eval::EvalStatus::kCorrect, slow, energies[i]));
+    }
+  }
+  EXPECT_GT(pairs, 10000);
+  // Energy never lifts a wrong kernel, nor sinks a correct one below it: a correct kernel at 0.2x
+  // with the worst energy still outranks a wrong one with the best.
+  EXPECT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, 0.2, 1e-6),
+            EnergyAwareReward(eval::EvalStatus::kIncorrect, 1.0, 1e6));
 }
 
 }  // namespace

@@ -28,6 +28,25 @@ tools::ToolConfig ToolConfigFromJson(const Json& j) {
 
 }  // namespace
 
+const char* EnergyModeName(EnergyMode mode) {
+  switch (mode) {
+    case EnergyMode::kOff:
+      return "off";
+    case EnergyMode::kMeasure:
+      return "measure";
+    case EnergyMode::kAware:
+      return "aware";
+  }
+  return "off";
+}
+
+std::optional<EnergyMode> ParseEnergyMode(const std::string& name) {
+  for (EnergyMode mode : {EnergyMode::kOff, EnergyMode::kMeasure, EnergyMode::kAware}) {
+    if (name == EnergyModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
 Json ToJson(const RunConfig& o) {
   return Json{{"problem", o.problem},
               {"iterations", o.iterations},
@@ -52,6 +71,7 @@ Json ToJson(const RunConfig& o) {
               {"temperatures", o.temperatures},
               {"memory_chars", o.memory_chars},
               {"tools", ToJson(o.tools)},
+              {"energy", EnergyModeName(o.energy)},
               {"llm", llm::ToJson(o.llm)},
               {"executor", ToJson(o.executor)},
               {"worker_python", o.worker_python}};
@@ -100,6 +120,9 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   o.llm = llm::LlmConfigFromJson(section("llm", "llm"));
   o.executor = eval::EvalOptionsFromJson(section("executor", "eval"));
   o.tools = ToolConfigFromJson(section("tools", "tools"));
+  auto energy = ParseEnergyMode(JsonGet<std::string>(j, "energy", "off"));
+  if (!energy) return Status::InvalidArgument("run options: energy must be off, measure or aware");
+  o.energy = *energy;
   o.worker_python =
       JsonGet<std::string>(j, "worker_python", JsonGet<std::string>(legacy, "python", ""));
   o.gpu_name = JsonGet<std::string>(j, "gpu_name", JsonGet<std::string>(legacy, "gpu", ""));

@@ -22,6 +22,16 @@
 
 namespace kernelpro::search {
 
+// --energy (paper §5.5, Appendix I.2; docs/energy.md): what a run does with energy.
+//   off      speed only: no proxy, no energy tools (the default; the paper's standard KernelPro)
+//   measure  the energy proxy of every correct candidate is recorded and reported; the search,
+//            its prompts and its tools are those of `off`, so its tree is byte-identical
+//   aware    as measure, and the reward adds ε·ln(energy_reduction) (search/reward.h), the
+//            programmer's prompt gains an "Energy preferences" section, the energy-only tools run
+enum class EnergyMode { kOff, kMeasure, kAware };
+const char* EnergyModeName(EnergyMode mode);  // "off", "measure", "aware"
+std::optional<EnergyMode> ParseEnergyMode(const std::string& name);
+
 struct RunConfig {
   // ---- the problem and where the run lives
   std::string problem;  // the problem file (absolute once the run is created)
@@ -49,6 +59,9 @@ struct RunConfig {
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
   tools::ToolConfig tools;  // the user's tools (paths absolute, so resume finds them from anywhere)
+  // --energy. Runs recorded before the option: off (their energy tools ran; a resumed one's no
+  // longer do).
+  EnergyMode energy = EnergyMode::kOff;
 
   // ---- the programmer
   int programmer_max_tokens = 16384;

@@ -28,6 +28,7 @@ RunConfig Full() {
   o.tools.rule_files = {"/rules/mine.toml"};
   o.tools.thresholds = {"dram_bandwidth.min_pct=70"};
   o.tools.no_energy = true;
+  o.energy = EnergyMode::kAware;
   o.llm.provider = "openai";
   o.llm.model = "gpt-4o";
   o.llm.api_key_env = "MY_KEY";
@@ -51,6 +52,7 @@ TEST(RunConfigTest, EverythingAResumedRunNeedsRoundTrips) {
   EXPECT_EQ(back->gpu_name, "A100");
   EXPECT_EQ(back->seed, 42u);
   EXPECT_TRUE(back->seed_given);
+  EXPECT_EQ(back->energy, EnergyMode::kAware) << "a resumed aware run stays aware";
 }
 
 TEST(RunConfigTest, NeverStoresTheDecisionToRunUnconfined) {
@@ -86,6 +88,8 @@ TEST(RunConfigTest, ARunRecordedBeforeRunConfigStillOpens) {
   // Its "seed": 0 was only recorded: resumed, it still sends no seed (its cassette has none).
   EXPECT_FALSE(o->seed_given);
   EXPECT_FALSE(ProgrammerSeed(*o, 1).has_value());
+  // Recorded before --energy: speed only.
+  EXPECT_EQ(o->energy, EnergyMode::kOff);
 }
 
 TEST(RunConfigTest, BadValuesAreRefused) {
@@ -97,6 +101,9 @@ TEST(RunConfigTest, BadValuesAreRefused) {
   EXPECT_FALSE(RunConfigFromJson(bad).ok());
   bad = ToJson(Full());
   bad["feedback"] = "psychic";
+  EXPECT_FALSE(RunConfigFromJson(bad).ok());
+  bad = ToJson(Full());
+  bad["energy"] = "frugal";
   EXPECT_FALSE(RunConfigFromJson(bad).ok());
   EXPECT_FALSE(RunConfigFromJson(Json::array()).ok());
   // A run stored before --gpus existed profiles one child at a time.

@@ -131,6 +131,11 @@ bool BetterSolution(const Node& a, const Node& b) {
   if (a.speedup && a.speedup->estimate != b.speedup->estimate) {
     return a.speedup->estimate > b.speedup->estimate;
   }
+  // Equally fast: the energy-aware search (the only one that sets energy_reduction on nodes)
+  // prefers the kernel that spends less.
+  if (a.energy_reduction && b.energy_reduction && *a.energy_reduction != *b.energy_reduction) {
+    return *a.energy_reduction > *b.energy_reduction;
+  }
   return a.id < b.id;
 }
 

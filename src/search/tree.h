@@ -131,7 +131,8 @@ class Tree {
   void MarkTerminal(int id) { nodes_.at(id).terminal = true; }
 
   // The global best (paper Algorithm 1, line 26): the best correct node across the whole tree by
-  // BetterSolution, or none while no node is correct.
+  // BetterSolution (speedup, then for equal speedups the energy reduction when both nodes have
+  // one, then the earlier node), or none while no node is correct.
   std::optional<int> BestNode() const;
 
  private:
