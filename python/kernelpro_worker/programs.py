@@ -124,13 +124,9 @@ def _finish(module, path, kind, entry_name, entry, reference_path):
 
 
 def adapt_python(module, path):
-    """A Python module without class Model: a program when it names ENTRY, else an error."""
-    entry_name = getattr(module, "ENTRY", None)
-    if entry_name is None:
-        raise StepError("problem_error", f"{path} is neither a problem nor a program: it defines no "
-                        "class Model (KernelBench: class Model(nn.Module), get_inputs(), "
-                        "get_init_inputs()) and no ENTRY naming a launcher function "
-                        "(docs/programs.md)")
+    """A Python module without class Model that names its launcher in ENTRY (load_problem calls
+    this only then; a module with neither is load_problem's error)."""
+    entry_name = module.ENTRY
     if not isinstance(entry_name, str):
         raise StepError("problem_error", f"program {path}: ENTRY must be the launcher's name as a "
                         f"string, not {type(entry_name).__name__}")

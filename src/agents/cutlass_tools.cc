@@ -229,9 +229,8 @@ std::vector<MemoryEntry> ToolCallMemory(const std::vector<ProgrammerToolCall>& c
       }
       entries.push_back({MemorySection::kSearchFindings, finding, iteration});
     } else if (call.name == kSmemProbeTool) {
-      const std::string first_line = SplitLines(call.result).empty()
-                                         ? call.result
-                                         : SplitLines(call.result).front();
+      const std::vector<std::string> lines = SplitLines(call.result);
+      const std::string first_line = lines.empty() ? call.result : lines.front();
       entries.push_back({MemorySection::kSearchFindings,
                          "check_smem_layout of " + ArgumentText(call.arguments, "atom") +
                              " over " + ArgumentText(call.arguments, "tile_shape") + ": " +

@@ -23,6 +23,10 @@ std::optional<InputKind> ParseInputKind(const std::string& text) {
   return ValueOf(kKinds, Lower(text));
 }
 
+std::string ProgramKindName(InputKind kind) {
+  return kind == InputKind::kTriton ? "Triton" : kind == InputKind::kCuda ? "CUDA" : "Python";
+}
+
 InputKind DetectInputKind(const std::string& code) {
   auto has = [&](const char* s) { return code.find(s) != std::string::npos; };
   if (has("import triton") || has("from triton")) return InputKind::kTriton;

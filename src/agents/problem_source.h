@@ -31,6 +31,11 @@ struct ProblemSource {
   std::string reference_code;  // its text (the outputs the candidates must match)
 };
 
+// "Triton", "CUDA" or "Python": what a program (ProblemSource::program) is written in, as eval and
+// the report name it ("Triton program"). A Python program's kernels are whatever its launcher
+// calls, so it is not called a PyTorch one.
+std::string ProgramKindName(InputKind kind);
+
 // Reads a problem file and detects its kind: Triton when it imports triton, CUDA when its
 // reference builds CUDA source itself (load_inline / a __global__ kernel) or is a .cu program,
 // PyTorch otherwise. A file that is neither a KernelBench problem (class Model) nor a program

@@ -206,8 +206,9 @@ llm::Outcome Ask(llm::Backend& backend, llm::Request request, const ProgrammerOp
   const llm::Error& error = *conversation.error;
   if (conversation.turns == 1 && result.tool_calls.empty() && RefusesTools(error)) {
     result.tools_offered = false;
-    result.notes.push_back("the backend refused the request with tools (" + error.ToString() +
-                           "); the programmer answered in one call without them");
+    result.tools_refused = "the backend refused the request with tools (" + error.ToString() +
+                           "); the programmer answered in one call without them";
+    result.notes.push_back(result.tools_refused);
     llm::Outcome single = backend.Complete(request);
     if (single.ok()) result.usage = single.response().usage;
     return single;
@@ -439,6 +440,7 @@ ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt
     merged.raw_text += (merged.raw_text.empty() ? "" : "\n\n") + part.raw_text;
     merged.from_fenced_blocks = merged.from_fenced_blocks || part.from_fenced_blocks;
     merged.tools_offered = merged.tools_offered || part.tools_offered;
+    if (merged.tools_refused.empty()) merged.tools_refused = part.tools_refused;
     for (ProgrammerToolCall& call : part.tool_calls) merged.tool_calls.push_back(std::move(call));
     for (std::string& note : part.notes) {
       if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {

@@ -114,6 +114,9 @@ struct ProgrammerResult {
   std::vector<std::string> notes;   // checks that could not run, a reply cut off, ...
   std::vector<ProgrammerToolCall> tool_calls;  // in the order the model made them
   bool tools_offered = false;  // the request offered tools (false after a fallback, too)
+  // The backend refused the request with tools and the programmer asked once without them: the
+  // note saying so (also in `notes`); "" when it did not.
+  std::string tools_refused;
 };
 
 // The programmer at several temperatures (the paper seeds its runs at several): one request per

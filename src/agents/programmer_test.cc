@@ -503,6 +503,7 @@ TEST(ProgrammerToolsTest, ABackendThatRefusesToolsGetsOneCallWithoutThemAndTheRe
   ASSERT_FALSE(r.notes.empty());
   EXPECT_TRUE(Contains(r.notes.back(), "refused the request with tools")) << r.notes.back();
   EXPECT_TRUE(Contains(r.notes.back(), "without them"));
+  EXPECT_EQ(r.tools_refused, r.notes.back());
   auto got = server.Received();
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(got[0].JsonBody().contains("tools"));

@@ -62,11 +62,8 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
   const auto source = agents::ReadProblemSource(report.problem);
   const bool program = source.ok() && source->program;
   if (program) {
-    const char* kind = source->kind == agents::InputKind::kTriton ? "Triton"
-                       : source->kind == agents::InputKind::kCuda ? "CUDA"
-                                                                  : "Python";
     out << "baseline    " << std::filesystem::path(source->path).filename().string() << " ("
-        << kind << " program, ENTRY " << source->entry << "): the time to beat\n";
+        << agents::ProgramKindName(source->kind) << " program, ENTRY " << source->entry << "): the time to beat\n";
     out << "reference   "
         << (source->reference_path.empty()
                 ? std::string("the program itself (no REFERENCE): its outputs are the expected ones")

@@ -138,28 +138,34 @@ struct HeaderFact {
   bool code = false;  // a path, set as code
 };
 
-// What the speedups are measured against: the reference, or a program's own time
-// (docs/programs.md: the program is the baseline, its REFERENCE only gives the outputs).
-std::string Baseline(const RunReportInput& in) {
+// The run's problem when it is a program (docs/programs.md); read once per rendering.
+std::optional<agents::ProblemSource> ProgramOf(const RunReportInput& in) {
   auto source = agents::ReadProblemSource(in.config.problem);
-  if (!source.ok() || !source->program) return "the reference";
-  return source->kind == agents::InputKind::kTriton ? "the baseline (the Triton program)"
-         : source->kind == agents::InputKind::kCuda ? "the baseline (the CUDA program)"
-                                                    : "the baseline (the program)";
+  if (!source.ok() || !source->program) return std::nullopt;
+  return std::move(*source);
 }
 
-std::vector<HeaderFact> HeaderFacts(const RunReportInput& in) {
+// What the speedups are measured against: the reference, or a program's own time
+// (docs/programs.md: the program is the baseline, its REFERENCE only gives the outputs).
+std::string Baseline(const std::optional<agents::ProblemSource>& program) {
+  if (!program) return "the reference";
+  if (program->kind == agents::InputKind::kPyTorch) return "the baseline (the program)";
+  return "the baseline (the " + agents::ProgramKindName(program->kind) + " program)";
+}
+
+std::vector<HeaderFact> HeaderFacts(const RunReportInput& in,
+                                    const std::optional<agents::ProblemSource>& program) {
   const search::RunConfig& o = in.config;
   const RunEnvironment& env = in.environment;
   std::vector<HeaderFact> facts;
   facts.push_back({"Problem", o.problem, true});
-  // A program (docs/programs.md): the report says which file is timed and which is matched.
-  if (auto source = agents::ReadProblemSource(o.problem); source.ok() && source->program) {
-    facts.push_back({"Baseline (timed)", o.problem + " (ENTRY " + source->entry + ")", true});
+  // A program: the report says which file is timed and which is matched.
+  if (program) {
+    facts.push_back({"Baseline (timed)", o.problem + " (ENTRY " + program->entry + ")", true});
     facts.push_back({"Reference (expected outputs)",
-                     source->reference_path.empty() ? "the program itself (no REFERENCE)"
-                                                    : source->reference_path,
-                     !source->reference_path.empty()});
+                     program->reference_path.empty() ? "the program itself (no REFERENCE)"
+                                                     : program->reference_path,
+                     !program->reference_path.empty()});
   }
   if (!o.run_dir.empty()) facts.push_back({"Run directory", o.run_dir, true});
   std::string device = env.device.empty() ? o.device : env.device;
@@ -769,9 +775,9 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
   out << "# driver:    " << (env.driver.empty() ? "unknown" : env.driver) << "\n";
   out << "# toolchain: " << (env.toolchain.empty() ? "unknown" : env.toolchain) << "\n";
   if (verdict) {
-    out << "# speedup:   " << FormatFixed(verdict->speedup.estimate) << "x over " << Baseline(in)
-        << ", "
-        << ConfidenceInterval(verdict->speedup) << " (ratio of median times)\n";
+    out << "# speedup:   " << FormatFixed(verdict->speedup.estimate) << "x over "
+        << Baseline(ProgramOf(in)) << ", " << ConfidenceInterval(verdict->speedup)
+        << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
     const search::Node& node = tree.node(verdict->node);
@@ -788,7 +794,8 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
   std::ostringstream out;
   const search::Tree& tree = *in.tree;
   out << "# kernelpro run: " << ProblemName(in.config.problem) << "\n\n";
-  for (const HeaderFact& fact : HeaderFacts(in)) {
+  const std::optional<agents::ProblemSource> program = ProgramOf(in);
+  for (const HeaderFact& fact : HeaderFacts(in, program)) {
     out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
   }
   out << "\n";
@@ -803,7 +810,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (" << MarkdownFile(info->file) << ", saved as [`best.py`](best.py))";
     }
-    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(in) << ", "
+    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(program) << ", "
         << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
     out << "Roofline: " << RooflineText(in) << "\n\n";
@@ -898,7 +905,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       << "</head>\n<body>\n";
   out << "<h1>" << Html(title) << "</h1>\n";
   out << "<table class=\"facts\">\n";
-  for (const HeaderFact& fact : HeaderFacts(in)) {
+  const std::optional<agents::ProblemSource> program = ProgramOf(in);
+  for (const HeaderFact& fact : HeaderFacts(in, program)) {
     out << "<tr><th>" << Html(fact.label) << "</th><td>"
         << (fact.code ? "<code>" + Html(fact.value) + "</code>" : Html(fact.value))
         << "</td></tr>\n";
@@ -917,7 +925,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       out << " (" << HtmlFile(info->file) << ", saved as " << HtmlFile("best.py") << ")";
     }
     out << ", <strong>" << FormatFixed(verdict->speedup.estimate)
-        << "x</strong> over " << Html(Baseline(in)) << ", " << ConfidenceInterval(verdict->speedup)
+        << "x</strong> over " << Html(Baseline(program)) << ", " << ConfidenceInterval(verdict->speedup)
         << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";

@@ -396,17 +396,10 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
       return Status::Unavailable("the LLM call failed: " + *permanent_llm_error_);
     }
     // A backend that refused the tools: said once in the run's notes (report) and on stderr.
-    if (programmer.tools != nullptr && !result.tools_offered) {
-      for (const std::string& text : result.notes) {
-        if (!Contains(text, "refused the request with tools")) continue;
-        tools_refused_ = true;
-        const std::string note =
-            "CUTLASS tools: " + text + "; the rest of the run asks without them";
-        if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) {
-          Note(note);
-          Log(note);
-        }
-      }
+    if (!result.tools_refused.empty() && !tools_refused_) {
+      tools_refused_ = true;
+      Note("CUTLASS tools: " + result.tools_refused + "; the rest of the run asks without them");
+      Log(notes_.back());
     }
     if (memory_) {
       for (const agents::MemoryEntry& entry : agents::ToolCallMemory(result.tool_calls, iteration))
