@@ -128,10 +128,7 @@ CommandRunner RegisterEnergyCommand(CLI::App& app) {
   cmd->add_flag("--lock-clocks", e.lock_clocks,
                 "Lock the SM clock at its warmed-up value while measuring, then unlock (changes "
                 "GPU state: off by default, never on shared GPUs)");
-  cmd->add_option("--nvml-library", e.nvml_library,
-                  "NVML library to load instead of the driver's libnvidia-ml.so.1 (tests: a fake)")
-      ->envname("KERNELPRO_NVML_LIBRARY")
-      ->check(InputFile());
+  AddOption(*cmd, kNvmlLibraryOption, e.nvml_library)->check(InputFile());
   AddWorkerOptions(*cmd, args->eval, args->python);
   AddSandboxOptions(*cmd, args->eval);
   AddOption(*cmd, kJsonOption, args->json);

@@ -37,6 +37,7 @@
 #include "llm/factory.h"
 #include "llm/price.h"
 #include "report/run_report.h"
+#include "eval/energy.h"
 #include "report/stored_run.h"
 #include "roofline/hardware.h"
 #include "agents/cutlass_tools.h"
@@ -59,6 +60,10 @@ struct OptimizeArgs {
   bool no_memory = false;
   bool no_cutlass_tools = false;
   int cutlass_search_budget = 6;
+  int energy_kernels = 2;  // --energy measure|aware: kernels NVML measures after the search
+  int energy_windows = 30;
+  double energy_window_s = 2.0;
+  std::string nvml_library;
   bool demo = false;
   bool quiet = false;  // --quiet: no progress on stderr
   std::uint64_t seed = 0;
@@ -80,6 +85,7 @@ struct ResumeArgs {
   // The machine's own, for a run continued elsewhere: --gpus, --python; empty: the run's own.
   std::vector<std::string> gpus;
   std::string python;
+  std::string nvml_library;  // --nvml-library: the machine's own
   bool quiet = false;  // --quiet: no progress on stderr
 };
 
@@ -323,6 +329,25 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
     say(std::cerr, "kernelpro " + std::string(command) + ": " + line);
   };
   deps.step_progress = progress.get();
+  if (options.energy != search::EnergyMode::kOff) {
+    eval::Executor* energy_executor = &*executor;
+    deps.measure_energy = [energy_executor](const std::vector<std::string>& candidates,
+                                            const search::RunConfig& config) -> Result<Json> {
+      if (config.device != "cuda" && config.nvml_library.empty()) {
+        return Status::Unavailable("--device " + config.device +
+                                   " runs no GPU for NVML to measure");
+      }
+      eval::EnergyOptions energy;
+      energy.windows = config.energy_windows;
+      energy.window_s = config.energy_window_s;
+      // Steady state is usually reached within a few windows; 30 s with the default 2 s windows.
+      energy.warmup_cap_s = 15 * config.energy_window_s;
+      energy.nvml_library = config.nvml_library;
+      auto measured = eval::MeasureEnergy(*energy_executor, config.problem, candidates, energy);
+      if (!measured.ok()) return measured.status();
+      return measured->step;
+    };
+  }
   deps.iteration_started = [progress, command](int iteration, int iterations) {
     if (progress) {
       progress->SetLabel(std::string(command) + ": iteration " + std::to_string(iteration) + "/" +
@@ -398,6 +423,11 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
               << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
               << verdict->text << "\n";
     std::cout << "kernel: " << layout.best_kernel() << "\n";
+    if (auto energy = report::ViewMeasuredEnergy(report)) {
+      for (const std::string& line : report::MeasuredEnergyLines(*energy)) {
+        std::cout << line << "\n";
+      }
+    }
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
@@ -521,6 +551,10 @@ int RunOptimize(OptimizeArgs& args) {
   }
   o.feedback = agents::ParseFeedbackMode(feedback).value();
   o.energy = search::ParseEnergyMode(args.energy).value();
+  o.energy_kernels = args.energy_kernels;
+  o.energy_windows = args.energy_windows;
+  o.energy_window_s = args.energy_window_s;
+  o.nvml_library = args.nvml_library.empty() ? "" : fs::absolute(args.nvml_library).string();
   o.memory = !args.no_memory;
   o.cutlass_tools = !args.no_cutlass_tools;
   o.cutlass_search_budget = args.cutlass_search_budget;
@@ -638,6 +672,7 @@ int RunResume(ResumeArgs& args) {
                 ", or start a new run with optimize --device " + args.device);
   }
   o.run_dir = args.run_dir;
+  o.nvml_library = args.nvml_library.empty() ? "" : fs::absolute(args.nvml_library).string();
   if (!args.python.empty()) {
     o.worker_python = args.python;
     o.python = args.python;
@@ -721,6 +756,20 @@ CommandRunner RegisterOptimizeCommand(CLI::App& app) {
                   "(also in the reward, the prompt and the energy-only tools)")
       ->check(CLI::IsMember({"off", "measure", "aware"}))
       ->capture_default_str();
+  cmd->add_option("--energy-kernels", args->energy_kernels,
+                  "With --energy measure|aware: after the search, measure this many of the "
+                  "fastest kernels and the reference with NVML (0: none)")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  cmd->add_option("--energy-windows", args->energy_windows,
+                  "NVML windows per kernel after the search (median and interval over them)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--energy-window-s", args->energy_window_s,
+                  "Length of one NVML window of back-to-back calls, seconds")
+      ->check(CLI::Range(0.01, 600.0))
+      ->capture_default_str();
+  AddOption(*cmd, kNvmlLibraryOption, args->nvml_library)->check(InputFile());
   cmd->add_flag("--no-memory", args->no_memory, "No search memory across iterations");
   CLI::Option* seed = AddOption(*cmd, kSeedOption, args->seed);
   cmd->add_option("--run-dir", args->run_dir,
@@ -766,6 +815,7 @@ CommandRunner RegisterResumeCommand(CLI::App& app) {
   // What may differ on the machine a run is continued on.
   AddGpusOption(*cmd, args->gpus)->default_str("the run's own");
   AddPythonOption(*cmd, args->python)->default_str("the run's own");
+  AddOption(*cmd, kNvmlLibraryOption, args->nvml_library)->check(InputFile());
   AddProgressOptions(*cmd, args->quiet);
   return [args] { return RunResume(*args); };
 }

@@ -300,6 +300,54 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   EXPECT_NE(ReadFile(run / "report.md").find("exhausted: all 3 recordings"), std::string::npos);
 }
 
+// --energy measure: after the search, NVML (here the fake library, reading the CPU's work)
+// measures the reference and the fastest kernels; the CLI and both reports show it, and `kernelpro
+// report` renders it again from the store. Without a library on cpu, a note says why not.
+TEST_F(OptimizeCommandTest, EnergyMeasureEndsWithAnNvmlMeasurementOfTheFastestKernels) {
+  const fs::path run = dir_ / "run";
+  std::vector<std::string> args = OptimizeArgs(run);
+  for (const char* extra : {"--energy", "measure", "--energy-kernels", "2", "--energy-windows",
+                            "3", "--energy-window-s", "0.2", "--nvml-library",
+                            KERNELPRO_FAKE_NVML}) {
+    args.push_back(extra);
+  }
+  CliRun r = RunKernelpro(args, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(
+      r.out, line,
+      std::regex(R"(energy: reference [0-9.e+-]+ mJ per call; (n[0-9]+) [0-9.e+-]+ mJ \[[^\]]+\], )"
+                 R"([0-9.]+x \[[0-9.]+, [0-9.]+\] less; (n[0-9]+) .* \(NVML\)\n)")))
+      << r.out << r.err;
+  EXPECT_NE(line[1], line[2]);
+  EXPECT_NE(r.out.find("energy method: NVML total energy counter, 3 windows of 0.2 s, idle "),
+            std::string::npos)
+      << r.out;
+  const std::string report = ReadFile(run / "report.md");
+  EXPECT_NE(report.find("### Measured with NVML"), std::string::npos) << report;
+  EXPECT_NE(report.find("| reference | - | "), std::string::npos) << report;
+  EXPECT_NE(ReadFile(run / "report.html").find("<h3>Measured with NVML</h3>"), std::string::npos);
+  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE iteration = 0 AND step = 'energy' AND "
+                       "state = 'done' AND key = '" + line[1].str() + "," + line[2].str() + "'"),
+            1);
+  CliRun again = RunKernelpro({"report", run.string()}, 2);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(ReadFile(run / "report.md").find("### Measured with NVML"), std::string::npos);
+
+  // No NVML library on a cpu run: the search is the same, and the run says why nothing was
+  // measured.
+  const fs::path plain = dir_ / "plain";
+  args = OptimizeArgs(plain);
+  args.insert(args.end(), {"--energy", "measure"});
+  CliRun none = RunKernelpro(args, 20, {}, {"KERNELPRO_NVML_LIBRARY"});
+  ASSERT_EQ(none.exit_code, 0) << none.out << none.err;
+  EXPECT_NE(none.err.find("energy (NVML): not measured: --device cpu runs no GPU for NVML to "
+                          "measure"),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(none.out.find("energy:"), std::string::npos) << none.out;
+}
+
 TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice) {
   const fs::path run = dir_ / "run";
   // Killed right after: iteration 1's generation was journaled; the first evaluation of

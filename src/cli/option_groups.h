@@ -112,6 +112,12 @@ inline constexpr OptionSpec kCacheDirOption = {
     "--cache-dir", "Builds and reference outputs, shared by runs (default ~/.cache/kernelpro)",
     "KERNELPRO_CACHE_DIR", "Worker"};
 
+// The NVML library `energy`, optimize's and resume's NVML measurements load.
+inline constexpr OptionSpec kNvmlLibraryOption = {
+    "--nvml-library",
+    "NVML library to load instead of the driver's libnvidia-ml.so.1 (tests: a fake)",
+    "KERNELPRO_NVML_LIBRARY"};
+
 // --device: cuda or cpu, its default shown in --help.
 CLI::Option* AddDeviceOption(CLI::App& command, std::string& device);
 

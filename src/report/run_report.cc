@@ -13,6 +13,7 @@
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/text.h"
+#include "eval/energy.h"
 #include "report/charts.h"
 #include "report/svg.h"
 #include "llm/price.h"
@@ -543,6 +544,16 @@ std::string Picojoules(double pj) {
   return text;
 }
 
+std::string Millijoules(double mj) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", mj);
+  return text;
+}
+
+std::string MeasuredText(const MeasuredEnergyRow& row) {
+  return Millijoules(row.mj) + " mJ [" + Millijoules(row.low) + ", " + Millijoules(row.high) + "]";
+}
+
 std::string EnergyIntro(const RunReportInput& in) {
   std::string text =
       "Energy proxy (paper Eq. 4, pJ, from each kernel's ncu counters: 20 pJ/B of DRAM traffic, "
@@ -858,6 +869,26 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     }
     out << "\n";
   }
+  if (auto measured = ViewMeasuredEnergy(in)) {
+    if (in.energy.empty()) out << "## Energy\n\n";
+    out << "### Measured with NVML\n\n";
+    if (!measured->rows.empty()) {
+      out << "Energy per call after the search, the reference and the fastest kernels measured "
+             "back to back in one session: " << measured->method << ".\n\n";
+      out << "| kernel | speedup | mJ per call | interval | power | energy reduction |\n";
+      out << "|---|---|---|---|---|---|\n";
+      for (const MeasuredEnergyRow& row : measured->rows) {
+        out << "| " << row.name << " | " << (row.speedup ? RatioText(*row.speedup) : "-") << " | "
+            << Millijoules(row.mj) << " | [" << Millijoules(row.low) << ", "
+            << Millijoules(row.high) << "] " << FormatFixed(100 * row.confidence, 1) << "% | "
+            << FormatFixed(row.watts, 1) << " W | "
+            << (row.reduction ? RatioText(*row.reduction) : std::string("-")) << " |\n";
+      }
+      out << "\n";
+    }
+    for (const std::string& remark : measured->remarks) out << "- " << remark << "\n";
+    if (!measured->remarks.empty()) out << "\n";
+  }
 
   if (size_t total = CountToolCalls(in); total > 0) {
     out << "## The programmer's tool calls\n\n"
@@ -991,6 +1022,31 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     }
     out << "</table>\n";
   }
+  if (auto measured = ViewMeasuredEnergy(in)) {
+    if (in.energy.empty()) out << "<h2>Energy</h2>\n";
+    out << "<h3>Measured with NVML</h3>\n";
+    if (!measured->rows.empty()) {
+      out << "<p>Energy per call after the search, the reference and the fastest kernels "
+             "measured back to back in one session: " << Html(measured->method) << ".</p>\n";
+      out << "<table>\n<tr><th>kernel</th><th>speedup</th><th>mJ per call</th><th>interval</th>"
+          << "<th>power</th><th>energy reduction</th></tr>\n";
+      for (const MeasuredEnergyRow& row : measured->rows) {
+        out << "<tr><td>" << Html(row.name) << "</td><td>"
+            << (row.speedup ? Html(RatioText(*row.speedup)) : "-") << "</td><td>"
+            << Millijoules(row.mj) << "</td><td>[" << Millijoules(row.low) << ", "
+            << Millijoules(row.high) << "] " << FormatFixed(100 * row.confidence, 1)
+            << "%</td><td>" << FormatFixed(row.watts, 1) << " W</td><td>"
+            << (row.reduction ? Html(RatioText(*row.reduction)) : std::string("-"))
+            << "</td></tr>\n";
+      }
+      out << "</table>\n";
+    }
+    if (!measured->remarks.empty()) {
+      out << "<ul>\n";
+      for (const std::string& remark : measured->remarks) out << "<li>" << Html(remark) << "</li>\n";
+      out << "</ul>\n";
+    }
+  }
 
   if (size_t total = CountToolCalls(in); total > 0) {
     out << "<h2>The programmer's tool calls</h2>\n<details><summary>" << total << " call"
@@ -1049,6 +1105,78 @@ Status WriteRunFiles(const RunReportInput& given, const std::optional<std::strin
     return s;
   }
   return WriteFileAtomically(layout.html_report(), RenderHtmlReport(input));
+}
+
+std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in) {
+  if (!in.summary.energy) return std::nullopt;
+  const search::MeasuredEnergy& measured = *in.summary.energy;
+  MeasuredEnergyView view;
+  auto report = eval::EnergyReportFromStep(measured.step);
+  if (!report.ok() || report->arms.size() != measured.nodes.size() + 1) {
+    view.remarks.push_back("The stored NVML measurement is unreadable: " +
+                           (report.ok() ? std::string("its arms do not match its kernels")
+                                        : report.status().message()));
+    return view;
+  }
+  view.method = report->method;
+  for (std::size_t i = 0; i < report->arms.size(); ++i) {
+    const eval::ArmEnergy& arm = report->arms[i];
+    MeasuredEnergyRow row;
+    row.name = i == 0 ? std::string("reference") : NodeName(measured.nodes[i - 1]);
+    if (i > 0 && in.tree && in.tree->Contains(measured.nodes[i - 1])) {
+      row.speedup = in.tree->node(measured.nodes[i - 1]).speedup;
+    }
+    row.mj = arm.per_call.median;
+    row.low = arm.per_call.low;
+    row.high = arm.per_call.high;
+    row.confidence = arm.per_call.confidence;
+    row.watts = arm.median_watts;
+    if (i > 0) row.reduction = report->ratios[i - 1];
+    if (!arm.warmup_settled) {
+      view.remarks.push_back(row.name + "'s warm-up stopped at its " +
+                             FormatFixed(arm.warmup_s, 1) +
+                             " s cap before the power settled.");
+    }
+    if (arm.per_call.low <= 0) {
+      view.remarks.push_back(row.name + " drew too little above idle in some windows for the "
+                             "counter to resolve (dynamic energy at or below zero).");
+    }
+    view.rows.push_back(std::move(row));
+  }
+  if (view.rows.size() >= 3) {
+    const MeasuredEnergyRow& a = view.rows[1];
+    const MeasuredEnergyRow& b = view.rows[2];
+    if (a.low <= b.high && b.low <= a.high) {
+      view.remarks.push_back(a.name + " and " + b.name +
+                             " spend the same energy per call within the measured noise "
+                             "(their intervals overlap).");
+    } else {
+      const bool a_less = a.mj < b.mj;
+      const MeasuredEnergyRow& less = a_less ? a : b;
+      const MeasuredEnergyRow& more = a_less ? b : a;
+      view.remarks.push_back(less.name + " spends less energy per call than " + more.name + " (" +
+                             FormatFixed(more.mj / less.mj) +
+                             "x, beyond the noise: their intervals do not overlap).");
+    }
+  }
+  return view;
+}
+
+std::vector<std::string> MeasuredEnergyLines(const MeasuredEnergyView& view) {
+  std::vector<std::string> lines;
+  if (!view.rows.empty()) {
+    std::string line = "energy: " + view.rows[0].name + " " + Millijoules(view.rows[0].mj) +
+                       " mJ per call";
+    for (std::size_t i = 1; i < view.rows.size(); ++i) {
+      const MeasuredEnergyRow& row = view.rows[i];
+      line += "; " + row.name + " " + MeasuredText(row);
+      if (row.reduction) line += ", " + RatioText(*row.reduction) + " less";
+    }
+    lines.push_back(line + " (NVML)");
+    lines.push_back("energy method: " + view.method);
+  }
+  for (const std::string& remark : view.remarks) lines.push_back("energy: " + remark);
+  return lines;
 }
 
 }  // namespace kernelpro::report

@@ -54,6 +54,30 @@ struct RunReportInput {
   std::map<int, std::vector<agents::ProgrammerToolCall>> tool_calls;
 };
 
+// NVML's measurement after the search (RunReportInput::summary.energy), as both reports and the
+// optimize command show it: per kernel (the reference first) its energy per call with the
+// interval, and the kernels' ratio to the reference.
+struct MeasuredEnergyRow {
+  std::string name;  // "reference", "n7"
+  std::optional<RatioInterval> speedup;
+  double mj = 0, low = 0, high = 0;  // median energy per call and its interval, mJ
+  double confidence = 0;             // what the interval covers
+  double watts = 0;                  // median raw power of its windows
+  std::optional<RatioInterval> reduction;  // reference energy / this kernel's (kernels only)
+};
+struct MeasuredEnergyView {
+  std::string method;  // the method line (eval::EnergyMethod)
+  std::vector<MeasuredEnergyRow> rows;
+  // Sentences for people: whether the two fastest kernels differ beyond the noise, warm-ups cut
+  // short, windows at or below idle, an unreadable stored measurement.
+  std::vector<std::string> remarks;
+};
+// Nullopt when nothing was measured.
+std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in);
+// "energy: reference 39.6 mJ per call; n5 14.97 mJ [14.87, 17.09], 2.65x less [2.31, 2.67]" and
+// the remarks, one line each (optimize prints them under "best:").
+std::vector<std::string> MeasuredEnergyLines(const MeasuredEnergyView& view);
+
 // One line per call for the reports: "search_cutlass /regex/ under 'path' → first result line".
 std::string ToolCallLine(const agents::ProgrammerToolCall& call, size_t max_chars = 200);
 

@@ -8,6 +8,7 @@
 #include "report/charts.h"
 #include "roofline/reference_analysis.h"
 #include "search/journal.h"
+#include "search/measured_energy.h"
 #include "search/run_config.h"
 
 namespace kernelpro::report {
@@ -138,6 +139,12 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
   in.dram_bytes = StoredDramBytes(store, out->nodes, out->tree);
   if (in.config.energy != search::EnergyMode::kOff) {
     in.energy = StoredEnergyProxies(store, out->nodes, out->tree);
+    if (auto measured = search::LatestMeasuredEnergy(store, run.id); measured.ok()) {
+      summary.energy = std::move(*measured);
+    } else {
+      summary.notes.push_back("energy (NVML): the stored measurement could not be read: " +
+                              measured.status().message());
+    }
   }
   in.tool_calls = StoredToolCalls(store);
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <utility>
 
 #include "agents/cutlass_tools.h"
@@ -239,6 +240,7 @@ Result<OptimizeSummary> Orchestrator::Run() {
     }
   }
   if (extractor_) extractor_->Drain();
+  if (failure.ok()) MeasureBestEnergy(summary);
 
   summary.iterations_done = strategy_->tree().expansions();
   summary.best = strategy_->BestNode();
@@ -650,6 +652,46 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   if (!payload.ok()) return payload.status();
   ApplyProfile(*payload, child);
   return Status::Ok();
+}
+
+void Orchestrator::MeasureBestEnergy(OptimizeSummary& summary) {
+  if (config_.energy == EnergyMode::kOff || config_.energy_kernels <= 0) return;
+  const std::vector<int> nodes = EnergyNodes(strategy_->tree(), info_, config_.energy_kernels);
+  if (nodes.empty()) return;  // nothing correct, nothing to measure
+  const store::StepKey key = journal_->Key(0, kEnergyStep, EnergyStepKey(nodes));
+  auto note = [this](const std::string& text) {
+    Note("energy (NVML): " + text);
+    Log(notes_.back());
+  };
+  auto done = journal_->Done(key);
+  if (!done.ok()) return note("the journal could not be read: " + done.status().message());
+  if (*done) {
+    auto stored = MeasuredEnergyFromJson(**done);
+    if (!stored.ok()) return note("the stored measurement is unreadable: " +
+                                  stored.status().message());
+    summary.energy = std::move(*stored);
+    return;
+  }
+  if (!deps_.measure_energy) return note("not measured (this process has no NVML meter)");
+  std::vector<std::string> files;
+  std::string names;
+  for (int id : nodes) {
+    files.push_back((std::filesystem::path(config_.run_dir) / info_.at(id).file).string());
+    names += (names.empty() ? "n" : ", n") + std::to_string(id);
+  }
+  const double minutes = (1.0 + nodes.size()) * config_.energy_windows * config_.energy_window_s /
+                         60.0;
+  Log("energy: measuring the reference and " + names + " with NVML (" +
+      std::to_string(config_.energy_windows) + " windows of " +
+      FormatFixed(config_.energy_window_s, 1) + " s each, about " + FormatFixed(minutes, 1) +
+      " min plus warm-ups)");
+  auto step = deps_.measure_energy(files, config_);
+  if (!step.ok()) return note("not measured: " + step.status().message());
+  MeasuredEnergy measured{nodes, std::move(*step)};
+  auto recorded = journal_->Record(key, [&]() -> Result<Json> { return ToJson(measured); });
+  if (!recorded.ok()) note("measured, but the run store did not take it: " +
+                           recorded.status().message());
+  summary.energy = std::move(measured);
 }
 
 void Orchestrator::MeasureEnergy(Children& children) {

@@ -35,6 +35,10 @@
 // After `record` the iteration is handed to the search memory's extractor (background thread),
 // unless its LLM call failed.
 //
+// After the last iteration, with --energy measure|aware: step (0, "energy", "n3,n7") measures
+// NVML's energy per call of the reference and the RunConfig::energy_kernels fastest correct
+// kernels (search/measured_energy.h); a run resumed with the same best kernels reuses it.
+//
 // LLM failures. A permanent one (llm::Error::permanent: a spent or missing replay cassette, HTTP
 // 401/403, a model the server does not know) stops the run at once: the generate step stays
 // undone, no node is attached, the summary says StopReason::kLlmError with the error, and the run
@@ -86,6 +90,7 @@
 #include "search/candidate_evaluator.h"
 #include "search/exchange_sink.h"
 #include "search/journal.h"
+#include "search/measured_energy.h"
 #include "search/node_info.h"
 #include "search/run_config.h"
 #include "search/strategy.h"
@@ -121,6 +126,10 @@ struct OptimizeSummary {
   double cost_usd = 0;
   std::int64_t exchanges = 0;
   std::vector<std::string> notes;  // stage 1 failures, profiling skipped, ...
+  // --energy measure|aware: NVML's energy per call of the reference and the fastest kernels,
+  // measured after the search (search/measured_energy.h); unset when not measured (a note says
+  // why, unless no kernel was correct or RunConfig::energy_kernels is 0).
+  std::optional<MeasuredEnergy> energy;
 };
 
 struct OrchestratorDependencies {
@@ -146,6 +155,12 @@ struct OrchestratorDependencies {
   // After every journal step is recorded done (tests kill the process here).
   std::function<void(const store::StepKey&)> on_step_done;
   std::function<void(const std::string&)> log;  // notes that do not stop the run
+  // --energy measure|aware, after the search: measures the reference and these candidate files
+  // (absolute paths, fastest first) with NVML in config.energy_windows windows of
+  // config.energy_window_s, and returns the energy step's result (eval/energy.h). Null: not
+  // measured, a note says so.
+  std::function<Result<Json>(const std::vector<std::string>& candidates, const RunConfig& config)>
+      measure_energy;
 };
 
 class Orchestrator {
@@ -184,6 +199,10 @@ class Orchestrator {
   // energy reduction over the reference's (Stage 1). Reads the store only: a resumed or replayed
   // iteration gets the same numbers.
   void MeasureEnergy(Children& children);
+  // After the search: NVML's energy per call of the fastest kernels (deps_.measure_energy),
+  // journaled as step "energy" of iteration 0, or the stored measurement of the same kernels.
+  // Never fails the run: a measurement that cannot be made is a note.
+  void MeasureBestEnergy(OptimizeSummary& summary);
   Result<Json> Record(int iteration, const Selection& selection, Children& children);
   // Profile's pieces: which children still need a profile; their metrics, fetched at once with
   // several GPUs; one child's analysis, agent call and rows.

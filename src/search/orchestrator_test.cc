@@ -227,6 +227,7 @@ class OrchestratorTest : public ::testing::Test {
     deps.exchanges = sink_.get();
     deps.progress = [this](const IterationProgress& p) { progress_.push_back(p); };
     deps.benchmarking = benchmarking;
+    deps.measure_energy = measure_energy_;
     auto orchestrator = std::make_unique<Orchestrator>(std::move(options), std::move(deps));
     auto summary = orchestrator->Run();
     if (keep) *keep = std::move(orchestrator);
@@ -283,6 +284,8 @@ class OrchestratorTest : public ::testing::Test {
   std::unique_ptr<llm::Backend> backend_;
   FakeEvaluator evaluator_;
   std::vector<IterationProgress> progress_;
+  // RunWith's NVML meter (OrchestratorDependencies::measure_energy); null: none.
+  std::function<Result<Json>(const std::vector<std::string>&, const RunConfig&)> measure_energy_;
 };
 
 TEST_F(OrchestratorTest, RunsItsIterationsAndStoresEveryStep) {
@@ -888,7 +891,9 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   std::vector<int> answered;
   for (const store::LlmExchangeRecord& e : *exchanges) {
     if (e.purpose == "memory" && e.response) answered.push_back(e.iteration);
-    if (e.purpose == "memory") EXPECT_EQ(e.step_key, "memory");
+    if (e.purpose == "memory") {
+      EXPECT_EQ(e.step_key, "memory");
+    }
   }
   std::sort(answered.begin(), answered.end());
   EXPECT_EQ(answered, (std::vector<int>{1, 2}));
@@ -1200,6 +1205,118 @@ TEST_F(OrchestratorTest, WithoutTheReferencesProxyMeasureSaysWhyThereIsNoReducti
                       "reference (Stage 1)): candidates' proxies are recorded without an energy "
                       "reduction"),
             summary->notes.end());
+}
+
+// What the NVML energy step returns (eval/energy.h): the reference at 40 mJ per call, then one
+// arm per candidate at the energies given, 5 windows each.
+Json NvmlStep(const std::vector<double>& candidates_mj) {
+  auto arm = [](const std::string& name, double mj) {
+    Json windows = Json::array();
+    for (double f : {1.0, 1.01, 0.99, 1.02, 0.98}) {
+      windows.push_back({{"mj_per_call", mj * f}, {"watts", 400.0}, {"calls", 1000}});
+    }
+    return Json{{"name", name},
+                {"label", name},
+                {"warmup", {{"settled", true}, {"seconds", 4.0}}},
+                {"windows", windows}};
+  };
+  Json arms = {arm("reference", 40)};
+  for (std::size_t i = 0; i < candidates_mj.size(); ++i) {
+    arms.push_back(arm("candidate" + std::to_string(i + 1), candidates_mj[i]));
+  }
+  const Json clocks = {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0},
+                       {"temperature_c", 40}};
+  return {{"status", "ok"},     {"window_s", 2.0},    {"windows", 5},
+          {"idle", {{"watts", 120.0}}}, {"before", clocks}, {"after", clocks},
+          {"device", {{"name", "NVIDIA H200"}}}, {"arms", arms}};
+}
+
+TEST_F(OrchestratorTest, AfterTheSearchNvmlMeasuresTheFastestKernelsOnceAndTheReportShowsIt) {
+  std::vector<std::vector<std::string>> measured;
+  measure_energy_ = [&](const std::vector<std::string>& files,
+                        const RunConfig& config) -> Result<Json> {
+    measured.push_back(files);
+    EXPECT_EQ(config.energy_windows, 5);
+    return NvmlStep({20, 15});
+  };
+  ScriptedBackend scripted;
+  PushEqualSpeedSeeds(scripted);
+  RunConfig options = Options(2, "mcts");
+  options.energy = EnergyMode::kMeasure;
+  options.energy_windows = 5;
+  auto summary = RunWith(&scripted, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  // The two correct kernels (equally fast: the earlier first); the compile error is not measured.
+  ASSERT_EQ(measured.size(), 1u);
+  ASSERT_EQ(measured[0].size(), 2u);
+  EXPECT_EQ(measured[0][0], (dir_ / "run" / "candidates" / "0001.py").string());
+  EXPECT_EQ(measured[0][1], (dir_ / "run" / "candidates" / "0002.py").string());
+  ASSERT_TRUE(summary->energy);
+  EXPECT_EQ(summary->energy->nodes, (std::vector<int>{1, 2}));
+
+  // The report, rendered again from the store, shows the measurement and what it means.
+  auto stored = report::ReadStoredRun(*store_, options.run_dir);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  const std::string md = report::RenderMarkdownReport((*stored)->input);
+  EXPECT_NE(md.find("### Measured with NVML\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("NVML total energy counter, 5 windows of 2.0 s, idle 120.0 W subtracted"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| reference | - | 40 | [39.2, 40.8] 93.8% | 400.0 W | - |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| n2 | 1.50x [1.40, 1.60] | 15 | [14.7, 15.3] 93.8% | 400.0 W | 2.67x ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- n2 spends less energy per call than n1 (1.33x, beyond the noise"),
+            std::string::npos)
+      << md;
+  const std::string html = report::RenderHtmlReport((*stored)->input);
+  EXPECT_NE(html.find("<h3>Measured with NVML</h3>"), std::string::npos);
+
+  // Resumed with nothing left to do, the run keeps its measurement: NVML is not asked again.
+  store_.reset();
+  OpenStore();
+  ScriptedBackend none;
+  auto again = RunWith(&none, options);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(measured.size(), 1u);
+  ASSERT_TRUE(again->energy);
+  EXPECT_EQ(again->energy->step, summary->energy->step);
+}
+
+TEST_F(OrchestratorTest, NvmlThatCannotMeasureIsANoteAndOffNeverAsks) {
+  int asked = 0;
+  measure_energy_ = [&](const std::vector<std::string>&, const RunConfig&) -> Result<Json> {
+    ++asked;
+    return Status::Unavailable("nvmlInit_v2 failed: NVML error 9 (Driver Not Loaded)");
+  };
+  {
+    ScriptedBackend scripted;
+    PushEqualSpeedSeeds(scripted);
+    RunConfig options = Options(2, "mcts");
+    options.energy = EnergyMode::kMeasure;
+    auto summary = RunWith(&scripted, options);
+    ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+    EXPECT_EQ(asked, 1);
+    EXPECT_FALSE(summary->energy);
+    EXPECT_NE(std::find(summary->notes.begin(), summary->notes.end(),
+                        "energy (NVML): not measured: nvmlInit_v2 failed: NVML error 9 (Driver "
+                        "Not Loaded)"),
+              summary->notes.end());
+    auto stored_energy = LatestMeasuredEnergy(*store_, 1);
+    ASSERT_TRUE(stored_energy.ok());
+    EXPECT_FALSE(*stored_energy) << "nothing is journaled for a measurement that failed";
+  }
+  store_.reset();
+  fs::remove_all(dir_ / "run");
+  OpenStore();
+  ScriptedBackend scripted;
+  PushEqualSpeedSeeds(scripted);
+  auto off = RunWith(&scripted, Options(2, "mcts"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(asked, 1) << "--energy off measures nothing";
+  EXPECT_FALSE(off->energy);
 }
 
 TEST_F(OrchestratorTest, MctsRunIsDeterministic) {

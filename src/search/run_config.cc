@@ -72,6 +72,9 @@ Json ToJson(const RunConfig& o) {
               {"memory_chars", o.memory_chars},
               {"tools", ToJson(o.tools)},
               {"energy", EnergyModeName(o.energy)},
+              {"energy_kernels", o.energy_kernels},
+              {"energy_windows", o.energy_windows},
+              {"energy_window_s", o.energy_window_s},
               {"llm", llm::ToJson(o.llm)},
               {"executor", ToJson(o.executor)},
               {"worker_python", o.worker_python}};
@@ -123,6 +126,9 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   auto energy = ParseEnergyMode(JsonGet<std::string>(j, "energy", "off"));
   if (!energy) return Status::InvalidArgument("run options: energy must be off, measure or aware");
   o.energy = *energy;
+  o.energy_kernels = JsonGet<int>(j, "energy_kernels", o.energy_kernels);
+  o.energy_windows = JsonGet<int>(j, "energy_windows", o.energy_windows);
+  o.energy_window_s = JsonGet<double>(j, "energy_window_s", o.energy_window_s);
   o.worker_python =
       JsonGet<std::string>(j, "worker_python", JsonGet<std::string>(legacy, "python", ""));
   o.gpu_name = JsonGet<std::string>(j, "gpu_name", JsonGet<std::string>(legacy, "gpu", ""));
@@ -136,6 +142,10 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   }
   if (o.iterations < 0) return Status::InvalidArgument("run options: iterations must be >= 0");
   if (o.gpus < 1) return Status::InvalidArgument("run options: gpus must be >= 1");
+  if (o.energy_kernels < 0 || o.energy_windows < 1 || !(o.energy_window_s > 0)) {
+    return Status::InvalidArgument(
+        "run options: energy_kernels must be >= 0, energy_windows >= 1, energy_window_s > 0");
+  }
   if (o.candidates < 1 || o.candidates > 16) {
     return Status::InvalidArgument("run options: candidates must be 1 to 16");
   }
@@ -176,6 +186,7 @@ Result<OpenedRun> OpenStoredRun(store::RunStore& store, const store::RunRecord& 
   opened.config.executor.gpus = requested.executor.gpus;
   opened.config.python = requested.python;
   opened.config.worker_python = requested.worker_python;
+  opened.config.nvml_library = requested.nvml_library;
   const std::string& problem = opened.config.problem;
   auto text = ReadFileText(problem);
   if (!text.ok()) return Status::NotFound("the run's problem file is gone: " + problem);

@@ -62,6 +62,15 @@ struct RunConfig {
   // --energy. Runs recorded before the option: off (their energy tools ran; a resumed one's no
   // longer do).
   EnergyMode energy = EnergyMode::kOff;
+  // After the search, with energy measure|aware: NVML's energy per call (eval/energy.h) of the
+  // reference and the `energy_kernels` fastest correct kernels (0: none), in `energy_windows`
+  // windows of `energy_window_s` seconds each (search/measured_energy.h).
+  int energy_kernels = 2;
+  int energy_windows = 30;
+  double energy_window_s = 2.0;
+  // The NVML library to load ("" = the driver's; --nvml-library, KERNELPRO_NVML_LIBRARY). The
+  // machine's own: not stored with the run.
+  std::string nvml_library;
 
   // ---- the programmer
   int programmer_max_tokens = 16384;

@@ -29,6 +29,9 @@ RunConfig Full() {
   o.tools.thresholds = {"dram_bandwidth.min_pct=70"};
   o.tools.no_energy = true;
   o.energy = EnergyMode::kAware;
+  o.energy_kernels = 3;
+  o.energy_windows = 12;
+  o.energy_window_s = 0.5;
   o.llm.provider = "openai";
   o.llm.model = "gpt-4o";
   o.llm.api_key_env = "MY_KEY";
@@ -53,6 +56,9 @@ TEST(RunConfigTest, EverythingAResumedRunNeedsRoundTrips) {
   EXPECT_EQ(back->seed, 42u);
   EXPECT_TRUE(back->seed_given);
   EXPECT_EQ(back->energy, EnergyMode::kAware) << "a resumed aware run stays aware";
+  EXPECT_EQ(back->energy_kernels, 3);
+  EXPECT_EQ(back->energy_windows, 12);
+  EXPECT_EQ(back->energy_window_s, 0.5);
 }
 
 TEST(RunConfigTest, NeverStoresTheDecisionToRunUnconfined) {
@@ -104,6 +110,12 @@ TEST(RunConfigTest, BadValuesAreRefused) {
   EXPECT_FALSE(RunConfigFromJson(bad).ok());
   bad = ToJson(Full());
   bad["energy"] = "frugal";
+  EXPECT_FALSE(RunConfigFromJson(bad).ok());
+  bad = ToJson(Full());
+  bad["energy_windows"] = 0;
+  EXPECT_FALSE(RunConfigFromJson(bad).ok());
+  bad = ToJson(Full());
+  bad["energy_kernels"] = -1;
   EXPECT_FALSE(RunConfigFromJson(bad).ok());
   EXPECT_FALSE(RunConfigFromJson(Json::array()).ok());
   // A run stored before --gpus existed profiles one child at a time.
