@@ -7,8 +7,9 @@ or a program's BaselineModel) and each candidate:
   W rounds: one window of ~window_s of back-to-back calls per arm, the arms' order rotating from
   round to round ─► idle windows ─► state after
 
-Each window reads the counter (millijoules since the driver loaded) at its start and, after a
-device synchronize, at its end, and counts its calls. Idle power is the median of the idle
+Each window reads the counter (millijoules since the driver loaded) at its start and its end,
+both taken where the counter changes (it moves in steps, about every 0.1 s on the H200: a window
+read at arbitrary instants would be off by up to a step), and counts its calls. Idle power is the median of the idle
 windows' power; a window's dynamic energy is its raw energy minus idle power times its length,
 and its energy per call that over its calls. The step returns every window; the binary takes the
 medians and intervals (src/eval/energy.h), so the statistics are the same code as the timing's.
@@ -135,26 +136,59 @@ class Arm:
         self.name, self.label, self.call = name, label, call
 
 
+# How often the counter is read while waiting for it to change, and how long to wait before
+# taking the window's boundary as it is (a counter that never seems to change: a fake, or a
+# driver that updates it continuously).
+TICK_POLL_S = 0.001
+TICK_GIVE_UP_S = 1.0
+
+
+def _until_tick(nvml, step, clock):
+    """Runs `step()` (a call, or a short sleep) until NVML's counter changes: the counter is not
+    continuous (on the H200 it moves about every 0.1 s, so a 2 s window read at arbitrary
+    instants is off by up to a twentieth, alternately up and down). Returns (energy, time, steps)
+    at the first reading that differs, which puts a window's boundary on an update of the
+    counter. After TICK_GIVE_UP_S without a change, returns the reading as it is."""
+    e0, start = nvml.energy_mj(), clock()
+    last_poll, steps = start, 0
+    while True:
+        step()
+        steps += 1
+        t = clock()
+        if t - last_poll >= TICK_POLL_S:
+            last_poll = t
+            e = nvml.energy_mj()
+            if e != e0 or t - start >= TICK_GIVE_UP_S:
+                return e, t, steps
+
+
 def _window(nvml, arm, seconds, sync, clock):
-    """Back-to-back calls for `seconds`, then a synchronize: the window's raw energy (mJ), its
-    length and its calls."""
+    """Back-to-back calls from one update of the counter to the first update after `seconds`:
+    the window's raw energy (mJ), its length and its calls. A lead-in of calls (not counted) fills
+    the device's queue before the first update is waited for, so the calls launched between the
+    two updates are the calls executed between them."""
     sync()
-    e0, t0 = nvml.energy_mj(), clock()
+    lead_end = clock() + min(0.1, seconds / 4)
+    while clock() < lead_end:
+        arm.call()
+    e0, t0, _ = _until_tick(nvml, arm.call, clock)
     calls = 0
     while True:
         arm.call()
         calls += 1
         if clock() - t0 >= seconds:
             break
+    e1, t1, tail = _until_tick(nvml, arm.call, clock)
     sync()
-    e1, t1 = nvml.energy_mj(), clock()
-    return {"raw_mj": e1 - e0, "seconds": t1 - t0, "calls": calls}
+    return {"raw_mj": e1 - e0, "seconds": t1 - t0, "calls": calls + tail}
 
 
 def _idle_window(nvml, seconds, sleep, clock):
-    e0, t0 = nvml.energy_mj(), clock()
+    """A window of sleeping, its boundaries on updates of the counter like a measured window's."""
+    nap = lambda: sleep(TICK_POLL_S)  # noqa: E731
+    e0, t0, _ = _until_tick(nvml, nap, clock)
     sleep(seconds)
-    e1, t1 = nvml.energy_mj(), clock()
+    e1, t1, _ = _until_tick(nvml, nap, clock)
     dt = max(t1 - t0, 1e-9)
     return {"raw_mj": e1 - e0, "seconds": dt, "watts": (e1 - e0) / 1000.0 / dt}
 
@@ -204,12 +238,15 @@ def measure(nvml, arms, window_s=2.0, windows=30, idle_windows=3, idle_s=None, w
         nvml.lock_sm_clock(locked)
     per_arm = [[] for _ in arms]
     order = list(range(len(arms)))
+    seq = 0  # the windows' order over all arms
     for w in range(windows):
         # The order rotates so no arm always follows the same one (drift and the heat one arm
         # leaves behind are shared out).
         rotated = order[w % len(order):] + order[:w % len(order)]
         for i in rotated:
-            per_arm[i].append(dict(_window(nvml, arms[i], window_s, sync, clock), round=w))
+            per_arm[i].append(dict(_window(nvml, arms[i], window_s, sync, clock), round=w,
+                                   seq=seq))
+            seq += 1
     idle += [_idle_window(nvml, idle_s, sleep, clock) for _ in range(max(1, idle_windows - 1))]
     after = nvml.state()
     idle_w = _median([x["watts"] for x in idle])

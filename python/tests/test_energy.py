@@ -92,15 +92,57 @@ def test_idle_power_is_subtracted_and_twice_the_work_costs_about_twice_the_energ
 
 
 def test_arms_alternate_within_each_round(fake_nvml, clean_env):
-    seen = []
-    arms = [energy.Arm("reference", "r", lambda: seen.append("r")),
-            energy.Arm("candidate1", "a", lambda: seen.append("a"))]
+    arms = [energy.Arm("reference", "r", lambda: None),
+            energy.Arm("candidate1", "a", lambda: None)]
     calls = iter(range(10 ** 9))
-    # A clock that advances one second per reading: every window holds exactly one call.
+    # A clock that advances one second per reading: every window is over after its first call.
     _, result = run(fake_nvml, arms, window_s=0.5, windows=4, warmup_cap_s=0.0,
                     clock=lambda: float(next(calls)), sleep=lambda s: None)
-    assert seen == ["r", "a", "a", "r", "r", "a", "a", "r"]
-    assert all(w["calls"] == 1 for arm in result["arms"] for w in arm["windows"])
+    order = sorted((w["seq"], arm["name"]) for arm in result["arms"] for w in arm["windows"])
+    assert [name for _, name in order] == ["reference", "candidate1", "candidate1", "reference",
+                                           "reference", "candidate1", "candidate1", "reference"]
+    assert all(w["calls"] >= 1 for arm in result["arms"] for w in arm["windows"])
+
+
+class SimClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def advance(self, seconds):
+        self.t += seconds
+
+
+class SteppedNvml:
+    """NVML as the H200 shows it: a counter that moves only every 0.1 s (here at a steady 700 W),
+    read on a simulated clock."""
+
+    def __init__(self, clock, watts=700.0, period_s=0.1):
+        self.clock, self.watts, self.period_s = clock, watts, period_s
+
+    def energy_mj(self):
+        return int(self.clock() / self.period_s) * int(self.watts * self.period_s * 1000)
+
+    def state(self):
+        return {"sm_mhz": 1980, "mem_mhz": 3201, "power_limit_w": 700.0, "temperature_c": 40}
+
+
+def test_windows_start_and_end_where_a_stepped_counter_moves():
+    # Read at arbitrary instants, 0.45 s windows of a counter moving every 0.1 s would see 4 or 5
+    # steps (622 or 778 W). On its steps, every window sees the 700 W that was drawn.
+    clock = SimClock()
+    nvml = SteppedNvml(clock)
+    arm = energy.Arm("reference", "r", lambda: clock.advance(40e-6))
+    result = energy.measure(nvml, [arm], window_s=0.45, windows=6, idle_windows=2,
+                            warmup_cap_s=0.0, clock=clock, sleep=clock.advance)
+    windows = result["arms"][0]["windows"]
+    for w in windows:
+        assert w["watts"] == pytest.approx(700, rel=0.02)
+        assert w["seconds"] == pytest.approx(0.5, abs=0.002)  # five whole steps
+        assert w["calls"] == pytest.approx(w["seconds"] / 40e-6, rel=0.01)
+    assert result["idle"]["watts"] == pytest.approx(700, rel=0.02)
 
 
 def test_clocks_are_never_touched_unless_asked(fake_nvml, clean_env):

@@ -422,6 +422,9 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
               << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
               << verdict->text << "\n";
+    if (auto choice = report::EnergyChoiceText(orchestrator.tree())) {
+      std::cout << "energy choice: " << *choice << "\n";
+    }
     std::cout << "kernel: " << layout.best_kernel() << "\n";
     if (auto energy = report::ViewMeasuredEnergy(report)) {
       for (const std::string& line : report::MeasuredEnergyLines(*energy)) {

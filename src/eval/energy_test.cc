@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace kernelpro::eval {
 namespace {
 
@@ -65,6 +68,31 @@ TEST(EnergyReportTest, MediansRatiosAndTheMethodLine) {
 
 TEST(EnergyReportTest, AResultWithoutArmsIsAnError) {
   EXPECT_FALSE(EnergyReportFromStep(Json{{"status", "ok"}}).ok());
+}
+
+// The NVML step of `optimize --energy aware` on the H200 (tests/fixtures/h200-energy): the
+// reference and the run's three kernels, 30 windows of 2 s each, read as the report reads them.
+TEST(EnergyReportTest, TheH200MatchedPairFromARecordedRun) {
+  std::ifstream in(std::string(KERNELPRO_SOURCE_DIR) +
+                   "/tests/fixtures/h200-energy/optimize-energy-step.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json payload = Json::parse(text.str());
+  auto report = EnergyReportFromStep(payload["step"]);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->arms.size(), 4u);  // the reference, n2 (fast), n1 (IEEE), n3
+  EXPECT_EQ(report->device, "NVIDIA H200");
+  EXPECT_NE(report->method.find("30 windows of 2.0 s, idle 138.6 W subtracted, clocks as found: "
+                                "SM 1980 MHz, MEM 3201 MHz, power limit 700 W"),
+            std::string::npos)
+      << report->method;
+  const MedianInterval& fast = report->arms[1].per_call;
+  const MedianInterval& ieee = report->arms[2].per_call;
+  EXPECT_NEAR(fast.median, 18.68, 0.01);
+  EXPECT_NEAR(ieee.median, 20.69, 0.01);
+  EXPECT_NEAR(fast.confidence, 0.957, 0.001);
+  EXPECT_LT(fast.high, ieee.low) << "the fast-intrinsic kernel spends less beyond the noise";
+  EXPECT_NEAR(report->ratios[0].estimate, 46.84 / 18.68, 0.01);
 }
 
 }  // namespace

@@ -790,6 +790,7 @@ std::string RenderBestKernel(const RunReportInput& in, const std::string& source
         << Baseline(ProgramOf(in)) << ", " << ConfidenceInterval(verdict->speedup)
         << " (ratio of median times)\n";
     out << "# verdict:   " << verdict->text << "\n";
+    if (auto choice = EnergyChoiceText(tree)) out << "# energy:    " << *choice << "\n";
     out << "# lineage:   " << LineageText(tree, verdict->node) << "\n";
     const search::Node& node = tree.node(verdict->node);
     out << "# found in:  iteration " << node.expansion + 1 << " of " << in.summary.iterations_done
@@ -824,6 +825,7 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(program) << ", "
         << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
+    if (auto choice = EnergyChoiceText(tree)) out << *choice << "\n\n";
     out << "Roofline: " << RooflineText(in) << "\n\n";
     out << "### Best lineage\n\n";
     out << "| node | iteration | mode | status | speedup [interval] | verdict | strategy |\n";
@@ -960,6 +962,7 @@ std::string RenderHtmlReport(const RunReportInput& in) {
         << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";
+    if (auto choice = EnergyChoiceText(tree)) out << "<p>" << Html(*choice) << "</p>\n";
     out << "<p>Roofline: " << Html(RooflineText(in)) << "</p>\n";
     out << "<h3>Best lineage</h3>\n<table>\n";
     out << "<tr><th>node</th><th>iteration</th><th>mode</th><th>status</th>"
@@ -1105,6 +1108,20 @@ Status WriteRunFiles(const RunReportInput& given, const std::optional<std::strin
     return s;
   }
   return WriteFileAtomically(layout.html_report(), RenderHtmlReport(input));
+}
+
+std::optional<std::string> EnergyChoiceText(const search::Tree& tree) {
+  const std::optional<int> best = tree.BestNode(), fastest = tree.FastestNode();
+  if (!best || !fastest || *best == *fastest) return std::nullopt;
+  const search::Node& b = tree.node(*best);
+  const search::Node& f = tree.node(*fastest);
+  if (!b.speedup || !f.speedup || !b.energy_reduction || !f.energy_reduction) return std::nullopt;
+  // reduction = reference proxy / kernel proxy, so proxy(b) / proxy(f) = reduction(f) / reduction(b).
+  const double lower = 100 * (1 - *f.energy_reduction / *b.energy_reduction);
+  return NodeName(*best) + " is the answer rather than the fastest, " + NodeName(*fastest) + " (" +
+         RatioText(*f.speedup) + "): their speeds cannot be told apart (" + NodeName(*best) +
+         ": " + RatioText(*b.speedup) + ") and " + NodeName(*best) + "'s energy proxy is " +
+         FormatFixed(lower, lower < 0.1 ? 3 : 1) + "% lower (--energy aware).";
 }
 
 std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in) {

@@ -54,6 +54,12 @@ struct RunReportInput {
   std::map<int, std::vector<agents::ProgrammerToolCall>> tool_calls;
 };
 
+// --energy aware: when the best kernel is not the fastest (search/tree.h BestNode: energy decides
+// between kernels whose speeds the harness cannot tell apart), the sentence that says so:
+// "n1 is the answer rather than the fastest, n2 (2.31x [2.26, 2.33]): their speeds cannot be told
+// apart (n1: 2.29x [2.26, 2.31]) and n1's energy proxy is 1.5% lower (--energy aware)."
+std::optional<std::string> EnergyChoiceText(const search::Tree& tree);
+
 // NVML's measurement after the search (RunReportInput::summary.energy), as both reports and the
 // optimize command show it: per kernel (the reference first) its energy per call with the
 // interval, and the kernels' ratio to the reference.

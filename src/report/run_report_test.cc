@@ -642,3 +642,37 @@ TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
 
 }  // namespace
 }  // namespace kernelpro::report
+
+namespace kernelpro::report {
+namespace {
+
+// --energy aware: the answer is the frugal kernel among those as fast as the fastest, and the
+// reports say so; a search without energy says nothing.
+TEST(EnergyChoiceTextTest, SaysWhyTheAnswerIsNotTheFastest) {
+  auto kernel = [](double estimate, double low, double high, std::optional<double> reduction) {
+    search::CandidateOutcome c;
+    c.status = eval::EvalStatus::kCorrect;
+    c.speedup = RatioInterval{estimate, low, high, 0.95};
+    c.energy_reduction = reduction;
+    return c;
+  };
+  search::Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
+                                {kernel(2.29, 2.26, 2.31, 2.70), kernel(2.31, 2.26, 2.33, 2.66)},
+                                {0.8, 0.8})
+                  .ok());
+  EXPECT_EQ(EnergyChoiceText(tree),
+            "n1 is the answer rather than the fastest, n2 (2.31x [2.26, 2.33]): their speeds "
+            "cannot be told apart (n1: 2.29x [2.26, 2.31]) and n1's energy proxy is 1.5% lower "
+            "(--energy aware).");
+  search::Tree plain;
+  ASSERT_TRUE(plain.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
+                                 {kernel(2.29, 2.26, 2.31, std::nullopt),
+                                  kernel(2.31, 2.26, 2.33, std::nullopt)},
+                                 {0.8, 0.8})
+                  .ok());
+  EXPECT_EQ(EnergyChoiceText(plain), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kernelpro::report

@@ -200,11 +200,31 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
   return ids;
 }
 
-std::optional<int> Tree::BestNode() const {
+std::optional<int> Tree::FastestNode() const {
   std::optional<int> best;
   for (const Node& node : nodes_) {
     if (!node.correct()) continue;
     if (!best || BetterSolution(node, nodes_[*best])) best = node.id;
+  }
+  return best;
+}
+
+std::optional<int> Tree::BestNode() const {
+  const std::optional<int> fastest = FastestNode();
+  if (!fastest) return fastest;
+  const Node& f = nodes_[*fastest];
+  if (!f.speedup || !f.energy_reduction || NoisyInterval(*f.speedup)) return fastest;
+  int best = *fastest;
+  for (const Node& n : nodes_) {
+    if (!n.correct() || !n.speedup || !n.energy_reduction || n.id == *fastest) continue;
+    const bool same_speed = n.speedup->high >= f.speedup->low &&
+                            n.speedup->low <= f.speedup->high && !NoisyInterval(*n.speedup);
+    if (!same_speed) continue;
+    const Node& b = nodes_[best];
+    if (*n.energy_reduction > *b.energy_reduction ||
+        (*n.energy_reduction == *b.energy_reduction && BetterSolution(n, b))) {
+      best = n.id;
+    }
   }
   return best;
 }

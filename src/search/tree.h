@@ -130,9 +130,15 @@ class Tree {
 
   void MarkTerminal(int id) { nodes_.at(id).terminal = true; }
 
-  // The global best (paper Algorithm 1, line 26): the best correct node across the whole tree by
-  // BetterSolution (speedup, then for equal speedups the energy reduction when both nodes have
-  // one, then the earlier node), or none while no node is correct.
+  // The fastest correct node across the whole tree by BetterSolution (speedup, then for equal
+  // speedups the energy reduction when both nodes have one, then the earlier node), or none while
+  // no node is correct.
+  std::optional<int> FastestNode() const;
+  // The global best (paper Algorithm 1, line 26): FastestNode, except in an energy-aware search
+  // (the only one whose nodes carry energy_reduction), where speed comes first only as far as the
+  // harness can resolve it: among the correct nodes whose speedup intervals overlap the fastest's
+  // (neither of them noisy), the one with the highest energy reduction, ties to BetterSolution.
+  // A node clearly slower than the fastest is never the best, whatever it saves.
   std::optional<int> BestNode() const;
 
  private:

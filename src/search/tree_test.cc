@@ -109,6 +109,36 @@ TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
   EXPECT_EQ(tree.BestNode(), 8);  // three levels down
 }
 
+// --energy aware: energy decides between kernels the harness cannot tell apart, never against a
+// resolvable speedup.
+TEST(TreeTest, AwareBestIsTheFrugalestOfTheKernelsAsFastAsTheFastest) {
+  auto kernel = [](double estimate, double low, double high, double energy_reduction) {
+    CandidateOutcome c = Correct(estimate);
+    c.speedup = RatioInterval{estimate, low, high, 0.95};
+    c.energy_reduction = energy_reduction;
+    return c;
+  };
+  Tree tree;
+  ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
+                                {kernel(2.29, 2.26, 2.31, 2.69), kernel(2.31, 2.26, 2.33, 2.65),
+                                 kernel(2.10, 2.05, 2.15, 9.0)},
+                                {0.8, 0.8, 0.7})
+                  .ok());  // nodes 1, 2, 3
+  EXPECT_EQ(tree.FastestNode(), 2);
+  EXPECT_EQ(tree.BestNode(), 1) << "n1 cannot be told apart from n2 and spends less";
+  // n3 saves the most but is clearly slower: never the best.
+  // A kernel clearly faster than all of them wins whatever it spends.
+  ASSERT_TRUE(tree.AddExpansion(1, PromptMode::kOptimize, {kernel(2.60, 2.55, 2.65, 1.0)}, {0.9})
+                  .ok());  // node 4
+  EXPECT_EQ(tree.BestNode(), 4);
+  // Without energy (off, measure) the best is the fastest.
+  Tree plain;
+  ASSERT_TRUE(plain.AddExpansion(Tree::kRootId, PromptMode::kInitial,
+                                 {Correct(2.29), Correct(2.31)}, {0.8, 0.8})
+                  .ok());
+  EXPECT_EQ(plain.BestNode(), 2);
+}
+
 TEST(TreeTest, ClearlyFasterNeedsDisjointIntervals) {
   RatioInterval parent{2.0, 1.9, 2.1, 0.95};
   EXPECT_TRUE(ClearlyFaster({2.3, 2.15, 2.4, 0.95}, parent));
