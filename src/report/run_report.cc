@@ -538,20 +538,15 @@ std::vector<EnergyRow> EnergyRows(const RunReportInput& in) {
   return rows;
 }
 
-std::string Picojoules(double pj) {
+// An energy (pJ or mJ) with four significant digits: "2.888e+09", "18.68".
+std::string Energy4(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.4g", pj);
-  return text;
-}
-
-std::string Millijoules(double mj) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", mj);
+  std::snprintf(text, sizeof text, "%.4g", value);
   return text;
 }
 
 std::string MeasuredText(const MeasuredEnergyRow& row) {
-  return Millijoules(row.mj) + " mJ [" + Millijoules(row.low) + ", " + Millijoules(row.high) + "]";
+  return Energy4(row.mj) + " mJ [" + Energy4(row.low) + ", " + Energy4(row.high) + "]";
 }
 
 std::string EnergyIntro(const RunReportInput& in) {
@@ -560,7 +555,7 @@ std::string EnergyIntro(const RunReportInput& in) {
       "100 pJ per excess global-load sector, 80 pJ per local-memory sector, 3 pJ per warp "
       "instruction). ";
   if (in.stage1 && in.stage1->energy_proxy_pj) {
-    text += "Reference: " + Picojoules(*in.stage1->energy_proxy_pj) +
+    text += "Reference: " + Energy4(*in.stage1->energy_proxy_pj) +
             " pJ; reduction = reference / candidate (> 1 spends less).";
   } else {
     text += "The reference's proxy is unknown (no ncu profile of it with every counter), so no "
@@ -864,9 +859,9 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
         continue;
       }
       const profile::EnergyProxyTerms& t = row.proxy->terms;
-      out << Picojoules(row.proxy->total_pj) << " | " << Picojoules(t.dram_pj) << " | "
-          << Picojoules(t.uncoalesced_pj) << " | " << Picojoules(t.spills_pj) << " | "
-          << Picojoules(t.instructions_pj) << " | "
+      out << Energy4(row.proxy->total_pj) << " | " << Energy4(t.dram_pj) << " | "
+          << Energy4(t.uncoalesced_pj) << " | " << Energy4(t.spills_pj) << " | "
+          << Energy4(t.instructions_pj) << " | "
           << (row.reduction ? FormatFixed(*row.reduction) + "x" : std::string("-")) << " |\n";
     }
     out << "\n";
@@ -881,8 +876,8 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
       out << "|---|---|---|---|---|---|\n";
       for (const MeasuredEnergyRow& row : measured->rows) {
         out << "| " << row.name << " | " << (row.speedup ? RatioText(*row.speedup) : "-") << " | "
-            << Millijoules(row.mj) << " | [" << Millijoules(row.low) << ", "
-            << Millijoules(row.high) << "] " << FormatFixed(100 * row.confidence, 1) << "% | "
+            << Energy4(row.mj) << " | [" << Energy4(row.low) << ", "
+            << Energy4(row.high) << "] " << FormatFixed(100 * row.confidence, 1) << "% | "
             << FormatFixed(row.watts, 1) << " W | "
             << (row.reduction ? RatioText(*row.reduction) : std::string("-")) << " |\n";
       }
@@ -1016,9 +1011,9 @@ std::string RenderHtmlReport(const RunReportInput& in) {
         continue;
       }
       const profile::EnergyProxyTerms& t = row.proxy->terms;
-      out << "<td>" << Picojoules(row.proxy->total_pj) << "</td><td>" << Picojoules(t.dram_pj)
-          << "</td><td>" << Picojoules(t.uncoalesced_pj) << "</td><td>"
-          << Picojoules(t.spills_pj) << "</td><td>" << Picojoules(t.instructions_pj)
+      out << "<td>" << Energy4(row.proxy->total_pj) << "</td><td>" << Energy4(t.dram_pj)
+          << "</td><td>" << Energy4(t.uncoalesced_pj) << "</td><td>"
+          << Energy4(t.spills_pj) << "</td><td>" << Energy4(t.instructions_pj)
           << "</td><td>"
           << (row.reduction ? FormatFixed(*row.reduction) + "x" : std::string("-"))
           << "</td></tr>\n";
@@ -1036,8 +1031,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       for (const MeasuredEnergyRow& row : measured->rows) {
         out << "<tr><td>" << Html(row.name) << "</td><td>"
             << (row.speedup ? Html(RatioText(*row.speedup)) : "-") << "</td><td>"
-            << Millijoules(row.mj) << "</td><td>[" << Millijoules(row.low) << ", "
-            << Millijoules(row.high) << "] " << FormatFixed(100 * row.confidence, 1)
+            << Energy4(row.mj) << "</td><td>[" << Energy4(row.low) << ", "
+            << Energy4(row.high) << "] " << FormatFixed(100 * row.confidence, 1)
             << "%</td><td>" << FormatFixed(row.watts, 1) << " W</td><td>"
             << (row.reduction ? Html(RatioText(*row.reduction)) : std::string("-"))
             << "</td></tr>\n";
@@ -1182,7 +1177,7 @@ std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in) {
 std::vector<std::string> MeasuredEnergyLines(const MeasuredEnergyView& view) {
   std::vector<std::string> lines;
   if (!view.rows.empty()) {
-    std::string line = "energy: " + view.rows[0].name + " " + Millijoules(view.rows[0].mj) +
+    std::string line = "energy: " + view.rows[0].name + " " + Energy4(view.rows[0].mj) +
                        " mJ per call";
     for (std::size_t i = 1; i < view.rows.size(); ++i) {
       const MeasuredEnergyRow& row = view.rows[i];

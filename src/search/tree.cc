@@ -217,8 +217,11 @@ std::optional<int> Tree::BestNode() const {
   int best = *fastest;
   for (const Node& n : nodes_) {
     if (!n.correct() || !n.speedup || !n.energy_reduction || n.id == *fastest) continue;
-    const bool same_speed = n.speedup->high >= f.speedup->low &&
-                            n.speedup->low <= f.speedup->high && !NoisyInterval(*n.speedup);
+    // The same speed as far as the harness can tell: neither is clearly faster than the other
+    // (the acceptance rule's test), and n's timing is not noisy (f's is not, above).
+    const bool same_speed = !NoisyInterval(*n.speedup) &&
+                            !ClearlyFaster(*f.speedup, *n.speedup) &&
+                            !ClearlyFaster(*n.speedup, *f.speedup);
     if (!same_speed) continue;
     const Node& b = nodes_[best];
     if (*n.energy_reduction > *b.energy_reduction ||
