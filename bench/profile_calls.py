@@ -3,8 +3,7 @@
 
 The reference point of bench/short_kernel_timing.py: runs the candidate's forward on each
 problem's inputs the way kernelpro's timer does (inputs refilled with new values and the L2
-flushed before every call, then the device held until the call is queued, as timing.Hold does,
-for as long; the device synchronised after it), records `--calls` calls with
+flushed before every call, the device synchronised before the call and after it), records `--calls` calls with
 torch.profiler (CPU and CUDA activity; each call inside a record_function range) and reports, per
 call, the span from its first kernel's start to its last kernel's end (launch gaps inside the call
 count) and the plain sum of its kernels' durations. Memory copies and sets the call makes count as
@@ -128,17 +127,13 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
     buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in base]
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
     flush = torch.empty(2 * l2, dtype=torch.int8, device=device)  # as kernelpro's timer
-    from kernelpro_worker.timing import HOLD_US, hold_for
-
-    hold, why = hold_for(torch)
 
     def one_call():
         for dst, src in zip(buffers, base):  # new values in the same buffers, as kernelpro
             if isinstance(dst, torch.Tensor) and dst.is_floating_point():
                 torch.mul(src, torch.rand_like(src) * 0.5 + 0.5, out=dst)
         flush.zero_()
-        if hold is not None:  # the call is queued while the device is held, as kernelpro's
-            hold.before_call()
+        torch.cuda.synchronize()  # the device idle when the call starts, as kernelpro's
         with torch.profiler.record_function(ANNOTATION):
             out = model(*buffers)
         torch.cuda.synchronize()
@@ -160,7 +155,6 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
             trace = json.load(f, parse_float=Decimal)
     spans = call_spans(trace)
     return {"problem": problem_path, "warmup_calls": n,
-            "hold": f"{HOLD_US:.0f} us" if hold is not None else f"none: {why}",
             **summarize_calls(spans), "per_call": spans}
 
 

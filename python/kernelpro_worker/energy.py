@@ -108,6 +108,10 @@ class Nvml:
                 "temperature_c": self._uint("nvmlDeviceGetTemperature",
                                             ctypes.c_int(NVML_TEMPERATURE_GPU))}
 
+    def sm_mhz(self):
+        """The SM clock now, in MHz."""
+        return self._uint("nvmlDeviceGetClockInfo", ctypes.c_int(NVML_CLOCK_SM))
+
     def lock_sm_clock(self, mhz):
         self._check("nvmlDeviceSetGpuLockedClocks",
                     self.lib.nvmlDeviceSetGpuLockedClocks(self.handle, ctypes.c_uint(mhz),

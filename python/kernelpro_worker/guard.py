@@ -24,11 +24,16 @@ WATCHED = [
     "torch.utils._python_dispatch.TorchDispatchMode.__enter__",
     "torch.utils._python_dispatch.TorchDispatchMode.__exit__",
     "kernelpro_worker.optrace.OpTrace.__enter__", "kernelpro_worker.optrace.OpTrace.__exit__",
-    # The hold before each timed call (timing.py).
-    "torch.cuda.jiterator._create_jit_fn", "torch._C._cuda_jiterator_compile_and_launch_kernel",
-    "kernelpro_worker.timing.hold_for", "kernelpro_worker.timing.Hold.launch",
-    "kernelpro_worker.timing.Hold.before_call",
-    "kernelpro_worker.timing.Timer._one",
+    # The device's activity records that time each call (timing.py).
+    "torch.profiler.profile", "torch.profiler.profile.__enter__", "torch.profiler.profile.__exit__",
+    "torch.profiler.profile.start", "torch.profiler.profile.stop",
+    "torch.autograd.profiler.profile.__enter__", "torch.autograd.profiler.profile.__exit__",
+    "torch.autograd._enable_profiler", "torch.autograd._disable_profiler",
+    "kernelpro_worker.timing.attribute", "kernelpro_worker.timing._device_records",
+    "kernelpro_worker.timing.tracer_for", "kernelpro_worker.timing.SpanTracer.mark",
+    "kernelpro_worker.timing.SpanTracer.open", "kernelpro_worker.timing.SpanTracer.close",
+    "kernelpro_worker.timing.Timer._one", "kernelpro_worker.timing.Timer._traced",
+    "kernelpro_worker.timing.Timer.block",
 ]
 
 

@@ -23,7 +23,7 @@ import traceback
 
 from . import plain, programs, steps
 from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
-from .timing import HOLD_US, Timer, hold_for, perturbed
+from .timing import Timer, perturbed, tracer_for
 
 
 class Referee:
@@ -60,8 +60,7 @@ class Referee:
         """Times the reference, or with `compiled` torch.compile of it (the --compile-baseline)."""
         state = self._loaded(request["problem"])
         torch, model = state["torch"], state["model"]
-        hold = bool(request.get("hold", True))
-        which = ("compiled_timer" if request.get("compiled") else "timer") + ("" if hold else "_no_hold")
+        which = "compiled_timer" if request.get("compiled") else "timer"
         if state.get(which) is None:
             if request.get("compiled"):
                 if not hasattr(torch, "compile"):
@@ -69,12 +68,11 @@ class Referee:
                             "message": f"torch {torch.__version__} has no torch.compile"}
                 model = torch.compile(model)
             state[which] = Timer(torch, state["device"], model, state["sets"],
-                                 request.get("flush_bytes", -1), request.get("perturb", True), hold)
+                                 request.get("flush_bytes", -1), request.get("perturb", True))
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
-        times, full = timer.block(request["calls"])
-        return {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
-                "warmup_calls": warm, "method": timer.method, **_hold_fields(timer)}
+        block = timer.block(request["calls"])
+        return {"status": "ok", "message": "", "warmup_calls": warm, **block}
 
     def verify(self, request):
         """Compares the candidate's kept outputs of sampled timed calls with the reference's on
@@ -110,16 +108,11 @@ class Referee:
                 "time": time, "verify": verify}
 
 
-def _hold_fields(timer):
-    """How a timer's calls were made: held for hold_us (0: not held, and hold_note says why)."""
-    return {"hold_us": HOLD_US if timer.hold is not None else 0.0, "hold_note": timer.hold_note}
-
-
 class CandidateHost:
     def __init__(self):
         self.loaded = None
-        self.timers = {}            # hold asked for (bool) -> Timer
-        self.reference_timers = {}  # the reference in this process: the between-process spread
+        self.timer = None
+        self.reference_timer = None  # the reference in this process: the between-process spread
 
     def load(self, request):
         self.loaded, failure = steps.load_candidate(request)
@@ -149,27 +142,22 @@ class CandidateHost:
             steps._save_outputs(save, os.path.join(out_dir, name), snapshot)
             samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
 
-        hold = bool(request.get("hold", True))
         try:
-            if hold not in self.timers:
+            if self.timer is None:
                 sets = [to_device(steps._read_input(request, n), loaded.device)
                         for n in request["reference"]["trials"]["timing"]]
-                self.timers[hold] = Timer(torch, loaded.device, model, sets,
-                                          request.get("flush_bytes", -1), request.get("perturb", True),
-                                          hold)
-            timer = self.timers[hold]
+                self.timer = Timer(torch, loaded.device, model, sets,
+                                   request.get("flush_bytes", -1), request.get("perturb", True))
+            timer = self.timer
             warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
-            times, full = timer.block(request["calls"], request.get("sample_p", 0.0), keep)
+            block = timer.block(request["calls"], request.get("sample_p", 0.0), keep)
         except StepError as e:
             return {"status": e.status, "message": e.message, "findings": []}
         except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
             status, message = steps._classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
-        result = {"status": "ok", "message": "", "times_ms": times, "full_calls": full,
-                  "warmup_calls": warm, "samples": samples, "method": timer.method,
-                  "findings": steps.patch_findings(loaded, "while being timed"), **_hold_fields(timer)}
-        if timer.launch_s:  # this block's calls: the host's time to launch each, in us
-            result["launch_us"] = [t * 1e6 for t in timer.launch_s]
+        result = {"status": "ok", "message": "", "warmup_calls": warm, "samples": samples,
+                  "findings": steps.patch_findings(loaded, "while being timed"), **block}
         if request.get("problem") and programs.is_cuda_program(request["problem"]):
             # A .cu program is built by the referee; the candidate's sandbox cannot build it again.
             result["reference_note"] = ("the CUDA program is timed in the referee's process only "
@@ -186,18 +174,16 @@ class CandidateHost:
     def _time_reference(self, request, timer):
         loaded = self.loaded
         torch = loaded.torch
-        hold = timer.hold is not None
-        if hold not in self.reference_timers:
+        if self.reference_timer is None:
             model = steps._construct(torch, programs.baseline_class(load_problem(request["problem"])),
                                      loaded.init_inputs, request["init_seed"], loaded.device)
-            self.reference_timers[hold] = Timer(torch, loaded.device, model, timer.base_sets,
-                                                request.get("flush_bytes", -1),
-                                                request.get("perturb", True), hold)
-        reference_timer = self.reference_timers[hold]
+            self.reference_timer = Timer(torch, loaded.device, model, timer.base_sets,
+                                         request.get("flush_bytes", -1), request.get("perturb", True))
+        reference_timer = self.reference_timer
         # The device ran the candidate's block just now: a short warm-up suffices.
         reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.
-        return reference_timer.block(max(1, (request["calls"] + 1) // 2))[0]
+        return reference_timer.block(max(1, (request["calls"] + 1) // 2))["times_ms"]
 
     COMMANDS = {"load": load, "check": check, "time": time}
 
@@ -212,8 +198,8 @@ def _prepare(role, prepare):
     it also imports torch.utils.cpp_extension and asks the compilers for their versions (the
     build cache's key), as every load of a load_inline candidate does.
     With {"device": "cuda", "start_device": true} either role also starts CUDA (the context, the
-    architecture list) and makes the timer's device hold (timing.Hold: an NVRTC compile and a
-    calibration): the binary asks for that only where no timing runs on the device meanwhile. A
+    architecture list) and starts the profiler once (timing.SpanTracer: CUPTI's first start and
+    the calibration of the markers): the binary asks for that only where no timing runs on the device meanwhile. A
     failure here is left to the first request that needs the device, which says why."""
     import torch
 
@@ -231,7 +217,7 @@ def _prepare(role, prepare):
             steps._import_torch("cuda")
             torch.zeros(1, device="cuda")
             torch.cuda.synchronize()
-            hold_for(torch)  # compiled and calibrated now, not in the first timed block
+            tracer_for(torch)  # CUPTI started and the markers found now, not in the first block
         except Exception:  # noqa: BLE001 - reported by the first request that needs the device
             pass
 

@@ -1201,6 +1201,12 @@ def step_energy(request):
     return run(request)
 
 
+def step_timing_selftest(request):
+    from .selftest import step_timing_selftest as run
+
+    return run(request)
+
+
 STEPS = {
     "scan": step_scan,
     "pch": step_pch,
@@ -1213,4 +1219,5 @@ STEPS = {
     "run": step_run,
     "trace": step_trace,
     "energy": step_energy,
+    "timing_selftest": step_timing_selftest,
 }

@@ -1,7 +1,7 @@
 """Timing forward calls: one loop for the reference (in the referee) and the candidate.
 
 Every timed call gets input values that no earlier call of any process has seen: before the
-call, outside the timed window, the call's input buffers are refilled from one of the problem's
+call, outside the timed span, the call's input buffers are refilled from one of the problem's
 timing input sets with each floating-point element scaled by its own factor in [0.5, 1) drawn
 from a seed made then (os.urandom). The buffers stay the same (a cache keyed on their addresses
 sees new values behind the same pointers), the values are new (a cache keyed on their contents
@@ -14,136 +14,192 @@ referee, which rebuilds the same inputs from (set, seed) with `perturbed` and co
 reference's outputs on them: a candidate that replays, caches or skips work on some calls is
 caught on a sample of exactly those calls.
 
-On CUDA the call is timed with events on the stream it ran on (begin before the call, end right
-after it returns), so the host's synchronisation is not in the number and kernels of 3 us time
-as 3 us. Work the call leaves running on other streams is not in that interval: after the end
-event completes, the whole device is synchronised and, when that wait is longer than an idle
-device's (calibrated in the warm-up), the call is timed in full instead (begin to after the
-device synchronisation) and counted in `full_calls`; the verdict then carries a warning.
+On CUDA a call's time is the span of its GPU work on every stream: from the start of its first
+kernel, copy or memset to the end of its last, read from the profiler's activity records (CUPTI,
+through torch.profiler's kineto results). Everything the harness does on the device (the refill,
+the L2 flush, the marker, keeping a sampled call's outputs) runs on a private stream of its own,
+and the device is synchronised before the call and after it, so the span holds the call's work and
+nothing else; the host's time before the call's first launch is not in it, the gaps between the
+call's kernels are. Each call is preceded by a marker (a small host-to-device copy on the private
+stream): CUPTI numbers every launch in order, from any thread, so every device record whose launch
+falls between two markers belongs to the call between them (`attribute`). Work that no call
+launched (a thread of the candidate's, launching between calls) is counted in the call it is found
+beside and the result says so (`foreign_calls`). A call that launched no device work at all is
+timed by the host (`no_device_work_calls`).
 
-The call is made while the device is held (`Hold`): after the L2 flush, a kernel occupies every
-multiprocessor for HOLD_US, and the host calls forward only once the flush is done and the hold
-runs. So the host's launch time is not in the number up to HOLD_US (the call's first kernel is
-queued before the begin event passes; a forward that needs longer to launch is counted for the
-rest, as a host-bound call should be), the device stays busy between calls (no idle-clock dips on
-short kernels), and nothing the call starts can run before the begin event: work launched on another
-stream that does not wait for the calling stream (a head start on the flush, which the inputs'
-refill precedes) waits for the hold like everything else. Where the hold cannot be made (no
-jiterator, or a device where another stream's kernel was seen running beside it), the call is
-timed after the flush alone and the method says so.
+The host-inclusive time of every call (from calling forward to the end of the device
+synchronisation after it, as KernelBench counts it) is returned beside the span, and so is the
+host's time to launch the call. Where the profiler's records cannot be had, calls are timed with
+CUDA events around the call on an idle device, which counts the host's launch time, and the
+method says so and why.
+
+The SM clock (NVML) is read before and after every block; a block timed below nine tenths of the
+clock the warm-up reached is timed again once after a short warm-up, and flagged if it is still
+low (`low_clock_blocks`). The card's clocks are never changed.
 """
 
 import os
 import time
+from bisect import bisect_right
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
-HOLD_US = 100.0  # how long the device is held before each timed call
-
-# Every thread of the hold spins on the global timer (ns) until `ns` have passed since it began.
-_HOLD_SOURCE = r"""
-template <typename T> T kp_hold(T x, T ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < (unsigned long long)ns);
-  return x;
-}
-"""
+MARKER_BYTES = 4093  # the size of the harness's marker copy (odd, so no tensor of work has it)
+LOW_CLOCK = 0.9  # a block below this share of the warm-up's SM clock is timed again
 
 
-class Hold:
-    """A kernel that occupies every multiprocessor of the current device for a given time: torch's
-    jiterator (NVRTC, compiled once per process) over enough elements to fill every thread slot,
-    each thread spinning on the global timer. `calibrate` measures how long a requested time
-    really takes (each thread runs the function on several elements in turn) and checks that a
-    kernel launched on another stream meanwhile waits for it."""
+def _is_marker(event, harness_stream=None):
+    """The harness's marker: a host-to-device copy (its only one) on the harness's stream."""
+    return ((harness_stream is None or event["stream"] == harness_stream)
+            and event["name"].startswith("Memcpy HtoD")
+            and event["bytes"] in (0, MARKER_BYTES))
+
+
+def attribute(events, harness_stream, calls):
+    """Splits a block's device records among its calls.
+
+    `events`: dicts {correlation, stream, start_ns, end_ns, bytes} of every kernel, copy and memset
+    of the block (annotations left out). The harness's markers (MARKER_BYTES copies on
+    `harness_stream`) open the calls: `calls` + 1 of them, one before each call and one after the
+    last. Returns (spans, foreign, problem): spans[i] = (start_ns, end_ns, records) of call i's
+    work, or None when it launched none; foreign[i] = how many records of call i were launched
+    outside its window (before the block's first marker or after its last); problem = "" or why the
+    records cannot be split (the markers are not all there)."""
+    markers = sorted(e["correlation"] for e in events if _is_marker(e, harness_stream))
+    if len(markers) != calls + 1:
+        return None, None, (f"{len(markers)} of the {calls + 1} markers were in the profiler's "
+                            "records")
+    spans = [None] * calls
+    foreign = [0] * calls
+    for e in events:
+        if e["stream"] == harness_stream:
+            continue
+        i = bisect_right(markers, e["correlation"]) - 1
+        if i < 0 or i >= calls:
+            foreign[0 if i < 0 else calls - 1] += 1
+            i = 0 if i < 0 else calls - 1
+        span = spans[i]
+        if span is None:
+            spans[i] = (e["start_ns"], e["end_ns"], 1)
+        else:
+            spans[i] = (min(span[0], e["start_ns"]), max(span[1], e["end_ns"]), span[2] + 1)
+    return spans, foreign, ""
+
+
+def _device_records(torch, result):
+    """The kernels, copies and memsets of a kineto result as `attribute` takes them."""
+    cuda = torch.autograd.DeviceType.CUDA
+    out = []
+    for e in result.events():
+        if e.device_type() != cuda or e.is_user_annotation():
+            continue
+        nbytes = e.nbytes() if hasattr(e, "nbytes") else 0
+        out.append({"correlation": e.correlation_id(), "stream": e.device_resource_id(),
+                    "start_ns": e.start_ns(), "end_ns": e.end_ns(), "bytes": nbytes,
+                    "name": e.name()})
+    return out
+
+
+class SpanTracer:
+    """CUPTI activity records of the device's work, through torch.profiler, one block at a time;
+    the harness's private stream and its markers. `calibrate()` finds the private stream's id in
+    the records and returns "" or why the records cannot be used."""
 
     def __init__(self, torch):
         self.torch = torch
-        # Bound before any candidate code runs in this process (the guard watches these too).
-        self.fn = torch.cuda.jiterator._create_jit_fn(_HOLD_SOURCE, ns=0.0)
-        self.Event = torch.cuda.Event
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        threads = getattr(props, "max_threads_per_multi_processor", 0) or 2048
-        self.slots = props.multi_processor_count * threads
-        self.buf = None
-        self.scale = 1.0  # real time per requested time
+        self.stream = torch.cuda.Stream()
+        self.source = torch.zeros(MARKER_BYTES, dtype=torch.uint8).pin_memory()
+        self.target = torch.zeros(MARKER_BYTES, dtype=torch.uint8, device="cuda")
+        self.profile = torch.profiler.profile
+        self.activities = [torch.profiler.ProfilerActivity.CUDA]
+        self.stream_id = None
+        self.active = None
 
-    def launch(self, us):
-        self.fn(self.buf, ns=max(1.0, float(us) * 1000.0 / self.scale))
+    def mark(self):
+        with self.torch.cuda.stream(self.stream):
+            self.target.copy_(self.source, non_blocking=True)
 
-    def before_call(self):
-        """Holds the device for HOLD_US behind what the stream has queued (the L2 flush) and
-        returns once that is done and the hold runs: the moment to queue a timed call."""
-        gate = self.Event()
-        gate.record()
-        self.launch(HOLD_US)
-        gate.synchronize()
+    def open(self):
+        self.active = self.profile(activities=self.activities)
+        self.active.__enter__()
 
-    def _timed(self, us, probe=None):
-        """Holds for `us`; returns (held_us, probe_done_us): when a kernel launched on another
-        stream right after the hold finished, from the hold's start."""
-        torch = self.torch
-        event = torch.cuda.Event
-        start, end = event(enable_timing=True), event(enable_timing=True)
-        start.record()
-        self.launch(us)
-        end.record()
-        probed = None
-        if probe is not None:
-            stream, tensor = probe
-            with torch.cuda.stream(stream):
-                tensor.add_(1)
-                probed = event(enable_timing=True)
-                probed.record()
-        torch.cuda.synchronize()
-        held = start.elapsed_time(end) * 1e3
-        return held, (start.elapsed_time(probed) * 1e3 if probed is not None else None)
+    def close(self):
+        """Stops the profiler; returns the block's device records."""
+        profiler, self.active = self.active, None
+        profiler.__exit__(None, None, None)
+        return _device_records(self.torch, profiler.profiler.kineto_results)
 
     def calibrate(self):
-        """Sizes and checks the hold; returns "" or why there is none."""
         torch = self.torch
-        # The probe runs on a stream of the highest priority (torch maps -100 to it): its blocks are
-        # dispatched ahead of any waiting block of the hold, so only a hold whose blocks are all
-        # resident at once, leaving no room, makes it wait.
-        probe = (torch.cuda.Stream(priority=-100), torch.zeros(1, device="cuda"))
-        with torch.cuda.stream(probe[0]):  # loaded now: a first launch can wait on module loading
-            probe[1].add_(1)
-        torch.cuda.synchronize()
-        for elements in (4 * self.slots, 8 * self.slots, 16 * self.slots):
-            self.buf = torch.zeros(elements, device="cuda")
-            self.scale = 1.0
-            self.launch(1.0)  # compiles
-            torch.cuda.synchronize()
-            short = min(self._timed(50.0)[0] for _ in range(3))
-            long = min(self._timed(150.0)[0] for _ in range(3))
-            if long <= short:
-                return f"the hold kernel does not wait ({short:.1f} us for 50 us, {long:.1f} us for 150 us)"
-            self.scale = (long - short) / 100.0
-            held, probed = self._timed(2 * HOLD_US, probe)
-            if probed >= 0.9 * held:
-                return ""
-        self.buf = None
-        return (f"a kernel on another stream ran beside the hold ({probed:.0f} us into a "
-                f"{held:.0f} us hold)")
-
-
-_HOLDS = {}  # device index -> Hold, or the reason there is none; one per process
-
-
-def hold_for(torch):
-    """This process's calibrated Hold for the current device and "", or None and why not."""
-    key = torch.cuda.current_device()
-    if key not in _HOLDS:
         try:
-            hold = Hold(torch)
-            why = hold.calibrate()
-            _HOLDS[key] = why or hold
-        except Exception as e:  # noqa: BLE001 - no jiterator, no NVRTC, an old device: no hold
-            _HOLDS[key] = f"{type(e).__name__}: {e}"
-    found = _HOLDS[key]
-    return (found, "") if isinstance(found, Hold) else (None, found)
+            torch.cuda.synchronize()
+            self.open()
+            self.mark()
+            torch.zeros(16, device="cuda").add_(1)
+            self.mark()
+            torch.cuda.synchronize()
+            records = self.close()
+        except Exception as e:  # noqa: BLE001 - no kineto, no CUPTI: the caller says why
+            self.active = None
+            return f"torch.profiler could not record the device's activity ({type(e).__name__}: {e})"
+        marks = [e for e in records if _is_marker(e)]
+        streams = {e["stream"] for e in marks}
+        if len(marks) != 2 or len(streams) != 1:
+            return (f"the profiler's records held {len(marks)} of the 2 marker copies "
+                    f"({len(records)} device records in all: "
+                    f"{', '.join(sorted({e['name'][:40] + ' ' + str(e['bytes']) for e in records}))})")
+        work = [e for e in records if e not in marks]
+        if not work:
+            return "the profiler's records held no kernel"
+        self.stream_id = streams.pop()
+        return ""
+
+
+_TRACERS = {}  # device index -> SpanTracer, or the reason there is none; one per process
+
+
+def tracer_for(torch):
+    """This process's calibrated SpanTracer for the current device and "", or None and why not."""
+    key = torch.cuda.current_device()
+    if key not in _TRACERS:
+        try:
+            tracer = SpanTracer(torch)
+            why = tracer.calibrate()
+        except Exception as e:  # noqa: BLE001 - no pinned memory, no profiler: no spans
+            why = f"{type(e).__name__}: {e}"
+        _TRACERS[key] = why or tracer
+    found = _TRACERS[key]
+    return (found, "") if isinstance(found, SpanTracer) else (None, found)
+
+
+class ClockReader:
+    """The SM clock of this process's GPU, from NVML (read only; nothing is ever set)."""
+
+    def __init__(self):
+        self.nvml, self.note = None, ""
+        try:
+            from .energy import Nvml, device_index
+
+            self.nvml = Nvml(os.environ.get("KERNELPRO_NVML_LIBRARY") or None, device_index())
+        except Exception as e:  # noqa: BLE001 - no driver library, a refused call: said, not fatal
+            self.note = f"the SM clock could not be read ({getattr(e, 'message', None) or e})"
+
+    def sm_mhz(self):
+        if self.nvml is None:
+            return None
+        try:
+            return self.nvml.sm_mhz()
+        except Exception as e:  # noqa: BLE001
+            self.nvml, self.note = None, f"the SM clock could not be read ({e})"
+            return None
+
+
+_CLOCKS = []
+
+
+def clock_reader():
+    if not _CLOCKS:
+        _CLOCKS.append(ClockReader())
+    return _CLOCKS[0]
 
 
 def perturbed(torch, base, seed, into=None, scratch=None):
@@ -176,9 +232,10 @@ def perturbed(torch, base, seed, into=None, scratch=None):
 
 class Timer:
     """Times `model(*args)` (without autograd) on buffers refilled from `base_sets` before every
-    call."""
+    call. `block` returns a dict: times_ms (the calls' times: the device span on CUDA, the host's
+    on the CPU), host_ms, launch_us and what happened (see the module's docstring)."""
 
-    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, hold=True):
+    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, spans=True):
         self.torch, self.cuda, self.model = torch, device == "cuda", model
         self.no_grad = torch.no_grad
         self.base_sets = base_sets
@@ -191,20 +248,22 @@ class Timer:
         self.scratch = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else None for x in base]
                         for base in base_sets]
         self.flush = None
-        self.hold, self.hold_note = None, ""
-        self.launch_s = []  # the last block's calls: host time from begin to forward's return
+        self.tracer, self.tracer_note = None, ""
+        self.clock, self.warm_mhz = None, None
         if self.cuda:
-            self.hold, self.hold_note = hold_for(torch) if hold else (None, "not asked for")
+            self.tracer, self.tracer_note = tracer_for(torch) if spans else (None, "not asked for")
+            self.stream = self.tracer.stream if self.tracer is not None else torch.cuda.Stream()
+            self.stream_context = torch.cuda.stream
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
+            self.clock = clock_reader()
             if flush_bytes < 0:  # twice the L2, so no input survives in cache between calls
                 l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
                 flush_bytes = 2 * l2
             if flush_bytes > 0:
                 self.flush = torch.empty(int(flush_bytes), dtype=torch.int8, device=device)
-        self.idle_sync_s = None  # an idle device's synchronize(), calibrated in warm_up
-        self.idle_waits = []     # every warm-up call's synchronize() wait
         self.calls = 0           # every call made, warm-up included (the index of the next)
         self.warmup_calls = 0
+        self.tracing = False     # inside a block's profiler window: each call gets a marker
 
     def _seed(self):
         return int.from_bytes(self.urandom(8), "little") >> 2
@@ -226,99 +285,153 @@ class Timer:
             return self.model(*args)
 
     def _one(self):
-        """One call on fresh inputs: (set, seed, outputs, ms, full, launch_s), launch_s the
-        host's time from the begin event to forward's return (CUDA; None on the CPU)."""
+        """One call on fresh inputs: (set, seed, outputs, host_ms, launch_s, event_ms); host_ms
+        from calling forward to the end of the device's work, launch_s to forward's return (None
+        on the CPU), event_ms the events' time where the device's records are not used."""
         set_index = self.calls % len(self.base_sets)
         seed = self._seed()
-        args = self._refill(set_index, seed)
         self.calls += 1
         if not self.cuda:
+            args = self._refill(set_index, seed)
             t0 = self.perf()
             out = self.forward(args)
-            return set_index, seed, out, (self.perf() - t0) * 1e3, False, None
-        if self.flush is not None:
-            self.flush.zero_()
-        if self.hold is not None:
-            self.hold.before_call()
-        begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
-        t_begin = self.perf()
-        begin.record()
-        out = self.forward(args)
-        launch_s = self.perf() - t_begin
-        end.record()
-        end.synchronize()
+            return set_index, seed, out, (self.perf() - t0) * 1e3, None, None
+        with self.stream_context(self.stream):  # the harness's own work, on its own stream
+            args = self._refill(set_index, seed)
+            if self.flush is not None:
+                self.flush.zero_()
+        if self.tracing:
+            self.tracer.mark()
+        self.synchronize()  # the device idle: the call's work starts with the call
+        events = self.tracer is None
+        if events:
+            begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
+            begin.record()
         t0 = self.perf()
-        self.synchronize()  # every stream: is anything of this call still running?
-        waited = self.perf() - t0
-        ms = begin.elapsed_time(end)
-        full = False
-        if self.idle_sync_s is not None and waited > self._side_work_threshold():
-            after = self.Event(enable_timing=True)
-            after.record()
-            after.synchronize()
-            ms = begin.elapsed_time(after)
-            full = True
-        return set_index, seed, out, ms, full, launch_s
-
-    def _side_work_threshold(self):
-        return max(3 * self.idle_sync_s, self.idle_sync_s + 10e-6)
+        out = self.forward(args)
+        t1 = self.perf()
+        if events:
+            end.record()
+        self.synchronize()  # every stream: the call's work is done
+        t2 = self.perf()
+        return (set_index, seed, out, (t2 - t0) * 1e3, t1 - t0,
+                begin.elapsed_time(end) if events else None)
 
     def warm_up(self, seconds, min_calls):
         """Untimed calls: module load, autotuning and allocator growth stay out of the numbers,
-        and the GPU leaves its idle clocks; on CUDA also calibrates an idle synchronize()."""
+        and the GPU leaves its idle clocks; the SM clock reached is read at the end."""
         if not self.cuda:
             seconds = min(seconds, 0.05)  # no clocks to ramp up; caches and the allocator only
         start = self.perf()
-        waits = self.idle_waits
         n = 0
         while n < min_calls or self.perf() - start < seconds:
             self._one()
-            if self.cuda:
-                t0 = self.perf()
-                self.synchronize()
-                waits.append(self.perf() - t0)
             n += 1
             if n >= min_calls and self.perf() - start > 10 * max(seconds, 0.5):
                 break
-        if self.cuda and len(waits) >= 3:  # the median of every warm-up call so far
-            self.idle_sync_s = sorted(waits)[len(waits) // 2]
+        if self.clock is not None and (seconds > 0 or self.warm_mhz is None):
+            mhz = self.clock.sm_mhz()
+            if mhz is not None:
+                self.warm_mhz = max(self.warm_mhz or 0, mhz)
         self.warmup_calls += n
         return n
+
+    def _run(self, calls, sample_p, keep):
+        """`calls` timed calls (and an untimed one after each kept call): the per-call rows."""
+        rows = []  # (timed, host_ms, launch_s, event_ms)
+        for _ in range(calls):
+            index = self.calls
+            set_index, seed, out, host_ms, launch_s, event_ms = self._one()
+            rows.append((True, host_ms, launch_s, event_ms))
+            if keep is not None and sample_p > 0:
+                draw = int.from_bytes(self.urandom(4), "little") / 2**32
+                if draw < sample_p:
+                    if self.cuda:
+                        with self.stream_context(self.stream):  # outside every call's span
+                            keep(index, set_index, seed, out)
+                    else:
+                        keep(index, set_index, seed, out)
+                    # Keeping (a copy, a file) disturbs caches and clocks: one untimed call
+                    # before the next timed one, so the sampled calls' neighbours pay nothing.
+                    del out
+                    rows.append((False,) + self._one()[3:])
+                    self.warmup_calls += 1
+                    continue
+            del out
+        return rows
+
+    def _traced(self, calls, sample_p, keep):
+        """A block inside the profiler: (rows, spans, foreign, problem)."""
+        self.tracer.open()
+        self.tracing = True
+        try:
+            rows = self._run(calls, sample_p, keep)
+            self.tracer.mark()
+            self.synchronize()
+        finally:
+            self.tracing = False
+            records = self.tracer.close()
+        spans, foreign, problem = attribute(records, self.tracer.stream_id, len(rows))
+        return rows, spans, foreign, problem
 
     def block(self, calls, sample_p=0.0, keep=None):
         """`calls` timed calls. `keep(call_index, set_index, seed, outputs)` is called for the
         calls drawn into the sample (probability sample_p each, drawn after the call)."""
-        times, full_calls = [], 0
-        self.launch_s = []
-        for _ in range(calls):
-            index = self.calls
-            set_index, seed, out, ms, full, launch_s = self._one()
-            times.append(ms)
+        result = {"no_device_work_calls": 0, "foreign_calls": 0, "low_clock_blocks": 0,
+                  "repeated_blocks": 0}
+        attempts = 0
+        while True:
+            attempts += 1
+            before = self.clock.sm_mhz() if self.clock is not None else None
+            spans = foreign = None
+            if self.tracer is not None:
+                rows, spans, foreign, problem = self._traced(calls, sample_p, keep)
+                if problem:
+                    if attempts < 2:
+                        continue
+                    raise RuntimeError("the device's activity records of a timed block were "
+                                       f"incomplete twice: {problem}")
+            else:
+                rows = self._run(calls, sample_p, keep)
+            after = self.clock.sm_mhz() if self.clock is not None else None
+            low = (self.warm_mhz is not None and before is not None and after is not None
+                   and min(before, after) < LOW_CLOCK * self.warm_mhz)
+            if low and result["repeated_blocks"] == 0:
+                result["repeated_blocks"] = 1
+                self.warm_up(0.05, 1)
+                continue
+            break
+        times, host, launch = [], [], []
+        for i, (timed, host_ms, launch_s, event_ms) in enumerate(rows):
+            if not timed:
+                continue
+            host.append(host_ms)
             if launch_s is not None:
-                self.launch_s.append(launch_s)
-            full_calls += full
-            if keep is not None and sample_p > 0:
-                draw = int.from_bytes(self.urandom(4), "little") / 2**32
-                if draw < sample_p:
-                    keep(index, set_index, seed, out)
-                    # Keeping (a copy, a file) disturbs caches and clocks: one untimed call
-                    # before the next timed one, so the sampled calls' neighbours pay nothing.
-                    del out
-                    self._one()
-                    self.warmup_calls += 1
-                    continue
-            del out
-        return times, full_calls
+                launch.append(launch_s * 1e6)
+            if spans is not None:
+                span = spans[i]
+                if span is None:  # no device work: the host's time is all the call took
+                    result["no_device_work_calls"] += 1
+                    times.append(host_ms)
+                else:
+                    times.append((span[1] - span[0]) / 1e6)
+                    result["foreign_calls"] += foreign[i] > 0
+            else:
+                times.append(event_ms if event_ms is not None else host_ms)
+        result.update(times_ms=times, host_ms=host, launch_us=launch,
+                      sm_mhz=[m for m in (before, after) if m is not None],
+                      warm_sm_mhz=self.warm_mhz, low_clock_blocks=int(bool(low)),
+                      method=self.method, clock_note=self.clock.note if self.clock else "")
+        return result
 
     @property
     def method(self):
         if not self.cuda:
             return "host perf_counter around the call"
-        if self.hold is not None:
-            start = (f"made while every multiprocessor was held for {HOLD_US:.0f} us after the L2 "
-                     f"flush, so the host's launch time is not counted up to {HOLD_US:.0f} us")
-        else:
-            start = f"made after the L2 flush alone (no device hold: {self.hold_note})"
-        return ("cuda events on the calling stream around the call, " + start + " (device-wide "
-                "synchronise checked after each call; calls with work left on other streams "
-                "timed to the end of that synchronise)")
+        if self.tracer is not None:
+            return ("span of the call's device work on every stream (first kernel or copy start "
+                    "to last end) from CUPTI activity records, L2 flushed and the device idle "
+                    "before the call; the host's time before the first launch is not counted")
+        return ("cuda events around the call on an idle device after the L2 flush, which count "
+                "the host's time to launch the call (the device's activity records could not "
+                f"be used: {self.tracer_note})")

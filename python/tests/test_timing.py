@@ -2,7 +2,7 @@
 
 import torch
 
-from kernelpro_worker.timing import SCALE_LOW, Timer, perturbed
+from kernelpro_worker.timing import MARKER_BYTES, SCALE_LOW, Timer, attribute, perturbed
 
 
 def test_perturbed_inputs_are_new_reproducible_and_stay_in_the_domain():
@@ -43,8 +43,10 @@ def test_every_timed_call_sees_inputs_no_call_saw_before():
     timer = Timer(torch, "cpu", model, sets)
     timer.warm_up(0.0, 2)
     kept = []
-    times, full = timer.block(20, sample_p=1.0, keep=lambda *call: kept.append(call))
-    assert len(times) == 20 and full == 0 and all(t >= 0 for t in times)
+    block = timer.block(20, sample_p=1.0, keep=lambda *call: kept.append(call))
+    times = block["times_ms"]
+    assert len(times) == 20 and all(t >= 0 for t in times)
+    assert block["host_ms"] == times and block["method"] == "host perf_counter around the call"
     keys = {tuple(x.tolist()) for x in seen}
     # Two warm-up calls, 20 timed ones, and an untimed call after each kept one: all distinct.
     assert len(keys) == len(seen) == 2 + 20 + 20
@@ -65,120 +67,56 @@ def test_sampling_keeps_about_the_asked_share_and_none_at_zero():
     assert kept == []
 
 
-class _FakeDevice:
-    """A one-stream timeline for Hold.calibrate: a hold of `ns` takes `per_element` times as long
-    (each thread runs the function on several elements in turn); a kernel on another stream ends
-    at the hold's end when the hold fills the device, else a few us after its start."""
-
-    def __init__(self, per_element=4.0, exclusive_from=4):
-        self.now, self.per_element, self.exclusive_from = 0.0, per_element, exclusive_from
-        self.hold_start = self.hold_end = 0.0
-        self.slots = 132 * 2048
-        device = self
-
-        class Event:
-            def __init__(self, enable_timing=False):
-                self.at = None
-
-            def record(self):
-                self.at = device.side_at if device.on_side else device.now
-
-            def elapsed_time(self, other):
-                return (other.at - self.at) / 1e3
-
-        class Props:
-            multi_processor_count = 132
-            max_threads_per_multi_processor = 2048
-
-        class Cuda:
-            @staticmethod
-            def Stream(priority=0):
-                assert priority < 0  # the probe must run at the highest priority
-                return object()
-
-            @staticmethod
-            def stream(_):
-                class Switch:
-                    def __enter__(self):
-                        device.on_side = True
-
-                    def __exit__(self, *exc):
-                        device.on_side = False
-                return Switch()
-
-            @staticmethod
-            def current_device():
-                return 0
-
-            @staticmethod
-            def get_device_properties(_):
-                return Props()
-
-            @staticmethod
-            def synchronize():
-                pass
-
-            class jiterator:
-                @staticmethod
-                def _create_jit_fn(source, **kwargs):
-                    assert "globaltimer" in source and kwargs == {"ns": 0.0}
-
-                    def fn(buf, ns):
-                        device.buf_elements = buf.n
-                        device.hold_start = device.now + 2.0  # launch latency
-                        device.hold_end = device.hold_start + ns / 1e3 * device.per_element
-                        device.now = device.hold_end
-                    return fn
-
-        Cuda.Event = Event
-        self.cuda, self.on_side, self.side_at, self.buf_elements = Cuda, False, 0.0, 0
-
-    def zeros(self, n, device=None):
-        fake = self
-
-        class Tensor:
-            def __init__(self):
-                self.n = n
-
-            def add_(self, _):  # the probe kernel on the other stream
-                exclusive = fake.buf_elements >= fake.exclusive_from * fake.slots
-                fake.side_at = fake.hold_end if exclusive else fake.hold_start + 5.0
-        return Tensor()
+def _marker(correlation, stream=9):
+    return {"correlation": correlation, "stream": stream, "start_ns": 0, "end_ns": 1,
+            "bytes": MARKER_BYTES, "name": "Memcpy HtoD (Pinned -> Device)"}
 
 
-def test_the_hold_is_calibrated_to_real_time_and_kept_only_where_it_fills_the_device():
-    from kernelpro_worker.timing import Hold
-
-    exclusive = _FakeDevice(per_element=4.0, exclusive_from=4)
-    hold = Hold(exclusive)
-    assert hold.calibrate() == ""
-    assert abs(hold.scale - 4.0) < 1e-6
-    start = exclusive.now
-    hold.launch(100)
-    assert abs(exclusive.now - start - 102.0) < 1e-6  # 100 us asked, 100 us held (+ latency)
-
-    # Filled only with twice the elements: the first size is given up, the second kept.
-    doubled = _FakeDevice(per_element=8.0, exclusive_from=8)
-    hold = Hold(doubled)
-    assert hold.calibrate() == ""
-    assert hold.buf.n == 8 * doubled.slots
-
-    never = _FakeDevice(exclusive_from=64)
-    hold = Hold(never)
-    why = hold.calibrate()
-    assert "another stream ran beside the hold" in why
-    assert hold.buf is None
+def _work(correlation, start, end, stream=7, name="kernel"):
+    return {"correlation": correlation, "stream": stream, "start_ns": start, "end_ns": end,
+            "bytes": 0, "name": name}
 
 
-def test_without_a_hold_the_timer_says_why():
-    from kernelpro_worker import timing
+def test_a_calls_time_is_the_span_of_its_work_on_every_stream_between_its_markers():
+    events = [
+        _marker(10), _work(11, 0, 5, stream=9),  # the harness's own flush: never a call's
+        _work(12, 1000, 1400), _work(13, 1500, 1700, stream=8),  # call 0: two streams, a gap
+        _marker(20), _work(21, 5000, 5300),                      # call 1
+        _marker(30), _work(31, 9000, 9100, stream=9),            # call 2: no work of its own
+        _marker(40),
+    ]
+    spans, foreign, problem = attribute(events, 9, 3)
+    assert problem == ""
+    assert spans[0] == (1000, 1700, 2)  # first start to last end, the gap between them included
+    assert spans[1] == (5000, 5300, 1)
+    assert spans[2] is None  # launched nothing: the timer falls back to the host's time
+    assert foreign == [0, 0, 0]
 
-    class NoJiterator:
-        class cuda:
-            @staticmethod
-            def current_device():
-                return 7
 
-    timing._HOLDS.pop(7, None)
-    hold, why = timing.hold_for(NoJiterator)
-    assert hold is None and "jiterator" in why
+def test_work_launched_outside_every_call_is_counted_in_the_nearest_call_and_said():
+    events = [_work(5, 100, 900), _marker(10), _work(12, 1000, 1100), _marker(20),
+              _work(22, 2000, 2100), _marker(30), _work(35, 3000, 3900, stream=3)]
+    spans, foreign, problem = attribute(events, 9, 2)
+    assert problem == ""
+    assert spans[0] == (100, 1100, 2) and foreign[0] == 1  # a head start counts for the call
+    assert spans[1] == (2000, 3900, 2) and foreign[1] == 1  # late work too
+
+
+def test_a_block_whose_markers_are_missing_is_not_split_by_guesswork():
+    events = [_marker(10), _work(12, 1000, 1100), _work(22, 2000, 2100), _marker(30)]
+    spans, foreign, problem = attribute(events, 9, 2)
+    assert spans is None and "2 of the 3 markers" in problem
+    # A copy of the marker's size on another stream is not a marker: it is the call's work.
+    forged = [_marker(10), _work(12, 1000, 1100), _marker(15, stream=4), _marker(20),
+              _work(22, 2000, 2100), _marker(30)]
+    spans, foreign, problem = attribute(forged, 9, 2)
+    assert problem == "" and spans[0] == (0, 1100, 2) and spans[1] == (2000, 2100, 1)
+
+
+def test_without_the_profilers_records_the_timer_says_what_it_used_instead():
+    timer = Timer.__new__(Timer)
+    timer.cuda, timer.tracer, timer.tracer_note = True, None, "the profiler's records held no kernel"
+    assert timer.method.startswith("cuda events around the call")
+    assert "count the host's time to launch the call" in timer.method
+    assert timer.method.endswith("(the device's activity records could not be used: the "
+                                 "profiler's records held no kernel)")

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/doctor.h"
 #include "cli/option_groups.h"
+#include "cli/timing_selftest.h"
 
 namespace kernelpro::cli {
 
@@ -13,6 +14,7 @@ CommandRunner RegisterDoctorCommand(CLI::App& app) {
   struct Args {
     DoctorOptions options;
     bool json = false;
+    bool timing = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* doctor = app.add_subcommand(
@@ -25,7 +27,20 @@ CommandRunner RegisterDoctorCommand(CLI::App& app) {
   AddOption(*doctor, kJsonOption, args->json);
   AddOption(*doctor, kPythonOption, args->options.python);
   AddOption(*doctor, kCacheDirOption, args->options.cache_dir);
+  doctor->add_flag("--timing", args->timing,
+                   "Instead of the checks: time short kernels against the profiler and a "
+                   "reference against itself on this GPU (about a minute); exit 1 when a check "
+                   "fails");
   return [args] {
+    if (args->timing) {
+      auto result = RunTimingSelftest(args->options.python);
+      if (!result.ok()) {
+        std::cerr << "kernelpro doctor --timing: " << result.status().message() << "\n";
+        return 2;
+      }
+      std::cout << (args->json ? DumpJson(*result, 1) + "\n" : RenderTimingSelftest(*result));
+      return TimingSelftestExitCode(*result);
+    }
     const std::vector<DoctorCheck> checks = RunDoctor(RealMachine(), args->options);
     if (args->json) {
       std::cout << DumpJson(DoctorJson(checks)) << "\n";

@@ -232,8 +232,8 @@ Result<WorkerSession*> Executor::Referee(const std::map<std::string, std::string
   limits.max_open_files = 4096;
   // It starts CUDA at once: it is started before anything is timed on its GPU.
   Json prepare{{"prepare", {{"device", options_.device}, {"start_device", true}}}};
-  // torch keeps the timer's NVRTC-compiled hold kernel there, so a later run loads it instead of
-  // compiling it again; no sandboxed process sees this folder (a candidate's compiles its own).
+  // torch keeps the kernels it compiles at run time (jiterator, NVRTC) there, so a later run loads
+  // them instead of compiling again; no sandboxed process sees this folder.
   std::map<std::string, std::string> referee_env = env;
   const std::string kernels = Absolute(options_.cache_dir) + "/kernels";
   std::error_code ec;
@@ -298,7 +298,6 @@ Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
   BaselineTimes out;
   out.gpu = lease.gpu();
   std::vector<std::vector<double>> eager_blocks, compiled_blocks;
-  bool hold = options_.device == "cuda";
   for (int round = 0; round < rounds; ++round) {
     for (int slot = 0; slot < 2; ++slot) {
       // A B B A A B ..., as candidates are timed against the reference.
@@ -308,7 +307,6 @@ Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
       request["flush_bytes"] = options_.flush_bytes;
       request["compiled"] = compiled_turn;
       request["calls"] = calls;
-      request["hold"] = hold;
       request["warmup_s"] = round == 0 ? (slot == 0 ? 0.5 : 0.1) : 0.0;
       request["warmup_calls"] = round == 0 ? 3 : (calls >= 4 ? 1 : 0);
       // The first compiled call compiles: it gets the build timeout.
@@ -323,14 +321,6 @@ Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
         return Status::Unavailable(
             "torch.compile baseline: " +
             JsonGet<std::string>(*reply.result, "message", "unavailable"));
-      }
-      if (hold && JsonGet<double>(*reply.result, "hold_us", 0.0) <= 0) {
-        hold = false;  // as for candidates: both sides without the hold, from the first round
-        eager_blocks.clear();
-        compiled_blocks.clear();
-        out.eager = out.compiled = TimingSummary();
-        round = -1;
-        break;
       }
       std::vector<double> times = JsonGet<std::vector<double>>(*reply.result, "times_ms", {});
       TimingSummary& into = compiled_turn ? out.compiled : out.eager;
@@ -702,7 +692,6 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     Json request = BaseRequest();
     request["problem"] = problem;
     request["compiled"] = true;
-    request["hold"] = result.hold_us > 0;  // timed as the candidate was
     request["calls"] = options_.timing_trials;
     request["warmup_s"] = 0.5;
     request["warmup_calls"] = 3;
@@ -770,12 +759,7 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   TimingSummary ref_time, cand_time;
   std::vector<std::vector<double>> ref_blocks, cand_blocks;
   std::vector<double> reference_in_candidate;  // the reference timed in the candidate's process
-  std::vector<double> launch_us;               // the candidate's host time to launch each call
   Json samples = Json::array();
-  int full_calls = 0;
-  // Both sides are timed the same way: with the device hold (timing.py) where both processes
-  // could make it; when one could not, the rounds start over with neither holding.
-  bool hold = options_.device == "cuda";
   auto started = Clock::now();
   for (int round = 0; round < rounds; ++round) {
     if (round >= 2 && SecondsSince(started) > 2 * options_.time_budget_s) break;
@@ -784,7 +768,6 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       const bool candidate_turn = (round % 2 == 0) == (slot == 1);
       Json request = candidate_turn ? cand_request : ref_request;
       request["calls"] = calls;
-      request["hold"] = hold;
       // The first block of the first round starts with a warm-up long enough to leave idle
       // clocks, the other side's first block with a shorter one (the device was busy just now);
       // later blocks with one untimed call (none in blocks of fewer than 4 calls).
@@ -816,34 +799,13 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
           samples.push_back(sample);
         }
       }
-      if (hold && JsonGet<double>(*timed, "hold_us", 0.0) <= 0) {
-        hold = false;
-        ref_time = cand_time = TimingSummary();
-        ref_blocks.clear();
-        cand_blocks.clear();
-        reference_in_candidate.clear();
-        launch_us.clear();
-        full_calls = 0;
-        MergeFindings(result.findings,
-                      {{"no_hold", "warn",
-                        std::string("the device could not be held in the ") +
-                            (candidate_turn ? "candidate's" : "referee's") + " process (" +
-                            JsonGet<std::string>(*timed, "hold_note", "no reason given") +
-                            "); both sides were timed after the L2 flush alone, which counts "
-                            "the host's launch time of short calls"}});
-        round = -1;  // the rounds start over, from the first
-        break;
-      }
       std::vector<double> times = JsonGet<std::vector<double>>(*timed, "times_ms", {});
       TimingSummary& into = candidate_turn ? cand_time : ref_time;
       into.samples.insert(into.samples.end(), times.begin(), times.end());
       into.block_medians.push_back(Median(times));
       (candidate_turn ? cand_blocks : ref_blocks).push_back(times);
+      (candidate_turn ? result.candidate_calls : result.reference_calls).Add(*timed);
       if (candidate_turn) {
-        full_calls += JsonGet<int>(*timed, "full_calls", 0);
-        auto launches = JsonGet<std::vector<double>>(*timed, "launch_us", {});
-        launch_us.insert(launch_us.end(), launches.begin(), launches.end());
-        result.hold_us = JsonGet<double>(*timed, "hold_us", 0.0);
         auto here = JsonGet<std::vector<double>>(*timed, "reference_times_ms", {});
         reference_in_candidate.insert(reference_in_candidate.end(), here.begin(), here.end());
         if (auto note = JsonGet<std::string>(*timed, "reference_note", ""); !note.empty()) {
@@ -855,20 +817,12 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       }
     }
   }
-  result.full_sync_calls = full_calls;
-  if (full_calls > 0) {
-    MergeFindings(result.findings,
-                  {{"side_stream", "warn",
-                    std::to_string(full_calls) + " of " + std::to_string(cand_time.samples.size()) +
-                        " timed calls left work running on other streams after returning; "
-                        "those calls were timed to the end of a device-wide synchronisation"}});
-  }
-
-  if (!launch_us.empty()) {
-    result.host_launch_us = Median(launch_us);
-    if (auto warning = HostBoundWarning(*result.host_launch_us, result.hold_us)) {
-      MergeFindings(result.findings, {*warning});
-    }
+  result.host_launch_us = result.candidate_calls.LaunchMedianUs();
+  if (!cand_time.samples.empty() && !ref_time.samples.empty()) {
+    MergeFindings(result.findings, CallFactsFindings(result.candidate_calls,
+                                                     Median(cand_time.samples), "candidate"));
+    MergeFindings(result.findings, CallFactsFindings(result.reference_calls,
+                                                     Median(ref_time.samples), "reference"));
   }
 
   // The timed calls' own outputs must be right too (no cache, no replay, no shortcut while

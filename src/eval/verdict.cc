@@ -154,10 +154,13 @@ Json ToJson(const EvalResult& r) {
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"noisy_timing", NoisyTimingReason(r)},
       {"timing_method", r.timing_method},
-      {"full_sync_calls", r.full_sync_calls},
       {"process_spread", r.process_spread},
       {"speedup_in_process", number_or_null(r.speedup_in_process)},
       {"host_launch_us", number_or_null(r.host_launch_us)},
+      {"reference_host_ms", number_or_null(r.reference_calls.HostMedianMs())},
+      {"candidate_host_ms", number_or_null(r.candidate_calls.HostMedianMs())},
+      {"reference_calls", CallFactsJson(r.reference_calls)},
+      {"candidate_calls", CallFactsJson(r.candidate_calls)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},
@@ -181,16 +184,6 @@ Json ToJson(const EvalResult& r) {
         {"total", r.total_seconds}}},
   };
   return j;
-}
-
-std::optional<Finding> HostBoundWarning(double launch_us, double hold_us) {
-  if (hold_us <= 0 || !(launch_us > hold_us)) return std::nullopt;
-  std::ostringstream text;
-  text << "host-bound: the host needs " << std::fixed << std::setprecision(0) << launch_us
-       << " us to launch a call (median), more than the " << hold_us
-       << " us the timer hides; the rest counts in its time (fewer launches or less Python in "
-          "forward would lower it)";
-  return Finding{"host_bound", "warn", text.str()};
 }
 
 }  // namespace kernelpro::eval

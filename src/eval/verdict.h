@@ -15,6 +15,7 @@
 #include "core/json_io.h"
 #include "core/stats.h"
 #include "core/subprocess.h"
+#include "eval/call_facts.h"
 
 namespace kernelpro::eval {
 
@@ -67,21 +68,18 @@ struct EvalResult {
   std::optional<TimingSummary> reference_time;
   std::optional<TimingSummary> candidate_time;
   std::optional<RatioInterval> speedup;
-  // How the calls were timed (e.g. CUDA events on the calling stream), and how many candidate
-  // calls had to be timed to the end of a device-wide synchronisation because they left work
-  // running on other streams.
+  // How the calls were timed (on CUDA: the span of each call's device work from CUPTI records).
   std::string timing_method;
-  int full_sync_calls = 0;
   // The reference's median in the candidate's process over its median in the referee, minus one,
   // as a magnitude: the spread between processes, by which `speedup`'s interval is widened; and
   // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
   double process_spread = 0;
   std::optional<double> speedup_in_process;
-  // CUDA: the candidate's median host time to launch a call (begin event to forward's return),
-  // and how much of it the timer's device hold covers (0: no hold); launch time beyond the hold
-  // is in the candidate's time.
+  // CUDA: the candidate's median host time to launch a call (forward called to forward
+  // returned); not in its device time.
   std::optional<double> host_launch_us;
-  double hold_us = 0;
+  // Each side's host-inclusive times, launch times, clocks and odd calls (eval/call_facts.h).
+  CallFacts reference_calls, candidate_calls;
   // Optional torch.compile baseline (--compile-baseline).
   std::optional<TimingSummary> compiled_time;
   std::optional<RatioInterval> speedup_vs_compiled;
@@ -95,10 +93,6 @@ struct EvalResult {
   double scan_seconds = 0, reference_seconds = 0, build_seconds = 0, load_seconds = 0,
          check_seconds = 0, time_seconds = 0, total_seconds = 0;
 };
-
-// The warning for a candidate whose forward takes the host longer to launch (median, us) than
-// the timer's device hold hides (`hold_us`, 0 when there was no hold): none otherwise.
-std::optional<Finding> HostBoundWarning(double launch_us, double hold_us);
 
 // Maps a worker process that ended without a usable result to a status and a message:
 // timeouts, signals (segfault, abort), output floods, non-zero exits with their stderr tail.

@@ -105,17 +105,6 @@ TEST(VerdictTest, JsonHasTheFieldsUsersScriptAgainst) {
   EXPECT_TRUE(k["speedup_interval"].is_null());
 }
 
-TEST(VerdictTest, AForwardSlowerToLaunchThanTheHoldIsCalledHostBound) {
-  auto warning = HostBoundWarning(250.4, 100);
-  ASSERT_TRUE(warning.has_value());
-  EXPECT_EQ(warning->rule, "host_bound");
-  EXPECT_EQ(warning->severity, "warn");
-  EXPECT_NE(warning->message.find("needs 250 us to launch a call (median), more than the 100 us"),
-            std::string::npos)
-      << warning->message;
-  EXPECT_FALSE(HostBoundWarning(40, 100).has_value());  // hidden by the hold: nothing to say
-  EXPECT_FALSE(HostBoundWarning(250, 0).has_value());   // no hold: the whole launch counted
-}
 
 }  // namespace
 }  // namespace kernelpro::eval

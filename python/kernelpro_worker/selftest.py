@@ -1,0 +1,129 @@
+"""`kernelpro doctor --timing`: can kernelpro's timings be trusted on this GPU?
+
+Two checks, on whatever GPU the process sees, in about a minute, with the timer every evaluation
+uses (timing.Timer):
+
+  span  short torch calls of one and of three kernels, 2^10 to 2^24 elements: the timer's median
+        per-call time against an independent reading of the same calls, each inside a profiler
+        window of its own (`window_span`: the device records of that window alone, no markers, no
+        correlation), the L2 flushed and the device idle before each, as the timer has it. Pass:
+        within max(1 us, 3 %).
+  self  a reference against itself: two timers of one model in blocks of 10 calls, alternating
+        (A B B A ...) with idle pauses between blocks as between the referee's and a candidate's
+        turns, 10 rounds; the ratio of their medians. Pass: within 1 % of 1.00.
+
+Clocks are read (never set) before and after. The step returns every number; the binary renders
+them (src/cli/timing_selftest.h).
+"""
+
+import statistics
+import time
+
+from .timing import Timer
+
+ABS_TOL_US = 1.0
+REL_TOL = 0.03
+SELF_TOL = 0.01
+
+
+def window_span(torch, call, flush, calls):
+    """Per call: the span (us) of the device records of a profiler window around it alone. The
+    window opens with the L2 flush (the window's first record by launch order, left out) and the
+    device synchronised, so its other records are the call's."""
+    spans = []
+    activities = [torch.profiler.ProfilerActivity.CUDA]
+    cuda = torch.autograd.DeviceType.CUDA
+    for _ in range(calls):
+        with torch.profiler.profile(activities=activities) as prof:
+            flush.zero_()
+            torch.cuda.synchronize()
+            call()
+            torch.cuda.synchronize()
+        records = sorted((e.correlation_id(), e.start_ns(), e.end_ns())
+                         for e in prof.profiler.kineto_results.events()
+                         if e.device_type() == cuda and not e.is_user_annotation())
+        work = records[1:]
+        if work:
+            spans.append((max(e[2] for e in work) - min(e[1] for e in work)) / 1e3)
+    return spans
+
+
+def _model(torch, fn):
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+
+    return Model()
+
+
+def _one_kernel(x):
+    return x.relu()
+
+
+def _three_kernels(x):
+    return (x * 2.0).add(1.0).relu()
+
+
+def _swish(x):
+    return x * x.sigmoid()
+
+
+SPAN_CASES = [("relu", _one_kernel, 1, e) for e in (10, 14, 18, 20, 22, 24)]
+SPAN_CASES += [("2x+1, relu", _three_kernels, 3, e) for e in (10, 22)]
+SELF_CASES = [("relu", _one_kernel, 22), ("swish", _swish, 24)]
+
+
+def _span_check(torch, name, fn, kernels, exp, calls):
+    x = torch.randn(1 << exp, device="cuda")
+    timer = Timer(torch, "cuda", _model(torch, fn), [[x.clone()], [x.clone()]])
+    timer.warm_up(0.1, 3)
+    times = []
+    for _ in range(3):
+        times += timer.block(calls)["times_ms"]
+    ours = statistics.median(times) * 1e3
+    with torch.no_grad():
+        reading = statistics.median(window_span(torch, lambda: fn(x), timer.flush, calls))
+    diff = ours - reading
+    return {"check": "span", "case": f"{name} 2^{exp}", "kernels": kernels, "timer_us": ours,
+            "profiler_us": reading, "diff_us": diff,
+            "passed": abs(diff) <= max(ABS_TOL_US, REL_TOL * reading), "method": timer.method}
+
+
+def _self_check(torch, name, fn, exp, rounds, pause_s):
+    x = torch.randn(1 << exp, device="cuda")
+    sets = [[x.clone()], [x.clone()]]
+    a = Timer(torch, "cuda", _model(torch, fn), sets)
+    b = Timer(torch, "cuda", _model(torch, fn), sets)
+    a.warm_up(0.3, 3)
+    b.warm_up(0.1, 3)
+    blocks = {id(a): [], id(b): []}
+    clocks = []
+    for r in range(rounds):
+        for t in ((a, b) if r % 2 == 0 else (b, a)):
+            block = t.block(10)
+            blocks[id(t)].append(statistics.median(block["times_ms"]))
+            clocks += block["sm_mhz"]
+            time.sleep(pause_s)
+    ratio = statistics.median(blocks[id(a)]) / statistics.median(blocks[id(b)])
+    return {"check": "self", "case": f"{name} 2^{exp}", "median_us":
+            statistics.median(blocks[id(a)] + blocks[id(b)]) * 1e3, "ratio": ratio,
+            "passed": abs(ratio - 1.0) <= SELF_TOL, "sm_mhz": [min(clocks), max(clocks)]
+            if clocks else None}
+
+
+def step_timing_selftest(request):
+    from .steps import _import_torch
+
+    torch = _import_torch("cuda")
+    calls = int(request.get("calls", 30))
+    started = time.perf_counter()
+    checks = [_span_check(torch, *case, calls) for case in SPAN_CASES]
+    checks += [_self_check(torch, *case, int(request.get("rounds", 10)),
+                           float(request.get("pause_s", 0.003))) for case in SELF_CASES]
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    clock = Timer(torch, "cuda", _model(torch, _one_kernel), [[torch.zeros(1, device="cuda")]])
+    return {"status": "ok", "message": "", "device": torch.cuda.get_device_name(),
+            "capability": f"sm_{props.major}{props.minor}", "torch": torch.__version__,
+            "method": checks[0]["method"], "clock_note": clock.clock.note if clock.clock else "",
+            "checks": checks, "passed": all(c["passed"] for c in checks),
+            "seconds": time.perf_counter() - started}

@@ -1,0 +1,98 @@
+#include "cli/timing_selftest.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "eval/worker_client.h"
+
+namespace kernelpro::cli {
+namespace {
+
+std::string Fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string SpanLine(const Json& c) {
+  const double timer = JsonGet<double>(c, "timer_us", NAN);
+  const double profiler = JsonGet<double>(c, "profiler_us", NAN);
+  const int kernels = JsonGet<int>(c, "kernels", 1);
+  return "span  " + JsonGet<std::string>(c, "case", "?") + " (" + std::to_string(kernels) +
+         (kernels == 1 ? " kernel" : " kernels") + "): timer " + Fmt("%.2f", timer) +
+         " us, profiler " + Fmt("%.2f", profiler) + " us, diff " +
+         Fmt("%+.2f", timer - profiler) + " us (allowed max(1 us, 3 %) = " +
+         Fmt("%.2f", std::max(1.0, 0.03 * profiler)) + " us)";
+}
+
+std::string SelfLine(const Json& c) {
+  const double ratio = JsonGet<double>(c, "ratio", NAN);
+  std::string line = "self  " + JsonGet<std::string>(c, "case", "?") + " (" +
+                     Fmt("%.1f", JsonGet<double>(c, "median_us", NAN)) +
+                     " us) against itself: " + Fmt("%.4f", ratio) + "x (allowed 1 +- 0.01)";
+  Json mhz = JsonGet<Json>(c, "sm_mhz", Json(nullptr));
+  if (mhz.is_array() && mhz.size() == 2) {
+    line += ", SM " + std::to_string(mhz[0].get<int>()) + "-" + std::to_string(mhz[1].get<int>()) +
+            " MHz";
+  }
+  return line;
+}
+
+}  // namespace
+
+Result<Json> RunTimingSelftest(const std::string& python) {
+  eval::WorkerOptions options;
+  options.python = python;
+  options.scratch_dir = std::filesystem::temp_directory_path().string();
+  options.sandbox.enabled = false;  // only kernelpro's own code runs
+  auto client = eval::WorkerClient::Create(options);
+  if (!client.ok()) return client.status();
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(600);
+  auto outcome = client->Run("timing_selftest", Json{{"calls", 30}, {"rounds", 10}}, limits);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->result) {
+    return Status::Internal("the timing self-test ended without a result: " +
+                            outcome->process.Describe());
+  }
+  if (JsonGet<std::string>(*outcome->result, "status", "") != "ok") {
+    return Status::Unavailable("the timing self-test could not run: " +
+                               JsonGet<std::string>(*outcome->result, "message", "no reason"));
+  }
+  return *outcome->result;
+}
+
+std::string RenderTimingSelftest(const Json& result) {
+  std::string text = "timing self-test on " + JsonGet<std::string>(result, "device", "?") + " (" +
+                     JsonGet<std::string>(result, "capability", "?") + "), torch " +
+                     JsonGet<std::string>(result, "torch", "?") + ", clocks as found\n";
+  text += "method: " + JsonGet<std::string>(result, "method", "") + "\n";
+  if (auto note = JsonGet<std::string>(result, "clock_note", ""); !note.empty()) {
+    text += "clock: " + note + "\n";
+  }
+  int failed = 0, total = 0;
+  for (const Json& c : JsonGet<Json>(result, "checks", Json::array())) {
+    const bool passed = JsonGet<bool>(c, "passed", false);
+    failed += passed ? 0 : 1;
+    ++total;
+    text += std::string(passed ? "pass  " : "FAIL  ") +
+            (JsonGet<std::string>(c, "check", "") == "self" ? SelfLine(c) : SpanLine(c)) + "\n";
+  }
+  text += std::to_string(total - failed) + " of " + std::to_string(total) + " checks passed in " +
+          Fmt("%.0f", JsonGet<double>(result, "seconds", 0)) + " s: ";
+  text += failed == 0 ? "kernelpro's times can be trusted on this GPU\n"
+                      : "kernelpro's times on this GPU are off by more than the allowance; "
+                        "speedups near 1x measured here are not evidence\n";
+  return text;
+}
+
+int TimingSelftestExitCode(const Json& result) {
+  for (const Json& c : JsonGet<Json>(result, "checks", Json::array())) {
+    if (!JsonGet<bool>(c, "passed", false)) return 1;
+  }
+  return JsonGet<Json>(result, "checks", Json::array()).empty() ? 1 : 0;
+}
+
+}  // namespace kernelpro::cli

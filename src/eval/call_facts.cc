@@ -1,0 +1,94 @@
+#include "eval/call_facts.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/stats.h"
+#include "eval/verdict.h"
+
+namespace kernelpro::eval {
+namespace {
+
+std::optional<double> MedianOf(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  return Median(values);
+}
+
+std::string Format(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+}  // namespace
+
+void CallFacts::Add(const Json& reply) {
+  for (double v : JsonGet<std::vector<double>>(reply, "host_ms", {})) host_ms.push_back(v);
+  for (double v : JsonGet<std::vector<double>>(reply, "launch_us", {})) launch_us.push_back(v);
+  foreign_calls += JsonGet<int>(reply, "foreign_calls", 0);
+  no_device_work_calls += JsonGet<int>(reply, "no_device_work_calls", 0);
+  repeated_blocks += JsonGet<int>(reply, "repeated_blocks", 0);
+  low_clock_blocks += JsonGet<int>(reply, "low_clock_blocks", 0);
+  for (int mhz : JsonGet<std::vector<int>>(reply, "sm_mhz", {})) {
+    if (mhz <= 0) continue;
+    min_sm_mhz = min_sm_mhz == 0 ? mhz : std::min(min_sm_mhz, mhz);
+    max_sm_mhz = std::max(max_sm_mhz, mhz);
+  }
+  warm_sm_mhz = std::max(warm_sm_mhz, static_cast<int>(JsonGet<double>(reply, "warm_sm_mhz", 0)));
+  if (auto note = JsonGet<std::string>(reply, "clock_note", ""); !note.empty()) clock_note = note;
+}
+
+std::optional<double> CallFacts::HostMedianMs() const { return MedianOf(host_ms); }
+std::optional<double> CallFacts::LaunchMedianUs() const { return MedianOf(launch_us); }
+
+std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_median_ms,
+                                       const std::string& who) {
+  std::vector<Finding> out;
+  const std::string side = who.empty() ? "" : who + ": ";
+  if (auto launch = facts.LaunchMedianUs(); launch && device_median_ms > 0 &&
+                                             *launch > device_median_ms * 1e3) {
+    out.push_back({"host_bound", "warn",
+                   side + "host-bound: the host takes " + Format("%.1f", *launch) +
+                       " us to launch a call (median), more than its " +
+                       Format("%.1f", device_median_ms * 1e3) +
+                       " us of device work; back to back, its calls would run at the host's "
+                       "pace (fewer launches or less Python in forward would help)"});
+  }
+  if (facts.foreign_calls > 0) {
+    out.push_back({"foreign_work", "warn",
+                   side + std::to_string(facts.foreign_calls) +
+                       " timed call(s) had device work launched outside them (before the call "
+                       "began or after it returned, from another thread); it was counted in "
+                       "their time"});
+  }
+  if (facts.no_device_work_calls > 0) {
+    out.push_back({"no_device_work", "warn",
+                   side + std::to_string(facts.no_device_work_calls) +
+                       " timed call(s) launched no device work; they were timed by the host "
+                       "(calling forward to the end of the device synchronisation)"});
+  }
+  if (facts.low_clock_blocks > 0) {
+    out.push_back({"low_clock", "warn",
+                   side + std::to_string(facts.low_clock_blocks) +
+                       " timing block(s) ran below 90 % of the SM clock the warm-up reached (" +
+                       std::to_string(facts.warm_sm_mhz) + " MHz; lowest " +
+                       std::to_string(facts.min_sm_mhz) +
+                       " MHz) even when timed again; the GPU may be throttling or shared"});
+  }
+  return out;
+}
+
+Json CallFactsJson(const CallFacts& facts) {
+  return Json{{"host_ms", NumberOrNull(facts.HostMedianMs())},
+              {"launch_us", NumberOrNull(facts.LaunchMedianUs())},
+              {"foreign_calls", facts.foreign_calls},
+              {"no_device_work_calls", facts.no_device_work_calls},
+              {"repeated_blocks", facts.repeated_blocks},
+              {"low_clock_blocks", facts.low_clock_blocks},
+              {"sm_mhz", facts.min_sm_mhz > 0 ? Json::array({facts.min_sm_mhz, facts.max_sm_mhz})
+                                              : Json(nullptr)},
+              {"warm_sm_mhz", facts.warm_sm_mhz > 0 ? Json(facts.warm_sm_mhz) : Json(nullptr)},
+              {"clock_note", facts.clock_note}};
+}
+
+}  // namespace kernelpro::eval

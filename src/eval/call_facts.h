@@ -1,0 +1,47 @@
+// What the timer says about a side's calls beyond their times (python/kernelpro_worker/timing.py):
+// the host-inclusive time of each call (from calling forward to the end of its device work, as
+// KernelBench counts it), the host's time to launch it, the SM clock before and after each block,
+// and the calls it timed otherwise than asked (work launched outside the call, no device work at
+// all, blocks timed below the warm-up's clock). An evaluation keeps one for the reference and one
+// for the candidate, adding each timed block's reply as it comes back; the findings and the JSON
+// of a verdict come from here. Plain data; not shared between threads.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+namespace kernelpro::eval {
+
+struct Finding;  // eval/verdict.h, which holds a CallFacts per side
+
+struct CallFacts {
+  std::vector<double> host_ms;    // every timed call: forward called to the device's work done
+  std::vector<double> launch_us;  // every timed call: forward called to forward returned (host)
+  int foreign_calls = 0;          // calls whose span includes work launched outside the call
+  int no_device_work_calls = 0;   // calls that launched no device work: timed by the host
+  int repeated_blocks = 0;        // blocks timed again because the clock was below the warm-up's
+  int low_clock_blocks = 0;       // blocks still below 0.9 x the warm-up's clock when timed again
+  int min_sm_mhz = 0;             // the lowest SM clock read before or after a block; 0: none read
+  int max_sm_mhz = 0;
+  int warm_sm_mhz = 0;            // the clock the warm-up reached; 0: not read
+  std::string clock_note;         // why the clock was not read, when it was not
+
+  // Adds a timed block's reply (the worker's `time` result).
+  void Add(const Json& reply);
+  std::optional<double> HostMedianMs() const;
+  std::optional<double> LaunchMedianUs() const;
+};
+
+// The warnings a side's facts call for, given its median device time (ms): "host-bound" when the
+// host's launch time per call passes the device time, work launched outside the calls, calls with
+// no device work, blocks timed at a low clock. `who` names the side ("candidate", "reference").
+std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_median_ms,
+                                       const std::string& who);
+
+// {"host_ms": median or null, "launch_us": median or null, "foreign_calls", ...,
+//  "sm_mhz": [min, max] or null, "warm_sm_mhz", "clock_note"}.
+Json CallFactsJson(const CallFacts& facts);
+
+}  // namespace kernelpro::eval

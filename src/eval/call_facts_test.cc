@@ -1,0 +1,82 @@
+#include "eval/call_facts.h"
+
+#include <gtest/gtest.h>
+
+#include "eval/verdict.h"
+
+namespace kernelpro::eval {
+namespace {
+
+Json Block(std::vector<double> host_ms, std::vector<double> launch_us) {
+  return Json{{"times_ms", Json::array()}, {"host_ms", host_ms},        {"launch_us", launch_us},
+              {"sm_mhz", {1980, 1965}},    {"warm_sm_mhz", 1980},       {"foreign_calls", 0},
+              {"no_device_work_calls", 0}, {"low_clock_blocks", 0},     {"repeated_blocks", 0}};
+}
+
+const Finding* Find(const std::vector<Finding>& findings, const std::string& rule) {
+  for (const Finding& f : findings) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+TEST(CallFactsTest, BlocksAddUpToMediansAndAClockRange) {
+  CallFacts facts;
+  facts.Add(Block({0.010, 0.012, 0.011}, {5, 6, 7}));
+  Json second = Block({0.013}, {8});
+  second["sm_mhz"] = {1410, 1980};
+  facts.Add(second);
+  EXPECT_DOUBLE_EQ(*facts.HostMedianMs(), 0.0115);
+  EXPECT_DOUBLE_EQ(*facts.LaunchMedianUs(), 6.5);
+  Json j = CallFactsJson(facts);
+  EXPECT_EQ(j["sm_mhz"], Json::array({1410, 1980}));
+  EXPECT_EQ(j["warm_sm_mhz"], 1980);
+  EXPECT_TRUE(CallFactsFindings(facts, 0.050, "candidate").empty());
+}
+
+TEST(CallFactsTest, ACallSlowerToLaunchThanToRunIsCalledHostBound) {
+  CallFacts facts;
+  facts.Add(Block({0.030}, {25.0}));
+  auto findings = CallFactsFindings(facts, 0.0012, "reference");
+  const Finding* f = Find(findings, "host_bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, "warn");
+  EXPECT_NE(f->message.find("reference: host-bound: the host takes 25.0 us to launch a call "
+                            "(median), more than its 1.2 us of device work"),
+            std::string::npos)
+      << f->message;
+  // The same launch time beside 100 us of device work is not host-bound.
+  EXPECT_EQ(Find(CallFactsFindings(facts, 0.100, "reference"), "host_bound"), nullptr);
+}
+
+TEST(CallFactsTest, OddCallsAndLowClocksAreSaid) {
+  CallFacts facts;
+  Json block = Block({0.01}, {1});
+  block["foreign_calls"] = 2;
+  block["no_device_work_calls"] = 3;
+  block["low_clock_blocks"] = 1;
+  block["sm_mhz"] = {345, 1980};
+  facts.Add(block);
+  auto findings = CallFactsFindings(facts, 0.5, "candidate");
+  ASSERT_NE(Find(findings, "foreign_work"), nullptr);
+  EXPECT_NE(Find(findings, "foreign_work")->message.find("candidate: 2 timed call(s)"),
+            std::string::npos);
+  ASSERT_NE(Find(findings, "no_device_work"), nullptr);
+  const Finding* low = Find(findings, "low_clock");
+  ASSERT_NE(low, nullptr);
+  EXPECT_NE(low->message.find("(1980 MHz; lowest 345 MHz)"), std::string::npos) << low->message;
+}
+
+TEST(CallFactsTest, NoClockReadIsNullWithItsReason) {
+  CallFacts facts;
+  Json block{{"host_ms", {0.5}}, {"clock_note", "the SM clock could not be read (no NVML)"}};
+  facts.Add(block);
+  Json j = CallFactsJson(facts);
+  EXPECT_TRUE(j["sm_mhz"].is_null());
+  EXPECT_TRUE(j["warm_sm_mhz"].is_null());
+  EXPECT_EQ(j["clock_note"], "the SM clock could not be read (no NVML)");
+  EXPECT_TRUE(j["launch_us"].is_null());
+}
+
+}  // namespace
+}  // namespace kernelpro::eval
