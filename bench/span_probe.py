@@ -61,6 +61,38 @@ def profiler_span(torch, fn, args, calls, kernels):
     return statistics.median(spans), statistics.median(sums), len(ks)
 
 
+def launch_us(torch, way, calls=200):
+    """Median host time (us) of `x.relu()` on 2^10 floats, each call after a device
+    synchronisation: "plain" (synchronize), "poll" (an event polled instead), "flush+sync" and
+    "flush+poll" (a 120 MB write before, as the timer's L2 flush), "profiled" (inside a CUDA
+    profiler window, as the timer's blocks)."""
+    x = torch.randn(1 << 10, device="cuda")
+    flush = torch.empty(120 << 20, dtype=torch.int8, device="cuda")
+    times = []
+
+    def run():
+        for _ in range(calls):
+            if "flush" in way:
+                flush.zero_()
+            if "poll" in way:
+                e = torch.cuda.Event()
+                e.record()
+                while not e.query():
+                    pass
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            x.relu()
+            times.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+
+    if way == "profiled":
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            run()
+    else:
+        run()
+    return round(statistics.median(times), 2)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json-out", default="")
@@ -71,7 +103,11 @@ def main():
     from kernelpro_worker import timing
 
     out = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
-    ev = None
+    # The host's time to launch one torch op, before anything of kernelpro's ran in this process
+    # and again after (CUPTI started, inside and outside a profiler window, after a blocking
+    # synchronize and after polling an event): where the host's launch time comes from.
+    out["launch_us"] = {"before": launch_us(torch, "plain")}
+    print("launch us before kernelpro:", out["launch_us"]["before"], flush=True)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         torch.ones(4, device="cuda").add_(1)
         torch.cuda.synchronize()
@@ -83,6 +119,9 @@ def main():
     tracer, why = timing.tracer_for(torch)
     out["tracer"] = {"ok": tracer is not None, "why": why, "s": time.perf_counter() - t0,
                      "stream": getattr(tracer, "stream_id", None)}
+    for way in ("plain", "poll", "flush+sync", "flush+poll", "profiled"):
+        out["launch_us"][way] = launch_us(torch, way)
+    print("launch us after the tracer:", out["launch_us"], flush=True)
     print(json.dumps(out, indent=1), flush=True)
     rows = []
     cases = [("one", n, 1) for n in (10, 12, 14, 16, 18, 20, 22, 24, 26)]

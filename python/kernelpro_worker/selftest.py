@@ -4,11 +4,12 @@ Two checks, on whatever GPU the process sees, in about a minute, with the timer 
 uses (timing.Timer):
 
   span  short torch calls of one and of three kernels, 2^10 to 2^24 elements: the timer's median
-        per-call time against an independent reading of the same calls, each inside a profiler
-        window of its own (`window_span`: the device records of that window alone, no markers, no
-        correlation), the L2 flushed and the device idle before each, as the timer has it. Pass:
-        within max(1 us, 3 %).
-  self  a reference against itself: two timers of one model in blocks of 10 calls, alternating
+        per-call time against an independent reading of the same calls (`plain_spans`: one
+        profiler session over a plain loop, the same CUPTI instrumentation, none of the timer's
+        markers, private stream or attribution), the L2 flushed and the device idle before each
+        call, as the timer has it. Pass: within max(1 us, 3 %).
+  self  a reference against itself: two timers of one model (each with its own input buffers,
+        as the referee and a candidate's process have) in blocks of 10 calls, alternating
         (A B B A ...) with idle pauses between blocks as between the referee's and a candidate's
         turns, 10 rounds; the ratio of their medians. Pass: within 1 % of 1.00.
 
@@ -26,25 +27,30 @@ REL_TOL = 0.03
 SELF_TOL = 0.01
 
 
-def window_span(torch, call, flush, calls):
-    """Per call: the span (us) of the device records of a profiler window around it alone. The
-    window opens with the L2 flush (the window's first record by launch order, left out) and the
-    device synchronised, so its other records are the call's."""
-    spans = []
+def plain_spans(torch, call, flush, calls, kernels):
+    """Per call: the span (us) of its kernels read from one profiler session over a plain loop
+    (the L2 flush, a device synchronisation, the call, another), under the same instrumentation
+    as the timer (CUDA activity only) but without its markers, stream or attribution: each call
+    is the `kernels` records that follow a flush in launch order. None when the records do not
+    come in groups of 1 + kernels."""
     activities = [torch.profiler.ProfilerActivity.CUDA]
     cuda = torch.autograd.DeviceType.CUDA
-    for _ in range(calls):
-        with torch.profiler.profile(activities=activities) as prof:
+    with torch.profiler.profile(activities=activities) as prof:
+        for _ in range(calls):
             flush.zero_()
             torch.cuda.synchronize()
             call()
             torch.cuda.synchronize()
-        records = sorted((e.correlation_id(), e.start_ns(), e.end_ns())
-                         for e in prof.profiler.kineto_results.events()
-                         if e.device_type() == cuda and not e.is_user_annotation())
-        work = records[1:]
-        if work:
-            spans.append((max(e[2] for e in work) - min(e[1] for e in work)) / 1e3)
+    records = sorted((e.correlation_id(), e.start_ns(), e.end_ns())
+                     for e in prof.profiler.kineto_results.events()
+                     if e.device_type() == cuda and not e.is_user_annotation())
+    group = 1 + kernels
+    if len(records) != calls * group:
+        return None
+    spans = []
+    for i in range(0, len(records), group):
+        work = records[i + 1:i + group]
+        spans.append((max(e[2] for e in work) - min(e[1] for e in work)) / 1e3)
     return spans
 
 
@@ -82,7 +88,13 @@ def _span_check(torch, name, fn, kernels, exp, calls):
         times += timer.block(calls)["times_ms"]
     ours = statistics.median(times) * 1e3
     with torch.no_grad():
-        reading = statistics.median(window_span(torch, lambda: fn(x), timer.flush, calls))
+        spans = plain_spans(torch, lambda: fn(x), timer.flush, calls, kernels)
+    if spans is None:
+        return {"check": "span", "case": f"{name} 2^{exp}", "kernels": kernels, "timer_us": ours,
+                "profiler_us": None, "passed": False, "method": timer.method,
+                "note": "the profiler's records of the plain loop did not come in groups of "
+                        f"{1 + kernels}"}
+    reading = statistics.median(spans)
     diff = ours - reading
     return {"check": "span", "case": f"{name} 2^{exp}", "kernels": kernels, "timer_us": ours,
             "profiler_us": reading, "diff_us": diff,

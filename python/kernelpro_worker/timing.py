@@ -300,9 +300,15 @@ class Timer:
             args = self._refill(set_index, seed)
             if self.flush is not None:
                 self.flush.zero_()
-        if self.tracing:
-            self.tracer.mark()
-        self.synchronize()  # the device idle: the call's work starts with the call
+            if self.tracing:
+                self.tracer.mark()
+            ready = self.Event()
+            ready.record()
+        # Polled rather than waited for: the host thread is not put to sleep right before the
+        # call it launches. Then the whole device: the call's work starts with the call.
+        while not ready.query():
+            pass
+        self.synchronize()
         events = self.tracer is None
         if events:
             begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)

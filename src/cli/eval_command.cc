@@ -58,7 +58,8 @@ std::string Num(double v, const char* fmt = "%.3g") {
 void PrintHostAndClock(std::ostream& out, const eval::EvalResult& r) {
   auto ref_host = r.reference_calls.HostMedianMs();
   auto cand_host = r.candidate_calls.HostMedianMs();
-  if (ref_host && cand_host) {
+  // On the CPU the host's time is the call's time already: no second line for it.
+  if (ref_host && cand_host && r.candidate_calls.LaunchMedianUs()) {
     out << "host        reference " << Ms(*ref_host) << ", candidate " << Ms(*cand_host)
         << " per call with the host's launch and synchronisation (not the verdict's times)\n";
   }

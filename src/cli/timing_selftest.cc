@@ -18,6 +18,10 @@ std::string Fmt(const char* format, double value) {
 
 std::string SpanLine(const Json& c) {
   const double timer = JsonGet<double>(c, "timer_us", NAN);
+  if (!JsonNumber(c, "profiler_us")) {
+    return "span  " + JsonGet<std::string>(c, "case", "?") + ": timer " + Fmt("%.2f", timer) +
+           " us, no profiler reading (" + JsonGet<std::string>(c, "note", "none made") + ")";
+  }
   const double profiler = JsonGet<double>(c, "profiler_us", NAN);
   const int kernels = JsonGet<int>(c, "kernels", 1);
   return "span  " + JsonGet<std::string>(c, "case", "?") + " (" + std::to_string(kernels) +

@@ -56,5 +56,19 @@ TEST(TimingSelftestTest, AFailedCheckIsShoutedAndTheExitCodeSaysSo) {
   EXPECT_EQ(TimingSelftestExitCode(Json{{"checks", Json::array()}}), 1);  // nothing checked
 }
 
+TEST(TimingSelftestTest, ACheckWithoutAProfilerReadingSaysWhyAndFails) {
+  Json result = Result(true);
+  result["checks"][0] = Json{{"check", "span"},       {"case", "relu 2^10"},
+                             {"kernels", 1},          {"timer_us", 1.25},
+                             {"profiler_us", nullptr}, {"passed", false},
+                             {"note", "the records did not come in groups of 2"}};
+  const std::string text = RenderTimingSelftest(result);
+  EXPECT_NE(text.find("FAIL  span  relu 2^10: timer 1.25 us, no profiler reading (the records did "
+                      "not come in groups of 2)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(TimingSelftestExitCode(result), 1);
+}
+
 }  // namespace
 }  // namespace kernelpro::cli
