@@ -1,41 +1,38 @@
 #include "cli/timing_selftest.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
+#include "core/text.h"
 #include "eval/worker_client.h"
 
 namespace kernelpro::cli {
 namespace {
 
-std::string Fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
+std::string Signed(double value) { return (value >= 0 ? "+" : "") + FormatFixed(value, 2); }
 
 std::string SpanLine(const Json& c) {
   const double timer = JsonGet<double>(c, "timer_us", NAN);
   if (!JsonNumber(c, "profiler_us")) {
-    return "span  " + JsonGet<std::string>(c, "case", "?") + ": timer " + Fmt("%.2f", timer) +
+    return "span  " + JsonGet<std::string>(c, "case", "?") + ": timer " + FormatFixed(timer, 2) +
            " us, no profiler reading (" + JsonGet<std::string>(c, "note", "none made") + ")";
   }
   const double profiler = JsonGet<double>(c, "profiler_us", NAN);
   const int kernels = JsonGet<int>(c, "kernels", 1);
   return "span  " + JsonGet<std::string>(c, "case", "?") + " (" + std::to_string(kernels) +
-         (kernels == 1 ? " kernel" : " kernels") + "): timer " + Fmt("%.2f", timer) +
-         " us, profiler " + Fmt("%.2f", profiler) + " us, diff " +
-         Fmt("%+.2f", timer - profiler) + " us (allowed max(1 us, 3 %) = " +
-         Fmt("%.2f", std::max(1.0, 0.03 * profiler)) + " us)";
+         (kernels == 1 ? " kernel" : " kernels") + "): timer " + FormatFixed(timer, 2) +
+         " us, profiler " + FormatFixed(profiler, 2) + " us, diff " +
+         Signed(timer - profiler) + " us (allowed max(1 us, 3 %) = " +
+         FormatFixed(std::max(1.0, 0.03 * profiler), 2) + " us)";
 }
 
 std::string SelfLine(const Json& c) {
   const double ratio = JsonGet<double>(c, "ratio", NAN);
   std::string line = "self  " + JsonGet<std::string>(c, "case", "?") + " (" +
-                     Fmt("%.1f", JsonGet<double>(c, "median_us", NAN)) +
-                     " us) against itself: " + Fmt("%.4f", ratio) + "x (allowed 1 +- 0.01)";
+                     FormatFixed(JsonGet<double>(c, "median_us", NAN), 1) +
+                     " us) against itself: " + FormatFixed(ratio, 4) + "x (allowed 1 +- 0.01)";
   Json mhz = JsonGet<Json>(c, "sm_mhz", Json(nullptr));
   if (mhz.is_array() && mhz.size() == 2) {
     line += ", SM " + std::to_string(mhz[0].get<int>()) + "-" + std::to_string(mhz[1].get<int>()) +
@@ -85,7 +82,7 @@ std::string RenderTimingSelftest(const Json& result) {
             (JsonGet<std::string>(c, "check", "") == "self" ? SelfLine(c) : SpanLine(c)) + "\n";
   }
   text += std::to_string(total - failed) + " of " + std::to_string(total) + " checks passed in " +
-          Fmt("%.0f", JsonGet<double>(result, "seconds", 0)) + " s: ";
+          FormatFixed(JsonGet<double>(result, "seconds", 0), 0) + " s: ";
   text += failed == 0 ? "kernelpro's times can be trusted on this GPU\n"
                       : "kernelpro's times on this GPU are off by more than the allowance; "
                         "speedups near 1x measured here are not evidence\n";

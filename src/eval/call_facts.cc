@@ -1,9 +1,9 @@
 #include "eval/call_facts.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "core/stats.h"
+#include "core/text.h"
 #include "eval/verdict.h"
 
 namespace kernelpro::eval {
@@ -12,12 +12,6 @@ namespace {
 std::optional<double> MedianOf(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;
   return Median(values);
-}
-
-std::string Format(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
 }
 
 }  // namespace
@@ -48,9 +42,9 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
   if (auto launch = facts.LaunchMedianUs(); launch && device_median_ms > 0 &&
                                              *launch > device_median_ms * 1e3) {
     out.push_back({"host_bound", "warn",
-                   side + "host-bound: the host takes " + Format("%.1f", *launch) +
+                   side + "host-bound: the host takes " + FormatFixed(*launch, 1) +
                        " us to launch a call (median), more than its " +
-                       Format("%.1f", device_median_ms * 1e3) +
+                       FormatFixed(device_median_ms * 1e3, 1) +
                        " us of device work; back to back, its calls would run at the host's "
                        "pace (fewer launches or less Python in forward would help)"});
   }
