@@ -201,7 +201,8 @@ def main():
     timer.warm_up(0.1, 3)
     r = timer.block(10)
     out["thread_side_stream"] = {"median_us": statistics.median(r["times_ms"]) * 1e3,
-                                 "flags": {k: r[k] for k in ("foreign_calls", "no_device_work_calls")}}
+                                 "flags": {k: r[k] for k in ("foreign_calls",
+                                                             "no_device_work_calls")}}
     print("thread side stream:", out["thread_side_stream"], flush=True)
     if a.json_out:
         with open(a.json_out, "w") as f:

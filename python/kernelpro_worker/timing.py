@@ -140,13 +140,14 @@ class SpanTracer:
             records = self.close()
         except Exception as e:  # noqa: BLE001 - no kineto, no CUPTI: the caller says why
             self.active = None
-            return f"torch.profiler could not record the device's activity ({type(e).__name__}: {e})"
+            return ("torch.profiler could not record the device's activity "
+                    f"({type(e).__name__}: {e})")
         marks = [e for e in records if _is_marker(e)]
         streams = {e["stream"] for e in marks}
         if len(marks) != 2 or len(streams) != 1:
+            seen = sorted({f"{e['name'][:40]} {e['bytes']}" for e in records})
             return (f"the profiler's records held {len(marks)} of the 2 marker copies "
-                    f"({len(records)} device records in all: "
-                    f"{', '.join(sorted({e['name'][:40] + ' ' + str(e['bytes']) for e in records}))})")
+                    f"({len(records)} device records in all: {', '.join(seen)})")
         work = [e for e in records if e not in marks]
         if not work:
             return "the profiler's records held no kernel"

@@ -54,30 +54,6 @@ std::string Num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-// The host-inclusive times (as KernelBench counts a call) and the SM clock of the timed blocks.
-void PrintHostAndClock(std::ostream& out, const eval::EvalResult& r) {
-  auto ref_host = r.reference_calls.HostMedianMs();
-  auto cand_host = r.candidate_calls.HostMedianMs();
-  // On the CPU the host's time is the call's time already: no second line for it.
-  if (ref_host && cand_host && r.candidate_calls.LaunchMedianUs()) {
-    out << "host        reference " << Ms(*ref_host) << ", candidate " << Ms(*cand_host)
-        << " per call with the host's launch and synchronisation (not the verdict's times)\n";
-  }
-  const eval::CallFacts& a = r.reference_calls;
-  const eval::CallFacts& b = r.candidate_calls;
-  const int low = a.min_sm_mhz > 0 && b.min_sm_mhz > 0 ? std::min(a.min_sm_mhz, b.min_sm_mhz)
-                                                        : std::max(a.min_sm_mhz, b.min_sm_mhz);
-  const int high = std::max(a.max_sm_mhz, b.max_sm_mhz);
-  if (high > 0) {
-    out << "clock       SM " << low;
-    if (high != low) out << "-" << high;
-    out << " MHz before and after the timed blocks (the warm-ups reached "
-        << std::max(a.warm_sm_mhz, b.warm_sm_mhz) << " MHz; clocks as found, never set)\n";
-  } else if (!b.clock_note.empty() || !a.clock_note.empty()) {
-    out << "clock       " << (b.clock_note.empty() ? a.clock_note : b.clock_note) << "\n";
-  }
-}
-
 void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options,
                 const std::optional<roofline::ReferenceAnalysis>& stage1, std::ostream& out) {
   const Json& ref = report.reference;
@@ -158,7 +134,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
             << "; this speedup is not evidence either way (rerun on a quieter machine)\n";
       }
       if (!r.timing_method.empty()) out << "timing      " << r.timing_method << "\n";
-      PrintHostAndClock(out, r);
+      out << eval::HostAndClockLines(r.reference_calls, r.candidate_calls);
       if (auto p = Position(stage1, r.candidate_time))
         out << "roofline    candidate " << p->summary << "\n";
       if (auto p = Position(stage1, r.reference_time))

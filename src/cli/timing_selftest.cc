@@ -23,9 +23,8 @@ std::string SpanLine(const Json& c) {
   const int kernels = JsonGet<int>(c, "kernels", 1);
   return "span  " + JsonGet<std::string>(c, "case", "?") + " (" + std::to_string(kernels) +
          (kernels == 1 ? " kernel" : " kernels") + "): timer " + FormatFixed(timer, 2) +
-         " us, profiler " + FormatFixed(profiler, 2) + " us, diff " +
-         Signed(timer - profiler) + " us (allowed max(1 us, 3 %) = " +
-         FormatFixed(std::max(1.0, 0.03 * profiler), 2) + " us)";
+         " us, profiler " + FormatFixed(profiler, 2) + " us, diff " + Signed(timer - profiler) +
+         " us (allowed max(1 us, 3 %) = " + FormatFixed(std::max(1.0, 0.03 * profiler), 2) + " us)";
 }
 
 std::string SelfLine(const Json& c) {

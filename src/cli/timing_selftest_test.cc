@@ -6,21 +6,31 @@ namespace kernelpro::cli {
 namespace {
 
 Json Result(bool self_passes) {
-  return Json{
-      {"status", "ok"},
-      {"device", "NVIDIA H200"},
-      {"capability", "sm_90"},
-      {"torch", "2.11.0+cu130"},
-      {"method", "span of the call's device work"},
-      {"seconds", 41.6},
-      {"checks",
-       {{{"check", "span"}, {"case", "relu 2^10"}, {"kernels", 1}, {"timer_us", 1.25},
-         {"profiler_us", 1.20}, {"passed", true}},
-        {{"check", "span"}, {"case", "2x+1, relu 2^22"}, {"kernels", 3}, {"timer_us", 40.0},
-         {"profiler_us", 39.5}, {"passed", true}},
-        {{"check", "self"}, {"case", "relu 2^22"}, {"median_us", 9.9},
-         {"ratio", self_passes ? 1.002 : 0.95}, {"sm_mhz", {1980, 1980}},
-         {"passed", self_passes}}}}};
+  return Json{{"status", "ok"},
+              {"device", "NVIDIA H200"},
+              {"capability", "sm_90"},
+              {"torch", "2.11.0+cu130"},
+              {"method", "span of the call's device work"},
+              {"seconds", 41.6},
+              {"checks",
+               {{{"check", "span"},
+                 {"case", "relu 2^10"},
+                 {"kernels", 1},
+                 {"timer_us", 1.25},
+                 {"profiler_us", 1.20},
+                 {"passed", true}},
+                {{"check", "span"},
+                 {"case", "2x+1, relu 2^22"},
+                 {"kernels", 3},
+                 {"timer_us", 40.0},
+                 {"profiler_us", 39.5},
+                 {"passed", true}},
+                {{"check", "self"},
+                 {"case", "relu 2^22"},
+                 {"median_us", 9.9},
+                 {"ratio", self_passes ? 1.002 : 0.95},
+                 {"sm_mhz", {1980, 1980}},
+                 {"passed", self_passes}}}}};
 }
 
 TEST(TimingSelftestTest, EachCheckIsOneLineWithItsNumbersAndTheVerdict) {
@@ -58,9 +68,12 @@ TEST(TimingSelftestTest, AFailedCheckIsShoutedAndTheExitCodeSaysSo) {
 
 TEST(TimingSelftestTest, ACheckWithoutAProfilerReadingSaysWhyAndFails) {
   Json result = Result(true);
-  result["checks"][0] = Json{{"check", "span"},       {"case", "relu 2^10"},
-                             {"kernels", 1},          {"timer_us", 1.25},
-                             {"profiler_us", nullptr}, {"passed", false},
+  result["checks"][0] = Json{{"check", "span"},
+                             {"case", "relu 2^10"},
+                             {"kernels", 1},
+                             {"timer_us", 1.25},
+                             {"profiler_us", nullptr},
+                             {"passed", false},
                              {"note", "the records did not come in groups of 2"}};
   const std::string text = RenderTimingSelftest(result);
   EXPECT_NE(text.find("FAIL  span  relu 2^10: timer 1.25 us, no profiler reading (the records did "

@@ -39,8 +39,8 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
                                        const std::string& who) {
   std::vector<Finding> out;
   const std::string side = who.empty() ? "" : who + ": ";
-  if (auto launch = facts.LaunchMedianUs(); launch && device_median_ms > 0 &&
-                                             *launch > device_median_ms * 1e3) {
+  if (auto launch = facts.LaunchMedianUs();
+      launch && device_median_ms > 0 && *launch > device_median_ms * 1e3) {
     out.push_back({"host_bound", "warn",
                    side + "host-bound: the host takes " + FormatFixed(*launch, 1) +
                        " us to launch a call (median), more than its " +
@@ -68,6 +68,32 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
                        std::to_string(facts.warm_sm_mhz) + " MHz; lowest " +
                        std::to_string(facts.min_sm_mhz) +
                        " MHz) even when timed again; the GPU may be throttling or shared"});
+  }
+  return out;
+}
+
+std::string HostAndClockLines(const CallFacts& reference, const CallFacts& candidate) {
+  std::string out;
+  auto ms = [](double v) { return FormatFixed(v, v < 1 ? 4 : 3) + " ms"; };
+  auto ref_host = reference.HostMedianMs();
+  auto cand_host = candidate.HostMedianMs();
+  if (ref_host && cand_host && candidate.LaunchMedianUs()) {
+    out += "host        reference " + ms(*ref_host) + ", candidate " + ms(*cand_host) +
+           " per call with the host's launch and synchronisation (not the verdict's times)\n";
+  }
+  const int low = reference.min_sm_mhz > 0 && candidate.min_sm_mhz > 0
+                      ? std::min(reference.min_sm_mhz, candidate.min_sm_mhz)
+                      : std::max(reference.min_sm_mhz, candidate.min_sm_mhz);
+  const int high = std::max(reference.max_sm_mhz, candidate.max_sm_mhz);
+  if (high > 0) {
+    out += "clock       SM " + std::to_string(low) +
+           (high != low ? "-" + std::to_string(high) : std::string()) +
+           " MHz before and after the timed blocks (the warm-ups reached " +
+           std::to_string(std::max(reference.warm_sm_mhz, candidate.warm_sm_mhz)) +
+           " MHz; clocks as found, never set)\n";
+  } else if (!candidate.clock_note.empty() || !reference.clock_note.empty()) {
+    out += "clock       " +
+           (candidate.clock_note.empty() ? reference.clock_note : candidate.clock_note) + "\n";
   }
   return out;
 }

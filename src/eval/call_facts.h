@@ -25,8 +25,8 @@ struct CallFacts {
   int low_clock_blocks = 0;       // blocks still below 0.9 x the warm-up's clock when timed again
   int min_sm_mhz = 0;             // the lowest SM clock read before or after a block; 0: none read
   int max_sm_mhz = 0;
-  int warm_sm_mhz = 0;            // the clock the warm-up reached; 0: not read
-  std::string clock_note;         // why the clock was not read, when it was not
+  int warm_sm_mhz = 0;     // the clock the warm-up reached; 0: not read
+  std::string clock_note;  // why the clock was not read, when it was not
 
   // Adds a timed block's reply (the worker's `time` result).
   void Add(const Json& reply);
@@ -39,6 +39,12 @@ struct CallFacts {
 // no device work, blocks timed at a low clock. `who` names the side ("candidate", "reference").
 std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_median_ms,
                                        const std::string& who);
+
+// The lines `eval` prints under the times: "host        reference 0.0312 ms, candidate ..." (the
+// host-inclusive medians; only where the calls had launch times, i.e. on a GPU: on the CPU the
+// host's time is the call's time) and "clock       SM 1980 MHz before and after ..." (or why the
+// clock was not read). Empty when there is nothing to say.
+std::string HostAndClockLines(const CallFacts& reference, const CallFacts& candidate);
 
 // {"host_ms": median or null, "launch_us": median or null, "foreign_calls", ...,
 //  "sm_mhz": [min, max] or null, "warm_sm_mhz", "clock_note"}.

@@ -8,9 +8,9 @@ namespace kernelpro::eval {
 namespace {
 
 Json Block(std::vector<double> host_ms, std::vector<double> launch_us) {
-  return Json{{"times_ms", Json::array()}, {"host_ms", host_ms},        {"launch_us", launch_us},
-              {"sm_mhz", {1980, 1965}},    {"warm_sm_mhz", 1980},       {"foreign_calls", 0},
-              {"no_device_work_calls", 0}, {"low_clock_blocks", 0},     {"repeated_blocks", 0}};
+  return Json{{"times_ms", Json::array()}, {"host_ms", host_ms},    {"launch_us", launch_us},
+              {"sm_mhz", {1980, 1965}},    {"warm_sm_mhz", 1980},   {"foreign_calls", 0},
+              {"no_device_work_calls", 0}, {"low_clock_blocks", 0}, {"repeated_blocks", 0}};
 }
 
 const Finding* Find(const std::vector<Finding>& findings, const std::string& rule) {
@@ -76,6 +76,27 @@ TEST(CallFactsTest, NoClockReadIsNullWithItsReason) {
   EXPECT_TRUE(j["warm_sm_mhz"].is_null());
   EXPECT_EQ(j["clock_note"], "the SM clock could not be read (no NVML)");
   EXPECT_TRUE(j["launch_us"].is_null());
+}
+
+TEST(CallFactsTest, EvalShowsTheHostInclusiveTimesAndTheClockOnAGpu) {
+  CallFacts reference, candidate;
+  reference.Add(Block({0.0312}, {20}));
+  candidate.Add(Block({0.045}, {35}));
+  EXPECT_EQ(HostAndClockLines(reference, candidate),
+            "host        reference 0.0312 ms, candidate 0.0450 ms per call with the host's launch "
+            "and synchronisation (not the verdict's times)\n"
+            "clock       SM 1965-1980 MHz before and after the timed blocks (the warm-ups reached "
+            "1980 MHz; clocks as found, never set)\n");
+}
+
+TEST(CallFactsTest, OnTheCpuThereIsNoSecondTimeAndNoClock) {
+  CallFacts reference, candidate;
+  reference.Add(Json{{"host_ms", {1.2}}, {"launch_us", Json::array()}, {"sm_mhz", Json::array()}});
+  candidate.Add(Json{{"host_ms", {0.6}}, {"launch_us", Json::array()}, {"sm_mhz", Json::array()}});
+  EXPECT_EQ(HostAndClockLines(reference, candidate), "");
+  candidate.clock_note = "the SM clock could not be read (no NVML library)";
+  EXPECT_EQ(HostAndClockLines(reference, candidate),
+            "clock       the SM clock could not be read (no NVML library)\n");
 }
 
 }  // namespace
