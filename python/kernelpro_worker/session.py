@@ -60,7 +60,8 @@ class Referee:
         """Times the reference, or with `compiled` torch.compile of it (the --compile-baseline)."""
         state = self._loaded(request["problem"])
         torch, model = state["torch"], state["model"]
-        which = "compiled_timer" if request.get("compiled") else "timer"
+        spans = bool(request.get("spans", True))
+        which = ("compiled_timer" if request.get("compiled") else "timer") + ("" if spans else "_events")
         if state.get(which) is None:
             if request.get("compiled"):
                 if not hasattr(torch, "compile"):
@@ -68,7 +69,7 @@ class Referee:
                             "message": f"torch {torch.__version__} has no torch.compile"}
                 model = torch.compile(model)
             state[which] = Timer(torch, state["device"], model, state["sets"],
-                                 request.get("flush_bytes", -1), request.get("perturb", True))
+                                 request.get("flush_bytes", -1), request.get("perturb", True), spans)
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
         block = timer.block(request["calls"])
@@ -111,8 +112,8 @@ class Referee:
 class CandidateHost:
     def __init__(self):
         self.loaded = None
-        self.timer = None
-        self.reference_timer = None  # the reference in this process: the between-process spread
+        self.timers = {}            # device records asked for (bool) -> Timer
+        self.reference_timers = {}  # the reference in this process: the between-process spread
 
     def load(self, request):
         self.loaded, failure = steps.load_candidate(request)
@@ -143,12 +144,14 @@ class CandidateHost:
             samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
 
         try:
-            if self.timer is None:
+            spans = bool(request.get("spans", True))
+            if spans not in self.timers:
                 sets = [to_device(steps._read_input(request, n), loaded.device)
                         for n in request["reference"]["trials"]["timing"]]
-                self.timer = Timer(torch, loaded.device, model, sets,
-                                   request.get("flush_bytes", -1), request.get("perturb", True))
-            timer = self.timer
+                self.timers[spans] = Timer(torch, loaded.device, model, sets,
+                                           request.get("flush_bytes", -1),
+                                           request.get("perturb", True), spans)
+            timer = self.timers[spans]
             warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
             block = timer.block(request["calls"], request.get("sample_p", 0.0), keep)
         except StepError as e:
@@ -174,12 +177,14 @@ class CandidateHost:
     def _time_reference(self, request, timer):
         loaded = self.loaded
         torch = loaded.torch
-        if self.reference_timer is None:
+        spans = timer.tracer is not None
+        if spans not in self.reference_timers:
             model = steps._construct(torch, programs.baseline_class(load_problem(request["problem"])),
                                      loaded.init_inputs, request["init_seed"], loaded.device)
-            self.reference_timer = Timer(torch, loaded.device, model, timer.base_sets,
-                                         request.get("flush_bytes", -1), request.get("perturb", True))
-        reference_timer = self.reference_timer
+            self.reference_timers[spans] = Timer(torch, loaded.device, model, timer.base_sets,
+                                                 request.get("flush_bytes", -1),
+                                                 request.get("perturb", True), spans)
+        reference_timer = self.reference_timers[spans]
         # The device ran the candidate's block just now: a short warm-up suffices.
         reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.

@@ -428,7 +428,8 @@ class Timer:
         result.update(times_ms=times, host_ms=host, launch_us=launch,
                       sm_mhz=[m for m in (before, after) if m is not None],
                       warm_sm_mhz=self.warm_mhz, low_clock_blocks=int(bool(low)),
-                      method=self.method, clock_note=self.clock.note if self.clock else "")
+                      method=self.method, clock_note=self.clock.note if self.clock else "",
+                      spans=self.tracer is not None, spans_note=self.tracer_note)
         return result
 
     @property

@@ -692,6 +692,7 @@ std::string Executor::CheckAndTimeOnce(const std::string& problem, const Json& r
     Json request = BaseRequest();
     request["problem"] = problem;
     request["compiled"] = true;
+    request["spans"] = result.device_records;  // timed as the candidate was
     request["calls"] = options_.timing_trials;
     request["warmup_s"] = 0.5;
     request["warmup_calls"] = 3;
@@ -760,6 +761,9 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   std::vector<std::vector<double>> ref_blocks, cand_blocks;
   std::vector<double> reference_in_candidate;  // the reference timed in the candidate's process
   Json samples = Json::array();
+  // Both sides are timed the same way: from the device's activity records where both processes
+  // can read them; when one cannot, the rounds start over with CUDA events on both sides.
+  bool spans = options_.device == "cuda";
   auto started = Clock::now();
   for (int round = 0; round < rounds; ++round) {
     if (round >= 2 && SecondsSince(started) > 2 * options_.time_budget_s) break;
@@ -768,6 +772,7 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       const bool candidate_turn = (round % 2 == 0) == (slot == 1);
       Json request = candidate_turn ? cand_request : ref_request;
       request["calls"] = calls;
+      request["spans"] = spans;
       // The first block of the first round starts with a warm-up long enough to leave idle
       // clocks, the other side's first block with a shorter one (the device was busy just now);
       // later blocks with one untimed call (none in blocks of fewer than 4 calls).
@@ -799,6 +804,23 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
           samples.push_back(sample);
         }
       }
+      if (spans && !JsonGet<bool>(*timed, "spans", false)) {
+        spans = false;
+        ref_time = cand_time = TimingSummary();
+        ref_blocks.clear();
+        cand_blocks.clear();
+        reference_in_candidate.clear();
+        result.reference_calls = result.candidate_calls = CallFacts();
+        MergeFindings(result.findings,
+                      {{"no_device_records", "warn",
+                        std::string("the device's activity records could not be read in the ") +
+                            (candidate_turn ? "candidate's" : "referee's") + " process (" +
+                            JsonGet<std::string>(*timed, "spans_note", "no reason given") +
+                            "); both sides were timed with CUDA events around the call, which "
+                            "count the host's time to launch it"}});
+        round = -1;  // the rounds start over, from the first
+        break;
+      }
       std::vector<double> times = JsonGet<std::vector<double>>(*timed, "times_ms", {});
       TimingSummary& into = candidate_turn ? cand_time : ref_time;
       into.samples.insert(into.samples.end(), times.begin(), times.end());
@@ -817,6 +839,7 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       }
     }
   }
+  result.device_records = spans;
   result.host_launch_us = result.candidate_calls.LaunchMedianUs();
   if (!cand_time.samples.empty() && !ref_time.samples.empty()) {
     MergeFindings(result.findings, CallFactsFindings(result.candidate_calls,

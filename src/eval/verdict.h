@@ -68,8 +68,10 @@ struct EvalResult {
   std::optional<TimingSummary> reference_time;
   std::optional<TimingSummary> candidate_time;
   std::optional<RatioInterval> speedup;
-  // How the calls were timed (on CUDA: the span of each call's device work from CUPTI records).
+  // How the calls were timed (on CUDA: the span of each call's device work from CUPTI records),
+  // and whether both sides were timed from those records (false: CUDA events, or the CPU).
   std::string timing_method;
+  bool device_records = false;
   // The reference's median in the candidate's process over its median in the referee, minus one,
   // as a magnitude: the spread between processes, by which `speedup`'s interval is widened; and
   // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
