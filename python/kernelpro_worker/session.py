@@ -204,7 +204,8 @@ def _prepare(role, prepare):
     build cache's key), as every load of a load_inline candidate does.
     With {"device": "cuda", "start_device": true} either role also starts CUDA (the context, the
     architecture list) and starts the profiler once (timing.SpanTracer: CUPTI's first start and
-    the calibration of the markers): the binary asks for that only where no timing runs on the device meanwhile. A
+    the calibration of the markers): the binary asks for that only where no timing runs on the
+    device meanwhile. A
     failure here is left to the first request that needs the device, which says why."""
     import torch
 

@@ -74,9 +74,9 @@ def attribute(events, harness_stream, calls):
         if e["stream"] == harness_stream:
             continue
         i = bisect_right(markers, e["correlation"]) - 1
-        if i < 0 or i >= calls:
-            foreign[0 if i < 0 else calls - 1] += 1
-            i = 0 if i < 0 else calls - 1
+        if not 0 <= i < calls:  # before the first marker or after the last: the nearest call
+            i = min(max(i, 0), calls - 1)
+            foreign[i] += 1
         span = spans[i]
         if span is None:
             spans[i] = (e["start_ns"], e["end_ns"], 1)

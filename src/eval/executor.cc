@@ -840,12 +840,13 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
     }
   }
   result.device_records = spans;
-  result.host_launch_us = result.candidate_calls.LaunchMedianUs();
+  ref_time.summary = Summarize(ref_time.samples);
+  cand_time.summary = Summarize(cand_time.samples);
   if (!cand_time.samples.empty() && !ref_time.samples.empty()) {
     MergeFindings(result.findings, CallFactsFindings(result.candidate_calls,
-                                                     Median(cand_time.samples), "candidate"));
+                                                     cand_time.summary.median, "candidate"));
     MergeFindings(result.findings, CallFactsFindings(result.reference_calls,
-                                                     Median(ref_time.samples), "reference"));
+                                                     ref_time.summary.median, "reference"));
   }
 
   // The timed calls' own outputs must be right too (no cache, no replay, no shortcut while
@@ -871,8 +872,6 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
       return false;
     }
   }
-  ref_time.summary = Summarize(ref_time.samples);
-  cand_time.summary = Summarize(cand_time.samples);
   result.speedup = BootstrapBlockMedianRatio(ref_blocks, cand_blocks);
   // The two sides ran in two processes; whatever makes one process's calls slower than
   // another's (placement in memory, the cores it landed on) is measured by the reference's own

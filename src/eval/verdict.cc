@@ -157,7 +157,7 @@ Json ToJson(const EvalResult& r) {
       {"device_records", r.device_records},
       {"process_spread", r.process_spread},
       {"speedup_in_process", number_or_null(r.speedup_in_process)},
-      {"host_launch_us", number_or_null(r.host_launch_us)},
+      {"host_launch_us", number_or_null(r.candidate_calls.LaunchMedianUs())},
       {"reference_host_ms", number_or_null(r.reference_calls.HostMedianMs())},
       {"candidate_host_ms", number_or_null(r.candidate_calls.HostMedianMs())},
       {"reference_calls", CallFactsJson(r.reference_calls)},

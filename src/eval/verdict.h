@@ -77,9 +77,6 @@ struct EvalResult {
   // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).
   double process_spread = 0;
   std::optional<double> speedup_in_process;
-  // CUDA: the candidate's median host time to launch a call (forward called to forward
-  // returned); not in its device time.
-  std::optional<double> host_launch_us;
   // Each side's host-inclusive times, launch times, clocks and odd calls (eval/call_facts.h).
   CallFacts reference_calls, candidate_calls;
   // Optional torch.compile baseline (--compile-baseline).
