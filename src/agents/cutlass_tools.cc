@@ -57,8 +57,8 @@ Result<std::string> RunProbe(const Json& arguments, const cutlass::SmemProbeOpti
     field = arguments[key].get<std::string>();
     return Status::Ok();
   };
-  for (Status s : {text("element_type", query.element_type, false),
-                   text("atom", query.atom, true), text("tile_shape", query.tile_shape, true)}) {
+  for (Status s : {text("element_type", query.element_type, false), text("atom", query.atom, true),
+                   text("tile_shape", query.tile_shape, true)}) {
     if (!s.ok()) return Status::InvalidArgument(std::string(kSmemProbeTool) + ": " + s.message());
   }
   Result<cutlass::SmemLayoutDiagnosis> diagnosis = cutlass::CheckSmemLayout(query, probe);
@@ -137,8 +137,7 @@ Result<std::unique_ptr<CutlassKit>> CutlassKit::Load(const cutlass::CutlassTree&
     if (!index.ok()) return index.status();
     kit->index_ = std::make_shared<const cutlass::CutlassIndex>(std::move(*index));
   }
-  Result<std::vector<cutlass::Constraint>> constraints =
-      cutlass::AllConstraints(tree.include_dir);
+  Result<std::vector<cutlass::Constraint>> constraints = cutlass::AllConstraints(tree.include_dir);
   if (!constraints.ok()) return constraints.status();
   kit->constraints_ = std::move(*constraints);
   kit->constraints_markdown_ =
@@ -232,9 +231,8 @@ std::vector<MemoryEntry> ToolCallMemory(const std::vector<ProgrammerToolCall>& c
       const std::vector<std::string> lines = SplitLines(call.result);
       const std::string first_line = lines.empty() ? call.result : lines.front();
       entries.push_back({MemorySection::kSearchFindings,
-                         "check_smem_layout of " + ArgumentText(call.arguments, "atom") +
-                             " over " + ArgumentText(call.arguments, "tile_shape") + ": " +
-                             first_line,
+                         "check_smem_layout of " + ArgumentText(call.arguments, "atom") + " over " +
+                             ArgumentText(call.arguments, "tile_shape") + ": " + first_line,
                          iteration});
     }
   }

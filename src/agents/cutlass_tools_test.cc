@@ -11,8 +11,7 @@
 namespace kernelpro::agents {
 namespace {
 
-const std::string kFixtureRoot =
-    std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
+const std::string kFixtureRoot = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
 
 std::unique_ptr<CutlassKit> FixtureKit(CutlassKitOptions options = {}) {
   auto tree = cutlass::CutlassTreeAt(kFixtureRoot, "test");
@@ -41,8 +40,7 @@ TEST(CutlassKitTest, OffersFourToolsAndTellsTheModelTheirBudgets) {
   EXPECT_EQ(names, (std::vector<std::string>{"search_cutlass", "read_cutlass_file",
                                              "list_cutlass_directory", "check_smem_layout"}));
   for (const std::string& name : names) EXPECT_EQ(tools.handlers.count(name), 1u) << name;
-  EXPECT_TRUE(Has(tools.instruction, "At most 3 searches in this iteration"))
-      << tools.instruction;
+  EXPECT_TRUE(Has(tools.instruction, "At most 3 searches in this iteration")) << tools.instruction;
   EXPECT_TRUE(Has(tools.instruction, "check_smem_layout"));
   EXPECT_TRUE(Has(tools.instruction, "(CUTLASS 9.8.7)")) << tools.instruction;  // the fixture's
   EXPECT_TRUE(tools.loop.answer_on_last_turn);
@@ -137,7 +135,10 @@ TEST(ToolCallMemoryTest, ReadsBecomeKeyFilesAndFindsBecomeSearchFindings) {
        "cute/atom/mma_traits_sm90_gmma.hpp-1833->\n"
        "cute/atom/mma_traits_sm90_gmma.hpp:1834:using SM90_64x256x16_F32BF16BF16_SS = X;\n",
        false},
-      {"search_cutlass", {{"regex", "nothing"}}, "0 matching lines in 0 files for /nothing/", false},
+      {"search_cutlass",
+       {{"regex", "nothing"}},
+       "0 matching lines in 0 files for /nothing/",
+       false},
       {"read_cutlass_file",
        {{"file", "cute/atom/mma_traits_sm90_gmma.hpp"}, {"start_line", 1820}},
        "cute/atom/mma_traits_sm90_gmma.hpp lines 1820-1860 of 9000:\n1820  x\n",

@@ -2,8 +2,8 @@
 
 #include <array>
 #include <filesystem>
-#include <regex>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -52,9 +52,10 @@ Result<ProblemSource> ReadProblemSource(const std::string& path) {
   const bool has_model = std::regex_search(p.code, std::regex(R"((^|\n)\s*class\s+Model\b)"));
   if (cuda_file) {
     if (p.code.find("/* kernelpro") == std::string::npos) {
-      return Status::InvalidArgument(path + ": a CUDA program needs a /* kernelpro ... */ block "
-                                            "defining ENTRY, get_inputs() and get_init_inputs() "
-                                            "(docs/programs.md)");
+      return Status::InvalidArgument(path +
+                                     ": a CUDA program needs a /* kernelpro ... */ block "
+                                     "defining ENTRY, get_inputs() and get_init_inputs() "
+                                     "(docs/programs.md)");
     }
   } else if (has_model) {
     p.kind = DetectInputKind(p.code);

@@ -67,9 +67,10 @@ TEST_F(ProgramSourceTest, ATritonProgramWithAReferenceIsReadAsAProgram) {
 }
 
 TEST_F(ProgramSourceTest, ACudaFileIsACudaProgram) {
-  auto p = ReadProblemSource(Write("prog.cu",
-                                   "/* kernelpro\nENTRY = \"row_sum\"\ndef get_inputs():\n"
-                                   "    return []\n*/\ntorch::Tensor row_sum(torch::Tensor x) {}\n"));
+  auto p =
+      ReadProblemSource(Write("prog.cu",
+                              "/* kernelpro\nENTRY = \"row_sum\"\ndef get_inputs():\n"
+                              "    return []\n*/\ntorch::Tensor row_sum(torch::Tensor x) {}\n"));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(p->program);
   EXPECT_EQ(p->kind, InputKind::kCuda);

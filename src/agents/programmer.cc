@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -154,7 +154,6 @@ bool HasCode(const std::vector<Proposed>& proposed) {
   return std::any_of(proposed.begin(), proposed.end(),
                      [](const Proposed& p) { return !Trim(p.code).empty(); });
 }
-
 
 // Whether a failed first turn means the backend does not take tool calls: a 4xx other than
 // credentials and rate limits, or a server error that names tools (llama.cpp: "tools param
@@ -453,11 +452,11 @@ ProgrammerResult RunProgrammerAtTemperatures(llm::Backend& backend, const Prompt
       auto same = std::find_if(merged.candidates.begin(), merged.candidates.end(),
                                [&](const Candidate& m) { return Trim(m.code) == Trim(c.code); });
       if (same != merged.candidates.end()) {
-        merged.rejected.push_back(
-            {c.strategy,
-             "duplicate of candidate " + std::to_string(same - merged.candidates.begin() + 1) +
-                 " (same code)",
-             c.code});
+        merged.rejected.push_back({c.strategy,
+                                   "duplicate of candidate " +
+                                       std::to_string(same - merged.candidates.begin() + 1) +
+                                       " (same code)",
+                                   c.code});
       } else {
         merged.candidates.push_back(std::move(c));
       }

@@ -88,8 +88,8 @@ struct ProgrammerOptions {
   // Sampling seed of the request; unset: none is sent. RunProgrammerAtTemperatures sends request
   // i with seed + i, so its requests differ from one another as their temperatures may not.
   std::optional<std::uint64_t> seed;
-  std::string python = "python3";     // for the syntax check
-  std::string device = "cuda";        // "cuda" or "cpu": which kernel source a candidate must carry
+  std::string python = "python3";  // for the syntax check
+  std::string device = "cuda";     // "cuda" or "cpu": which kernel source a candidate must carry
   // Null: one call without tools. Borrowed; must outlive the call.
   const ProgrammerTools* tools = nullptr;
   // Run on each candidate that passed CheckCandidateSource: "" to keep it, else why it is not

@@ -14,16 +14,15 @@
 #include "agents/agent_testing.h"
 #include "agents/cutlass_tools.h"
 #include "llm/anthropic.h"
+#include "llm/cassette.h"
 #include "llm/fake_server_testing.h"
 #include "llm/http.h"
 #include "llm/openai.h"
-#include "llm/cassette.h"
 #include "llm/recovery.h"
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::agents {
 namespace {
-
 
 using testing::SpyBackend;
 
@@ -349,7 +348,8 @@ std::string CuteCandidate(const std::string& flags) {
          "__global__ void k(float* y) {}\ntorch::Tensor f(torch::Tensor x) { return x; }\n'''\n"
          "_ext = load_inline(name='g', cpp_sources='torch::Tensor f(torch::Tensor x);',\n"
          "                   cuda_sources=_CU, functions=['f'], extra_cuda_cflags=[" +
-         flags + "])\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+         flags +
+         "])\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
          "        return _ext.f(x)\n";
 }
 
@@ -414,10 +414,10 @@ TEST(ProgrammerToolsTest, OverOpenAiTheModelSearchesReadsThenAnswersAndEveryCall
                         {{"file", "cute/atom/mma_atom.hpp"}, {"start_line", 1}, {"end_line", 10}}),
          OpenAiToolCall("c3", "read_cutlass_file", {{"file", "cute/nope.hpp"}})}}},
       "tool_calls"));
-  server.ReplyJson(OpenAiReply(
-      {{"role", "assistant"},
-       {"content", CandidatesJson("one GMMA tile per warpgroup", CuteCandidate(""))}},
-      "stop"));
+  server.ReplyJson(
+      OpenAiReply({{"role", "assistant"},
+                   {"content", CandidatesJson("one GMMA tile per warpgroup", CuteCandidate(""))}},
+                  "stop"));
   auto backend = OpenAiAt(server);
 
   ProgrammerResult r = RunWithCutlassTools(*backend);
@@ -469,9 +469,8 @@ TEST(ProgrammerToolsTest, OverAnthropicToolUseBlocksRunTheSameTools) {
                            {"name", "list_cutlass_directory"},
                            {"input", {{"dir", "cute/atom"}}}}},
                          "tool_use"));
-  server.ReplyJson(
-      reply({{{"type", "text"}, {"text", CandidatesJson("cute atoms", CuteCandidate(""))}}},
-            "end_turn"));
+  server.ReplyJson(reply(
+      {{{"type", "text"}, {"text", CandidatesJson("cute atoms", CuteCandidate(""))}}}, "end_turn"));
   llm::AnthropicOptions options;
   options.base_url = server.BaseUrl();
   options.model = "claude-t";

@@ -458,15 +458,17 @@ std::string ProblemPart(const ProblemSource& problem) {
   std::string part = "## The program to beat (" + KindTitle(problem.kind) + " program, ENTRY = `" +
                      problem.entry + "`)\n\n" +
                      "The harness wraps this program as `Model(*get_init_inputs())` whose "
-                     "`forward(*get_inputs())` returns `" + problem.entry +
+                     "`forward(*get_inputs())` returns `" +
+                     problem.entry +
                      "(*inputs, *init_inputs)`. Your `ModelNew` takes the init inputs in its "
                      "constructor and the inputs in `forward`, and returns what `" +
                      problem.entry +
                      "` returns. The program's own time is the baseline your candidate is timed "
                      "against.";
   if (!problem.reference_code.empty()) {
-    part += " The PyTorch reference below defines the outputs your candidate must match (the "
-            "program matches it too).";
+    part +=
+        " The PyTorch reference below defines the outputs your candidate must match (the "
+        "program matches it too).";
   }
   part += "\n\n" + Fenced(problem.code, cu ? "cuda" : "python");
   if (!problem.reference_code.empty()) {
@@ -714,11 +716,10 @@ Result<Prompt> BuildPrompt(const PromptContext& context) {
       {"arch_flag", arch_flag},
       {"cutlass_dir", context.cutlass_dir},
       // The build step adds sm_90a only on Hopper (python/kernelpro_worker/buildcache.py).
-      {"cutlass_build_arch",
-       context.gpu.major() == 9 && context.gpu.minor() == 0
-           ? ", and with no architecture flag of yours `" + arch_flag +
-                 "` (warpgroup MMA and TMA need its `a`)"
-           : ""},
+      {"cutlass_build_arch", context.gpu.major() == 9 && context.gpu.minor() == 0
+                                 ? ", and with no architecture flag of yours `" + arch_flag +
+                                       "` (warpgroup MMA and TMA need its `a`)"
+                                 : ""},
   };
   const std::string input_name = "input_" + ToString(context.problem.kind);
   const std::string mode_name = "mode_" + ToString(context.mode);

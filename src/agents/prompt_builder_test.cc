@@ -210,11 +210,10 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
   PromptContext aware = Optimize();
   aware.energy_preferences = true;
   Prompt energy = Build(aware);
-  EXPECT_EQ(energy.sections,
-            (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90",
-                                      "energy_preferences", "memory", "output_contract",
-                                      "mode_optimize", "examples", "problem", "parent_code",
-                                      "feedback"}));
+  EXPECT_EQ(energy.sections, (std::vector<std::string>{
+                                 "base_strategies", "input_pytorch", "gpu_sm90",
+                                 "energy_preferences", "memory", "output_contract", "mode_optimize",
+                                 "examples", "problem", "parent_code", "feedback"}));
   EXPECT_NE(energy.system.find("# Energy preferences\n\nSpeed comes first."), std::string::npos);
   EXPECT_EQ(optimize.system.find("Energy preferences"), std::string::npos);
 }
@@ -356,8 +355,9 @@ TEST(PromptBuilderTest, CutlassSettingsOnlyWhenCutlassIsEnabled) {
   EXPECT_TRUE(Has(a.system, "\"-gencode=arch=compute_80,code=sm_80\"")) << "arch flag per GPU";
   EXPECT_FALSE(Has(a.system, "compute_90a"));
   // On Hopper the build adds sm_90a to a CUTLASS candidate that gives no architecture flag.
-  EXPECT_TRUE(Has(with.system, "with no architecture flag of yours "
-                               "`-gencode=arch=compute_90a,code=sm_90a`"));
+  EXPECT_TRUE(Has(with.system,
+                  "with no architecture flag of yours "
+                  "`-gencode=arch=compute_90a,code=sm_90a`"));
 
   // The mined constraints: carried whole as their own part, only with a CUTLASS tree.
   PromptContext constrained = hopper;
@@ -382,9 +382,8 @@ TEST(PromptBuilderTest, EveryPlaceholderIsFilled) {
   }
   for (const PromptContext& c : contexts) {
     const std::string text = Render(Build(c));
-    for (const char* placeholder :
-         {"{num_candidates}", "{gpu}", "{arch}", "{arch_flag}", "{cutlass_dir}",
-          "{cutlass_build_arch}"}) {
+    for (const char* placeholder : {"{num_candidates}", "{gpu}", "{arch}", "{arch_flag}",
+                                    "{cutlass_dir}", "{cutlass_build_arch}"}) {
       EXPECT_FALSE(Has(text, placeholder)) << c.gpu.arch << ": " << placeholder;
     }
     const std::string n = std::to_string(c.num_candidates);

@@ -530,10 +530,14 @@ MemoryExtractor::~MemoryExtractor() {
 }
 
 Json ToJson(const IterationRecord& r) {
-  return Json{{"iteration", r.iteration},       {"mode", r.mode},
-              {"strategy", r.strategy},         {"approach", r.approach},
-              {"outcome", r.outcome},           {"speedup", NumberOrNull(r.speedup)},
-              {"feedback_excerpt", r.feedback_excerpt}, {"tool_calls", r.tool_calls}};
+  return Json{{"iteration", r.iteration},
+              {"mode", r.mode},
+              {"strategy", r.strategy},
+              {"approach", r.approach},
+              {"outcome", r.outcome},
+              {"speedup", NumberOrNull(r.speedup)},
+              {"feedback_excerpt", r.feedback_excerpt},
+              {"tool_calls", r.tool_calls}};
 }
 
 IterationRecord IterationRecordFromJson(const Json& j) {

@@ -242,8 +242,8 @@ TEST(AdviseTest, ShowsTheEnergyProxyOfTheProfiledRun) {
       << text.out;
 
   // Recorded before the catalog asked for sectors per request: null, and the counter named.
-  CliRun old = Kernelpro({"advise", "--from", kRoot + "/tests/fixtures/h200", "--name",
-                          "k_strided_copy", "--json"});
+  CliRun old = Kernelpro(
+      {"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_strided_copy", "--json"});
   ASSERT_EQ(old.exit_code, 0) << old.err;
   Json o = Json::parse(old.out);
   EXPECT_TRUE(o["energy_proxy"].is_null());

@@ -60,10 +60,10 @@ std::string UsageErrorLine(const CLI::App& app, const CLI::ParseError& error) {
     std::vector<std::string> names;
     for (const CLI::App* sub : commands) names.push_back(sub->get_name());
     const std::vector<std::string> left = where->remaining();
-    what = (left.empty() || left.front().starts_with("-")
-                ? std::string("a command is required")
-                : "unknown command '" + left.front() + "'") +
-           ": one of " + Join(names, ", ");
+    what =
+        (left.empty() || left.front().starts_with("-") ? std::string("a command is required")
+                                                       : "unknown command '" + left.front() + "'") +
+        ": one of " + Join(names, ", ");
   }
   // One line: CLI11 puts some lists on lines of their own.
   for (char& c : what) {

@@ -300,12 +300,12 @@ void CheckCache(const Machine& m, const DoctorOptions& o, std::vector<DoctorChec
     out.push_back(Ok("cache", "empty (" + DisplayPath(usage->dir) + " does not exist yet)"));
     return;
   }
-  const std::string detail = eval::FormatByteSize(usage->total_bytes) + " in " + DisplayPath(usage->dir) +
-                             ": builds " + eval::FormatByteSize(usage->build_bytes) +
-                             ", reference outputs and inputs " +
-                             eval::FormatByteSize(usage->reference_bytes) +
-                             ", precompiled headers " + eval::FormatByteSize(usage->header_bytes) +
-                             ", other " + eval::FormatByteSize(usage->other_bytes);
+  const std::string detail =
+      eval::FormatByteSize(usage->total_bytes) + " in " + DisplayPath(usage->dir) + ": builds " +
+      eval::FormatByteSize(usage->build_bytes) + ", reference outputs and inputs " +
+      eval::FormatByteSize(usage->reference_bytes) + ", precompiled headers " +
+      eval::FormatByteSize(usage->header_bytes) + ", other " +
+      eval::FormatByteSize(usage->other_bytes);
   constexpr std::uint64_t kLarge = 20ull << 30;
   if (usage->total_bytes > kLarge) {
     out.push_back(Warn("cache", detail,

@@ -26,27 +26,44 @@ class EnergyCommandTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(cache_); }
   std::vector<std::string> Args() const {
     const std::string dir = kRoot + "/tests/problems/program_scaled_add";
-    return {"energy",       "--device",     "cpu",          "--problem",
-            dir + "/problem.py", "--candidate", dir + "/candidates/cpu_scaled_add.py",
-            "--cache-dir",  cache_,         "--windows",    "3",
-            "--window-s",   "0.2",          "--idle-windows", "2",
-            "--warmup-cap-s", "0.5",        "--quiet",      "--pass-env",
-            "FAKE_NVML_ENERGY_ERROR", "--pass-env", "FAKE_NVML_INIT_ERROR"};
+    return {"energy",
+            "--device",
+            "cpu",
+            "--problem",
+            dir + "/problem.py",
+            "--candidate",
+            dir + "/candidates/cpu_scaled_add.py",
+            "--cache-dir",
+            cache_,
+            "--windows",
+            "3",
+            "--window-s",
+            "0.2",
+            "--idle-windows",
+            "2",
+            "--warmup-cap-s",
+            "0.5",
+            "--quiet",
+            "--pass-env",
+            "FAKE_NVML_ENERGY_ERROR",
+            "--pass-env",
+            "FAKE_NVML_INIT_ERROR"};
   }
   std::map<std::string, std::string> Env(std::map<std::string, std::string> extra = {}) const {
     extra["KERNELPRO_NVML_LIBRARY"] = KERNELPRO_FAKE_NVML;
     return extra;
   }
-  std::string cache_ = (std::filesystem::temp_directory_path() /
-                        ("kp_energy_" + std::to_string(::getpid())))
-                           .string();
+  std::string cache_ =
+      (std::filesystem::temp_directory_path() / ("kp_energy_" + std::to_string(::getpid())))
+          .string();
 };
 
 TEST_F(EnergyCommandTest, MeasuresTheBaselineAndTheCandidateWithTheMethodLine) {
   CliRun text = RunKernelpro(Args(), 10, Env());
   ASSERT_EQ(text.exit_code, 0) << text.out << text.err;
   EXPECT_TRUE(Contains(text.out, "device      Fake NVML GPU (NVML)\n")) << text.out;
-  EXPECT_TRUE(Contains(text.out, "method      NVML total energy counter, 3 windows of 0.2 s, idle "))
+  EXPECT_TRUE(
+      Contains(text.out, "method      NVML total energy counter, 3 windows of 0.2 s, idle "))
       << text.out;
   EXPECT_TRUE(Contains(text.out, "clocks as found: SM 1980 MHz, MEM 3201 MHz, power limit 700 W"));
   EXPECT_TRUE(Contains(text.out, "\nreference   the problem's baseline\nenergy      "));
@@ -81,8 +98,7 @@ TEST_F(EnergyCommandTest, AnNvmlErrorIsNamed) {
 }
 
 TEST_F(EnergyCommandTest, ALibraryThatIsNotNvmlIsRefused) {
-  CliRun run =
-      RunKernelpro(Args(), 10, {{"KERNELPRO_NVML_LIBRARY", KERNELPRO_EXAMPLE_PLUGIN}});
+  CliRun run = RunKernelpro(Args(), 10, {{"KERNELPRO_NVML_LIBRARY", KERNELPRO_EXAMPLE_PLUGIN}});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(Contains(run.err, "is not an NVML library (it has no nvmlInit_v2")) << run.err;
 }

@@ -63,10 +63,12 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
   const bool program = source.ok() && source->program;
   if (program) {
     out << "baseline    " << std::filesystem::path(source->path).filename().string() << " ("
-        << agents::ProgramKindName(source->kind) << " program, ENTRY " << source->entry << "): the time to beat\n";
+        << agents::ProgramKindName(source->kind) << " program, ENTRY " << source->entry
+        << "): the time to beat\n";
     out << "reference   "
         << (source->reference_path.empty()
-                ? std::string("the program itself (no REFERENCE): its outputs are the expected ones")
+                ? std::string(
+                      "the program itself (no REFERENCE): its outputs are the expected ones")
                 : std::filesystem::path(source->reference_path).filename().string() +
                       " (PyTorch): the expected outputs; the program matched them before any "
                       "candidate was compared")
@@ -150,7 +152,8 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
     }
     if (!r.shared_objects.empty()) {
       out << "build       " << (r.build_cached ? "cached" : "compiled") << " in "
-          << Num(r.build_seconds, "%.1f") << " s: " << DisplayPath(r.shared_objects.front()) << "\n";
+          << Num(r.build_seconds, "%.1f") << " s: " << DisplayPath(r.shared_objects.front())
+          << "\n";
     }
   }
 }
@@ -191,13 +194,14 @@ int Run(EvalArgs args) {
       if (auto p = Position(stage1, r.reference_time)) j["reference_roofline"] = PositionJson(*p);
       if (args.options.build_only && r.status == eval::EvalStatus::kCorrect) j["status"] = "built";
       j["problem"] = report->problem;
-      if (auto source = agents::ReadProblemSource(report->problem); source.ok() && source->program) {
-        j["program"] = {{"kind", agents::ToString(source->kind)},
-                        {"entry", source->entry},
-                        {"baseline", source->path},
-                        {"reference", source->reference_path.empty()
-                                          ? Json(nullptr)
-                                          : Json(source->reference_path)}};
+      if (auto source = agents::ReadProblemSource(report->problem);
+          source.ok() && source->program) {
+        j["program"] = {
+            {"kind", agents::ToString(source->kind)},
+            {"entry", source->entry},
+            {"baseline", source->path},
+            {"reference",
+             source->reference_path.empty() ? Json(nullptr) : Json(source->reference_path)}};
       }
       j["reference"] = {
           {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},

@@ -25,18 +25,24 @@ TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself)
   const std::string cache =
       (std::filesystem::temp_directory_path() / ("kp_eval_program_" + std::to_string(::getpid())))
           .string();
-  const std::vector<std::string> args = {"eval",        "--device",
-                                         "cpu",         "--problem",
-                                         dir + "/problem.py", "--candidate",
+  const std::vector<std::string> args = {"eval",
+                                         "--device",
+                                         "cpu",
+                                         "--problem",
+                                         dir + "/problem.py",
+                                         "--candidate",
                                          dir + "/candidates/cpu_scaled_add.py",
-                                         "--cache-dir", cache};
+                                         "--cache-dir",
+                                         cache};
   CliRun text = RunKernelpro(args, 10);
   ASSERT_EQ(text.exit_code, 0) << text.out << text.err;
-  EXPECT_TRUE(Contains(text.out, "baseline    problem.py (Python program, ENTRY scaled_add): "
-                                 "the time to beat\n"))
+  EXPECT_TRUE(Contains(text.out,
+                       "baseline    problem.py (Python program, ENTRY scaled_add): "
+                       "the time to beat\n"))
       << text.out;
-  EXPECT_TRUE(Contains(text.out, "reference   reference.py (PyTorch): the expected outputs; the "
-                                 "program matched them before any candidate was compared\n"));
+  EXPECT_TRUE(Contains(text.out,
+                       "reference   reference.py (PyTorch): the expected outputs; the "
+                       "program matched them before any candidate was compared\n"));
   EXPECT_TRUE(Contains(text.out, "status      correct"));
   EXPECT_TRUE(Contains(text.out, "\nbaseline    ")) << "the timing line names the baseline";
 

@@ -28,7 +28,8 @@ Model is the reference: what every candidate must compute, to within atol 1e-2 a
 several fresh inputs. Edit the three places marked EDIT, then the candidate in candidates/ so that
 its ModelNew computes the same thing, and check it:
 
-    kernelpro eval --device @DEVICE@ --problem @NAME@/problem.py --candidate @NAME@/candidates/@DEVICE@_@NAME@.py
+    kernelpro eval --device @DEVICE@ --problem @NAME@/problem.py \\
+        --candidate @NAME@/candidates/@DEVICE@_@NAME@.py
 """
 import torch
 import torch.nn as nn
@@ -68,7 +69,8 @@ ModelNew computes what problem.py's Model computes, y = relu(x) * scale, in a C+
 with load_inline. Keep its constructor and parameters identical to Model's, and let forward call
 only the extension (and .contiguous()), never the reference's torch operators.
 
-    kernelpro eval --device cpu --problem @NAME@/problem.py --candidate @NAME@/candidates/cpu_@NAME@.py
+    kernelpro eval --device cpu --problem @NAME@/problem.py \\
+        --candidate @NAME@/candidates/cpu_@NAME@.py
 """
 import torch
 import torch.nn as nn
@@ -115,7 +117,8 @@ with load_inline: a grid-stride loop, one read and one write per element. Keep i
 parameters identical to Model's, and let forward call only the extension (and .contiguous()),
 never the reference's torch operators.
 
-    kernelpro eval --device cuda --problem @NAME@/problem.py --candidate @NAME@/candidates/cuda_@NAME@.py
+    kernelpro eval --device cuda --problem @NAME@/problem.py \\
+        --candidate @NAME@/candidates/cuda_@NAME@.py
 """
 import torch
 import torch.nn as nn

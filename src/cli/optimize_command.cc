@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "agents/benchmarking_agent.h"
+#include "agents/cutlass_tools.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
@@ -33,15 +34,14 @@
 #include "core/stats.h"
 #include "core/termination.h"
 #include "core/text.h"
+#include "cutlass/locate.h"
+#include "eval/energy.h"
 #include "llm/cassette.h"
 #include "llm/factory.h"
 #include "llm/price.h"
 #include "report/run_report.h"
-#include "eval/energy.h"
 #include "report/stored_run.h"
 #include "roofline/hardware.h"
-#include "agents/cutlass_tools.h"
-#include "cutlass/locate.h"
 #include "search/orchestrator.h"
 #include "store/run_lock.h"
 #include "store/run_store.h"
@@ -68,7 +68,7 @@ struct OptimizeArgs {
   bool quiet = false;  // --quiet: no progress on stderr
   std::uint64_t seed = 0;
   bool seed_given = false;  // --seed was on the command line: the programmer's requests carry seeds
-  SearchBudget budget;  // iterations not given: 30, or the demo's length
+  SearchBudget budget;      // iterations not given: 30, or the demo's length
   LlmOptions llm;
   tools::ToolConfig tools;
   eval::EvalOptions eval;
@@ -86,7 +86,7 @@ struct ResumeArgs {
   std::vector<std::string> gpus;
   std::string python;
   std::string nvml_library;  // --nvml-library: the machine's own
-  bool quiet = false;  // --quiet: no progress on stderr
+  bool quiet = false;        // --quiet: no progress on stderr
 };
 
 // ---- what a resumed run needs from the command line that started it
@@ -160,9 +160,9 @@ bool HoldsExchanges(store::RunStore& store) {
 
 // What a run directory's store holds, for a new run that would go there.
 enum class StoredRun {
-  kNone,       // no run.db
-  kNothing,    // a run.db with no run, or a run that stopped before its first LLM exchange
-  kRecorded,   // a run worth resuming
+  kNone,      // no run.db
+  kNothing,   // a run.db with no run, or a run that stopped before its first LLM exchange
+  kRecorded,  // a run worth resuming
 };
 
 StoredRun StoredRunIn(const std::string& run_dir) {
@@ -394,8 +394,7 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   report.stage1 = orchestrator.stage1();
   report.environment = InspectEnvironment(*executor, options.device);
   report.llm = LlmLabel(llm_config);
-  report.dram_bytes =
-      report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
+  report.dram_bytes = report::StoredDramBytes(**store, orchestrator.nodes(), orchestrator.tree());
   if (orchestrator.config().energy != search::EnergyMode::kOff) {
     report.energy = report::StoredEnergyProxies(**store, orchestrator.nodes(), orchestrator.tree());
   }
@@ -420,8 +419,8 @@ int RunSearch(search::RunConfig options, const tools::ToolRegistry& registry, bo
   }
   if (auto verdict = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes())) {
     std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
-              << (verdict->noisy ? " noisy timing" : "") << " over the reference; "
-              << verdict->text << "\n";
+              << (verdict->noisy ? " noisy timing" : "") << " over the reference; " << verdict->text
+              << "\n";
     if (auto choice = report::EnergyChoiceText(orchestrator.tree())) {
       std::cout << "energy choice: " << *choice << "\n";
     }
@@ -611,8 +610,7 @@ int RunOptimize(OptimizeArgs& args) {
     // Say what is real, and on cpu what is not done at all.
     std::cout << "kernelpro optimize --demo: " << DisplayPath(demo->problem) << " on "
               << args.device << ", the model's replies replayed from "
-              << DisplayPath(demo->cassette)
-              << " (candidates written by the kernelpro project; "
+              << DisplayPath(demo->cassette) << " (candidates written by the kernelpro project; "
               << (args.device == "cuda"
                       ? "every build, check, timing and profile is real)"
                       : "every build, check and timing is real; on cpu nothing is profiled: no "
@@ -640,8 +638,7 @@ int RunResume(ResumeArgs& args) {
   const std::string start_again =
       "; start a run there with: kernelpro optimize --run-dir " + args.run_dir + " ...";
   if (std::error_code ec; !fs::exists(store::RunLayout(args.run_dir).store(), ec)) {
-    return fail(args.run_dir + " holds no run (no " + store::kRunStoreFileName + ")" +
-                start_again);
+    return fail(args.run_dir + " holds no run (no " + store::kRunStoreFileName + ")" + start_again);
   }
   {
     store::RunStoreOptions store_options;
@@ -669,8 +666,8 @@ int RunResume(ResumeArgs& args) {
                 "; a run keeps its search strategy (start a new run with optimize for another)");
   }
   if (!args.device.empty() && args.device != o.device) {
-    return fail("--device " + args.device + ": this run's candidates were written for " +
-                o.device + " (" + (o.device == "cuda" ? "CUDA kernels" : "C++ CPU extensions") +
+    return fail("--device " + args.device + ": this run's candidates were written for " + o.device +
+                " (" + (o.device == "cuda" ? "CUDA kernels" : "C++ CPU extensions") +
                 "), which do not build on " + args.device + "; resume it on " + o.device +
                 ", or start a new run with optimize --device " + args.device);
   }
@@ -710,8 +707,8 @@ int RunResume(ResumeArgs& args) {
   // down, a GPU gone.
   if (Status s = CheckLlmReady(o.llm); !s.ok()) return fail(s.message());
   if (Status s = CheckDeviceReady(o.device, o.worker_python, eval.gpus); !s.ok()) {
-    return fail(s.message() + (o.device == "cuda" ? " (this run's candidates are CUDA kernels)"
-                                                  : ""));
+    return fail(s.message() +
+                (o.device == "cuda" ? " (this run's candidates are CUDA kernels)" : ""));
   }
   return Optimize(o, *registry, /*resume=*/true, args.quiet);
 }

@@ -248,16 +248,17 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   CliRun cuda = RunKernelpro({"resume", run.string(), "--device", "cuda"}, 1);
   EXPECT_EQ(cuda.exit_code, 2);
-  EXPECT_EQ(cuda.err, "kernelpro resume: --device cuda: this run's candidates were written for cpu "
-                      "(C++ CPU extensions), which do not build on cuda; resume it on cpu, or "
-                      "start a new run with optimize --device cuda\n");
+  EXPECT_EQ(cuda.err,
+            "kernelpro resume: --device cuda: this run's candidates were written for cpu "
+            "(C++ CPU extensions), which do not build on cuda; resume it on cpu, or "
+            "start a new run with optimize --device cuda\n");
   CliRun greedy = RunKernelpro({"resume", run.string(), "--search", "greedy"}, 1);
   EXPECT_EQ(greedy.exit_code, 2);
   EXPECT_NE(greedy.err.find("--search greedy: this run's tree was built by mcts"),
             std::string::npos)
       << greedy.err;
-  CliRun other = RunKernelpro(
-      {"resume", run.string(), "--problem", kRoot + "/tests/problems/no_model.py"}, 1);
+  CliRun other =
+      RunKernelpro({"resume", run.string(), "--problem", kRoot + "/tests/problems/no_model.py"}, 1);
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("a run keeps its problem"), std::string::npos) << other.err;
 
@@ -306,9 +307,8 @@ TEST_F(OptimizeCommandTest, FindsACorrectKernelOnCpuEndToEnd) {
 TEST_F(OptimizeCommandTest, EnergyMeasureEndsWithAnNvmlMeasurementOfTheFastestKernels) {
   const fs::path run = dir_ / "run";
   std::vector<std::string> args = OptimizeArgs(run);
-  for (const char* extra : {"--energy", "measure", "--energy-kernels", "2", "--energy-windows",
-                            "3", "--energy-window-s", "0.2", "--nvml-library",
-                            KERNELPRO_FAKE_NVML}) {
+  for (const char* extra : {"--energy", "measure", "--energy-kernels", "2", "--energy-windows", "3",
+                            "--energy-window-s", "0.2", "--nvml-library", KERNELPRO_FAKE_NVML}) {
     args.push_back(extra);
   }
   CliRun r = RunKernelpro(args, 20);
@@ -327,8 +327,10 @@ TEST_F(OptimizeCommandTest, EnergyMeasureEndsWithAnNvmlMeasurementOfTheFastestKe
   EXPECT_NE(report.find("### Measured with NVML"), std::string::npos) << report;
   EXPECT_NE(report.find("| reference | - | "), std::string::npos) << report;
   EXPECT_NE(ReadFile(run / "report.html").find("<h3>Measured with NVML</h3>"), std::string::npos);
-  EXPECT_EQ(Count(run, "SELECT COUNT(*) FROM steps WHERE iteration = 0 AND step = 'energy' AND "
-                       "state = 'done' AND key = '" + line[1].str() + "," + line[2].str() + "'"),
+  EXPECT_EQ(Count(run,
+                  "SELECT COUNT(*) FROM steps WHERE iteration = 0 AND step = 'energy' AND "
+                  "state = 'done' AND key = '" +
+                      line[1].str() + "," + line[2].str() + "'"),
             1);
   CliRun again = RunKernelpro({"report", run.string()}, 2);
   ASSERT_EQ(again.exit_code, 0) << again.err;
@@ -507,10 +509,10 @@ TEST_F(OptimizeCommandTest, PreconditionsAreCheckedBeforeTheRunDirectoryIsMade) 
   EXPECT_EQ(no_key.exit_code, 2);
   EXPECT_EQ(no_key.err, "kernelpro optimize: anthropic: set ANTHROPIC_API_KEY\n");
   // A cassette that is not there.
-  CliRun no_cassette = RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--llm",
-                                     "replay:" + (dir_ / "missing.jsonl").string(), "--run-dir",
-                                     run.string()},
-                                    1);
+  CliRun no_cassette =
+      RunKernelpro({"optimize", "--device", "cpu", "--problem", kProblem, "--llm",
+                    "replay:" + (dir_ / "missing.jsonl").string(), "--run-dir", run.string()},
+                   1);
   EXPECT_EQ(no_cassette.exit_code, 2) << no_cassette.err;
   EXPECT_NE(no_cassette.err.find("missing.jsonl"), std::string::npos) << no_cassette.err;
   // A server that is not running (a port nothing listens on: refused at once).
@@ -518,18 +520,19 @@ TEST_F(OptimizeCommandTest, PreconditionsAreCheckedBeforeTheRunDirectoryIsMade) 
                               "openai:m@http://127.0.0.1:9/v1", "--run-dir", run.string()},
                              1);
   EXPECT_EQ(down.exit_code, 2);
-  EXPECT_TRUE(down.err.starts_with("kernelpro optimize: cannot reach the model's server at "
-                                   "http://127.0.0.1:9/v1/models: "))
+  EXPECT_TRUE(
+      down.err.starts_with("kernelpro optimize: cannot reach the model's server at "
+                           "http://127.0.0.1:9/v1/models: "))
       << down.err;
   // No GPU for --device cuda (--gpus 99: none on any machine). The demo itself is the case a
   // newcomer hits first.
-  CliRun no_gpu = RunKernelpro(
-      {"optimize", "--demo", "--gpus", "99", "--run-dir", run.string(), "--python",
-       "/usr/bin/python3"},
-      2, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
+  CliRun no_gpu = RunKernelpro({"optimize", "--demo", "--gpus", "99", "--run-dir", run.string(),
+                                "--python", "/usr/bin/python3"},
+                               2, {}, {"KERNELPRO_LLM", "KERNELPRO_LLM_CONFIG"});
   EXPECT_EQ(no_gpu.exit_code, 2);
-  EXPECT_EQ(no_gpu.err, "kernelpro optimize: no CUDA GPU found (--gpus 99): use --device cpu, or "
-                        "run on a machine with a GPU\n");
+  EXPECT_EQ(no_gpu.err,
+            "kernelpro optimize: no CUDA GPU found (--gpus 99): use --device cpu, or "
+            "run on a machine with a GPU\n");
   EXPECT_EQ(no_gpu.out, "");
   for (const CliRun* r : {&no_key, &no_cassette, &down, &no_gpu}) {
     EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;

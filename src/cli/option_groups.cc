@@ -28,7 +28,7 @@ constexpr char kOutput[] = "Output";
 // Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
 // thresholds are errors listing what exists.
 Result<tools::ThresholdOverrides> ParseThresholds(const tools::ToolConfig& options,
-                                           const tools::ToolRegistry& registry) {
+                                                  const tools::ToolRegistry& registry) {
   tools::ThresholdOverrides overrides;
   for (const std::string& item : options.thresholds) {
     std::size_t dot = item.find('.'), eq = item.find('=');

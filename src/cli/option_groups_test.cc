@@ -67,9 +67,9 @@ TEST(OptionTableTest, EveryEntryRegistersTheSubcommandItNames) {
 TEST(OptionTableTest, SharedOptionsReadOneVariableInEveryCommand) {
   CLI::App app;
   RegisterSubcommands(app);
-  for (const char* command : {"optimize", "prompt", "cutlass", "cutlass search", "cutlass read",
-                              "cutlass ls", "cutlass version", "eval", "suite eval", "suite run",
-                              "suite resume"}) {
+  for (const char* command :
+       {"optimize", "prompt", "cutlass", "cutlass search", "cutlass read", "cutlass ls",
+        "cutlass version", "eval", "suite eval", "suite run", "suite resume"}) {
     EXPECT_EQ(Subcommand(app, command)->get_option("--cutlass-dir")->get_envname(),
               "KERNELPRO_CUTLASS_DIR")
         << command;
@@ -164,9 +164,10 @@ TEST(OptionTableTest, AWrongCutlassDirForEvalIsAUsageError) {
                           ": no include/cutlass/cutlass.h below it (give a CUTLASS checkout's "
                           "root or the folder the nvidia-cutlass wheel was installed into, with "
                           "cutlass_library/source/include)\n");
-  CliRun suite = RunKernelpro({"suite", "eval", "--device", "cpu", "--problems", kRoot + "/problems",
-                               "--candidates", kRoot, "--dir", "/nonexistent/never"},
-                              1, {{"KERNELPRO_CUTLASS_DIR", kRoot}});
+  CliRun suite =
+      RunKernelpro({"suite", "eval", "--device", "cpu", "--problems", kRoot + "/problems",
+                    "--candidates", kRoot, "--dir", "/nonexistent/never"},
+                   1, {{"KERNELPRO_CUTLASS_DIR", kRoot}});
   EXPECT_EQ(suite.exit_code, 2) << suite.err;
   EXPECT_NE(suite.err.find("KERNELPRO_CUTLASS_DIR=" + kRoot + ": no include/cutlass/cutlass.h"),
             std::string::npos)

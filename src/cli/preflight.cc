@@ -45,9 +45,9 @@ Status CheckDeviceReady(const std::string& device, const std::string& python,
   }
   const std::string status = JsonGet<std::string>(*outcome->result, "status", "ok");
   if (status == "device_error") {
-    return Status::Unavailable(
-        std::string("no CUDA GPU found") + (gpus.empty() ? "" : " (--gpus " + gpus.front() + ")") +
-        ": use --device cpu, or run on a machine with a GPU");
+    return Status::Unavailable(std::string("no CUDA GPU found") +
+                               (gpus.empty() ? "" : " (--gpus " + gpus.front() + ")") +
+                               ": use --device cpu, or run on a machine with a GPU");
   }
   if (status != "ok") {
     return Status::Internal("the worker's inspect step failed: " +

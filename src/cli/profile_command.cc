@@ -135,14 +135,12 @@ CommandRunner RegisterCollectCommand(CLI::App& app) {
   cmd->add_option("--ncu-csv", args->paths.ncu_csv,
                   "ncu --csv --page raw --print-units base output")
       ->check(InputFile());
-  cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")
-      ->check(InputFile());
+  cmd->add_option("--sass", args->paths.sass, "cuobjdump --dump-sass output")->check(InputFile());
   cmd->add_option("--res-usage", args->paths.res_usage, "cuobjdump -res-usage output")
       ->check(InputFile());
   cmd->add_option("--symbols", args->paths.symbols, "cuobjdump -symbols output")
       ->check(InputFile());
-  cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")
-      ->check(InputFile());
+  cmd->add_option("--nm", args->paths.nm, "nm -D output of the built .so")->check(InputFile());
   cmd->add_option("--trace", args->paths.trace,
                   "PyTorch profiler trace (.json) or nsys SQLite export")
       ->check(InputFile());

@@ -167,8 +167,8 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   AddOption(*cmd, kCandidatesOption, args->candidates);
   AddCutlassOptions(*cmd, args->cutlass_dir);
   cmd->add_option(
-      "--memory", args->memory,
-      "A run's search-memory store (.jsonl), or a text file with a rendered memory block")
+         "--memory", args->memory,
+         "A run's search-memory store (.jsonl), or a text file with a rendered memory block")
       ->check(InputFile());
   AddOption(*cmd, kMaxCharsOption, args->max_chars);
   AddOption(*cmd, kJsonOption, args->json);

@@ -34,7 +34,8 @@ class ReportCommandTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("kp_report_cmd_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
-    const fs::path fixture = fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/h200-optimize/demo-cuda";
+    const fs::path fixture =
+        fs::path(KERNELPRO_SOURCE_DIR) / "tests/fixtures/h200-optimize/demo-cuda";
     fs::copy_file(fixture / "run.db", dir_ / "run" / "run.db");
     fs::copy_file(fixture / "best.py", dir_ / "run" / "best.py");
   }
@@ -78,7 +79,8 @@ TEST_F(ReportCommandTest, TheH200DemoRunRendersWithFiguresLinksAndTheBestKernel)
   EXPECT_TRUE(Contains(html, "<h2>Best kernel</h2>"));
   EXPECT_TRUE(Contains(md, "```python\n# kernelpro: the fastest validated kernel"));
   // The compile error's excerpt opens at nvcc's error line.
-  EXPECT_TRUE(Contains(html, "cuda.cu(9): error: identifier &quot;sigmoid_fast&quot; is undefined"));
+  EXPECT_TRUE(
+      Contains(html, "cuda.cu(9): error: identifier &quot;sigmoid_fast&quot; is undefined"));
 }
 
 // Issue 18: the H200 CUTLASS demo run (tests/fixtures/h200-cutlass-demo), rendered again: the

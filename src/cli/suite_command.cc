@@ -74,8 +74,8 @@ struct MachineArgs {
   // --cutlass-dir: the CUTLASS tree CUTLASS/CuTe candidates build against on this machine (a
   // machine's path, so not in the suite's manifest); else KERNELPRO_CUTLASS_DIR or the setup copy.
   std::string cutlass_dir;
-  std::string slurm;           // sbatch options: submit shards instead of running here
-  int shards = 0;              // with --slurm: array tasks (default: one per task, at most 64)
+  std::string slurm;  // sbatch options: submit shards instead of running here
+  int shards = 0;     // with --slurm: array tasks (default: one per task, at most 64)
 };
 
 // --parallel, --quiet and (with_slurm) --slurm, --shards.
@@ -88,8 +88,7 @@ void AddRunOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
     cmd.add_option("--slurm", m.slurm,
                    "Submit the tasks as a Slurm job array with these sbatch options (one string, "
                    "e.g. \"--partition=gpu --gres=gpu:1 --time=4:00:00\") instead of running here");
-    cmd.add_option("--shards", m.shards, kShardsHelp)
-        ->check(WholeRange(1, 100000));
+    cmd.add_option("--shards", m.shards, kShardsHelp)->check(WholeRange(1, 100000));
   }
 }
 
@@ -279,9 +278,9 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
   run.parallel = m.parallel;
   run.executor = executor ? &*executor : nullptr;
   run.say = say;
-  run.after_task = [&] { say(ProgressLine(dir, manifest, m.gpus.empty() ? m.parallel
-                                                                        : static_cast<int>(
-                                                                              m.gpus.size()))); };
+  run.after_task = [&] {
+    say(ProgressLine(dir, manifest, m.gpus.empty() ? m.parallel : static_cast<int>(m.gpus.size())));
+  };
   run.environment = [device](const std::string& gpu) {
     return suite::MeasurementEnvironment(device, gpu);
   };
@@ -355,8 +354,8 @@ int RunEvalSuite(EvalSuiteArgs& a) {
   if (!fs::is_directory(a.candidates)) {
     return Fail("--candidates " + a.candidates + ": not a folder");
   }
-  auto problems = suite::DiscoverProblems(a.selection.problems,
-                                          {a.selection.filter, a.selection.levels});
+  auto problems =
+      suite::DiscoverProblems(a.selection.problems, {a.selection.filter, a.selection.levels});
   if (!problems.ok()) return Fail(problems.status().message());
   suite::SuiteManifest m;
   m.mode = "eval";
@@ -382,9 +381,9 @@ int RunEvalSuite(EvalSuiteArgs& a) {
   eval::EvalOptions& options = a.machine.executor;
   options.seed = a.seed;
   Json executor = ToJson(options);
-  for (const char* machine : {"gpus", "cache_dir", "work_dir", "jobs", "pass_env",
-                              "sandbox_read_only", "compile_baseline", "cutlass_include_dir",
-                              "cutlass_version"}) {
+  for (const char* machine :
+       {"gpus", "cache_dir", "work_dir", "jobs", "pass_env", "sandbox_read_only",
+        "compile_baseline", "cutlass_include_dir", "cutlass_version"}) {
     executor.erase(machine);
   }
   m.options = {{"executor", executor}, {"compile_baseline", options.compile_baseline}};
@@ -417,13 +416,14 @@ struct OptimizeSuiteArgs {
 };
 
 int RunOptimizeSuite(OptimizeSuiteArgs& a) {
-  auto problems = suite::DiscoverProblems(a.selection.problems,
-                                          {a.selection.filter, a.selection.levels});
+  auto problems =
+      suite::DiscoverProblems(a.selection.problems, {a.selection.filter, a.selection.levels});
   if (!problems.ok()) return Fail(problems.status().message());
   if (a.llm.spec.empty() && a.llm.config_file.empty()) {
-    return Fail("--llm PROVIDER:MODEL (or --llm-config FILE) is required: the model every run "
-                "asks ('{problem}' in it is replaced by each problem's name, e.g. "
-                "replay:cassettes/{problem}.jsonl)");
+    return Fail(
+        "--llm PROVIDER:MODEL (or --llm-config FILE) is required: the model every run "
+        "asks ('{problem}' in it is replaced by each problem's name, e.g. "
+        "replay:cassettes/{problem}.jsonl)");
   }
   // Each problem's model must resolve before anything runs (a replay cassette per problem must
   // exist): a typo found after an hour of other problems would waste the hour.
@@ -645,8 +645,8 @@ int ReportCommand(DirArgs& a) {
     view.other_title = other_input->title;
     view.other_dir = DisplayPath(other_dir.dir());
     view.other_stats = other_input->stats;
-    view.comparison = report::CompareSuites(suite::Scores(input->rows),
-                                            suite::Scores(other_input->rows), cap);
+    view.comparison =
+        report::CompareSuites(suite::Scores(input->rows), suite::Scores(other_input->rows), cap);
     input->comparison = std::move(view);
   }
   const std::string out = a.out.empty() ? dir.report_dir() : a.out;
@@ -702,7 +702,8 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
                    "level_N_problem_T_sample_K_kernel.py files")
       ->required();
   AddDeviceOption(*eval, eval_args->machine.executor.device);
-  eval_args->machine.executor.precompiled_headers = true;  // a suite builds many candidates: worth it
+  eval_args->machine.executor.precompiled_headers =
+      true;  // a suite builds many candidates: worth it
   AddOption(*eval, kSeedOption, eval_args->seed)->capture_default_str();
   AddExecutorOptions(*eval, eval_args->machine.executor, eval_args->machine.python);
   AddCutlassOptions(*eval, eval_args->machine.cutlass_dir);
@@ -710,17 +711,16 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
 
   auto opt_args = std::make_shared<OptimizeSuiteArgs>();
   CLI::App* optimize = suite->add_subcommand(
-      "optimize",
-      "One optimize run per problem (and seed); options after -- go to every run");
+      "optimize", "One optimize run per problem (and seed); options after -- go to every run");
   optimize->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddSelectionOptions(*optimize, opt_args->selection);
   AddDeviceOption(*optimize, opt_args->device);
   AddLlmOptions(*optimize, opt_args->llm);
   AddBudgetOptions(*optimize, opt_args->budget);
-  AddOption(*optimize, kSearchOption, opt_args->search)
-      ->check(CLI::IsMember({"mcts", "greedy"}));
-  optimize->add_option("--seeds", opt_args->seeds,
-                       "Runs per problem, seeds --seed, --seed+1, ...; a problem scores its best")
+  AddOption(*optimize, kSearchOption, opt_args->search)->check(CLI::IsMember({"mcts", "greedy"}));
+  optimize
+      ->add_option("--seeds", opt_args->seeds,
+                   "Runs per problem, seeds --seed, --seed+1, ...; a problem scores its best")
       ->check(WholeRange(1, 1000));
   CLI::Option* seed_option = AddOption(*optimize, kSeedOption, opt_args->seed);
   optimize->add_flag("--compile-baseline", opt_args->compile_baseline,
@@ -734,8 +734,7 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   run->add_option("suite", dir_args->dir, "The suite directory")->required();
   run->add_option("--shard", dir_args->shard, "This shard's number, from 0")
       ->check(WholeRange(0, 100000));
-  run->add_option("--shards", dir_args->shards, kShardsHelp)
-      ->check(WholeRange(1, 100000));
+  run->add_option("--shards", dir_args->shards, kShardsHelp)->check(WholeRange(1, 100000));
   AddMachineOptions(*run, dir_args->machine, /*with_slurm=*/false);
   AddCutlassOptions(*run, dir_args->machine.cutlass_dir);
 
@@ -759,11 +758,13 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
   report->add_option("--compare", report_args->compare,
                      "Another suite over the same problems: paired differences and a one-sided "
                      "Wilcoxon signed-rank test (this suite better)");
-  report->add_option("--baseline", report_args->baseline,
-                     "Speedups against eager PyTorch (default) or torch.compile (compile)")
+  report
+      ->add_option("--baseline", report_args->baseline,
+                   "Speedups against eager PyTorch (default) or torch.compile (compile)")
       ->check(CLI::IsMember({"eager", "compile"}));
-  report->add_option("--cap", report_args->cap,
-                     "Clamp speedups to this before the comparison's test (the paper's capping)")
+  report
+      ->add_option("--cap", report_args->cap,
+                   "Clamp speedups to this before the comparison's test (the paper's capping)")
       ->check(PositiveUpTo(1e12));
   report->add_option("--out", report_args->out, "Where the report files go (default SUITE/report)");
   AddOption(*report, kJsonOption, report_args->json);

@@ -60,10 +60,14 @@ class SuiteCommandTest : public ::testing::Test {
     std::ofstream(root_ / at) << text;
   }
   std::vector<std::string> EvalArgs(const std::string& suite) {
-    return {"suite",      "eval",         "--problems",  (root_ / "problems").string(),
-            "--candidates", (root_ / "cands").string(), "--dir", (root_ / suite).string(),
-            "--device",   "cpu",          "--cache-dir", kCache,
-            "--timing-trials", "10",     "--quiet"};
+    return {"suite",           "eval",
+            "--problems",      (root_ / "problems").string(),
+            "--candidates",    (root_ / "cands").string(),
+            "--dir",           (root_ / suite).string(),
+            "--device",        "cpu",
+            "--cache-dir",     kCache,
+            "--timing-trials", "10",
+            "--quiet"};
   }
   fs::path root_;
 };
@@ -121,7 +125,8 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   const fs::path suite = root_ / "suite";
   // Killed with SIGKILL right after the first candidate's verdict is saved: in the middle of
   // tiny_swish (its second candidate not yet evaluated), with small_linear not started.
-  CliRun killed = RunKernelpro(EvalArgs("suite"), 20, {{"KERNELPRO_TEST_KILL_AFTER_VERDICTS", "1"}});
+  CliRun killed =
+      RunKernelpro(EvalArgs("suite"), 20, {{"KERNELPRO_TEST_KILL_AFTER_VERDICTS", "1"}});
   ASSERT_NE(killed.exit_code, 0);
   ASSERT_TRUE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/000.json"));
   ASSERT_FALSE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/001.json"));
@@ -139,9 +144,8 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   EXPECT_NE(status.out.find("running 0, interrupted 1"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find("interrupted  level1/1_tiny_swish"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find("kernelpro suite resume"), std::string::npos) << status.out;
-  CliRun resumed = RunKernelpro({"suite", "resume", suite.string(), "--cache-dir", kCache,
-                                 "--quiet"},
-                                20);
+  CliRun resumed =
+      RunKernelpro({"suite", "resume", suite.string(), "--cache-dir", kCache, "--quiet"}, 20);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.out.find("suite: 3/3 done (2 correct)"), std::string::npos) << resumed.out;
   for (const auto& [path, time] : kept) {
@@ -176,12 +180,9 @@ void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, do
       result["correct"] = false;
       result["message"] = "outputs differ";
     }
-    result["environment"] = {{"device", "cuda"},
-                             {"gpu_name", "NVIDIA H200"},
-                             {"driver", "580.95.05"},
-                             {"sm_clock_mhz", 1980},
-                             {"max_sm_clock_mhz", 1980},
-                             {"memory_clock_mhz", 3201}};
+    result["environment"] = {{"device", "cuda"},         {"gpu_name", "NVIDIA H200"},
+                             {"driver", "580.95.05"},    {"sm_clock_mhz", 1980},
+                             {"max_sm_clock_mhz", 1980}, {"memory_clock_mhz", 3201}};
     if (compile_speedup > 0) {
       result["baselines"] = {{"eager_ms", 1.0},
                              {"compile_ms", 1.0 / compile_speedup},
@@ -194,21 +195,37 @@ void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, do
     ASSERT_TRUE(WriteJsonFile((dir / "tasks/level1" / name / "result.json").string(), result).ok());
   }
   // Hashes are left empty: a manifest from before the files existed would be refused otherwise.
-  Json manifest = {{"mode", "eval"},        {"problems_dir", problems.string()},
-                   {"candidates_dir", ""},  {"problems", problem_list},
-                   {"tasks", tasks},        {"options", Json::object()},
-                   {"created_at", "2026-12-01T00:00:00Z"}, {"version", "test"}};
+  Json manifest = {{"mode", "eval"},
+                   {"problems_dir", problems.string()},
+                   {"candidates_dir", ""},
+                   {"problems", problem_list},
+                   {"tasks", tasks},
+                   {"options", Json::object()},
+                   {"created_at", "2026-12-01T00:00:00Z"},
+                   {"version", "test"}};
   ASSERT_TRUE(WriteJsonFile((dir / "suite.json").string(), manifest).ok());
 }
 
 TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
   // 8 problems; the first suite is faster on 7 of them, one failure in the second.
   WriteSuite(root_ / "a",
-             {{"p", 2.0}, {"q", 3.0}, {"r", 1.5}, {"s", 4.0}, {"t", 1.2}, {"u", 2.5}, {"v", 1.1},
+             {{"p", 2.0},
+              {"q", 3.0},
+              {"r", 1.5},
+              {"s", 4.0},
+              {"t", 1.2},
+              {"u", 2.5},
+              {"v", 1.1},
               {"w", 0.9}},
              root_ / "problems");
   WriteSuite(root_ / "b",
-             {{"p", 1.0}, {"q", 1.5}, {"r", 1.4}, {"s", 2.0}, {"t", 1.0}, {"u", 0}, {"v", 1.0},
+             {{"p", 1.0},
+              {"q", 1.5},
+              {"r", 1.4},
+              {"s", 2.0},
+              {"t", 1.0},
+              {"u", 0},
+              {"v", 1.0},
               {"w", 1.0}},
              root_ / "problems");
   CliRun report = RunKernelpro(
@@ -243,9 +260,9 @@ TEST_F(SuiteCommandTest, SpeedupsAgainstTorchCompileAreLabelledAndDividedByItsOw
   EXPECT_EQ(compiled.json["baseline"], "torch.compile");
   const Json& problems = compiled.json["problems"];
   ASSERT_EQ(problems.size(), 3u);
-  EXPECT_NEAR(problems[0]["speedup"].get<double>(), 2.0, 1e-9);   // 4x over eager / 2
+  EXPECT_NEAR(problems[0]["speedup"].get<double>(), 2.0, 1e-9);  // 4x over eager / 2
   EXPECT_NEAR(problems[0]["other_speedup"].get<double>(), 4.0, 1e-9);
-  EXPECT_NEAR(problems[1]["speedup"].get<double>(), 0.5, 1e-9);   // as fast as eager: slower
+  EXPECT_NEAR(problems[1]["speedup"].get<double>(), 0.5, 1e-9);  // as fast as eager: slower
   EXPECT_NEAR(compiled.json["overall"]["fast_p"]["1.0"].get<double>(), 1.0 / 3, 1e-9);
   bool labelled = false;
   for (const Json& line : compiled.json["measurement"]) {

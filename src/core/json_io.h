@@ -1,10 +1,9 @@
 // Reading and writing JSON (nlohmann::json) and other small files, with errors as Status values.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 

@@ -55,8 +55,7 @@ int ProgressReporter::StderrWidth() {
 
 double ProgressReporter::Now() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string ProgressReporter::Key(const ProgressStep& step) const {
@@ -172,8 +171,8 @@ std::string ProgressReporter::StatusLine() const {
   const double now = Now();
   for (const std::string& key : order_) {
     const Running& r = running_.at(key);
-    line += " | " + Describe(r.step) + ": " + r.step.step + " " +
-            Seconds(now - r.started, "%.0f s");
+    line +=
+        " | " + Describe(r.step) + ": " + r.step.step + " " + Seconds(now - r.started, "%.0f s");
   }
   const std::size_t width = static_cast<std::size_t>(std::max(10, options_.width) - 1);
   if (line.size() > width) line = line.substr(0, width - 3) + "...";

@@ -127,7 +127,7 @@ class ProgressReporter : public ProgressSink {
   std::string label_;
   ProgressOptions options_;
   std::mutex mutex_;
-  std::vector<std::string> order_;        // running steps' keys, in start order
+  std::vector<std::string> order_;  // running steps' keys, in start order
   std::map<std::string, Running> running_;
   int items_ = 0;
   int items_done_ = 0;

@@ -124,23 +124,24 @@ RatioInterval BootstrapBlockMedianRatio(const std::vector<std::vector<double>>& 
   const std::size_t rounds = std::min(numerator_blocks.size(), denominator_blocks.size());
   if (rounds == 0) return BootstrapRatio({}, {}, confidence, resamples, seed, [](auto&...) {});
   std::vector<double> block_draw;
-  return BootstrapRatio(
-      Concatenated(numerator_blocks), Concatenated(denominator_blocks), confidence, resamples,
-      seed, [&](std::mt19937_64& rng, std::vector<double>& n, std::vector<double>& d) {
-        std::uniform_int_distribution<std::size_t> pick_round(0, rounds - 1);
-        for (std::size_t r = 0; r < rounds; ++r) {
-          // A round is drawn whole (both sides' blocks of it), then the calls within each block.
-          const std::size_t round = pick_round(rng);
-          if (!numerator_blocks[round].empty()) {
-            Resample(numerator_blocks[round], rng, block_draw);
-            n.insert(n.end(), block_draw.begin(), block_draw.end());
-          }
-          if (!denominator_blocks[round].empty()) {
-            Resample(denominator_blocks[round], rng, block_draw);
-            d.insert(d.end(), block_draw.begin(), block_draw.end());
-          }
-        }
-      });
+  return BootstrapRatio(Concatenated(numerator_blocks), Concatenated(denominator_blocks),
+                        confidence, resamples, seed,
+                        [&](std::mt19937_64& rng, std::vector<double>& n, std::vector<double>& d) {
+                          std::uniform_int_distribution<std::size_t> pick_round(0, rounds - 1);
+                          for (std::size_t r = 0; r < rounds; ++r) {
+                            // A round is drawn whole (both sides' blocks of it), then the calls
+                            // within each block.
+                            const std::size_t round = pick_round(rng);
+                            if (!numerator_blocks[round].empty()) {
+                              Resample(numerator_blocks[round], rng, block_draw);
+                              n.insert(n.end(), block_draw.begin(), block_draw.end());
+                            }
+                            if (!denominator_blocks[round].empty()) {
+                              Resample(denominator_blocks[round], rng, block_draw);
+                              d.insert(d.end(), block_draw.begin(), block_draw.end());
+                            }
+                          }
+                        });
 }
 
 std::string RatioText(const RatioInterval& r) {

@@ -15,9 +15,9 @@ struct SampleSummary {
   double mean = 0;
   double min = 0;
   double max = 0;
-  double p10 = 0;     // 10th percentile
-  double p90 = 0;     // 90th percentile
-  double iqr = 0;     // interquartile range (p75 - p25)
+  double p10 = 0;              // 10th percentile
+  double p90 = 0;              // 90th percentile
+  double iqr = 0;              // interquartile range (p75 - p25)
   double relative_spread = 0;  // iqr / median; 0 when median is 0
 };
 
@@ -55,9 +55,8 @@ bool NoisySpread(const SampleSummary& summary);
 // each resample draws both sample sets with replacement. Deterministic for a given seed.
 // Both inputs must be non-empty and the denominator median positive; otherwise all fields are 0.
 RatioInterval BootstrapMedianRatio(const std::vector<double>& numerator,
-                                   const std::vector<double>& denominator,
-                                   double confidence = 0.95, int resamples = 2000,
-                                   std::uint64_t seed = 0x5eed);
+                                   const std::vector<double>& denominator, double confidence = 0.95,
+                                   int resamples = 2000, std::uint64_t seed = 0x5eed);
 
 // The same ratio for timings taken in interleaved rounds: block i of each side ran in round i
 // (the reference's block and the candidate's block, back to back). The interval resamples whole

@@ -143,9 +143,9 @@ TEST(BootstrapBlockMedianRatioTest, DriftBetweenRoundsWidensTheInterval) {
 }
 
 TEST(BootstrapBlockMedianRatioTest, DegenerateInputsGiveZeros) {
-  for (const RatioInterval& r : {BootstrapBlockMedianRatio({}, {{1, 2}}),
-                                 BootstrapBlockMedianRatio({{1, 2}}, {}),
-                                 BootstrapBlockMedianRatio({{1, 2}}, {{0, 0}})}) {
+  for (const RatioInterval& r :
+       {BootstrapBlockMedianRatio({}, {{1, 2}}), BootstrapBlockMedianRatio({{1, 2}}, {}),
+        BootstrapBlockMedianRatio({{1, 2}}, {{0, 0}})}) {
     EXPECT_EQ(r.estimate, 0.0);
     EXPECT_EQ(r.confidence, 0.0);
   }

@@ -19,7 +19,9 @@ class Status {
   Status() = default;  // OK
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status Timeout(std::string msg) { return {Code::kTimeout, std::move(msg)}; }
@@ -41,8 +43,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}   // NOLINT: must not be OK
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT: must not be OK
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }

@@ -34,13 +34,13 @@ struct ProcessLimits {
 };
 
 struct ProcessOptions {
-  std::vector<std::string> argv;              // argv[0] is looked up on PATH
-  std::map<std::string, std::string> env;     // added to (and overriding) the parent's environment
-  std::vector<std::string> unset_env;         // removed from the child's environment
+  std::vector<std::string> argv;           // argv[0] is looked up on PATH
+  std::map<std::string, std::string> env;  // added to (and overriding) the parent's environment
+  std::vector<std::string> unset_env;      // removed from the child's environment
   // false: the child's environment is `env` alone (an allow-list), nothing inherited.
   bool inherit_env = true;
-  std::string working_dir;                    // empty: inherit
-  std::string stdin_data;                     // written to the child's stdin, then closed
+  std::string working_dir;  // empty: inherit
+  std::string stdin_data;   // written to the child's stdin, then closed
   ProcessLimits limits;
   // Captured output per stream: the first and last half of this many bytes are kept, the middle
   // is replaced by a "[... N bytes dropped ...]" marker.
@@ -54,21 +54,22 @@ struct ProcessOptions {
 };
 
 struct ProcessResult {
-  bool started = false;          // false: fork/exec failed (see start_error)
+  bool started = false;  // false: fork/exec failed (see start_error)
   std::string start_error;
-  bool exited = false;           // exited normally (exit_code valid)
+  bool exited = false;  // exited normally (exit_code valid)
   int exit_code = -1;
-  int term_signal = 0;           // signal that ended it, if any (SIGKILL after a timeout)
-  bool timed_out = false;        // killed by kernelpro for passing wall_timeout
-  bool output_limit_hit = false; // killed by kernelpro for printing too much
-  bool cancelled = false;        // killed because ProcessOptions::cancel_fd became readable
+  int term_signal = 0;             // signal that ended it, if any (SIGKILL after a timeout)
+  bool timed_out = false;          // killed by kernelpro for passing wall_timeout
+  bool output_limit_hit = false;   // killed by kernelpro for printing too much
+  bool cancelled = false;          // killed because ProcessOptions::cancel_fd became readable
   std::uint64_t stdout_bytes = 0;  // total bytes the child wrote, kept or not
   std::uint64_t stderr_bytes = 0;
-  std::string stdout_text;       // bounded capture (see capture_bytes)
+  std::string stdout_text;  // bounded capture (see capture_bytes)
   std::string stderr_text;
   std::chrono::milliseconds wall_time{0};
 
-  // One line for humans: "exit 0", "killed by SIGSEGV (segmentation fault)", "timed out after 60 s".
+  // One line for humans, such as "exit 0", "killed by SIGSEGV (segmentation fault)" or
+  // "timed out after 60 s".
   std::string Describe() const;
 };
 

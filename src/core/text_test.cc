@@ -68,7 +68,9 @@ TEST(CollapseWhitespaceTest, RunsBecomeOneSpaceAndTheEndsAreTrimmed) {
 }
 
 TEST(Utf8PrefixTest, NeverSplitsACharacter) {
-  const std::string quoted = "a \xE2\x80\x98" "b\xE2\x80\x99";  // a ‘b’
+  const std::string quoted =
+      "a \xE2\x80\x98"
+      "b\xE2\x80\x99";  // a ‘b’
   EXPECT_EQ(Utf8Prefix(quoted, 100), quoted.size());
   EXPECT_EQ(Utf8Prefix(quoted, 2), 2u);
   EXPECT_EQ(Utf8Prefix(quoted, 3), 2u);  // inside ‘: back to its first byte
@@ -80,7 +82,9 @@ TEST(Utf8PrefixTest, NeverSplitsACharacter) {
 TEST(ShortenTextTest, CutsAtACharacterBoundaryAndSaysSo) {
   EXPECT_EQ(ShortenText("abcdefgh", 8), "abcdefgh");
   EXPECT_EQ(ShortenText("abcdefgh", 6), "abc...");
-  const std::string quoted = "a \xE2\x80\x98" "b\xE2\x80\x99";  // a ‘b’ (8 bytes)
+  const std::string quoted =
+      "a \xE2\x80\x98"
+      "b\xE2\x80\x99";                         // a ‘b’ (8 bytes)
   EXPECT_EQ(ShortenText(quoted, 7), "a ...");  // never half of ‘
 }
 

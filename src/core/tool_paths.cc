@@ -33,7 +33,8 @@ std::string FindTool(const std::string& name) {
       if (!dir.empty()) dirs.emplace_back(dir);
     }
   }
-  if (const char* cuda = std::getenv("CUDA_HOME"); cuda && *cuda) dirs.emplace_back(std::string(cuda) + "/bin");
+  if (const char* cuda = std::getenv("CUDA_HOME"); cuda && *cuda)
+    dirs.emplace_back(std::string(cuda) + "/bin");
   dirs.emplace_back("/usr/local/cuda/bin");
   for (const auto& dir : dirs) {
     if (IsExecutable(dir / name)) return (dir / name).string();

@@ -183,8 +183,8 @@ std::string BlankCandidateComments(const std::string& text) {
   std::string out = text;
   // The module's docstring is prose about the candidate ("built for plain sm_90, ..."), not code.
   std::size_t start = out.find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && (out.compare(start, 3, "\"\"\"") == 0 ||
-                                     out.compare(start, 3, "'''") == 0)) {
+  if (start != std::string::npos &&
+      (out.compare(start, 3, "\"\"\"") == 0 || out.compare(start, 3, "'''") == 0)) {
     const std::size_t close = out.find(out.substr(start, 3), start + 3);
     const std::size_t end = close == std::string::npos ? out.size() : close + 3;
     for (std::size_t i = start; i < end; ++i) {

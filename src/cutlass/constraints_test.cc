@@ -1,14 +1,14 @@
 #include "cutlass/constraints.h"
 
 #include <gtest/gtest.h>
-
-#include "core/text.h"
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "core/text.h"
 
 namespace kernelpro::cutlass {
 namespace {
@@ -173,8 +173,7 @@ TEST(ValidateCandidateTest, TheCollectiveBuilderGemmIsCheckedForSm90a) {
   EXPECT_EQ(Ids(found), std::vector<std::string>{"build.sm90a"});
   // The line of the flag, not of the module docstring that talks about sm_90.
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_NE(SplitLines(sm90).at(found[0].line - 1).find("compute_90,code=sm_90"),
-            std::string::npos)
+  EXPECT_NE(SplitLines(sm90).at(found[0].line - 1).find("compute_90,code=sm_90"), std::string::npos)
       << found[0].line;
   const std::string flags_from_build = read("problems/gemm_bf16/demo/cuda/cutlass_build_flags.py");
   EXPECT_TRUE(ValidateCandidate(flags_from_build, CuratedConstraints(), build_adds).empty());

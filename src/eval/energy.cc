@@ -113,8 +113,8 @@ std::string EnergyMethod(const EnergyReport& r) {
                           : std::string("clocks as found: SM ");
   line += std::to_string(r.before.sm_mhz) + " MHz, MEM " + std::to_string(r.before.mem_mhz) +
           " MHz, power limit " + Format("%.0f", r.before.power_limit_w) + " W, " +
-          std::to_string(r.before.temperature_c) + "\u2192" + std::to_string(r.after.temperature_c) +
-          " \u00b0C";
+          std::to_string(r.before.temperature_c) + "\u2192" +
+          std::to_string(r.after.temperature_c) + " \u00b0C";
   if (r.after.sm_mhz != r.before.sm_mhz || r.after.mem_mhz != r.before.mem_mhz) {
     line += " (after: SM " + std::to_string(r.after.sm_mhz) + " MHz, MEM " +
             std::to_string(r.after.mem_mhz) + " MHz)";
@@ -160,19 +160,20 @@ Result<EnergyReport> MeasureEnergy(Executor& executor, const std::string& proble
     request["nvml_library"] = std::filesystem::absolute(options.nvml_library).string();
   }
   const double arms_count = 1.0 + candidates.size();
-  const double expected_s = arms_count * (options.windows * options.window_s + options.warmup_cap_s) +
-                            2.0 * options.idle_windows * options.window_s;
+  const double expected_s =
+      arms_count * (options.windows * options.window_s + options.warmup_cap_s) +
+      2.0 * options.idle_windows * options.window_s;
   ProcessLimits limits;
-  limits.wall_timeout =
-      std::chrono::seconds(static_cast<long long>(expected_s * 1.5) + executor.options().step_timeout_s);
+  limits.wall_timeout = std::chrono::seconds(static_cast<long long>(expected_s * 1.5) +
+                                             executor.options().step_timeout_s);
   GpuPool::Lease lease = executor.gpu_pool().Acquire();
   auto outcome = executor.worker().Run("energy", request, limits, lease.Env(), {}, 64 * 1024,
                                        Confinement::kSandbox);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
-    return Status::Internal("the energy step ended without a result: " +
-                            outcome->process.Describe() +
-                            (outcome->result_error.empty() ? "" : " (" + outcome->result_error + ")"));
+    return Status::Internal(
+        "the energy step ended without a result: " + outcome->process.Describe() +
+        (outcome->result_error.empty() ? "" : " (" + outcome->result_error + ")"));
   }
   const std::string status = JsonGet<std::string>(*outcome->result, "status", "");
   const std::string message = JsonGet<std::string>(*outcome->result, "message", "");

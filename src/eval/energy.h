@@ -22,12 +22,12 @@
 namespace kernelpro::eval {
 
 struct EnergyOptions {
-  double window_s = 2.0;       // length of one measured window of back-to-back calls
-  int windows = 30;            // measured windows per arm
-  int idle_windows = 3;        // idle windows before the arms (and one fewer after them)
-  double warmup_cap_s = 30;    // per arm: the warm-up ends here even when power has not settled
-  bool lock_clocks = false;    // lock the SM clock at the warmed-up value (changes GPU state)
-  std::string nvml_library;    // "" = the driver's libnvidia-ml.so.1 (KERNELPRO_NVML_LIBRARY)
+  double window_s = 2.0;     // length of one measured window of back-to-back calls
+  int windows = 30;          // measured windows per arm
+  int idle_windows = 3;      // idle windows before the arms (and one fewer after them)
+  double warmup_cap_s = 30;  // per arm: the warm-up ends here even when power has not settled
+  bool lock_clocks = false;  // lock the SM clock at the warmed-up value (changes GPU state)
+  std::string nvml_library;  // "" = the driver's libnvidia-ml.so.1 (KERNELPRO_NVML_LIBRARY)
 };
 
 // The median of a sample with a distribution-free interval between two order statistics: the
@@ -43,8 +43,8 @@ struct MedianInterval {
 MedianInterval MedianWithInterval(std::vector<double> values, double confidence = 0.95);
 
 struct ArmEnergy {
-  std::string name;   // "reference", "candidate1", ...
-  std::string label;  // the candidate's file ("reference" for the reference)
+  std::string name;                 // "reference", "candidate1", ...
+  std::string label;                // the candidate's file ("reference" for the reference)
   std::vector<double> mj_per_call;  // dynamic energy per call, one value per window
   MedianInterval per_call;          // of mj_per_call, mJ
   long long calls = 0;              // over all measured windows

@@ -30,25 +30,26 @@ Json Window(double mj_per_call) {
 }
 
 TEST(EnergyReportTest, MediansRatiosAndTheMethodLine) {
-  Json step = {{"status", "ok"},
-               {"window_s", 2.0},
-               {"windows", 3},
-               {"idle", {{"watts", 61.2}}},
-               {"before", {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0},
-                           {"temperature_c", 34}}},
-               {"after", {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0},
-                          {"temperature_c", 41}}},
-               {"clocks_locked_sm_mhz", nullptr},
-               {"device", {{"name", "NVIDIA H200"}}},
-               {"arms",
-                {{{"name", "reference"},
-                  {"label", "reference"},
-                  {"warmup", {{"settled", true}, {"seconds", 3.0}}},
-                  {"windows", {Window(4), Window(4.2), Window(3.8)}}},
-                 {{"name", "candidate1"},
-                  {"label", "/x/a.py"},
-                  {"warmup", {{"settled", false}, {"seconds", 30.0}}},
-                  {"windows", {Window(2), Window(2.1), Window(1.9)}}}}}};
+  Json step = {
+      {"status", "ok"},
+      {"window_s", 2.0},
+      {"windows", 3},
+      {"idle", {{"watts", 61.2}}},
+      {"before",
+       {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0}, {"temperature_c", 34}}},
+      {"after",
+       {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0}, {"temperature_c", 41}}},
+      {"clocks_locked_sm_mhz", nullptr},
+      {"device", {{"name", "NVIDIA H200"}}},
+      {"arms",
+       {{{"name", "reference"},
+         {"label", "reference"},
+         {"warmup", {{"settled", true}, {"seconds", 3.0}}},
+         {"windows", {Window(4), Window(4.2), Window(3.8)}}},
+        {{"name", "candidate1"},
+         {"label", "/x/a.py"},
+         {"warmup", {{"settled", false}, {"seconds", 30.0}}},
+         {"windows", {Window(2), Window(2.1), Window(1.9)}}}}}};
   auto report = EnergyReportFromStep(step);
   ASSERT_TRUE(report.ok()) << report.status().message();
   ASSERT_EQ(report->arms.size(), 2u);

@@ -318,9 +318,8 @@ Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
         return Status::Internal("timing the baselines failed: " + why);
       }
       if (JsonGet<std::string>(*reply.result, "status", "ok") != "ok") {
-        return Status::Unavailable(
-            "torch.compile baseline: " +
-            JsonGet<std::string>(*reply.result, "message", "unavailable"));
+        return Status::Unavailable("torch.compile baseline: " +
+                                   JsonGet<std::string>(*reply.result, "message", "unavailable"));
       }
       std::vector<double> times = JsonGet<std::vector<double>>(*reply.result, "times_ms", {});
       TimingSummary& into = compiled_turn ? out.compiled : out.eager;
@@ -483,10 +482,9 @@ void Executor::Build(const std::string& candidate, EvalResult& result) {
   result.status = EvalStatus::kCorrect;  // provisional: built and importable
   if (!result.shared_objects.empty()) {
     // Best effort: without the record the next evaluation runs the (cached) build step again.
-    (void)WriteJsonFile(
-        record_path, Json{{"python", worker_.python()},
-                          {"cutlass", options_.cutlass_version},
-                          {"shared_objects", result.shared_objects}});
+    (void)WriteJsonFile(record_path, Json{{"python", worker_.python()},
+                                          {"cutlass", options_.cutlass_version},
+                                          {"shared_objects", result.shared_objects}});
   }
 }
 
@@ -843,10 +841,10 @@ bool Executor::TimeInterleaved(const std::string& problem, const Json& reference
   ref_time.summary = Summarize(ref_time.samples);
   cand_time.summary = Summarize(cand_time.samples);
   if (!cand_time.samples.empty() && !ref_time.samples.empty()) {
-    MergeFindings(result.findings, CallFactsFindings(result.candidate_calls,
-                                                     cand_time.summary.median, "candidate"));
-    MergeFindings(result.findings, CallFactsFindings(result.reference_calls,
-                                                     ref_time.summary.median, "reference"));
+    MergeFindings(result.findings,
+                  CallFactsFindings(result.candidate_calls, cand_time.summary.median, "candidate"));
+    MergeFindings(result.findings,
+                  CallFactsFindings(result.reference_calls, ref_time.summary.median, "reference"));
   }
 
   // The timed calls' own outputs must be right too (no cache, no replay, no shortcut while
@@ -1041,7 +1039,8 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
     ProgressScope computing(progress_, {0, 0, "reference", "computing"});
     auto reference = PrepareReference(report.problem);
     if (!reference.ok()) computing.set_outcome("failed");
-    if (reference.ok() && JsonGet<bool>(*reference, "cached", false)) computing.set_outcome("cached");
+    if (reference.ok() && JsonGet<bool>(*reference, "cached", false))
+      computing.set_outcome("cached");
     if (reference.ok()) {
       report.reference = *reference;
       shared_reference.meta = *reference;

@@ -2,6 +2,8 @@
 // check, compare, time) on C++ CPU extensions, with the candidates a user or an LLM could write —
 // good ones, cheating ones and crashing ones. They assert what a user sees: the status, the
 // message, and the presence of a speedup with its interval. Builds are cached in the build tree.
+#include "eval/executor.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,7 +19,6 @@
 
 #include "core/json_io.h"
 #include "core/subprocess.h"
-#include "eval/executor.h"
 #include "eval/worker_client.h"
 
 namespace kernelpro::eval {

@@ -8,8 +8,8 @@ namespace kernelpro::eval {
 Result<PrecompiledHeaders> PrecompiledHeadersFromResult(const Json& result) {
   const std::string status = JsonGet<std::string>(result, "status", "");
   if (status != "ok") {
-    return Status::Internal("the pch step failed (" + status + "): " +
-                            JsonGet<std::string>(result, "message", "no message"));
+    return Status::Internal("the pch step failed (" + status +
+                            "): " + JsonGet<std::string>(result, "message", "no message"));
   }
   PrecompiledHeaders headers;
   headers.dir = JsonGet<std::string>(result, "pch_dir", "");
@@ -46,8 +46,8 @@ Result<PrecompiledHeaders> PreparePrecompiledHeaders(const WorkerClient& worker,
   auto outcome = worker.Run("pch", request, limits, env, {}, 16 * 1024, Confinement::kNone);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->result) {
-    return Status::Internal("the pch step wrote no result (" + outcome->result_error + "): " +
-                            outcome->process.stderr_text.substr(0, 2000));
+    return Status::Internal("the pch step wrote no result (" + outcome->result_error +
+                            "): " + outcome->process.stderr_text.substr(0, 2000));
   }
   return PrecompiledHeadersFromResult(*outcome->result);
 }

@@ -11,10 +11,17 @@ namespace {
 TEST(ProfileCommandTest, WithoutGpuOrNcuEveryMissingViewIsANote) {
   ProcessOptions p;
   std::string root = KERNELPRO_SOURCE_DIR;
-  p.argv = {KERNELPRO_BINARY, "profile", "--device", "cpu", "--json",
-            "--problem", root + "/tests/problems/tiny_swish.py",
-            "--candidate", root + "/tests/candidates/good/cpu_tiny_swish.py",
-            "--cache-dir", std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+  p.argv = {KERNELPRO_BINARY,
+            "profile",
+            "--device",
+            "cpu",
+            "--json",
+            "--problem",
+            root + "/tests/problems/tiny_swish.py",
+            "--candidate",
+            root + "/tests/candidates/good/cpu_tiny_swish.py",
+            "--cache-dir",
+            std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
   p.env["KERNELPRO_NCU"] = "/nonexistent/ncu";  // as on a machine without Nsight Compute
   p.limits.wall_timeout = std::chrono::minutes(10);
   p.capture_bytes = 1 << 20;
@@ -35,9 +42,10 @@ TEST(ProfileCommandTest, WithoutGpuOrNcuEveryMissingViewIsANote) {
 TEST(ProfileCommandTest, BrokenProblemIsAClearErrorWithExitCode2) {
   ProcessOptions p;
   std::string root = KERNELPRO_SOURCE_DIR;
-  p.argv = {KERNELPRO_BINARY, "profile", "--device", "cpu", "--problem",
-            root + "/tests/problems/no_model.py", "--cache-dir",
-            std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
+  p.argv = {KERNELPRO_BINARY, "profile",
+            "--device",       "cpu",
+            "--problem",      root + "/tests/problems/no_model.py",
+            "--cache-dir",    std::string(KERNELPRO_BINARY_DIR) + "/test-cache"};
   p.limits.wall_timeout = std::chrono::minutes(5);
   auto r = RunProcess(p);
   ASSERT_TRUE(r.ok());

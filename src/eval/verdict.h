@@ -34,8 +34,8 @@ struct Finding {
 };
 
 struct TimingSummary {
-  SampleSummary summary;          // over all samples, in milliseconds
-  std::vector<double> samples;    // every timed call, in milliseconds, in call order
+  SampleSummary summary;              // over all samples, in milliseconds
+  std::vector<double> samples;        // every timed call, in milliseconds, in call order
   std::vector<double> block_medians;  // one per timing round (drift from round to round)
 };
 

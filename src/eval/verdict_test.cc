@@ -105,6 +105,5 @@ TEST(VerdictTest, JsonHasTheFieldsUsersScriptAgainst) {
   EXPECT_TRUE(k["speedup_interval"].is_null());
 }
 
-
 }  // namespace
 }  // namespace kernelpro::eval

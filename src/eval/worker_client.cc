@@ -185,8 +185,7 @@ ProcessOptions WorkerClient::StepProcess(const std::string& step, const Json& re
                                          const std::string& io_dir, const ProcessLimits& limits,
                                          const std::map<std::string, std::string>& extra_env,
                                          const std::vector<std::string>& launcher,
-                                         std::size_t capture_bytes,
-                                         Confinement confinement) const {
+                                         std::size_t capture_bytes, Confinement confinement) const {
   std::vector<std::string> command = launcher;
   for (const std::string& arg : InterpreterArgs(options_.python)) command.push_back(arg);
   for (const std::string& arg :
@@ -242,8 +241,8 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
     return s;
   }
   const bool sandboxed = Sandboxed(confinement);
-  ProcessOptions process = StepProcess(step, request, io_dir, limits, extra_env, launcher,
-                                       capture_bytes, confinement);
+  ProcessOptions process =
+      StepProcess(step, request, io_dir, limits, extra_env, launcher, capture_bytes, confinement);
   auto ran = RunProcess(process);
   if (!ran.ok()) {
     fs::remove_all(io_dir, ec);

@@ -73,8 +73,8 @@ Result<std::unique_ptr<WorkerSession>> WorkerSession::Start(
   if (mounts_request.contains("prepare")) setup["prepare"] = mounts_request["prepare"];
   if (Status s = WriteJsonFile(*io_dir + "/request.json", setup); !s.ok()) return s;
 
-  ProcessOptions process = client.StepProcess("serve", mounts_request, *io_dir, limits, env, {},
-                                              64 * 1024, confinement);
+  ProcessOptions process =
+      client.StepProcess("serve", mounts_request, *io_dir, limits, env, {}, 64 * 1024, confinement);
   process.cancel_fd = session->cancel_fd_;
   WorkerSession* raw = session.get();
   session->thread_ = std::thread([raw, process = std::move(process)] {
@@ -163,8 +163,8 @@ SessionReply WorkerSession::Call(const std::string& command, const Json& request
       return reply;
     }
     if (pending_.size() > kMaxReplyBytes) {
-      Kill("the worker's reply to " + command + " exceeds " +
-           std::to_string(kMaxReplyBytes >> 20) + " MiB");
+      Kill("the worker's reply to " + command + " exceeds " + std::to_string(kMaxReplyBytes >> 20) +
+           " MiB");
       return Ended();
     }
     pollfd fds[2] = {{reply_fd_, POLLIN, 0}, {done_fd_, POLLIN, 0}};

@@ -48,10 +48,12 @@ class WorkerSession {
   // `limits` bound the whole process (no wall-clock limit: each Call has its own).
   // `mounts_request["prepare"]`, when present, reaches the worker at its start: what it may do
   // before its first request ({"device": "cuda", "start_device": true}: see session.py's _prepare).
-  static Result<std::unique_ptr<WorkerSession>> Start(
-      const WorkerClient& client, const std::string& role, const Json& mounts_request,
-      const ProcessLimits& limits, const std::map<std::string, std::string>& env,
-      Confinement confinement);
+  static Result<std::unique_ptr<WorkerSession>> Start(const WorkerClient& client,
+                                                      const std::string& role,
+                                                      const Json& mounts_request,
+                                                      const ProcessLimits& limits,
+                                                      const std::map<std::string, std::string>& env,
+                                                      Confinement confinement);
 
   ~WorkerSession();
   WorkerSession(const WorkerSession&) = delete;

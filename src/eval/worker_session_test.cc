@@ -23,8 +23,8 @@ WorkerClient FakeClient() {
 }
 
 std::unique_ptr<WorkerSession> StartFake(const WorkerClient& client, const std::string& role) {
-  auto session = WorkerSession::Start(client, role, Json::object(), ProcessLimits{}, {},
-                                      Confinement::kNone);
+  auto session =
+      WorkerSession::Start(client, role, Json::object(), ProcessLimits{}, {}, Confinement::kNone);
   EXPECT_TRUE(session.ok()) << session.status().message();
   return session.ok() ? std::move(*session) : nullptr;
 }

@@ -77,8 +77,7 @@ Result<AwsCredentials> LoadAwsCredentials(const std::string& profile) {
   return LoadAwsCredentials(profile, ProcessEnvironment());
 }
 
-Result<AwsCredentials> LoadAwsCredentials(const std::string& profile,
-                                          const EnvLookup& getenv) {
+Result<AwsCredentials> LoadAwsCredentials(const std::string& profile, const EnvLookup& getenv) {
   auto env = [&](const char* name) { return getenv(name).value_or(""); };
 
   std::vector<std::string> looked;

@@ -224,8 +224,12 @@ Result<Recording> ParseRecording(const std::string& text, int line_number,
     if (!error.ok()) return Status::InvalidArgument(where + ": " + error.status().message());
     outcome.emplace(std::move(*error));
   }
-  return Recording{line_number, model, Fingerprint(*request, model), ReplayStream(*request),
-                   ToJson(*request), std::move(*outcome)};
+  return Recording{line_number,
+                   model,
+                   Fingerprint(*request, model),
+                   ReplayStream(*request),
+                   ToJson(*request),
+                   std::move(*outcome)};
 }
 
 class ReplayBackend : public Backend {

@@ -20,11 +20,11 @@
 // and serves the recordings in file order within each stream: requests of one kind (the same
 // response schema, or tools, or plain text; see ReplayStream) take their stream's recordings in
 // turn. So a hand-written cassette for a whole search (the programmer's candidates, the profiling
-// agent's analyses, the memory extractor's notes) replays the same whichever thread asks first. A miss is a kReplayMiss error naming the cassette, the fingerprint
-// and the first difference from the nearest recorded request ("message 2 text differs at
-// character 14: ..."); it never falls back to anything. Fingerprints are recomputed from the
-// recorded requests at load, so a hand-edited request still matches; the stored fingerprint is
-// for people grepping the file.
+// agent's analyses, the memory extractor's notes) replays the same whichever thread asks first. A
+// miss is a kReplayMiss error naming the cassette, the fingerprint and the first difference from
+// the nearest recorded request ("message 2 text differs at character 14: ..."); it never falls back
+// to anything. Fingerprints are recomputed from the recorded requests at load, so a hand-edited
+// request still matches; the stored fingerprint is for people grepping the file.
 //
 // Both backends are safe to call from several threads at once (kSequential order is then the
 // order in which calls take the lock).

@@ -299,8 +299,7 @@ TEST(CassetteTest, SeededRequestsReplayPerSeedAndAMissNamesTheSeed) {
   EXPECT_EQ(b.response().text, "answer for seed 8");
   Outcome unseeded = replay->Complete(Ask("Write a matmul kernel."));
   ASSERT_FALSE(unseeded.ok());
-  EXPECT_NE(unseeded.error().message.find("seed differs: recorded 7, now unset"),
-            std::string::npos)
+  EXPECT_NE(unseeded.error().message.find("seed differs: recorded 7, now unset"), std::string::npos)
       << unseeded.error().message;
 }
 

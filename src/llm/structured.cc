@@ -24,8 +24,10 @@ Outcome AttachStructured(Response response, const std::string& provider) {
   response.structured = ExtractJson(response.text);
   if (!response.structured && response.stop_reason == FinishReason::kEnd) {
     Error error = MakeError(ErrorKind::kMalformed,
-                            provider + ": asked for a JSON answer, but the reply holds no JSON "
-                                       "value: \"" + Snippet(response.text) + "\"");
+                            provider +
+                                ": asked for a JSON answer, but the reply holds no JSON "
+                                "value: \"" +
+                                Snippet(response.text) + "\"");
     error.reply_text = response.text;
     return error;
   }

@@ -131,8 +131,7 @@ std::string RenderEnergyProxy(const EnergyProxyEstimate& estimate) {
   const EnergyProxy& p = *estimate.proxy;
   const EnergyProxyInputs& in = p.inputs;
   std::string text = "Energy proxy (paper Eq. 4, from ncu counters, " + std::to_string(p.kernels) +
-                     (p.kernels == 1 ? " kernel" : " kernels") + "): " + Energy(p.total_pj) +
-                     "\n";
+                     (p.kernels == 1 ? " kernel" : " kernels") + "): " + Energy(p.total_pj) + "\n";
   text += "  dram          " + Energy(p.terms.dram_pj) + " = 20 pJ/B x " + Number(in.dram_bytes) +
           " B [" + kDramBytesRead + " + " + kDramBytesWrite + "]\n";
   text += "  uncoalesced   " + Energy(p.terms.uncoalesced_pj) + " = 100 pJ x " +
@@ -140,8 +139,8 @@ std::string RenderEnergyProxy(const EnergyProxyEstimate& estimate) {
           " load sectors [" + kGlobalLoadSectors + " x max(0, " + kGlobalLoadSectorsPerRequest +
           " / 4 - 1)]\n";
   text += "  spills        " + Energy(p.terms.spills_pj) + " = 80 pJ x " +
-          Number(in.local_sectors) + " sectors [" + kLocalLoadSectors + " + " +
-          kLocalStoreSectors + "]\n";
+          Number(in.local_sectors) + " sectors [" + kLocalLoadSectors + " + " + kLocalStoreSectors +
+          "]\n";
   text += "  instructions  " + Energy(p.terms.instructions_pj) + " = 3 pJ x " +
           Number(in.instructions) + " warp instructions [" + kInstructionsExecuted + "]\n";
   return text;

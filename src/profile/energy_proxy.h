@@ -54,11 +54,11 @@ struct EnergyProxyTerms {
 
 // The proxy's inputs summed over the kernels (for showing where each term came from).
 struct EnergyProxyInputs {
-  double dram_bytes = 0;            // read + written
-  double excess_load_sectors = 0;   // Σ sectors · max(0, r/4 − 1)
-  double global_load_sectors = 0;   // Σ sectors
-  double local_sectors = 0;         // loads + stores
-  double instructions = 0;          // warp-level
+  double dram_bytes = 0;           // read + written
+  double excess_load_sectors = 0;  // Σ sectors · max(0, r/4 − 1)
+  double global_load_sectors = 0;  // Σ sectors
+  double local_sectors = 0;        // loads + stores
+  double instructions = 0;         // warp-level
 };
 
 struct EnergyProxy {

@@ -16,8 +16,8 @@ Metrics Recorded(const std::string& dir, const std::string& name) {
   return CollectFromArtifacts(ArtifactsIn(kRoot + "/" + dir, name));
 }
 
-NcuKernel Kernel(double read, double write, double ld_sectors, double per_request,
-                 double local_ld, double local_st, double instructions) {
+NcuKernel Kernel(double read, double write, double ld_sectors, double per_request, double local_ld,
+                 double local_st, double instructions) {
   NcuKernel k;
   k.values = {{kDramBytesRead, read},
               {kDramBytesWrite, write},

@@ -1,5 +1,6 @@
 #include "profile/sass.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,8 +8,6 @@
 #include <fstream>
 #include <random>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "core/subprocess.h"
 #include "core/tool_paths.h"

@@ -36,8 +36,8 @@ std::string SpeedupChart(int iterations, const std::vector<SpeedupChartCandidate
 // ---- the search tree
 
 struct TreeChartNode {
-  int id = 0;       // dense, ROOT first (id 0), a parent before its children
-  int parent = -1;  // -1 for ROOT
+  int id = 0;          // dense, ROOT first (id 0), a parent before its children
+  int parent = -1;     // -1 for ROOT
   std::string label;   // "ROOT", "n3"
   std::string status;  // "reference", "correct", "incorrect", "compile_error", "runtime_error",
                        // "timeout", "llm_error"; any other is drawn grey
@@ -51,11 +51,11 @@ std::string TreeChart(const std::vector<TreeChartNode>& nodes, std::optional<int
 // ---- the roofline
 
 struct RooflinePoint {
-  std::string label;          // "reference", "n8"
-  double intensity = 0;       // FLOP per DRAM byte
-  double flops_per_s = 0;     // achieved
-  bool reference = false;     // drawn as a square
-  bool best = false;          // ringed
+  std::string label;       // "reference", "n8"
+  double intensity = 0;    // FLOP per DRAM byte
+  double flops_per_s = 0;  // achieved
+  bool reference = false;  // drawn as a square
+  bool best = false;       // ringed
   std::string tooltip;
 };
 struct RooflineChartInput {

@@ -56,12 +56,9 @@ RatioInterval Interval(double estimate, double low, double high) {
 // one.
 std::vector<SpeedupChartCandidate> SpeedupCandidates() {
   return {
-      {1, "n1", "incorrect", std::nullopt},
-      {1, "n2", "compile_error", std::nullopt},
-      {2, "n3", "correct", Interval(1.5, 1.4, 1.6)},
-      {2, "n4", "correct", Interval(1.2, 1.1, 1.3)},
-      {3, "n5", "correct", Interval(1.8, 1.7, 1.9)},
-      {3, "n6", "runtime_error", std::nullopt},
+      {1, "n1", "incorrect", std::nullopt},          {1, "n2", "compile_error", std::nullopt},
+      {2, "n3", "correct", Interval(1.5, 1.4, 1.6)}, {2, "n4", "correct", Interval(1.2, 1.1, 1.3)},
+      {3, "n5", "correct", Interval(1.8, 1.7, 1.9)}, {3, "n6", "runtime_error", std::nullopt},
   };
 }
 
@@ -168,9 +165,9 @@ TEST(TreeChartTest, EveryNodeIsACircleColouredByItsStatusWithAnEdgeFromItsParent
   EXPECT_GT(std::stod(root_r[1]), std::stod(leaf_r[1]));
   // The best is ringed, once; the legend names the statuses present and the ring.
   EXPECT_EQ(Count(svg, "class=\"best\""), 1);
-  for (const char* entry : {">correct</text>", ">incorrect</text>", ">compile_error</text>",
-                            ">runtime_error</text>", ">the best kernel</text>",
-                            ">size: MCTS visits</text>"}) {
+  for (const char* entry :
+       {">correct</text>", ">incorrect</text>", ">compile_error</text>", ">runtime_error</text>",
+        ">the best kernel</text>", ">size: MCTS visits</text>"}) {
     EXPECT_TRUE(Contains(svg, entry)) << entry;
   }
   EXPECT_FALSE(Contains(svg, ">timeout</text>")) << "no timeout in this tree";

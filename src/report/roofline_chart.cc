@@ -10,9 +10,9 @@
 
 namespace kernelpro::report {
 std::optional<double> DramBytesFromMetrics(const Json& metrics) {
-  const Json values = JsonGet<Json>(JsonGet<Json>(JsonGet<Json>(metrics, "ncu", Json::object()),
-                                                  "aggregate", Json::object()),
-                                    "values", Json::object());
+  const Json values = JsonGet<Json>(
+      JsonGet<Json>(JsonGet<Json>(metrics, "ncu", Json::object()), "aggregate", Json::object()),
+      "values", Json::object());
   const std::optional<double> read =
       JsonNumber(values, std::string(profile::kNcuDramBytesRead).c_str());
   const std::optional<double> write =
@@ -71,10 +71,10 @@ std::string RooflineChart(const RooflineChartInput& in) {
            roof_label);
   // The memory roof's label along its slope, a little to the left of the ridge.
   const double label_x = std::max(x_start * 1.5, ridge / 30);
-  const double angle = std::atan2(y(label_x * 10 * in.dram_bytes_per_s) -
-                                      y(label_x * in.dram_bytes_per_s),
-                                  x(label_x * 10) - x(label_x)) *
-                       180 / M_PI;
+  const double angle =
+      std::atan2(y(label_x * 10 * in.dram_bytes_per_s) - y(label_x * in.dram_bytes_per_s),
+                 x(label_x * 10) - x(label_x)) *
+      180 / M_PI;
   roof_label.anchor = svg::Anchor::kStart;
   roof_label.rotate = angle;
   doc.Text(x(label_x), y(label_x * in.dram_bytes_per_s) - 6,
@@ -86,9 +86,10 @@ std::string RooflineChart(const RooflineChartInput& in) {
            ridge_label);
 
   // The reference first, then the candidates; the best on top with its ring.
-  std::stable_sort(points.begin(), points.end(), [](const RooflinePoint* a, const RooflinePoint* b) {
-    return (a->reference ? 0 : a->best ? 2 : 1) < (b->reference ? 0 : b->best ? 2 : 1);
-  });
+  std::stable_sort(
+      points.begin(), points.end(), [](const RooflinePoint* a, const RooflinePoint* b) {
+        return (a->reference ? 0 : a->best ? 2 : 1) < (b->reference ? 0 : b->best ? 2 : 1);
+      });
   svg::TextStyle point_label;
   point_label.size = 11;
   point_label.bold = true;

@@ -14,9 +14,9 @@
 #include "core/stats.h"
 #include "core/text.h"
 #include "eval/energy.h"
+#include "llm/price.h"
 #include "report/charts.h"
 #include "report/svg.h"
-#include "llm/price.h"
 #include "store/run_layout.h"
 
 namespace kernelpro::report {
@@ -183,19 +183,18 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in,
     facts.push_back({o.temperatures.size() > 1 ? "Temperatures (one per candidate)" : "Temperature",
                      temperatures});
   }
-  facts.push_back({"Search", o.search + ", " + std::to_string(in.summary.iterations_done) + " of " +
-                                 std::to_string(o.iterations) + " iterations, " +
-                                 std::to_string(o.candidates) +
-                                 (o.candidates == 1 ? " candidate" : " candidates") +
-                                 " each, feedback " + agents::ToString(o.feedback) + ", memory " +
-                                 (o.memory ? "on" : "off") + ", " +
-                                 (o.seed_given ? "seed " + std::to_string(o.seed) : "no seed")});
+  facts.push_back(
+      {"Search", o.search + ", " + std::to_string(in.summary.iterations_done) + " of " +
+                     std::to_string(o.iterations) + " iterations, " + std::to_string(o.candidates) +
+                     (o.candidates == 1 ? " candidate" : " candidates") + " each, feedback " +
+                     agents::ToString(o.feedback) + ", memory " + (o.memory ? "on" : "off") + ", " +
+                     (o.seed_given ? "seed " + std::to_string(o.seed) : "no seed")});
   facts.push_back({"Stopped", in.summary.stop_message});
-  facts.push_back({"LLM exchanges",
-                   std::to_string(in.summary.exchanges) + ", cost " +
-                       (in.cost_known ? llm::CostText(in.summary.cost_usd, true)
-                                      : std::string("unknown (no price for the model: give "
-                                                    "--llm-prices)"))});
+  facts.push_back(
+      {"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost " +
+                            (in.cost_known ? llm::CostText(in.summary.cost_usd, true)
+                                           : std::string("unknown (no price for the model: give "
+                                                         "--llm-prices)"))});
   if (o.device != "cuda") {
     facts.push_back({"Not done on " + o.device,
                      "no profiling (no ncu counters, no SASS, no timeline), no roofline "
@@ -329,8 +328,8 @@ std::string FirstErrorLine(const std::string& errors, size_t max_chars = 100) {
 // The head of a failed node's errors: enough to recognise the failure, not the whole build log.
 // It starts `context` lines before the first error line, so the "In function" line that precedes
 // a gcc error stays with it.
-std::string ErrorExcerpt(const std::string& all_errors, int max_lines = 20,
-                         size_t max_chars = 2000, int context = 2) {
+std::string ErrorExcerpt(const std::string& all_errors, int max_lines = 20, size_t max_chars = 2000,
+                         int context = 2) {
   int error_line = 0;
   FirstErrorOffset(all_errors, &error_line);
   const int skip = std::max(0, error_line - context);
@@ -558,8 +557,9 @@ std::string EnergyIntro(const RunReportInput& in) {
     text += "Reference: " + Energy4(*in.stage1->energy_proxy_pj) +
             " pJ; reduction = reference / candidate (> 1 spends less).";
   } else {
-    text += "The reference's proxy is unknown (no ncu profile of it with every counter), so no "
-            "reduction is shown.";
+    text +=
+        "The reference's proxy is unknown (no ncu profile of it with every counter), so no "
+        "reduction is shown.";
   }
   return text;
 }
@@ -597,8 +597,8 @@ std::string PositionText(double flops_per_s, double intensity) {
 
 // The roofline figure with its caption, or a sentence saying why there is none.
 std::string RooflineFigure(const RunReportInput& in) {
-  const std::string device = in.environment.device.empty() ? in.config.device
-                                                           : in.environment.device;
+  const std::string device =
+      in.environment.device.empty() ? in.config.device : in.environment.device;
   if (device != "cuda") {
     return "<p class=\"muted\">No roofline chart: this run measured on " + Html(device) +
            ", and a roofline is a GPU's (its memory bandwidth and peak FLOP/s, with the kernels' "
@@ -626,9 +626,9 @@ std::string RooflineFigure(const RunReportInput& in) {
   }
   if (reference_s > 0 && s1.min_bytes > 0) {
     const double intensity = s1.flops / s1.min_bytes, achieved = s1.flops / reference_s;
-    chart.points.push_back({"reference", intensity, achieved, true, false,
-                            "the reference: " + PositionText(achieved, intensity) +
-                                " (minimum bytes)"});
+    chart.points.push_back(
+        {"reference", intensity, achieved, true, false,
+         "the reference: " + PositionText(achieved, intensity) + " (minimum bytes)"});
   }
   int correct = 0, placed = 0;
   const std::optional<int> best = in.tree->BestNode();
@@ -654,12 +654,13 @@ std::string RooflineFigure(const RunReportInput& in) {
            "candidate is known.</p>\n";
   }
   std::ostringstream out;
-  out << "<figure>\n" << figure << "<figcaption>Roofline of " << Html(s1.gpu_name) << " ("
-      << Html(s1.precision) << "). Height: the problem's " << svg::WithUnit(s1.flops, "FLOP")
+  out << "<figure>\n"
+      << figure << "<figcaption>Roofline of " << Html(s1.gpu_name) << " (" << Html(s1.precision)
+      << "). Height: the problem's " << svg::WithUnit(s1.flops, "FLOP")
       << " (Stage 1) over the median time, so the ratio of two heights is their speedup. "
       << "Intensity: those FLOPs per byte the kernels moved to and from DRAM (ncu counters); the "
-      << "reference at its minimum bytes, timed by " << reference_timing << ". " << placed
-      << " of " << correct << " correct candidates had counters.</figcaption>\n</figure>\n";
+      << "reference at its minimum bytes, timed by " << reference_timing << ". " << placed << " of "
+      << correct << " correct candidates had counters.</figcaption>\n</figure>\n";
   return out.str();
 }
 
@@ -707,8 +708,7 @@ std::string ToolCallLine(const agents::ProgrammerToolCall& call, size_t max_char
   return ShortenText(std::move(line), max_chars);
 }
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 std::string ProblemName(const std::string& problem) {
   const std::filesystem::path path(problem);
@@ -817,8 +817,8 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (" << MarkdownFile(info->file) << ", saved as [`best.py`](best.py))";
     }
-    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(program) << ", "
-        << ConfidenceInterval(verdict->speedup) << ".\n\n";
+    out << ", **" << FormatFixed(verdict->speedup.estimate) << "x** over " << Baseline(program)
+        << ", " << ConfidenceInterval(verdict->speedup) << ".\n\n";
     out << verdict->text << "\n\n";
     if (auto choice = EnergyChoiceText(tree)) out << *choice << "\n\n";
     out << "Roofline: " << RooflineText(in) << "\n\n";
@@ -871,15 +871,15 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     out << "### Measured with NVML\n\n";
     if (!measured->rows.empty()) {
       out << "Energy per call after the search, the reference and the fastest kernels measured "
-             "back to back in one session: " << measured->method << ".\n\n";
+             "back to back in one session: "
+          << measured->method << ".\n\n";
       out << "| kernel | speedup | mJ per call | interval | power | energy reduction |\n";
       out << "|---|---|---|---|---|---|\n";
       for (const MeasuredEnergyRow& row : measured->rows) {
         out << "| " << row.name << " | " << (row.speedup ? RatioText(*row.speedup) : "-") << " | "
-            << Energy4(row.mj) << " | [" << Energy4(row.low) << ", "
-            << Energy4(row.high) << "] " << FormatFixed(100 * row.confidence, 1) << "% | "
-            << FormatFixed(row.watts, 1) << " W | "
-            << (row.reduction ? RatioText(*row.reduction) : std::string("-")) << " |\n";
+            << Energy4(row.mj) << " | [" << Energy4(row.low) << ", " << Energy4(row.high) << "] "
+            << FormatFixed(100 * row.confidence, 1) << "% | " << FormatFixed(row.watts, 1)
+            << " W | " << (row.reduction ? RatioText(*row.reduction) : std::string("-")) << " |\n";
       }
       out << "\n";
     }
@@ -912,7 +912,8 @@ std::string RenderMarkdownReport(const RunReportInput& in) {
     const std::string best_py = RenderBestKernel(in, in.best_source);
     const std::string fence(std::max<size_t>(3, LongestBacktickRun(best_py) + 1), '`');
     out << "## Best kernel\n\n[`best.py`](best.py), " << NodeName(verdict->node) << ":\n\n"
-        << fence << "python\n" << best_py << fence << "\n\n";
+        << fence << "python\n"
+        << best_py << fence << "\n\n";
   }
 
   if (!in.summary.notes.empty()) {
@@ -952,9 +953,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     if (info && !info->file.empty()) {
       out << " (" << HtmlFile(info->file) << ", saved as " << HtmlFile("best.py") << ")";
     }
-    out << ", <strong>" << FormatFixed(verdict->speedup.estimate)
-        << "x</strong> over " << Html(Baseline(program)) << ", " << ConfidenceInterval(verdict->speedup)
-        << ".</p>\n";
+    out << ", <strong>" << FormatFixed(verdict->speedup.estimate) << "x</strong> over "
+        << Html(Baseline(program)) << ", " << ConfidenceInterval(verdict->speedup) << ".</p>\n";
     out << "<p class=\"verdict" << (verdict->clearly_faster ? "" : " noise") << "\">"
         << Html(verdict->text) << "</p>\n";
     if (auto choice = EnergyChoiceText(tree)) out << "<p>" << Html(*choice) << "</p>\n";
@@ -979,10 +979,12 @@ std::string RenderHtmlReport(const RunReportInput& in) {
   }
 
   out << "<h2>Figures</h2>\n";
-  out << "<figure>\n" << SpeedupFigure(in) << "<figcaption>The best speedup over the reference "
+  out << "<figure>\n"
+      << SpeedupFigure(in) << "<figcaption>The best speedup over the reference "
       << "after each iteration, with its interval as a band; each point a candidate with its "
       << "interval, a cross a candidate that failed.</figcaption>\n</figure>\n";
-  out << "<figure>\n" << TreeFigure(in) << "<figcaption>The search tree: a node per candidate "
+  out << "<figure>\n"
+      << TreeFigure(in) << "<figcaption>The search tree: a node per candidate "
       << "under the node it was written from, coloured by its outcome, sized by its MCTS visits; "
       << "hover a node for its details.</figcaption>\n</figure>\n";
   out << RooflineFigure(in);
@@ -1012,9 +1014,8 @@ std::string RenderHtmlReport(const RunReportInput& in) {
       }
       const profile::EnergyProxyTerms& t = row.proxy->terms;
       out << "<td>" << Energy4(row.proxy->total_pj) << "</td><td>" << Energy4(t.dram_pj)
-          << "</td><td>" << Energy4(t.uncoalesced_pj) << "</td><td>"
-          << Energy4(t.spills_pj) << "</td><td>" << Energy4(t.instructions_pj)
-          << "</td><td>"
+          << "</td><td>" << Energy4(t.uncoalesced_pj) << "</td><td>" << Energy4(t.spills_pj)
+          << "</td><td>" << Energy4(t.instructions_pj) << "</td><td>"
           << (row.reduction ? FormatFixed(*row.reduction) + "x" : std::string("-"))
           << "</td></tr>\n";
     }
@@ -1025,23 +1026,24 @@ std::string RenderHtmlReport(const RunReportInput& in) {
     out << "<h3>Measured with NVML</h3>\n";
     if (!measured->rows.empty()) {
       out << "<p>Energy per call after the search, the reference and the fastest kernels "
-             "measured back to back in one session: " << Html(measured->method) << ".</p>\n";
+             "measured back to back in one session: "
+          << Html(measured->method) << ".</p>\n";
       out << "<table>\n<tr><th>kernel</th><th>speedup</th><th>mJ per call</th><th>interval</th>"
           << "<th>power</th><th>energy reduction</th></tr>\n";
       for (const MeasuredEnergyRow& row : measured->rows) {
         out << "<tr><td>" << Html(row.name) << "</td><td>"
-            << (row.speedup ? Html(RatioText(*row.speedup)) : "-") << "</td><td>"
-            << Energy4(row.mj) << "</td><td>[" << Energy4(row.low) << ", "
-            << Energy4(row.high) << "] " << FormatFixed(100 * row.confidence, 1)
-            << "%</td><td>" << FormatFixed(row.watts, 1) << " W</td><td>"
-            << (row.reduction ? Html(RatioText(*row.reduction)) : std::string("-"))
+            << (row.speedup ? Html(RatioText(*row.speedup)) : "-") << "</td><td>" << Energy4(row.mj)
+            << "</td><td>[" << Energy4(row.low) << ", " << Energy4(row.high) << "] "
+            << FormatFixed(100 * row.confidence, 1) << "%</td><td>" << FormatFixed(row.watts, 1)
+            << " W</td><td>" << (row.reduction ? Html(RatioText(*row.reduction)) : std::string("-"))
             << "</td></tr>\n";
       }
       out << "</table>\n";
     }
     if (!measured->remarks.empty()) {
       out << "<ul>\n";
-      for (const std::string& remark : measured->remarks) out << "<li>" << Html(remark) << "</li>\n";
+      for (const std::string& remark : measured->remarks)
+        out << "<li>" << Html(remark) << "</li>\n";
       out << "</ul>\n";
     }
   }
@@ -1111,11 +1113,12 @@ std::optional<std::string> EnergyChoiceText(const search::Tree& tree) {
   const search::Node& b = tree.node(*best);
   const search::Node& f = tree.node(*fastest);
   if (!b.speedup || !f.speedup || !b.energy_reduction || !f.energy_reduction) return std::nullopt;
-  // reduction = reference proxy / kernel proxy, so proxy(b) / proxy(f) = reduction(f) / reduction(b).
+  // reduction = reference proxy / kernel proxy,
+  // so proxy(b) / proxy(f) = reduction(f) / reduction(b).
   const double lower = 100 * (1 - *f.energy_reduction / *b.energy_reduction);
   return NodeName(*best) + " is the answer rather than the fastest, " + NodeName(*fastest) + " (" +
-         RatioText(*f.speedup) + "): their speeds cannot be told apart (" + NodeName(*best) +
-         ": " + RatioText(*b.speedup) + ") and " + NodeName(*best) + "'s energy proxy is " +
+         RatioText(*f.speedup) + "): their speeds cannot be told apart (" + NodeName(*best) + ": " +
+         RatioText(*b.speedup) + ") and " + NodeName(*best) + "'s energy proxy is " +
          FormatFixed(lower, lower < 0.1 ? 3 : 1) + "% lower (--energy aware).";
 }
 
@@ -1146,11 +1149,11 @@ std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in) {
     if (i > 0) row.reduction = report->ratios[i - 1];
     if (!arm.warmup_settled) {
       view.remarks.push_back(row.name + "'s warm-up stopped at its " +
-                             FormatFixed(arm.warmup_s, 1) +
-                             " s cap before the power settled.");
+                             FormatFixed(arm.warmup_s, 1) + " s cap before the power settled.");
     }
     if (arm.per_call.low <= 0) {
-      view.remarks.push_back(row.name + " drew too little above idle in some windows for the "
+      view.remarks.push_back(row.name +
+                             " drew too little above idle in some windows for the "
                              "counter to resolve (dynamic energy at or below zero).");
     }
     view.rows.push_back(std::move(row));
@@ -1177,8 +1180,8 @@ std::optional<MeasuredEnergyView> ViewMeasuredEnergy(const RunReportInput& in) {
 std::vector<std::string> MeasuredEnergyLines(const MeasuredEnergyView& view) {
   std::vector<std::string> lines;
   if (!view.rows.empty()) {
-    std::string line = "energy: " + view.rows[0].name + " " + Energy4(view.rows[0].mj) +
-                       " mJ per call";
+    std::string line =
+        "energy: " + view.rows[0].name + " " + Energy4(view.rows[0].mj) + " mJ per call";
     for (std::size_t i = 1; i < view.rows.size(); ++i) {
       const MeasuredEnergyRow& row = view.rows[i];
       line += "; " + row.name + " " + MeasuredText(row);

@@ -66,9 +66,9 @@ std::optional<std::string> EnergyChoiceText(const search::Tree& tree);
 struct MeasuredEnergyRow {
   std::string name;  // "reference", "n7"
   std::optional<RatioInterval> speedup;
-  double mj = 0, low = 0, high = 0;  // median energy per call and its interval, mJ
-  double confidence = 0;             // what the interval covers
-  double watts = 0;                  // median raw power of its windows
+  double mj = 0, low = 0, high = 0;        // median energy per call and its interval, mJ
+  double confidence = 0;                   // what the interval covers
+  double watts = 0;                        // median raw power of its windows
   std::optional<RatioInterval> reduction;  // reference energy / this kernel's (kernels only)
 };
 struct MeasuredEnergyView {

@@ -434,8 +434,9 @@ TEST(RunReportTest, HtmlDrawsTheRunAsFiguresAndShowsTheBestKernel) {
   EXPECT_EQ(Count(figures, "class=\"node status-"), 7);
   EXPECT_TRUE(Contains(figures, "class=\"node status-compile_error\" fill=\"#cf222e\""));
   EXPECT_TRUE(Contains(figures, "class=\"node status-runtime_error\" fill=\"#a40e26\""));
-  EXPECT_TRUE(Contains(figures, "<title>n2 (iteration 1, initial): compile_error, visits 3\n"
-                                "shared-memory tiles   cp.async</title>"))
+  EXPECT_TRUE(Contains(figures,
+                       "<title>n2 (iteration 1, initial): compile_error, visits 3\n"
+                       "shared-memory tiles   cp.async</title>"))
       << figures;
   // Roofline: the reference (timed through n5: 2.00 x 0.060 ms) and the two profiled kernels.
   EXPECT_EQ(Count(figures, "class=\"point reference\""), 1);
@@ -462,11 +463,13 @@ TEST(RunReportTest, ACpuRunSaysWhyItHasNoRoofline) {
 TEST(RunReportTest, MarkdownLinksCandidatesAndFencesTheBestKernel) {
   SyntheticRun run;
   const std::string md = RenderMarkdownReport(run.input);
-  EXPECT_TRUE(Contains(md, "([`candidates/0005.py`](candidates/0005.py), saved as "
-                           "[`best.py`](best.py))"))
+  EXPECT_TRUE(Contains(md,
+                       "([`candidates/0005.py`](candidates/0005.py), saved as "
+                       "[`best.py`](best.py))"))
       << md;
   EXPECT_TRUE(Contains(md, "· [`candidates/0003.py`](candidates/0003.py)"));
-  EXPECT_TRUE(Contains(md, "## Best kernel\n\n[`best.py`](best.py), n5:\n\n```python\n# kernelpro:"))
+  EXPECT_TRUE(
+      Contains(md, "## Best kernel\n\n[`best.py`](best.py), n5:\n\n```python\n# kernelpro:"))
       << md;
   EXPECT_TRUE(Contains(md, "pass  # `x` < y && z\n```\n"));
   // A path that is not the run's own relative form is named, not linked.
@@ -485,9 +488,10 @@ TEST(RunReportTest, AFailureExcerptOpensAtTheCompilersErrorLine) {
       "      |     ^~~~~~~~~~~~\n"
       "ninja: build stopped: subcommand failed.";
   const std::string md = RenderMarkdownReport(run.input);
-  EXPECT_TRUE(Contains(md, "compile_error · reward -1.00 · visits 3 · "
-                           "[`candidates/0002.py`](candidates/0002.py) — main.cpp:12:5: error: "
-                           "'sigmoid_fast' was not declared in this scope"))
+  EXPECT_TRUE(Contains(md,
+                       "compile_error · reward -1.00 · visits 3 · "
+                       "[`candidates/0002.py`](candidates/0002.py) — main.cpp:12:5: error: "
+                       "'sigmoid_fast' was not declared in this scope"))
       << md;
   const std::string html = RenderHtmlReport(run.input);
   const std::string n2 = Section(html, "<li id=\"n2\">", "<ul>");
@@ -502,7 +506,8 @@ TEST(RunReportTest, AFailureExcerptOpensAtTheCompilersErrorLine) {
   // nvcc's form, ptxas's, and CUDA's runtime message count; a traceback's class name does not.
   run.nodes[2].errors = "In file included from x.h:1,\nk.cu(9): error: identifier undefined";
   EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— k.cu(9): error: identifier undefined"));
-  run.nodes[2].errors = "Traceback:\nRuntimeError: boom\nptxas error   : Entry function uses too much";
+  run.nodes[2].errors =
+      "Traceback:\nRuntimeError: boom\nptxas error   : Entry function uses too much";
   EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— ptxas error   : Entry function"));
   run.nodes[2].errors = "RuntimeError: boom\n-Werror=shadow in effect";
   EXPECT_TRUE(Contains(RenderMarkdownReport(run.input), "— RuntimeError: boom"));
@@ -666,10 +671,11 @@ TEST(EnergyChoiceTextTest, SaysWhyTheAnswerIsNotTheFastest) {
             "cannot be told apart (n1: 2.29x [2.26, 2.31]) and n1's energy proxy is 1.5% lower "
             "(--energy aware).");
   search::Tree plain;
-  ASSERT_TRUE(plain.AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
-                                 {kernel(2.29, 2.26, 2.31, std::nullopt),
-                                  kernel(2.31, 2.26, 2.33, std::nullopt)},
-                                 {0.8, 0.8})
+  ASSERT_TRUE(plain
+                  .AddExpansion(search::Tree::kRootId, agents::PromptMode::kInitial,
+                                {kernel(2.29, 2.26, 2.31, std::nullopt),
+                                 kernel(2.31, 2.26, 2.33, std::nullopt)},
+                                {0.8, 0.8})
                   .ok());
   EXPECT_EQ(EnergyChoiceText(plain), std::nullopt);
 }

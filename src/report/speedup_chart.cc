@@ -96,8 +96,8 @@ std::string SpeedupChart(int iterations, const std::vector<SpeedupChartCandidate
       doc.Polyline({{px - 4, py - 4}, {px + 4, py + 4}},
                    svg::Style{"none", colour, 2, "", 1, "candidate failed"});
       doc.Polyline({{px - 4, py + 4}, {px + 4, py - 4}},
-                   svg::Style{"none", colour, 2, "", 1, "candidate failed"},
-                   false, c.name + " (iteration " + std::to_string(c.iteration) + "): " + c.status);
+                   svg::Style{"none", colour, 2, "", 1, "candidate failed"}, false,
+                   c.name + " (iteration " + std::to_string(c.iteration) + "): " + c.status);
     }
   }
   doc.EndGroup();
@@ -106,7 +106,8 @@ std::string SpeedupChart(int iterations, const std::vector<SpeedupChartCandidate
                   {{svg::Style{"#1a7f37", "", 1, "", 1, "swatch"}, "best so far"},
                    {svg::Style{"#2da44e", "", 1, "", 0.3, "swatch"}, "its interval"},
                    {svg::Style{"#0969da", "", 1, "", 1, "swatch"}, "a correct candidate"},
-                   {svg::Style{StatusColour("compile_error"), "", 1, "", 1, "swatch"}, "a failed one (x on 0x)"}});
+                   {svg::Style{StatusColour("compile_error"), "", 1, "", 1, "swatch"},
+                    "a failed one (x on 0x)"}});
   return doc.Render();
 }
 

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "core/text.h"
-
 #include "report/charts.h"
 #include "roofline/reference_analysis.h"
 #include "search/journal.h"
@@ -127,8 +126,9 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
     // An exchange recorded without a price makes the whole cost unknown, as the live run said.
     in.cost_known = totals->cost_complete;
   }
-  summary.notes.push_back("this report was rendered again from the run store (kernelpro report); "
-                          "the notes of the process that ran the search are not stored");
+  summary.notes.push_back(
+      "this report was rendered again from the run store (kernelpro report); "
+      "the notes of the process that ran the search are not stored");
   if (summary.best) {
     auto it = out->nodes.find(*summary.best);
     if (it != out->nodes.end() && it->second.candidate_id > 0) {

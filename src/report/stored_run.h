@@ -34,7 +34,8 @@ struct StoredRun {
 
 // Reads the one run `store` holds (as of its last recorded iteration). `run_dir` is where the run
 // directory is now (it may have moved since the run began): the report's run directory.
-Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store, const std::string& run_dir);
+Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
+                                                 const std::string& run_dir);
 
 // By tree id: the DRAM bytes of each correct node's latest stored profile, where ncu counted them.
 std::map<int, double> StoredDramBytes(store::RunStore& store,
@@ -45,8 +46,7 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
 // (profile/energy_proxy.h; a profile without a counter gives an estimate naming what is missing).
 // For the report of a run made with --energy measure|aware.
 std::map<int, profile::EnergyProxyEstimate> StoredEnergyProxies(
-    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes,
-    const search::Tree& tree);
+    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes, const search::Tree& tree);
 
 // By iteration: the programmer's tool calls of the one run `store` holds (RunReportInput's
 // tool_calls); empty when it made none or they cannot be read.

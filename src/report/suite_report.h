@@ -22,9 +22,9 @@ namespace kernelpro::report {
 
 // One problem's row.
 struct SuiteProblemRow {
-  std::string key;    // "level1/19_ReLU"
-  std::string name;   // "19_ReLU"
-  int level = 0;      // 0: no levels
+  std::string key;   // "level1/19_ReLU"
+  std::string name;  // "19_ReLU"
+  int level = 0;     // 0: no levels
   // "correct", or the best outcome's failure: "incorrect", "compile_error", "runtime_error",
   // "timeout", "llm_error", "no_candidate", "error" (the task itself failed), "pending"
   std::string status;
@@ -35,24 +35,24 @@ struct SuiteProblemRow {
   // vs eager when it is torch.compile).
   std::optional<double> other_speedup;
   std::optional<double> reference_ms, kernel_ms;  // medians
-  bool noisy = false;       // its timing is noisy (core/stats.h): shown, flagged
-  int seeds = 0;            // optimize: runs of this problem (best of them is the row)
-  int candidates = 0;       // eval: candidates evaluated
-  std::string best;         // the best kernel's file, relative to the suite directory
-  std::string run_report;   // optimize: the run's report.html, relative to the suite directory
-  std::string message;      // why it failed, one line
+  bool noisy = false;      // its timing is noisy (core/stats.h): shown, flagged
+  int seeds = 0;           // optimize: runs of this problem (best of them is the row)
+  int candidates = 0;      // eval: candidates evaluated
+  std::string best;        // the best kernel's file, relative to the suite directory
+  std::string run_report;  // optimize: the run's report.html, relative to the suite directory
+  std::string message;     // why it failed, one line
 };
 
 struct SuiteComparisonView {
   std::string other_title;  // the compared suite's title (its directory's name)
   std::string other_dir;
   SuiteStats other_stats;
-  Comparison comparison;    // this suite = a, the other = b
+  Comparison comparison;  // this suite = a, the other = b
 };
 
 struct SuiteReportInput {
-  std::string title;      // the suite directory's name
-  std::string mode;       // "eval" or "optimize"
+  std::string title;  // the suite directory's name
+  std::string mode;   // "eval" or "optimize"
   // "eager" or "torch.compile": what every speedup in `rows` and `stats` is against.
   std::string baseline = "eager";
   std::vector<SuiteProblemRow> rows;

@@ -38,8 +38,8 @@ namespace kernelpro::report {
 
 // One problem's score, as the statistics read it.
 struct ScoredProblem {
-  std::string key;   // unique within a suite, the pairing key of a comparison ("level1/19_ReLU")
-  int level = 0;     // KernelBench level; 0: the suite has no levels
+  std::string key;  // unique within a suite, the pairing key of a comparison ("level1/19_ReLU")
+  int level = 0;    // KernelBench level; 0: the suite has no levels
   // A correct problem whose speedup is not a positive finite number (nothing was timed) counts as
   // a failure everywhere: there is no speedup to average.
   bool correct = false;
@@ -67,7 +67,7 @@ struct GroupStats {
   double geomean_speedup = 1;
   // Correct problems only; none when no problem is correct.
   std::optional<double> geomean_speedup_correct_only;
-  double median_speedup = 1;  // failures as 1.0x
+  double median_speedup = 1;                       // failures as 1.0x
   std::optional<double> min_speedup, max_speedup;  // over the correct problems
   // geomean (failures as 1.0x) of min(speedup, cap), in kCaps order.
   std::vector<double> capped_geomean;
@@ -92,12 +92,12 @@ inline constexpr int kWilcoxonExactMaxN = 50;
 inline constexpr double kWilcoxonTieTolerance = 1e-9;
 
 struct WilcoxonResult {
-  int pairs = 0;      // differences given
-  int zeros = 0;      // of them exactly zero, dropped
-  int n = 0;          // non-zero differences: the test's sample size
-  double statistic = 0;  // W+: the sum of the ranks of the positive differences
-  double p_value = 1;    // one-sided, H1: the differences tend to be positive; 1 when n == 0
-  bool exact = false;    // exact distribution (n <= kWilcoxonExactMaxN) or normal approximation
+  int pairs = 0;            // differences given
+  int zeros = 0;            // of them exactly zero, dropped
+  int n = 0;                // non-zero differences: the test's sample size
+  double statistic = 0;     // W+: the sum of the ranks of the positive differences
+  double p_value = 1;       // one-sided, H1: the differences tend to be positive; 1 when n == 0
+  bool exact = false;       // exact distribution (n <= kWilcoxonExactMaxN) or normal approximation
   std::optional<double> z;  // the normal approximation's z (continuity corrected), when used
 };
 
@@ -108,19 +108,19 @@ WilcoxonResult WilcoxonSignedRank(const std::vector<double>& differences);
 struct PairedProblem {
   std::string key;
   int level = 0;
-  double a = 1, b = 1;   // failures-as-1.0x scores (capped when a cap was given)
+  double a = 1, b = 1;  // failures-as-1.0x scores (capped when a cap was given)
   bool a_correct = false, b_correct = false;
   double log_ratio = 0;  // ln(a) - ln(b): > 0 where the first suite is faster
 };
 
 struct Comparison {
-  std::vector<PairedProblem> pairs;     // in the first suite's order
-  std::vector<std::string> only_in_a;   // keys without a partner, left out of the test
+  std::vector<PairedProblem> pairs;    // in the first suite's order
+  std::vector<std::string> only_in_a;  // keys without a partner, left out of the test
   std::vector<std::string> only_in_b;
   int a_wins = 0, b_wins = 0, ties = 0;
-  double geomean_ratio = 1;             // geomean(a) / geomean(b) over the pairs
-  std::optional<double> cap;            // the cap applied to both sides, if any
-  WilcoxonResult wilcoxon;              // on the pairs' log_ratio
+  double geomean_ratio = 1;   // geomean(a) / geomean(b) over the pairs
+  std::optional<double> cap;  // the cap applied to both sides, if any
+  WilcoxonResult wilcoxon;    // on the pairs' log_ratio
 };
 
 // Pairs `a` and `b` by key; scores are failures-as-1.0x, clamped to `cap` when given.

@@ -1,8 +1,8 @@
 #include "report/svg.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace kernelpro::report::svg {
@@ -53,11 +53,21 @@ std::string Escape(std::string_view text) {
   for (char c : text) {
     const unsigned char u = static_cast<unsigned char>(c);
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         if ((u >= 0x20 && u != 0x7f) || c == '\n' || c == '\t') out += c;
     }
@@ -175,10 +185,10 @@ void Document::Line(double x1, double y1, double x2, double y2, const Style& sty
 
 void Document::Rect(double x, double y, double width, double height, const Style& style,
                     std::string_view tooltip) {
-  body_ += Shape("<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" +
-                     Num(std::max(0.0, width)) + "\" height=\"" + Num(std::max(0.0, height)) +
-                     "\"" + StyleAttributes(style),
-                 tooltip, "rect");
+  body_ +=
+      Shape("<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(std::max(0.0, width)) +
+                "\" height=\"" + Num(std::max(0.0, height)) + "\"" + StyleAttributes(style),
+            tooltip, "rect");
 }
 
 void Document::Circle(double cx, double cy, double r, const Style& style,
@@ -224,8 +234,8 @@ void Document::EndGroup() {
 }
 
 std::string Document::Render() const {
-  std::string out = "<svg viewBox=\"0 0 " + Num(width_) +
-                    " " + Num(height_) + "\" width=\"100%\" style=\"max-width:" + Num(width_) +
+  std::string out = "<svg viewBox=\"0 0 " + Num(width_) + " " + Num(height_) +
+                    "\" width=\"100%\" style=\"max-width:" + Num(width_) +
                     "px\" role=\"img\" aria-label=\"" + Escape(title_) +
                     "\" font-family=\"system-ui, sans-serif\">\n<title>" + Escape(title_) +
                     "</title>\n" + body_;

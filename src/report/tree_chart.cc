@@ -102,14 +102,17 @@ std::string TreeChart(const std::vector<TreeChartNode>& nodes, std::optional<int
 
   std::vector<svg::LegendEntry> legend;
   for (const auto& [name, colour] : KnownStatuses()) {
-    if (shown.count(name)) legend.push_back({svg::Style{colour, "#24292f", 1, "", 1, "swatch"}, name});
+    if (shown.count(name))
+      legend.push_back({svg::Style{colour, "#24292f", 1, "", 1, "swatch"}, name});
   }
   for (const std::string& name : shown) {
     bool known = false;
     for (const auto& [known_name, colour] : KnownStatuses()) known |= known_name == name;
-    if (!known) legend.push_back({svg::Style{StatusColour(name), "#24292f", 1, "", 1, "swatch"}, name});
+    if (!known)
+      legend.push_back({svg::Style{StatusColour(name), "#24292f", 1, "", 1, "swatch"}, name});
   }
-  if (best) legend.push_back({svg::Style{"none", "#bf8700", 3, "", 1, "swatch"}, "the best kernel"});
+  if (best)
+    legend.push_back({svg::Style{"none", "#bf8700", 3, "", 1, "swatch"}, "the best kernel"});
   const double below = svg::DrawLegend(doc, width - legend_width + 10, margin, legend);
   svg::TextStyle note;
   note.size = 11;

@@ -326,8 +326,9 @@ void MeasureProgramFlops(ReferenceAnalysis& a, const profile::NcuView& ncu) {
   std::optional<MeasuredFlops> f = FlopsFromNcu(ncu);
   if (!f) {
     if (p.flops_pending)
-      a.notes.push_back("ncu gave no FP32 op counts for the program's kernels: its FLOPs stay "
-                        "unknown");
+      a.notes.push_back(
+          "ncu gave no FP32 op counts for the program's kernels: its FLOPs stay "
+          "unknown");
     return;
   }
   const std::string kernels = ProgramKernels(f->kernel_count);
@@ -348,8 +349,8 @@ void MeasureProgramFlops(ReferenceAnalysis& a, const profile::NcuView& ncu) {
         Precision precision =
             ChoosePrecision("gemm", a.dominant_dtype, *gpu, a.options.allow_tf32, nullptr);
         a.precision = std::string(PrecisionName(precision));
-        a.precision_reason = "the program's kernels run on tensor cores (ncu) with " +
-                             a.dominant_dtype + " data";
+        a.precision_reason =
+            "the program's kernels run on tensor cores (ncu) with " + a.dominant_dtype + " data";
         a.peak_flops = PeakFlops(*gpu, precision);
       }
     }
@@ -388,8 +389,10 @@ void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) 
   if (a.measured) {
     a.bottleneck = a.measured->bottleneck;
     a.confidence = "measured";
-    a.rationale = ProgramDerivation(a) + ". No theoretical class: the class is ncu's measured "
-                  "one (" + a.measured->reason + ")";
+    a.rationale = ProgramDerivation(a) +
+                  ". No theoretical class: the class is ncu's measured "
+                  "one (" +
+                  a.measured->reason + ")";
   } else {
     a.confidence = "pending";
     a.rationale = ProgramDerivation(a) + ". No class: neither the FLOPs nor a measurement";
@@ -512,40 +515,40 @@ Json ToJson(const ReferenceAnalysis& a) {
     }
   }
   Json j{{"schema_version", a.schema_version},
-              {"problem", a.problem},
-              {"device", a.device},
-              {"device_name", a.device_name},
-              {"gpu", a.gpu},
-              {"gpu_name", a.gpu_name},
-              {"precision", a.precision},
-              {"precision_description",
-               a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision))},
-              {"precision_reason", a.precision_reason},
-              {"operations", ops},
-              {"dominant_category", a.dominant_category},
-              {"dominant_dtype", a.dominant_dtype},
-              {"flops", a.flops},
-              {"flops_estimated", a.flops_estimated},
-              {"flops_source", a.flops_source},
-              {"input_bytes", a.input_bytes},
-              {"parameter_bytes", a.parameter_bytes},
-              {"output_bytes", a.output_bytes},
-              {"min_bytes", a.min_bytes},
-              {"peak_flops", a.peak_flops},
-              {"dram_bytes_per_s", a.dram_bytes_per_s},
-              {"roofline", BoundJson(a.roofline)},
-              {"theoretical_class", Name(a.roofline.bottleneck)},
-              {"bottleneck", Name(a.bottleneck)},
-              {"measured", measured},
-              {"confidence", a.confidence},
-              {"rationale", a.rationale},
-              {"notes", a.notes},
-              {"thresholds",
-               {{"allow_tf32", a.options.allow_tf32},
-                {"latency_threshold_s", a.options.latency_threshold_s},
-                {"mixed_factor", a.options.mixed_factor},
-                {"ncu_latency_pct", a.options.ncu_latency_pct},
-                {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
+         {"problem", a.problem},
+         {"device", a.device},
+         {"device_name", a.device_name},
+         {"gpu", a.gpu},
+         {"gpu_name", a.gpu_name},
+         {"precision", a.precision},
+         {"precision_description",
+          a.precision.empty() ? "" : DescribePrecision(*ParsePrecision(a.precision))},
+         {"precision_reason", a.precision_reason},
+         {"operations", ops},
+         {"dominant_category", a.dominant_category},
+         {"dominant_dtype", a.dominant_dtype},
+         {"flops", a.flops},
+         {"flops_estimated", a.flops_estimated},
+         {"flops_source", a.flops_source},
+         {"input_bytes", a.input_bytes},
+         {"parameter_bytes", a.parameter_bytes},
+         {"output_bytes", a.output_bytes},
+         {"min_bytes", a.min_bytes},
+         {"peak_flops", a.peak_flops},
+         {"dram_bytes_per_s", a.dram_bytes_per_s},
+         {"roofline", BoundJson(a.roofline)},
+         {"theoretical_class", Name(a.roofline.bottleneck)},
+         {"bottleneck", Name(a.bottleneck)},
+         {"measured", measured},
+         {"confidence", a.confidence},
+         {"rationale", a.rationale},
+         {"notes", a.notes},
+         {"thresholds",
+          {{"allow_tf32", a.options.allow_tf32},
+           {"latency_threshold_s", a.options.latency_threshold_s},
+           {"mixed_factor", a.options.mixed_factor},
+           {"ncu_latency_pct", a.options.ncu_latency_pct},
+           {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
   // Only when the reference was profiled: analyses without a profile read as they always did.
   if (a.energy_proxy_pj) j["energy_proxy_pj"] = *a.energy_proxy_pj;
   if (!a.energy_proxy_missing.empty()) j["energy_proxy_missing"] = a.energy_proxy_missing;
@@ -639,10 +642,10 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   };
   row("problem", a.problem);
   if (a.program) {
-    row("program", a.program->kind + " program, entry " + a.program->entry +
-                       (a.program->reference.empty()
-                            ? std::string("; no PyTorch reference")
-                            : "; reference " + a.program->reference + " (PyTorch)"));
+    row("program",
+        a.program->kind + " program, entry " + a.program->entry +
+            (a.program->reference.empty() ? std::string("; no PyTorch reference")
+                                          : "; reference " + a.program->reference + " (PyTorch)"));
   }
   std::string gpu = a.gpu_name + " [" + a.gpu + "]";
   if (a.device == "cuda" && !a.device_name.empty())
@@ -667,9 +670,8 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   if (a.program && !a.program->bytes_known) {
     row("min bytes", a.program->bytes_source);
   } else {
-    row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") +
-                         ", parameters " + Si(a.parameter_bytes, "B") + ", outputs " +
-                         Si(a.output_bytes, "B") + ")");
+    row("min bytes", Si(a.min_bytes, "B") + " (inputs " + Si(a.input_bytes, "B") + ", parameters " +
+                         Si(a.parameter_bytes, "B") + ", outputs " + Si(a.output_bytes, "B") + ")");
     if (a.program) row("bytes from", a.program->bytes_source);
   }
   std::string precision =

@@ -115,11 +115,11 @@ std::optional<MeasuredFlops> FlopsFromNcu(const profile::NcuView& ncu);
 // A Triton or CUDA program given where a problem goes (docs/programs.md); absent for a PyTorch
 // problem, whose analysis (and its JSON form) is unchanged.
 struct ProgramStageOne {
-  std::string kind;       // "triton", "cuda" or "python"
-  std::string entry;      // the launcher
-  std::string reference;  // the PyTorch REFERENCE file, "" when none
-  std::string bytes_source;  // how min_bytes was obtained (the worker's words)
-  bool bytes_known = true;   // false: the worker could not size the outputs (cpu, no REFERENCE)
+  std::string kind;            // "triton", "cuda" or "python"
+  std::string entry;           // the launcher
+  std::string reference;       // the PyTorch REFERENCE file, "" when none
+  std::string bytes_source;    // how min_bytes was obtained (the worker's words)
+  bool bytes_known = true;     // false: the worker could not size the outputs (cpu, no REFERENCE)
   bool flops_pending = false;  // no FLOPs yet: waiting for ncu over the program's kernels
   std::optional<MeasuredFlops> measured_flops;  // ncu's count, when it was taken
 };

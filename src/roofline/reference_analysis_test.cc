@@ -313,7 +313,8 @@ TEST(ProgramStageOneTest, NcuCountsTheProgramsFlopsAndTheClassSaysSo) {
   EXPECT_FALSE(a.program->flops_pending);
   EXPECT_DOUBLE_EQ(a.flops, 2 * 8589934592.0);
   EXPECT_EQ(a.program->measured_flops->kernel_count, 1);
-  EXPECT_EQ(a.flops_source, "ncu over the program's kernel: add + mul + 2 x fma thread instructions");
+  EXPECT_EQ(a.flops_source,
+            "ncu over the program's kernel: add + mul + 2 x fma thread instructions");
   EXPECT_NEAR(a.roofline.arithmetic_intensity, 2 * 8589934592.0 / (3 * n), 1e-9);  // 341.3
   EXPECT_EQ(a.bottleneck, Bottleneck::kCompute);
   // ncu finds the naive kernel memory-bound (no reuse): the theoretical class stays.

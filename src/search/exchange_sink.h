@@ -25,7 +25,7 @@
 namespace kernelpro::search {
 
 struct ExchangeTag {
-  std::string purpose;   // "programmer", "profiling", "memory"
+  std::string purpose;  // "programmer", "profiling", "memory"
   int iteration = 0;
   std::string step_key;  // store::StepKeyText of the journal step
 };

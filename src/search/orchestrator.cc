@@ -13,9 +13,9 @@
 #include "core/json_io.h"
 #include "core/parallel.h"
 #include "core/text.h"
+#include "profile/energy_proxy.h"
 #include "search/greedy.h"
 #include "search/mcts.h"
-#include "profile/energy_proxy.h"
 #include "search/profile_feedback.h"
 #include "search/reward.h"
 
@@ -341,7 +341,8 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     const bool per_candidate = config_.temperatures.size() > 1;
     context.num_candidates = per_candidate ? 1 : config_.candidates;
     context.cutlass_dir = config_.cutlass_dir;
-    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() && agents::ConstraintsApplyTo(config_.gpu)) {
+    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() &&
+        agents::ConstraintsApplyTo(config_.gpu)) {
       context.cutlass_constraints = deps_.cutlass->constraints_markdown();
     }
     if (memory_) context.memory_block = memory_->Render(config_.memory_chars);
@@ -667,8 +668,8 @@ void Orchestrator::MeasureBestEnergy(OptimizeSummary& summary) {
   if (!done.ok()) return note("the journal could not be read: " + done.status().message());
   if (*done) {
     auto stored = MeasuredEnergyFromJson(**done);
-    if (!stored.ok()) return note("the stored measurement is unreadable: " +
-                                  stored.status().message());
+    if (!stored.ok())
+      return note("the stored measurement is unreadable: " + stored.status().message());
     summary.energy = std::move(*stored);
     return;
   }
@@ -679,8 +680,8 @@ void Orchestrator::MeasureBestEnergy(OptimizeSummary& summary) {
     files.push_back((std::filesystem::path(config_.run_dir) / info_.at(id).file).string());
     names += (names.empty() ? "n" : ", n") + std::to_string(id);
   }
-  const double minutes = (1.0 + nodes.size()) * config_.energy_windows * config_.energy_window_s /
-                         60.0;
+  const double minutes =
+      (1.0 + nodes.size()) * config_.energy_windows * config_.energy_window_s / 60.0;
   Log("energy: measuring the reference and " + names + " with NVML (" +
       std::to_string(config_.energy_windows) + " windows of " +
       FormatFixed(config_.energy_window_s, 1) + " s each, about " + FormatFixed(minutes, 1) +
@@ -689,8 +690,8 @@ void Orchestrator::MeasureBestEnergy(OptimizeSummary& summary) {
   if (!step.ok()) return note("not measured: " + step.status().message());
   MeasuredEnergy measured{nodes, std::move(*step)};
   auto recorded = journal_->Record(key, [&]() -> Result<Json> { return ToJson(measured); });
-  if (!recorded.ok()) note("measured, but the run store did not take it: " +
-                           recorded.status().message());
+  if (!recorded.ok())
+    note("measured, but the run store did not take it: " + recorded.status().message());
   summary.energy = std::move(measured);
 }
 

@@ -80,8 +80,8 @@
 #include <vector>
 
 #include "agents/benchmarking_agent.h"
-#include "agents/prompt_mode.h"
 #include "agents/cutlass_tools.h"
+#include "agents/prompt_mode.h"
 #include "agents/search_memory.h"
 #include "core/progress.h"
 #include "core/status.h"

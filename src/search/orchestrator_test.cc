@@ -16,10 +16,10 @@
 #include <regex>
 #include <sstream>
 
-#include "llm/client.h"
-#include "llm/scripted_backend_testing.h"
 #include "agents/benchmarking_agent.h"
 #include "agents/cutlass_tools.h"
+#include "llm/client.h"
+#include "llm/scripted_backend_testing.h"
 #include "report/run_report.h"
 #include "report/stored_run.h"
 #include "search/reward.h"
@@ -66,8 +66,8 @@ llm::Response AnalysisReply(const std::string& summary) {
 
 class FakeEvaluator : public CandidateEvaluator {
  public:
-  Result<std::vector<eval::EvalResult>> Evaluate(const std::string&,
-                                           const std::vector<std::string>& candidates) override {
+  Result<std::vector<eval::EvalResult>> Evaluate(
+      const std::string&, const std::vector<std::string>& candidates) override {
     ++evaluate_calls;
     if (fail_next_evaluate) {
       fail_next_evaluate = false;
@@ -392,8 +392,7 @@ TEST_F(OrchestratorTest, AtSeveralTemperaturesEachCandidatesRequestHasItsOwnSeed
   options.seed = 7;
   options.seed_given = true;
   ASSERT_TRUE(RunWith(&scripted, options).ok());
-  EXPECT_EQ(SeedsOf(scripted),
-            (std::vector<std::optional<std::uint64_t>>{7001021, 7001022}));
+  EXPECT_EQ(SeedsOf(scripted), (std::vector<std::optional<std::uint64_t>>{7001021, 7001022}));
 }
 
 TEST_F(OrchestratorTest, AResumedRunKeepsItsSeedAndAsksWhatItWouldHaveAsked) {
@@ -934,10 +933,11 @@ TEST_F(OrchestratorTest, WithCutlassTheProgrammersSearchesAreKeptRememberedAndRe
   ASSERT_TRUE(kit.ok()) << kit.status().ToString();
 
   auto routing = std::make_shared<RoutingBackend>();
+  routing->programmer.Push(
+      llm::testing::ToolUseResponse({{"c1", "search_cutlass", {{"regex", "SM90_64x128x16"}}}}));
   routing->programmer.Push(llm::testing::ToolUseResponse(
-      {{"c1", "search_cutlass", {{"regex", "SM90_64x128x16"}}}}));
-  routing->programmer.Push(llm::testing::ToolUseResponse(
-      {{"c2", "read_cutlass_file",
+      {{"c2",
+        "read_cutlass_file",
         {{"file", "cute/atom/mma_atom.hpp"}, {"start_line", 1}, {"end_line", 8}}}}));
   routing->programmer.Push(
       Reply({{"cute, flags from the build", CuteFakeCandidate("correct 1.50 1.40 1.60", "g", "")},
@@ -1224,11 +1224,16 @@ Json NvmlStep(const std::vector<double>& candidates_mj) {
   for (std::size_t i = 0; i < candidates_mj.size(); ++i) {
     arms.push_back(arm("candidate" + std::to_string(i + 1), candidates_mj[i]));
   }
-  const Json clocks = {{"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0},
-                       {"temperature_c", 40}};
-  return {{"status", "ok"},     {"window_s", 2.0},    {"windows", 5},
-          {"idle", {{"watts", 120.0}}}, {"before", clocks}, {"after", clocks},
-          {"device", {{"name", "NVIDIA H200"}}}, {"arms", arms}};
+  const Json clocks = {
+      {"sm_mhz", 1980}, {"mem_mhz", 3201}, {"power_limit_w", 700.0}, {"temperature_c", 40}};
+  return {{"status", "ok"},
+          {"window_s", 2.0},
+          {"windows", 5},
+          {"idle", {{"watts", 120.0}}},
+          {"before", clocks},
+          {"after", clocks},
+          {"device", {{"name", "NVIDIA H200"}}},
+          {"arms", arms}};
 }
 
 TEST_F(OrchestratorTest, AfterTheSearchNvmlMeasuresTheFastestKernelsOnceAndTheReportShowsIt) {
@@ -1262,8 +1267,7 @@ TEST_F(OrchestratorTest, AfterTheSearchNvmlMeasuresTheFastestKernelsOnceAndTheRe
   EXPECT_NE(md.find("NVML total energy counter, 5 windows of 2.0 s, idle 120.0 W subtracted"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| reference | - | 40 | [39.2, 40.8] 93.8% | 400.0 W | - |"),
-            std::string::npos)
+  EXPECT_NE(md.find("| reference | - | 40 | [39.2, 40.8] 93.8% | 400.0 W | - |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| n2 | 1.50x [1.40, 1.60] | 15 | [14.7, 15.3] 93.8% | 400.0 W | 2.67x ["),
             std::string::npos)

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/profiling_agent.h"
 #include "agents/feedback_mode.h"
+#include "agents/profiling_agent.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "llm/backend.h"
@@ -24,9 +24,9 @@
 namespace kernelpro::search {
 
 struct ProfileFeedbackInput {
-  const tools::ToolRegistry* registry = nullptr;   // required
+  const tools::ToolRegistry* registry = nullptr;      // required
   std::optional<roofline::ReferenceAnalysis> stage1;  // unset: every speed tool runs
-  tools::ThresholdOverrides overrides;             // per-tool thresholds (--threshold)
+  tools::ThresholdOverrides overrides;                // per-tool thresholds (--threshold)
   agents::FeedbackMode mode = agents::FeedbackMode::kTools;
   std::string candidate_code;
   std::optional<double> speedup;  // the candidate's, over the reference

@@ -43,8 +43,8 @@ class H200OptimizeFixtureTest : public ::testing::TestWithParam<Expected> {
  protected:
   void SetUp() override {
     // A copy: opening a store writes its WAL files beside it.
-    dir_ = fs::temp_directory_path() / ("kp_h200_optimize_" + std::to_string(::getpid()) + "_" +
-                                        GetParam().run);
+    dir_ = fs::temp_directory_path() /
+           ("kp_h200_optimize_" + std::to_string(::getpid()) + "_" + GetParam().run);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     fs::copy_file(kFixtures / GetParam().run / "run.db", dir_ / "run.db");
@@ -132,23 +132,22 @@ TEST_P(H200OptimizeFixtureTest, TheStoreSaysWhatTheReportSays) {
   ASSERT_TRUE(candidate.ok());
   const std::string best_py = ReadFile(kFixtures / want.run / "best.py");
   EXPECT_NE(best_py.find(candidate->source), std::string::npos);
-  EXPECT_NE(best_py.find("# speedup:   " + speedup + " over the reference, 95% interval " +
-                         interval),
-            std::string::npos)
+  EXPECT_NE(
+      best_py.find("# speedup:   " + speedup + " over the reference, 95% interval " + interval),
+      std::string::npos)
       << best_py.substr(0, 800);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Runs, H200OptimizeFixtureTest,
-    ::testing::Values(Expected{"demo-cuda", "mcts", 4, 6, 4},
-                      Expected{"replay-greedy", "greedy", 4, 0, 4}),
-    [](const ::testing::TestParamInfo<Expected>& info) {
-      std::string name = info.param.run;
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Runs, H200OptimizeFixtureTest,
+                         ::testing::Values(Expected{"demo-cuda", "mcts", 4, 6, 4},
+                                           Expected{"replay-greedy", "greedy", 4, 0, 4}),
+                         [](const ::testing::TestParamInfo<Expected>& info) {
+                           std::string name = info.param.run;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
 
 // Gemma 3 270M wrote an empty reply, three truncated ones and a candidate that does not compile;
 // the run went through its three iterations and recorded every exchange and why each node failed.

@@ -69,8 +69,7 @@ TEST(RewardTest, NoEnergyGainOutweighsAResolvableSpeedup) {
         for (double e_fast : energies) {
           ASSERT_GT(EnergyAwareReward(eval::EvalStatus::kCorrect, fast, e_fast),
                     EnergyAwareReward(eval::EvalStatus::kCorrect, slow, e_slow))
-              << fast << "x (energy " << e_fast << ") vs " << slow << "x (energy " << e_slow
-              << ")";
+              << fast << "x (energy " << e_fast << ") vs " << slow << "x (energy " << e_slow << ")";
           ++pairs;
         }
       }

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "agents/search_memory.h"
 #include "agents/feedback_mode.h"
 #include "agents/gpu_target.h"
-#include "eval/executor.h"
-#include "llm/config.h"
-#include "tools/tool_config.h"
+#include "agents/search_memory.h"
 #include "core/json_io.h"
 #include "core/status.h"
+#include "eval/executor.h"
+#include "llm/config.h"
 #include "store/run_store.h"
+#include "tools/tool_config.h"
 
 namespace kernelpro::search {
 
@@ -54,7 +54,7 @@ struct RunConfig {
   // derived from it (ProgrammerSeed below; docs/seeds.md). Without --seed no request carries one,
   // as before seeds were sent (runs and cassettes recorded then replay unchanged).
   std::uint64_t seed = 0;
-  bool seed_given = false;  // --seed was given (runs recorded before the field: false)
+  bool seed_given = false;             // --seed was given (runs recorded before the field: false)
   std::optional<double> max_cost_usd;  // stop before an iteration once the exchanges cost this
   std::optional<double> time_limit_s;  // stop before an iteration once this process ran this long
   agents::FeedbackMode feedback = agents::FeedbackMode::kTools;  // tools | reactive | raw | none
@@ -78,7 +78,7 @@ struct RunConfig {
   // every request. Several: one request per candidate, candidate i at temperatures[i % size]
   // (the paper seeds its runs at several temperatures).
   std::vector<double> temperatures;
-  std::string cutlass_dir;         // "" = CUTLASS off in the prompts
+  std::string cutlass_dir;  // "" = CUTLASS off in the prompts
   // With cutlass_dir: offer the programmer the CUTLASS code-search tools and check_smem_layout
   // (--no-cutlass-tools: off), and how many searches an iteration may make.
   bool cutlass_tools = true;

@@ -219,8 +219,7 @@ std::optional<int> Tree::BestNode() const {
     if (!n.correct() || !n.speedup || !n.energy_reduction || n.id == *fastest) continue;
     // The same speed as far as the harness can tell: neither is clearly faster than the other
     // (the acceptance rule's test), and n's timing is not noisy (f's is not, above).
-    const bool same_speed = !NoisyInterval(*n.speedup) &&
-                            !ClearlyFaster(*f.speedup, *n.speedup) &&
+    const bool same_speed = !NoisyInterval(*n.speedup) && !ClearlyFaster(*f.speedup, *n.speedup) &&
                             !ClearlyFaster(*n.speedup, *f.speedup);
     if (!same_speed) continue;
     const Node& b = nodes_[best];

@@ -33,8 +33,9 @@ TEST(TreeTest, AnExpansionAttachesChildrenAndBackpropagatesToRoot) {
                                  {CompileError(), Correct(2.0)}, {-3.0, 0.7});
   ASSERT_TRUE(seeds.ok());
   EXPECT_EQ(*seeds, (std::vector<int>{1, 2}));
-  auto repairs = tree.AddExpansion(
-      1, PromptMode::kDebug, {Failed(eval::EvalStatus::kIncorrect, 0.5), Correct(1.1)}, {-2.0, 0.1});
+  auto repairs =
+      tree.AddExpansion(1, PromptMode::kDebug,
+                        {Failed(eval::EvalStatus::kIncorrect, 0.5), Correct(1.1)}, {-2.0, 0.1});
   ASSERT_TRUE(repairs.ok());
   EXPECT_EQ(*repairs, (std::vector<int>{3, 4}));
 
@@ -89,7 +90,8 @@ TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
 TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
   Tree tree;
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
-                                {Failed(eval::EvalStatus::kIncorrect, 0.1), CompileError()}, {-2, -3})
+                                {Failed(eval::EvalStatus::kIncorrect, 0.1), CompileError()},
+                                {-2, -3})
                   .ok());
   EXPECT_EQ(tree.BestNode(), std::nullopt);
   // A correct node without timing is still a solution, below any timed one.
@@ -133,8 +135,9 @@ TEST(TreeTest, AwareBestIsTheFrugalestOfTheKernelsAsFastAsTheFastest) {
   EXPECT_EQ(tree.BestNode(), 4);
   // Without energy (off, measure) the best is the fastest.
   Tree plain;
-  ASSERT_TRUE(plain.AddExpansion(Tree::kRootId, PromptMode::kInitial,
-                                 {Correct(2.29), Correct(2.31)}, {0.8, 0.8})
+  ASSERT_TRUE(plain
+                  .AddExpansion(Tree::kRootId, PromptMode::kInitial, {Correct(2.29), Correct(2.31)},
+                                {0.8, 0.8})
                   .ok());
   EXPECT_EQ(plain.BestNode(), 2);
 }
@@ -169,10 +172,11 @@ Tree RichTree() {
                                 {seed, wrong, Failed(eval::EvalStatus::kTimeout)},
                                 {std::log(1.0 / 3.0), -2.0, -3.0})
                   .ok());
-  EXPECT_TRUE(tree.AddExpansion(2, PromptMode::kDebug,
-                                {CompileError(), Failed(eval::EvalStatus::kRuntimeError), CompileError()},
-                                {-3, -3, -3})
-                  .ok());
+  EXPECT_TRUE(
+      tree.AddExpansion(2, PromptMode::kDebug,
+                        {CompileError(), Failed(eval::EvalStatus::kRuntimeError), CompileError()},
+                        {-3, -3, -3})
+          .ok());
   EXPECT_TRUE(tree.AddExpansion(1, PromptMode::kOptimize, {Correct(0.7)}, {std::log(0.7)}).ok());
   tree.MarkTerminal(2);
   return tree;

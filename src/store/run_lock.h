@@ -14,7 +14,6 @@
 
 namespace kernelpro::store {
 
-
 class RunDirectoryLock {
  public:
   // Takes the lock of `run_dir` (created if missing) for `command` ("optimize", "resume"), without

@@ -23,8 +23,8 @@ Result<Json> CachedBaselines(eval::Executor& executor, const std::string& proble
                              const std::string& problem_sha256, const std::string& gpu_name) {
   const eval::EvalOptions& o = executor.options();
   // What the times depend on besides the problem and the GPU model.
-  const Json timing = {{"device", o.device},          {"trials", o.timing_trials},
-                       {"rounds", o.timing_rounds},   {"inputs", o.timing_inputs},
+  const Json timing = {{"device", o.device},           {"trials", o.timing_trials},
+                       {"rounds", o.timing_rounds},    {"inputs", o.timing_inputs},
                        {"flush_bytes", o.flush_bytes}, {"seed", o.seed},
                        {"init_seed", o.init_seed}};
   const std::string file = o.cache_dir + "/baselines/" + Slug(gpu_name) + "/" +
@@ -38,17 +38,17 @@ Result<Json> CachedBaselines(eval::Executor& executor, const std::string& proble
   }
   auto measured = executor.MeasureBaselines(problem_path);
   if (!measured.ok()) return measured.status();
-  Json out = {{"eager_ms", measured->eager.summary.median},
-              {"compile_ms", measured->compiled.summary.median},
-              {"compile_speedup", measured->compile_speedup.estimate},
-              {"compile_speedup_interval",
-               {measured->compile_speedup.low, measured->compile_speedup.high}},
-              {"calls_per_side", measured->eager.summary.count},
-              {"rounds", measured->eager.block_medians.size()},
-              {"method", measured->method},
-              {"gpu_name", gpu_name},
-              {"timing", timing},
-              {"measured_at", IsoTime(NowSeconds())}};
+  Json out = {
+      {"eager_ms", measured->eager.summary.median},
+      {"compile_ms", measured->compiled.summary.median},
+      {"compile_speedup", measured->compile_speedup.estimate},
+      {"compile_speedup_interval", {measured->compile_speedup.low, measured->compile_speedup.high}},
+      {"calls_per_side", measured->eager.summary.count},
+      {"rounds", measured->eager.block_medians.size()},
+      {"method", measured->method},
+      {"gpu_name", gpu_name},
+      {"timing", timing},
+      {"measured_at", IsoTime(NowSeconds())}};
   (void)WriteJsonFile(file, out);  // a cache: a failed write only means measuring again
   out["cached"] = false;
   out["file"] = file;

@@ -62,9 +62,9 @@ Json MeasurementEnvironment(const std::string& device, const std::string& gpu) {
   process.limits.wall_timeout = std::chrono::seconds(30);
   auto ran = RunProcess(process);
   if (!ran.ok() || !ran->started || !ran->exited || ran->exit_code != 0) {
-    env["error"] = !ran.ok()             ? ran.status().message()
-                   : !ran->started       ? "nvidia-smi is not on PATH"
-                                         : "nvidia-smi " + ran->Describe() + ": " +
+    env["error"] = !ran.ok()       ? ran.status().message()
+                   : !ran->started ? "nvidia-smi is not on PATH"
+                                   : "nvidia-smi " + ran->Describe() + ": " +
                                          std::string(Trim(ran->stderr_text + ran->stdout_text));
     return env;
   }
@@ -79,8 +79,8 @@ Json MeasurementEnvironment(const std::string& device, const std::string& gpu) {
     }
     char* end = nullptr;
     double number = std::strtod(v.c_str(), &end);
-    const bool numeric = end && *end == '\0' && std::string(kFields[i].second).find("mhz") !=
-                                                    std::string::npos;
+    const bool numeric =
+        end && *end == '\0' && std::string(kFields[i].second).find("mhz") != std::string::npos;
     env[kFields[i].second] = numeric ? Json(number) : Json(v);
   }
   return env;

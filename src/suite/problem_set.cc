@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
-
-#include <regex>
 
 namespace kernelpro::suite {
 namespace fs = std::filesystem;
@@ -49,7 +48,8 @@ void Collect(const fs::path& dir, int level, const std::string& prefix,
     SuiteProblem p;
     p.level = level;
     // A problem file, or a CUDA program (docs/programs.md); a folder holding either.
-    const fs::path in_folder = IsFile(entry / "problem.py") ? entry / "problem.py" : entry / "problem.cu";
+    const fs::path in_folder =
+        IsFile(entry / "problem.py") ? entry / "problem.py" : entry / "problem.cu";
     if (IsFile(entry) && (entry.extension() == ".py" || entry.extension() == ".cu")) {
       p.name = entry.stem().string();
       p.path = fs::absolute(entry).lexically_normal().string();

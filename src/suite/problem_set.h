@@ -33,11 +33,11 @@
 namespace kernelpro::suite {
 
 struct SuiteProblem {
-  std::string key;   // "level1/19_ReLU", "19_ReLU", "swish": unique in the suite
-  std::string name;  // the file stem, or the folder's name for DIR/NAME/problem.py
-  int level = 0;     // 0: no level
+  std::string key;          // "level1/19_ReLU", "19_ReLU", "swish": unique in the suite
+  std::string name;         // the file stem, or the folder's name for DIR/NAME/problem.py
+  int level = 0;            // 0: no level
   std::optional<int> task;  // KernelBench's task number
-  std::string path;  // absolute path of the problem file
+  std::string path;         // absolute path of the problem file
 };
 
 struct ProblemFilter {

@@ -1,9 +1,9 @@
 #include "suite/problem_set.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace kernelpro::suite {
 namespace {
@@ -43,7 +43,7 @@ TEST_F(ProblemSetTest, LevelFoldersGiveLevelsAndKernelBenchTaskNumbers) {
   ASSERT_TRUE(problems.ok()) << problems.status().message();
   // By level, then task number (2 before 10, not as text).
   EXPECT_EQ(Keys(*problems), (std::vector<std::string>{"level1/2_ReLU", "level1/10_Softmax",
-                                                        "level2/3_Fused", "L3/1_Mlp"}));
+                                                       "level2/3_Fused", "L3/1_Mlp"}));
   EXPECT_EQ((*problems)[1].level, 1);
   EXPECT_EQ((*problems)[1].task, 10);
   EXPECT_EQ((*problems)[3].level, 3);

@@ -38,11 +38,21 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
     TaskStatus s = ReadTaskStatus(dir, task.id, now);
     ++p.total;
     switch (s.state) {
-      case TaskState::kDone: ++p.done; break;
-      case TaskState::kFailed: ++p.failed; break;
-      case TaskState::kRunning: ++p.running; break;
-      case TaskState::kInterrupted: ++p.interrupted; break;
-      case TaskState::kPending: ++p.pending; break;
+      case TaskState::kDone:
+        ++p.done;
+        break;
+      case TaskState::kFailed:
+        ++p.failed;
+        break;
+      case TaskState::kRunning:
+        ++p.running;
+        break;
+      case TaskState::kInterrupted:
+        ++p.interrupted;
+        break;
+      case TaskState::kPending:
+        ++p.pending;
+        break;
     }
     if (s.result) {
       if (JsonGet<bool>(*s.result, "correct", false)) ++p.correct;
@@ -82,8 +92,7 @@ std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblem
   return out;
 }
 
-Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
-                                                 const SuiteManifest& manifest,
+Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const SuiteManifest& manifest,
                                                  const std::string& baseline) {
   if (baseline != "eager" && baseline != "compile") {
     return Status::InvalidArgument("--baseline must be eager or compile, not '" + baseline + "'");
@@ -175,8 +184,8 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
       row.run_report = JsonGet<std::string>(r, "run_report", "");
     } else if (results.size() < static_cast<std::size_t>(tasks_of[i])) {
       row.status = "pending";
-      row.message = std::to_string(results.size()) + " of " + std::to_string(tasks_of[i]) +
-                    " tasks finished";
+      row.message =
+          std::to_string(results.size()) + " of " + std::to_string(tasks_of[i]) + " tasks finished";
     } else {
       // Every task finished without a kernel that can be scored: the first's failure.
       const Json& r = results.front();

@@ -16,8 +16,8 @@ namespace kernelpro::suite {
 // Counts and timing of a suite's tasks now.
 struct SuiteProgress {
   int total = 0, done = 0, failed = 0, running = 0, interrupted = 0, pending = 0;
-  int correct = 0;                 // done tasks with a correct kernel
-  double elapsed_s = 0;            // from the first task's start to now (or to the last finish)
+  int correct = 0;                    // done tasks with a correct kernel
+  double elapsed_s = 0;               // from the first task's start to now (or to the last finish)
   std::optional<double> remaining_s;  // estimate: mean task time x tasks left / tasks at once
   std::vector<std::pair<std::string, TaskStatus>> tasks;  // in manifest order
 };
@@ -26,8 +26,7 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
 // "eager" or "compile" (`--baseline`): what the rows' speedups are against. Against torch.compile
 // a row's speedup is its speedup over eager divided by torch.compile's own speedup over eager,
 // measured once per problem and GPU model (the task result's "baselines").
-Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir,
-                                                 const SuiteManifest& manifest,
+Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const SuiteManifest& manifest,
                                                  const std::string& baseline);
 
 // The statistics' view of the rows.

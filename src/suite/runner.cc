@@ -30,9 +30,11 @@ namespace {
 
 // How far a failed candidate got, for the status of a task none of whose candidates is correct.
 int Progress(const std::string& status) {
-  static const std::map<std::string, int> kOrder = {
-      {"incorrect", 5}, {"runtime_error", 4}, {"timeout", 3}, {"compile_error", 2},
-      {"llm_error", 1}};
+  static const std::map<std::string, int> kOrder = {{"incorrect", 5},
+                                                    {"runtime_error", 4},
+                                                    {"timeout", 3},
+                                                    {"compile_error", 2},
+                                                    {"llm_error", 1}};
   auto it = kOrder.find(status);
   return it == kOrder.end() ? 0 : it->second;
 }
@@ -102,9 +104,8 @@ class Heartbeats {
 
 Json BaseResult(const SuiteManifest& manifest, const SuiteTask& task) {
   const SuiteProblem& p = manifest.problems[task.problem];
-  return {{"task", task.id},   {"problem", p.key},       {"name", p.name},
-          {"level", p.level},  {"mode", manifest.mode},  {"seed", task.seed},
-          {"host", HostName()}};
+  return {{"task", task.id},       {"problem", p.key},  {"name", p.name},    {"level", p.level},
+          {"mode", manifest.mode}, {"seed", task.seed}, {"host", HostName()}};
 }
 
 // The hidden test hook: KERNELPRO_TEST_KILL_AFTER_VERDICTS=N ends the process with SIGKILL right
@@ -140,9 +141,8 @@ Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const Suite
       return failed;
     }
     Json verdict = ToJson(report->results.front());
-    verdict["reference"] = {
-        {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
-        {"notes", JsonGet<Json>(report->reference, "notes", Json::array())}};
+    verdict["reference"] = {{"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
+                            {"notes", JsonGet<Json>(report->reference, "notes", Json::array())}};
     if (Status s = WriteJsonFile(saved, verdict); !s.ok()) {
       Json failed = BaseResult(manifest, task);
       failed["status"] = "error";
@@ -172,7 +172,8 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   const store::RunLayout layout(run_dir);
   if (fs::exists(layout.html_report())) result["run_report"] = dir.Relative(layout.html_report());
   FurthestFailure furthest;
-  for (const auto& [id, info] : (*run)->nodes) furthest.Consider(eval::EvalStatusName(info.status), "");
+  for (const auto& [id, info] : (*run)->nodes)
+    furthest.Consider(eval::EvalStatusName(info.status), "");
   auto verdict = report::JudgeBest((*run)->tree, &(*run)->nodes);
   if (!verdict) {
     result["status"] = furthest.status;
@@ -190,16 +191,17 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   // The reference's own median is not kept per node, and is not made up from the ratio here.
   if (best.candidate_ms) result["kernel_ms"] = *best.candidate_ms;
   if (fs::exists(layout.best_kernel())) result["best"] = dir.Relative(layout.best_kernel());
-  result["timing_method"] = "as the run measured its best node (interleaved rounds against the "
-                            "reference)";
+  result["timing_method"] =
+      "as the run measured its best node (interleaved rounds against the "
+      "reference)";
 }
 
 Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
                      const RunnerOptions& options, const std::string& gpu) {
   ProcessOptions process;
   process.argv = OptimizeArgv(dir, manifest, task,
-                              options.kernelpro.empty() ? SelfExecutable() : options.kernelpro,
-                              gpu, options.child_args);
+                              options.kernelpro.empty() ? SelfExecutable() : options.kernelpro, gpu,
+                              options.child_args);
   process.capture_bytes = 256 * 1024;
   auto ran = RunProcess(process);
   Json result = BaseResult(manifest, task);
@@ -301,9 +303,9 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
   if (best < 0) {
     result["status"] = furthest.status;
     result["correct"] = false;
-    result["message"] = verdicts.empty() ? "no candidate file for this problem in " +
-                                               manifest.candidates_dir
-                                         : furthest.message;
+    result["message"] = verdicts.empty()
+                            ? "no candidate file for this problem in " + manifest.candidates_dir
+                            : furthest.message;
     return result;
   }
   const Json& v = verdicts[best];
@@ -348,8 +350,8 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
 
   // GPUs for optimize children (the executor leases its own in eval mode).
   eval::GpuPool pool(options.gpus);
-  const int workers = options.gpus.empty() ? std::max(1, options.parallel)
-                                           : static_cast<int>(options.gpus.size());
+  const int workers =
+      options.gpus.empty() ? std::max(1, options.parallel) : static_cast<int>(options.gpus.size());
   Heartbeats heartbeats(dir);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
@@ -393,8 +395,9 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       if (!claimed.ok() || !*claimed) {
         std::lock_guard<std::mutex> lock(mu);
         ++summary.held_elsewhere;
-        say(task.id + ": " + (claimed.ok() ? "held by another process; left to it"
-                                           : "cannot claim: " + claimed.status().message()));
+        say(task.id + ": " +
+            (claimed.ok() ? "held by another process; left to it"
+                          : "cannot claim: " + claimed.status().message()));
         continue;
       }
       heartbeats.Add(task.id);
@@ -431,12 +434,11 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       }
       result["environment"] = environment_of(gpu);
       if (options.baselines && JsonGet<std::string>(result, "status", "") != "error") {
-        result["baselines"] =
-            options.baselines(manifest.problems[task.problem],
-                              task.problem < manifest.problem_sha256.size()
-                                  ? manifest.problem_sha256[task.problem]
-                                  : "",
-                              result["environment"]);
+        result["baselines"] = options.baselines(manifest.problems[task.problem],
+                                                task.problem < manifest.problem_sha256.size()
+                                                    ? manifest.problem_sha256[task.problem]
+                                                    : "",
+                                                result["environment"]);
       }
       result["started_at"] = IsoTime(start);
       result["finished_at"] = IsoTime(NowSeconds());
@@ -474,8 +476,9 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   work();
   for (std::thread& t : threads) t.join();
   if (stop) {
-    return Status::Unavailable(fatal + " (no task was marked failed; run the suite again once "
-                                       "the device is there)");
+    return Status::Unavailable(fatal +
+                               " (no task was marked failed; run the suite again once "
+                               "the device is there)");
   }
   return summary;
 }

@@ -10,7 +10,7 @@
 //             verdict written to tasks/<task>/candidates/NNN.json as soon as it is known, so a
 //             kill loses at most the candidate being evaluated (its build is cached); the task's
 //             result is the best correct candidate.
-//   optimize  a child `kernelpro optimize --problem P --run-dir tasks/<task>/run [--seed S] ...` (or
+//   optimize  a child `kernelpro optimize --problem P --run-dir tasks/<task>/run ...` (or
 //             `kernelpro resume` of that run when it already recorded exchanges: nothing redone),
 //             on one GPU of the pool; the task's result is the run's best kernel as the run
 //             measured it.

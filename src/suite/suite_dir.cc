@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 Json ProblemJson(const SuiteProblem& p, const std::string& sha) {
-  Json j = {{"key", p.key}, {"name", p.name}, {"level", p.level}, {"path", p.path},
-            {"sha256", sha}};
+  Json j = {
+      {"key", p.key}, {"name", p.name}, {"level", p.level}, {"path", p.path}, {"sha256", sha}};
   j["task"] = p.task ? Json(*p.task) : Json(nullptr);
   return j;
 }
@@ -60,8 +60,9 @@ std::string FirstDifference(const Json& a, const Json& b, const std::string& at)
         return d;
       }
     }
-    return a.size() == b.size() ? "" : at + " (" + std::to_string(a.size()) + " vs " +
-                                           std::to_string(b.size()) + " entries)";
+    return a.size() == b.size() ? ""
+                                : at + " (" + std::to_string(a.size()) + " vs " +
+                                      std::to_string(b.size()) + " entries)";
   }
   return a == b ? "" : at;
 }
@@ -207,7 +208,8 @@ Result<SuiteManifest> OpenSuite(const SuiteDir& dir, bool check_problems) {
   auto json = ReadJsonFile(dir.manifest());
   if (!json.ok()) {
     if (json.status().code() == Status::Code::kNotFound) {
-      return Status::NotFound(dir.dir() + " holds no suite (no suite.json); start one with "
+      return Status::NotFound(dir.dir() +
+                              " holds no suite (no suite.json); start one with "
                               "`kernelpro suite eval` or `kernelpro suite optimize`");
     }
     return Status::InvalidArgument(dir.manifest() + ": " + json.status().message());
@@ -230,11 +232,10 @@ Result<SuiteManifest> CreateOrOpenSuite(const SuiteDir& dir, const SuiteManifest
     SuiteManifest wanted = requested;
     wanted.problem_sha256 = stored->problem_sha256;
     if (Identity(*stored) != Identity(wanted)) {
-      return Status::InvalidArgument(
-          dir.dir() + " holds another suite (" +
-          FirstDifference(Identity(*stored), Identity(wanted), "") +
-          " differs); continue it with `kernelpro suite resume " + dir.dir() +
-          "`, or give another --dir");
+      return Status::InvalidArgument(dir.dir() + " holds another suite (" +
+                                     FirstDifference(Identity(*stored), Identity(wanted), "") +
+                                     " differs); continue it with `kernelpro suite resume " +
+                                     dir.dir() + "`, or give another --dir");
     }
     return stored;
   }
@@ -242,7 +243,8 @@ Result<SuiteManifest> CreateOrOpenSuite(const SuiteDir& dir, const SuiteManifest
   m.problem_sha256.clear();
   for (const SuiteProblem& p : m.problems) {
     auto sha = FileSha(p.path);
-    if (!sha.ok()) return Status::InvalidArgument("problem " + p.key + ": " + sha.status().message());
+    if (!sha.ok())
+      return Status::InvalidArgument("problem " + p.key + ": " + sha.status().message());
     m.problem_sha256.push_back(*sha);
   }
   m.created_at = IsoTime(NowSeconds());
@@ -323,11 +325,16 @@ void ReleaseClaim(const SuiteDir& dir, const std::string& task) {
 
 const char* TaskStateName(TaskState state) {
   switch (state) {
-    case TaskState::kPending: return "pending";
-    case TaskState::kRunning: return "running";
-    case TaskState::kInterrupted: return "interrupted";
-    case TaskState::kDone: return "done";
-    case TaskState::kFailed: return "failed";
+    case TaskState::kPending:
+      return "pending";
+    case TaskState::kRunning:
+      return "running";
+    case TaskState::kInterrupted:
+      return "interrupted";
+    case TaskState::kDone:
+      return "done";
+    case TaskState::kFailed:
+      return "failed";
   }
   return "pending";
 }
@@ -338,7 +345,7 @@ TaskStatus ReadTaskStatus(const SuiteDir& dir, const std::string& task, double n
   if (auto result = ReadJsonFile(dir.result(task)); result.ok()) {
     status.result = *result;
     status.state = JsonGet<std::string>(*result, "status", "") == "error" ? TaskState::kFailed
-                                                                         : TaskState::kDone;
+                                                                          : TaskState::kDone;
     // A retry of a failed task is running: show it as such.
     if (status.state == TaskState::kFailed && status.claim && !ClaimIsStale(*status.claim, now)) {
       status.state = TaskState::kRunning;

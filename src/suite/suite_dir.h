@@ -33,14 +33,14 @@
 namespace kernelpro::suite {
 
 struct SuiteTask {
-  std::string id;           // "level1/19_ReLU", "level1/19_ReLU/seed-2"
-  std::size_t problem = 0;  // index into SuiteManifest::problems
-  std::uint64_t seed = 0;   // optimize: the run's --seed
+  std::string id;                       // "level1/19_ReLU", "level1/19_ReLU/seed-2"
+  std::size_t problem = 0;              // index into SuiteManifest::problems
+  std::uint64_t seed = 0;               // optimize: the run's --seed
   std::vector<std::string> candidates;  // eval: absolute candidate files (may be empty)
 };
 
 struct SuiteManifest {
-  std::string mode;  // "eval" | "optimize"
+  std::string mode;            // "eval" | "optimize"
   std::string problems_dir;    // absolute, as given
   std::string candidates_dir;  // eval: absolute, as given
   std::vector<SuiteProblem> problems;

@@ -1,12 +1,11 @@
 #include "suite/suite_dir.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace kernelpro::suite {
 namespace {

@@ -20,7 +20,8 @@ const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
 struct Recording {
   std::string dir, name;
-  roofline::Bottleneck bottleneck;  // the class Stage 1 gives the problem (see tests/fixtures/*/README.md)
+  roofline::Bottleneck
+      bottleneck;  // the class Stage 1 gives the problem (see tests/fixtures/*/README.md)
 };
 
 const Recording kRecordings[] = {
@@ -53,7 +54,8 @@ TEST(GuidanceGoldenTest, EveryRecordingRendersAsReviewed) {
   const bool update = std::getenv("KERNELPRO_UPDATE_GOLDEN") != nullptr;
   ToolRegistry registry = BuiltinRegistry();
   for (const Recording& r : kRecordings) {
-    profile::Metrics metrics = profile::CollectFromArtifacts(profile::ArtifactsIn(kRoot + "/" + r.dir, r.name));
+    profile::Metrics metrics =
+        profile::CollectFromArtifacts(profile::ArtifactsIn(kRoot + "/" + r.dir, r.name));
     AnalysisOptions options;
     options.bottleneck = r.bottleneck;
     std::string text = RenderGuidance(registry.Analyze(metrics, options));

@@ -28,11 +28,11 @@ extern "C" {
 #define KERNELPRO_TOOL_PLUGIN_ABI_VERSION 1
 
 typedef struct kp_metrics {
-  const void* state;                                           /* kernelpro's, opaque */
-  int (*has)(const void* state, const char* name);             /* 1 when present */
-  double (*get)(const void* state, const char* name);          /* NaN when absent */
-  const char* bottleneck; /* Stage-1 class: "compute", "memory", "latency", "mixed" or "" */
-  int sm_major;           /* 9 on Hopper; 0 when unknown */
+  const void* state;                                  /* kernelpro's, opaque */
+  int (*has)(const void* state, const char* name);    /* 1 when present */
+  double (*get)(const void* state, const char* name); /* NaN when absent */
+  const char* bottleneck;   /* Stage-1 class: "compute", "memory", "latency", "mixed" or "" */
+  int sm_major;             /* 9 on Hopper; 0 when unknown */
   const double* thresholds; /* the tool's thresholds after overrides, in declaration order */
 } kp_metrics;
 
@@ -48,8 +48,8 @@ typedef struct kp_observed {
 } kp_observed;
 
 typedef struct kp_tool_output {
-  int triggered;            /* 0: the bottleneck is absent; the rest is ignored */
-  const char* severity;     /* "critical", "high", "medium" or "low" */
+  int triggered;        /* 0: the bottleneck is absent; the rest is ignored */
+  const char* severity; /* "critical", "high", "medium" or "low" */
   const char* title;
   const char* summary;
   const char* root_cause;
@@ -62,14 +62,14 @@ typedef struct kp_tool_output {
 
 typedef struct kp_threshold {
   const char* name;
-  double value;             /* the default */
+  double value; /* the default */
   const char* unit;
   const char* description;
 } kp_threshold;
 
 typedef struct kp_tool {
-  const char* name;         /* unique, snake_case */
-  const char* source;       /* "ncu", "timeline", "sass" or "energy" */
+  const char* name;   /* unique, snake_case */
+  const char* source; /* "ncu", "timeline", "sass" or "energy" */
   const char* description;
   const char* const* required_metrics;
   int required_count;

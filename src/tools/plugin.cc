@@ -139,7 +139,8 @@ Result<std::vector<std::unique_ptr<ProfilingTool>>> LoadToolPlugin(const std::st
       bottlenecks.push_back(*parsed);
     }
     if (t.bottleneck_count == 0)
-      bottlenecks.assign(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks));
+      bottlenecks.assign(std::begin(roofline::kAllBottlenecks),
+                         std::end(roofline::kAllBottlenecks));
     out.push_back(std::make_unique<PluginTool>(t, *source, std::move(bottlenecks), name));
   }
   return out;  // the handle stays open: the tools point into the library

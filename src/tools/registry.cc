@@ -23,7 +23,8 @@ const ProfilingTool* ToolRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
-bool ToolRegistry::Runs(const ProfilingTool& tool, const std::optional<roofline::Bottleneck>& bottleneck) {
+bool ToolRegistry::Runs(const ProfilingTool& tool,
+                        const std::optional<roofline::Bottleneck>& bottleneck) {
   if (tool.source() == ToolSource::kEnergy || !bottleneck) return true;
   std::vector<roofline::Bottleneck> affinity = tool.bottlenecks();
   return std::find(affinity.begin(), affinity.end(), *bottleneck) != affinity.end();
@@ -72,7 +73,8 @@ ToolContext MakeToolContext(const profile::Metrics& metrics, const MetricSet& se
   return context;
 }
 
-Analysis ToolRegistry::Analyze(const profile::Metrics& metrics, const AnalysisOptions& options) const {
+Analysis ToolRegistry::Analyze(const profile::Metrics& metrics,
+                               const AnalysisOptions& options) const {
   Analysis analysis;
   analysis.bottleneck = options.bottleneck;
   MetricSet set = BuildMetricSet(metrics);
@@ -119,7 +121,8 @@ Json ToJson(const Analysis& analysis) {
     skipped.push_back(
         {{"tool", o.tool}, {"source", ToolSourceName(o.source)}, {"reason", o.skip_reason}});
   }
-  return {{"bottleneck", analysis.bottleneck ? Json(roofline::BottleneckName(*analysis.bottleneck)) : Json()},
+  return {{"bottleneck",
+           analysis.bottleneck ? Json(roofline::BottleneckName(*analysis.bottleneck)) : Json()},
           {"findings", findings},
           {"skipped", skipped},
           {"quiet", analysis.quiet},

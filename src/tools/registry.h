@@ -23,8 +23,8 @@ namespace kernelpro::tools {
 
 struct AnalysisOptions {
   std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset runs every speed tool
-  bool energy = true;                    // run the energy-only tools
-  ThresholdOverrides overrides;          // tool -> threshold -> value
+  bool energy = true;                              // run the energy-only tools
+  ThresholdOverrides overrides;                    // tool -> threshold -> value
 };
 
 // Everything one analysis produced, in the registry's order.
@@ -46,7 +46,8 @@ class ToolRegistry {
   const ProfilingTool* Find(std::string_view name) const;
 
   // Whether `tool` runs for `bottleneck` (unset: every non-energy tool runs).
-  static bool Runs(const ProfilingTool& tool, const std::optional<roofline::Bottleneck>& bottleneck);
+  static bool Runs(const ProfilingTool& tool,
+                   const std::optional<roofline::Bottleneck>& bottleneck);
 
   // Thresholds every Analyze applies unless AnalysisOptions::overrides sets the same one: how a
   // front end configures a run's tools once (--threshold), for every analysis made with this

@@ -11,8 +11,8 @@ namespace {
 // A tool that triggers when "x" exceeds its threshold, with a configurable source and affinity.
 class FakeTool : public ProfilingTool {
  public:
-  FakeTool(std::string name, ToolSource source, std::vector<roofline::Bottleneck> affinity, int priority,
-           Severity severity)
+  FakeTool(std::string name, ToolSource source, std::vector<roofline::Bottleneck> affinity,
+           int priority, Severity severity)
       : name_(std::move(name)),
         source_(source),
         affinity_(std::move(affinity)),
@@ -53,14 +53,16 @@ profile::Metrics Timeline(double end_to_end_us) {
 
 ToolRegistry FakeRegistry() {
   ToolRegistry r;
-  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu, std::vector{roofline::Bottleneck::kMemory},
-                                   10, Severity::kLow));
+  r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu,
+                                   std::vector{roofline::Bottleneck::kMemory}, 10, Severity::kLow));
   r.Add(std::make_unique<FakeTool>("compute_high", ToolSource::kNcu,
-                                   std::vector{roofline::Bottleneck::kCompute}, 10, Severity::kHigh));
+                                   std::vector{roofline::Bottleneck::kCompute}, 10,
+                                   Severity::kHigh));
   r.Add(std::make_unique<FakeTool>(
       "any_high_p90", ToolSource::kTimeline,
-      std::vector<roofline::Bottleneck>(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks)), 90,
-      Severity::kHigh));
+      std::vector<roofline::Bottleneck>(std::begin(roofline::kAllBottlenecks),
+                                        std::end(roofline::kAllBottlenecks)),
+      90, Severity::kHigh));
   r.Add(std::make_unique<FakeTool>("energy_critical", ToolSource::kEnergy,
                                    std::vector<roofline::Bottleneck>{}, 99, Severity::kCritical));
   return r;
@@ -74,8 +76,8 @@ std::vector<std::string> Names(const std::vector<ToolOutput>& outs) {
 
 TEST(RegistryTest, DuplicateNamesAreRefused) {
   ToolRegistry r = FakeRegistry();
-  Status s = r.Add(std::make_unique<FakeTool>("memory_low", ToolSource::kNcu,
-                                              std::vector<roofline::Bottleneck>{}, 1, Severity::kLow));
+  Status s = r.Add(std::make_unique<FakeTool>(
+      "memory_low", ToolSource::kNcu, std::vector<roofline::Bottleneck>{}, 1, Severity::kLow));
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(r.tools().size(), 4u);
 }

@@ -190,7 +190,8 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
       spec.bottlenecks.push_back(*b);
     }
   } else {
-    spec.bottlenecks.assign(std::begin(roofline::kAllBottlenecks), std::end(roofline::kAllBottlenecks));
+    spec.bottlenecks.assign(std::begin(roofline::kAllBottlenecks),
+                            std::end(roofline::kAllBottlenecks));
   }
   if (const toml::node* p = t.get("priority")) {
     if (!p->is_integer()) return Status::InvalidArgument(where + ": 'priority' must be an integer");

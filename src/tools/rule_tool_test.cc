@@ -28,7 +28,8 @@ TEST(RuleToolTest, TheExampleFileLoadsAndDescribesItsTools) {
   ASSERT_NE(l2, nullptr);
   EXPECT_EQ(l2->source(), ToolSource::kNcu);
   EXPECT_EQ(l2->priority(), 40);
-  EXPECT_EQ(l2->bottlenecks(), (std::vector<roofline::Bottleneck>{roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed}));
+  EXPECT_EQ(l2->bottlenecks(), (std::vector<roofline::Bottleneck>{roofline::Bottleneck::kMemory,
+                                                                  roofline::Bottleneck::kMixed}));
   // Required by default: every metric its expressions and templates read, none of its lets.
   EXPECT_EQ(l2->required_metrics(),
             (std::vector<std::string>{"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"}));

@@ -114,9 +114,10 @@ using ThresholdOverrides = std::map<std::string, std::map<std::string, double>, 
 // What a tool may know besides the metrics.
 struct ToolContext {
   std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset when unknown
-  std::string arch;                      // "sm_90a" (SASS view) or "" when unknown
-  int sm_major = 0;                      // 9 for Hopper; 0 when unknown
-  const profile::Metrics* metrics = nullptr;      // the full record, for per-kernel detail (may be null)
+  std::string arch;                                // "sm_90a" (SASS view) or "" when unknown
+  int sm_major = 0;                                // 9 for Hopper; 0 when unknown
+  const profile::Metrics* metrics =
+      nullptr;  // the full record, for per-kernel detail (may be null)
   ThresholdOverrides overrides;
 };
 

@@ -22,7 +22,8 @@ class BranchDivergenceTool : public ProfilingTool {
             {"very_low", 16, "threads", "below this: high (half the SIMT lanes wasted)"}};
   }
   std::vector<roofline::Bottleneck> bottlenecks() const override {
-    return {roofline::Bottleneck::kCompute, roofline::Bottleneck::kLatency, roofline::Bottleneck::kMixed};
+    return {roofline::Bottleneck::kCompute, roofline::Bottleneck::kLatency,
+            roofline::Bottleneck::kMixed};
   }
   int priority() const override { return 60; }
 

@@ -30,12 +30,13 @@ std::string FilterTable(const std::vector<std::unique_ptr<ProfilingTool>>& tools
                 std::find(marks.begin(), marks.end(), b) != marks.end();
       return std::string(in ? "x" : ".");
     };
-    std::string row =
-        "//   " + tool->name() + std::string(30 - tool->name().size(), ' ') + " " +
-        std::string(ToolSourceName(tool->source())) +
-        std::string(9 - ToolSourceName(tool->source()).size(), ' ') + " " +
-        Center(mark(roofline::Bottleneck::kCompute), 7) + " " + Center(mark(roofline::Bottleneck::kMemory), 6) + " " +
-        Center(mark(roofline::Bottleneck::kLatency), 7) + " " + Center(mark(roofline::Bottleneck::kMixed), 5);
+    std::string row = "//   " + tool->name() + std::string(30 - tool->name().size(), ' ') + " " +
+                      std::string(ToolSourceName(tool->source())) +
+                      std::string(9 - ToolSourceName(tool->source()).size(), ' ') + " " +
+                      Center(mark(roofline::Bottleneck::kCompute), 7) + " " +
+                      Center(mark(roofline::Bottleneck::kMemory), 6) + " " +
+                      Center(mark(roofline::Bottleneck::kLatency), 7) + " " +
+                      Center(mark(roofline::Bottleneck::kMixed), 5);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out << row << "\n";
   }

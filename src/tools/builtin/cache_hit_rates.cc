@@ -46,8 +46,8 @@ class CacheHitRatesTool : public ProfilingTool {
            "reuse exists)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {S(profile::kNcuGlobalLoadSectors), S(profile::kNcuDramBytesRead), kL1HitRate, kL2HitRate,
-            kSharedLdWavefronts};
+    return {S(profile::kNcuGlobalLoadSectors), S(profile::kNcuDramBytesRead), kL1HitRate,
+            kL2HitRate, kSharedLdWavefronts};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"min_reuse", 3, "x",

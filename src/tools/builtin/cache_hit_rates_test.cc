@@ -56,7 +56,8 @@ TEST(CacheHitRatesToolTest, StreamingStagedOrHittingStayQuiet) {
   EXPECT_FALSE(testing::Run(*tool, Caches(12, 0, 88, 100), Memory()).triggered);
   // Not memory-heavy: compute-bound class, or no class and SM throughput leading.
   EXPECT_FALSE(
-      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kCompute)).triggered);
+      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kCompute))
+          .triggered);
   MetricSet m = Caches(5, 10, 40);
   m.Set("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 45);
   m.Set("sm__throughput.avg.pct_of_peak_sustained_elapsed", 70);
@@ -64,7 +65,8 @@ TEST(CacheHitRatesToolTest, StreamingStagedOrHittingStayQuiet) {
   m.Set("sm__throughput.avg.pct_of_peak_sustained_elapsed", 20);
   EXPECT_TRUE(testing::Run(*tool, m, testing::ContextFor(std::nullopt)).triggered);
   EXPECT_TRUE(
-      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kMixed)).triggered);
+      testing::Run(*tool, Caches(5, 10, 40), testing::ContextFor(roofline::Bottleneck::kMixed))
+          .triggered);
 }
 
 TEST(CacheHitRatesToolTest, BoundariesAndSeverity) {
@@ -112,7 +114,8 @@ TEST(CacheHitRatesToolTest, Fixtures) {
                            {"h200-profile/record", "cp_async_copy"}}) {
     auto f = testing::LoadFixture(dir, name);
     for (std::optional<roofline::Bottleneck> b :
-         {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory), std::optional<roofline::Bottleneck>()}) {
+         {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory),
+          std::optional<roofline::Bottleneck>()}) {
       ToolOutput out = RunTool(*tool, f.set, f.Context(b));
       EXPECT_FALSE(out.skipped) << name;
       EXPECT_FALSE(out.triggered) << name << ": " << out.summary;

@@ -20,7 +20,8 @@ class DramBandwidthTool : public ProfilingTool {
     return "Memory-bound kernel far below DRAM peak: too few bytes in flight";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(profile::kNcuDramThroughputPct), std::string(profile::kNcuMemoryThroughputPct),
+    return {std::string(profile::kNcuDramThroughputPct),
+            std::string(profile::kNcuMemoryThroughputPct),
             std::string(profile::kNcuSmThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
@@ -32,7 +33,9 @@ class DramBandwidthTool : public ProfilingTool {
             {"attainable", 90, "%",
              "the DRAM share a well-written streaming kernel reaches (for the estimate)"}};
   }
-  std::vector<roofline::Bottleneck> bottlenecks() const override { return {roofline::Bottleneck::kMemory}; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kMemory};
+  }
   int priority() const override { return 68; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {

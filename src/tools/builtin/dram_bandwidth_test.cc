@@ -32,7 +32,8 @@ TEST(DramBandwidthToolTest, BoundariesAndSeverity) {
   EXPECT_EQ(testing::Run(*tool, Dram(59.9), c).severity, Severity::kMedium);
   EXPECT_EQ(testing::Run(*tool, Dram(35), c).severity, Severity::kMedium);
   EXPECT_EQ(testing::Run(*tool, Dram(34.9), c).severity, Severity::kHigh);
-  EXPECT_FALSE(testing::Run(*tool, Dram(44), testing::ContextFor(roofline::Bottleneck::kLatency)).triggered);
+  EXPECT_FALSE(
+      testing::Run(*tool, Dram(44), testing::ContextFor(roofline::Bottleneck::kLatency)).triggered);
 }
 
 TEST(DramBandwidthToolTest, MissingMetricSkipsAndOverride) {
@@ -52,7 +53,8 @@ TEST(DramBandwidthToolTest, Fixtures) {
   EXPECT_TRUE(RunTool(*tool, scalar.set, scalar.Context(roofline::Bottleneck::kMemory)).triggered);
   // Transpose: DRAM at 11 % but L1/L2 at 85 %: the coalescing tool speaks, not this one.
   auto strided = testing::LoadFixture("h200", "k_strided_copy");
-  EXPECT_FALSE(RunTool(*tool, strided.set, strided.Context(roofline::Bottleneck::kMemory)).triggered);
+  EXPECT_FALSE(
+      RunTool(*tool, strided.set, strided.Context(roofline::Bottleneck::kMemory)).triggered);
   for (auto [dir, name] : {std::pair{"h200", "k_swish_vec"},
                            {"h200-profile/profiles", "rms_norm"},
                            {"h200-profile/record", "cp_async_copy"}}) {

@@ -76,7 +76,9 @@ class FastMathIntrinsicsTool : public ProfilingTool {
         {"medium_static_share", 30, "%",
          "estimated IEEE instructions above this share of the static count is a medium finding"}};
   }
-  std::vector<roofline::Bottleneck> bottlenecks() const override { return {roofline::Bottleneck::kMemory}; }
+  std::vector<roofline::Bottleneck> bottlenecks() const override {
+    return {roofline::Bottleneck::kMemory};
+  }
   int priority() const override { return 30; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {

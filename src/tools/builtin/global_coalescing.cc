@@ -48,8 +48,10 @@ class GlobalCoalescingTool : public ProfilingTool {
            "(uncoalesced)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(profile::kNcuGlobalLoadSectors), std::string(profile::kNcuGlobalLoadRequests),
-            std::string(profile::kNcuGlobalStoreSectors), std::string(profile::kNcuGlobalStoreRequests)};
+    return {std::string(profile::kNcuGlobalLoadSectors),
+            std::string(profile::kNcuGlobalLoadRequests),
+            std::string(profile::kNcuGlobalStoreSectors),
+            std::string(profile::kNcuGlobalStoreRequests)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"waste", 2, "x",
@@ -59,15 +61,18 @@ class GlobalCoalescingTool : public ProfilingTool {
             {"min_share", 5, "%", "ops moving less than this share of global sectors are ignored"}};
   }
   std::vector<roofline::Bottleneck> bottlenecks() const override {
-    return {roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed, roofline::Bottleneck::kLatency};
+    return {roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed,
+            roofline::Bottleneck::kLatency};
   }
   int priority() const override { return 78; }
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
     Op ops[2];
-    const char* sectors_names[2] = {profile::kNcuGlobalLoadSectors.data(), profile::kNcuGlobalStoreSectors.data()};
-    const char* request_names[2] = {profile::kNcuGlobalLoadRequests.data(), profile::kNcuGlobalStoreRequests.data()};
+    const char* sectors_names[2] = {profile::kNcuGlobalLoadSectors.data(),
+                                    profile::kNcuGlobalStoreSectors.data()};
+    const char* request_names[2] = {profile::kNcuGlobalLoadRequests.data(),
+                                    profile::kNcuGlobalStoreRequests.data()};
     const char* ratio_names[2] = {kLdRatio, kStRatio};
     const char* sass_prefix[2] = {"sass.global_load", "sass.global_store"};
     double total_sectors = 0;

@@ -23,8 +23,8 @@ inline std::optional<double> Opt(const MetricSet& m, std::string_view name) { re
 // Whether the kernel is memory-heavy: the Stage-1 class says memory (or one of `also`), or, with no
 // class known, the memory side of the roofline leads the compute side and is at least `floor` %
 // busy (a 2 us kernel at 1 % of every peak is latency/launch-bound, not memory-bound).
-inline bool MemoryHeavy(const MetricSet& m, const ToolContext& c, std::vector<roofline::Bottleneck> also = {},
-                        double floor = 40) {
+inline bool MemoryHeavy(const MetricSet& m, const ToolContext& c,
+                        std::vector<roofline::Bottleneck> also = {}, double floor = 40) {
   if (c.bottleneck) {
     if (*c.bottleneck == roofline::Bottleneck::kMemory) return true;
     return std::find(also.begin(), also.end(), *c.bottleneck) != also.end();
@@ -38,7 +38,8 @@ inline bool MemoryHeavy(const MetricSet& m, const ToolContext& c, std::vector<ro
 // Whether the kernel is compute-heavy: class compute or mixed, or (no class) SM throughput leads.
 inline bool ComputeHeavy(const MetricSet& m, const ToolContext& c) {
   if (c.bottleneck)
-    return *c.bottleneck == roofline::Bottleneck::kCompute || *c.bottleneck == roofline::Bottleneck::kMixed;
+    return *c.bottleneck == roofline::Bottleneck::kCompute ||
+           *c.bottleneck == roofline::Bottleneck::kMixed;
   auto mem = m.Find(profile::kNcuMemoryThroughputPct);
   auto sm = m.Find(profile::kNcuSmThroughputPct);
   if (!mem || !sm) return false;

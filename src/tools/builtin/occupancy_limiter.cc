@@ -44,7 +44,8 @@ class OccupancyLimiterTool : public ProfilingTool {
              "SM or memory throughput at or above this: occupancy is not the problem"}};
   }
   std::vector<roofline::Bottleneck> bottlenecks() const override {
-    return {roofline::Bottleneck::kLatency, roofline::Bottleneck::kMemory, roofline::Bottleneck::kMixed, roofline::Bottleneck::kCompute};
+    return {roofline::Bottleneck::kLatency, roofline::Bottleneck::kMemory,
+            roofline::Bottleneck::kMixed, roofline::Bottleneck::kCompute};
   }
   int priority() const override { return 65; }
 
@@ -132,7 +133,8 @@ class OccupancyLimiterTool : public ProfilingTool {
       out.title = "Occupancy is limited by registers per thread";
       out.summary += m.Has(profile::kNcuRegistersPerThread)
                          ? " Each thread uses " +
-                               FormatQuantity(m.Get(profile::kNcuRegistersPerThread), "registers") + "."
+                               FormatQuantity(m.Get(profile::kNcuRegistersPerThread), "registers") +
+                               "."
                          : std::string();
       out.root_cause =
           "The register file (64K per SM) fits only a few blocks at this register count.";

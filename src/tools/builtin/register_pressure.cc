@@ -87,7 +87,8 @@ class RegisterPressureTool : public ProfilingTool {
       out.observed.push_back({std::string(profile::kNcuAchievedOccupancyPct), *occ, "%"});
       limit_text += " Achieved occupancy is " + Pct(*occ) + ".";
     }
-    const double local = m.Get(profile::kNcuLocalLoadSectors) + m.Get(profile::kNcuLocalStoreSectors);
+    const double local =
+        m.Get(profile::kNcuLocalLoadSectors) + m.Get(profile::kNcuLocalStoreSectors);
     if (m.Has(profile::kNcuLocalLoadSectors) && local > 0) {
       out.observed.push_back({"local_memory_sectors", local, "sectors"});
       limit_text += " Local-memory traffic of " + FormatNumber(local) + " sectors suggests spills.";

@@ -42,7 +42,8 @@ class SharedBankConflictsTool : public ProfilingTool {
            "hidden by other work";
   }
   std::vector<std::string> required_metrics() const override {
-    return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(profile::kNcuShortScoreboardStall), kMioThrottle};
+    return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(profile::kNcuShortScoreboardStall),
+            kMioThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {

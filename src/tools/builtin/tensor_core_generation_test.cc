@@ -81,8 +81,8 @@ TEST(TensorCoreGenerationToolTest, MissingMetricSkips) {
 
 TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellThePath) {
   // torch's bf16 matmul on the H200: only ncu saw it (cuBLAS's nvjet warpgroup-MMA kernels).
-  profile::Metrics metrics = profile::CollectFromArtifacts(
-      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "p_cublas_bf16"));
+  profile::Metrics metrics = profile::CollectFromArtifacts(profile::ArtifactsIn(
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "p_cublas_bf16"));
   MetricSet set = BuildMetricSet(metrics);
   ToolContext context = ContextFor(roofline::Bottleneck::kCompute, 9);
   context.metrics = &metrics;
@@ -94,9 +94,9 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(out.title.find("nvjet_sm90"), std::string::npos) << out.title;
   EXPECT_NE(out.root_cause.find("warpgroup MMA"), std::string::npos) << out.root_cause;
   // cuBLAS's fp32 SGEMM (the tril_matmul reference) is a SIMT kernel: CUDA cores, not tensor cores.
-  profile::Metrics sgemm = profile::CollectFromArtifacts(
-      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
-                  "tril_matmul_reference"));
+  profile::Metrics sgemm = profile::CollectFromArtifacts(profile::ArtifactsIn(
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200-profile/record",
+      "tril_matmul_reference"));
   context.metrics = &sgemm;
   ToolOutput simt = Check(*tool, BuildMetricSet(sgemm), context);
   ASSERT_TRUE(simt.triggered);
@@ -104,8 +104,8 @@ TEST(TensorCoreGenerationToolTest, WithoutSassTheLibraryKernelsNcuProfiledTellTh
   EXPECT_NE(simt.title.find("Library GEMM on CUDA cores"), std::string::npos) << simt.title;
   EXPECT_NE(simt.recommendations.at(0).action.find("TF32"), std::string::npos);
   // A profile with no library kernel and no SASS says nothing rather than guessing.
-  profile::Metrics plain = profile::CollectFromArtifacts(
-      profile::ArtifactsIn(std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "k_swish_vec"));
+  profile::Metrics plain = profile::CollectFromArtifacts(profile::ArtifactsIn(
+      std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200", "k_swish_vec"));
   plain.sass.reset();
   context.metrics = &plain;
   EXPECT_TRUE(Check(*tool, BuildMetricSet(plain), context).skipped);
@@ -150,7 +150,8 @@ TEST(TensorCoreGenerationToolTest, RecordedCublasCallIsTheLibraryPath) {
 
 TEST(TensorCoreGenerationToolTest, RecordedNaiveMatmulUnderComputeClassFires) {
   auto tool = MakeTensorCoreGenerationTool();
-  auto run = testing::RunOnFixture(*tool, {"h200", "k_naive_matmul"}, roofline::Bottleneck::kCompute);
+  auto run =
+      testing::RunOnFixture(*tool, {"h200", "k_naive_matmul"}, roofline::Bottleneck::kCompute);
   ASSERT_TRUE(run.output.triggered) << run.output.skip_reason;
   EXPECT_NE(run.output.title.find("No tensor-core"), std::string::npos);
 }

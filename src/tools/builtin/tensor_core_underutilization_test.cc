@@ -18,12 +18,14 @@ MetricSet Tc(double util, double sm = 80, double mem = 30) {
 
 TEST(TensorCoreUnderutilizationToolTest, CriticalWhenUnusedOnComputeKernel) {
   auto tool = MakeTensorCoreUnderutilizationTool();
-  ToolOutput out = testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute));
+  ToolOutput out =
+      testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute));
   ASSERT_TRUE(out.triggered);
   EXPECT_EQ(out.severity, Severity::kCritical);
   EXPECT_NE(out.summary.find("0.5 %"), std::string::npos) << out.summary;
   EXPECT_NE(out.recommendations[1].action.find("wgmma"), std::string::npos);
-  ToolOutput ampere = testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute, 8));
+  ToolOutput ampere =
+      testing::Run(*tool, Tc(0.5), testing::ContextFor(roofline::Bottleneck::kCompute, 8));
   EXPECT_EQ(ampere.recommendations[1].action.find("wgmma"), std::string::npos);
 }
 
@@ -38,7 +40,8 @@ TEST(TensorCoreUnderutilizationToolTest, BoundariesAndSeverity) {
 
 TEST(TensorCoreUnderutilizationToolTest, QuietOnMemoryKernelsAndLowIntensity) {
   auto tool = MakeTensorCoreUnderutilizationTool();
-  EXPECT_FALSE(testing::Run(*tool, Tc(0), testing::ContextFor(roofline::Bottleneck::kMemory)).triggered);
+  EXPECT_FALSE(
+      testing::Run(*tool, Tc(0), testing::ContextFor(roofline::Bottleneck::kMemory)).triggered);
   EXPECT_FALSE(testing::Run(*tool, Tc(0, 20, 70)).triggered);  // no class: memory leads
   EXPECT_TRUE(testing::Run(*tool, Tc(0, 70, 20)).triggered);   // no class: compute leads
   // An elementwise kernel: 2 FLOP per DRAM byte, nothing to put on tensor cores.
@@ -79,7 +82,8 @@ TEST(TensorCoreUnderutilizationToolTest, Fixtures) {
   EXPECT_NE(out.title.find("unused"), std::string::npos);
   // cuBLAS bf16 at 97 % tensor-pipe use: nothing to say.
   auto cublas = testing::LoadFixture("h200", "p_cublas_bf16");
-  EXPECT_FALSE(RunTool(*tool, cublas.set, cublas.Context(roofline::Bottleneck::kCompute)).triggered);
+  EXPECT_FALSE(
+      RunTool(*tool, cublas.set, cublas.Context(roofline::Bottleneck::kCompute)).triggered);
   EXPECT_FALSE(RunTool(*tool, cublas.set, cublas.Context()).triggered);
   // The wmma GEMM uses tensor cores (HMMA in SASS) but starves them.
   auto wmma = testing::LoadFixture("h200", "k_wmma");

@@ -22,8 +22,9 @@ class VectorizationTool : public ProfilingTool {
            "access)";
   }
   std::vector<std::string> required_metrics() const override {
-    return {std::string(profile::kNcuGlobalLoadSectors), std::string(profile::kNcuGlobalLoadRequests),
-            std::string(profile::kNcuMemoryThroughputPct), std::string(profile::kNcuSmThroughputPct)};
+    return {
+        std::string(profile::kNcuGlobalLoadSectors), std::string(profile::kNcuGlobalLoadRequests),
+        std::string(profile::kNcuMemoryThroughputPct), std::string(profile::kNcuSmThroughputPct)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"max_narrow_sectors", 4.5, "sectors",
@@ -72,8 +73,8 @@ class VectorizationTool : public ProfilingTool {
     out.triggered = true;
     std::optional<double> dram = m.Find(profile::kNcuDramThroughputPct);
     if (dram) out.observed.push_back({std::string(profile::kNcuDramThroughputPct), *dram, "%"});
-    out.observed.push_back(
-        {std::string(profile::kNcuMemoryThroughputPct), m.Get(profile::kNcuMemoryThroughputPct), "%"});
+    out.observed.push_back({std::string(profile::kNcuMemoryThroughputPct),
+                            m.Get(profile::kNcuMemoryThroughputPct), "%"});
     const double headroom = Threshold(c, "dram_headroom");
     out.severity = dram && *dram < headroom ? Severity::kHigh : Severity::kMedium;
     out.title = "Memory-bound kernel uses only 32-bit global accesses";

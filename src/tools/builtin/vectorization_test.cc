@@ -38,7 +38,8 @@ TEST(VectorizationToolTest, BoundariesAndSeverity) {
   EXPECT_FALSE(testing::Run(*tool, Mem(4.6), c).triggered);
   EXPECT_EQ(testing::Run(*tool, Mem(4, 59.9), c).severity, Severity::kHigh);
   EXPECT_EQ(testing::Run(*tool, Mem(4, 60), c).severity, Severity::kMedium);
-  EXPECT_FALSE(testing::Run(*tool, Mem(4), testing::ContextFor(roofline::Bottleneck::kCompute)).triggered);
+  EXPECT_FALSE(
+      testing::Run(*tool, Mem(4), testing::ContextFor(roofline::Bottleneck::kCompute)).triggered);
 }
 
 TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
@@ -54,7 +55,8 @@ TEST(VectorizationToolTest, MissingMetricSkipsAndOverride) {
 TEST(VectorizationToolTest, Fixtures) {
   auto tool = MakeVectorizationTool();
   auto scalar = testing::LoadFixture("h200", "k_swish_scalar");
-  for (auto cls : {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory), std::optional<roofline::Bottleneck>()}) {
+  for (auto cls : {std::optional<roofline::Bottleneck>(roofline::Bottleneck::kMemory),
+                   std::optional<roofline::Bottleneck>()}) {
     ToolOutput s = RunTool(*tool, scalar.set, scalar.Context(cls));
     ASSERT_TRUE(s.triggered);
     EXPECT_EQ(s.severity, Severity::kHigh);
