@@ -129,6 +129,13 @@ Status SqlStatement::Run() {
   return Status::Ok();
 }
 
+int SqlStatement::ColumnCount() const { return sqlite3_column_count(statement_); }
+
+std::string_view SqlStatement::ColumnName(int column) const {
+  const char* name = sqlite3_column_name(statement_, column);  // null when out of range
+  return name != nullptr ? std::string_view(name) : std::string_view();
+}
+
 bool SqlStatement::IsNull(int column) const {
   return sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }

@@ -54,6 +54,11 @@ class SqlStatement {
   // Steps a statement that returns no rows (INSERT, UPDATE, ...) to its end.
   Status Run();
 
+  // The result columns: how many, and each one's name (its AS alias, or the column's own name for
+  // a plain column reference; RowReader finds columns by it). "" for an index out of range.
+  int ColumnCount() const;
+  std::string_view ColumnName(int column) const;
+
   // Column readers for the current row (0-based). NULL reads as 0 / "" / nullopt.
   bool IsNull(int column) const;
   std::int64_t Integer(int column) const;
