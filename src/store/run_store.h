@@ -2,7 +2,7 @@
 // run directory (RUN_DIR/run.db), so that a run killed at any instant resumes from it and a
 // report reads it.
 //
-// Tables (schema version kRunStoreSchemaVersion; the SQL is in run_store.cc):
+// Tables (schema version kRunStoreSchemaVersion; the SQL is in run_store_schema.cc):
 //
 //   runs              one per run: problem path + hash, config, status, kernelpro version
 //   candidates        kernel sources, unique per (run, sha256): the same source is stored once
@@ -49,6 +49,11 @@
 // threads wait for it instead of landing inside it: keep transactions short and never wait on
 // another thread that uses the store while holding one. Several processes may open the same
 // database (WAL, busy timeout), but only one orchestrator should drive a run.
+//
+// The implementation is in three files: run_store_schema.cc opens the database and creates or
+// migrates the schema; run_store.cc holds transactions, every write and the step journal;
+// run_store_reads.cc holds the lookups, each table's rows read by column name with RowReader
+// (row_reader.h).
 #pragma once
 
 #include <chrono>

@@ -499,6 +499,33 @@ TEST_F(RunStoreTest, TheLatestEvaluationOfACandidateReadsBackWithItsFullResult) 
   EXPECT_EQ(Count("evaluations"), 2);
 }
 
+TEST_F(RunStoreTest, ARowThatDoesNotReadBackIsAnErrorNamingWhatIsWrong) {
+  std::unique_ptr<RunStore> store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::int64_t run_id = CreateRun(*store);
+  Result<CandidateInsert> candidate = store->AddCandidate(run_id, 1, "s", "code");
+  ASSERT_TRUE(candidate.ok());
+  EvaluationRecord evaluation;
+  evaluation.candidate_id = candidate->id;
+  evaluation.status = "correct";
+  ASSERT_TRUE(store->AddEvaluation(evaluation).ok());
+
+  ExecuteRaw("UPDATE evaluations SET result_json = '{\"speedup\": '");
+  Result<std::optional<EvaluationRecord>> read = store->LatestEvaluation(candidate->id);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), Status::Code::kInternal);
+  EXPECT_EQ(read.status().message(),
+            "the run store holds malformed JSON in evaluations.result_json");
+
+  ExecuteRaw("UPDATE runs SET config_json = 'not json'");
+  EXPECT_EQ(store->GetRun(run_id).status().message(),
+            "the run store holds malformed JSON in runs.config_json");
+  ExecuteRaw("PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'paused'");
+  Result<std::vector<RunRecord>> runs = store->ListRuns();
+  ASSERT_FALSE(runs.ok());
+  EXPECT_EQ(runs.status().message(), "the run store holds an unknown run status");
+}
+
 TEST_F(RunStoreTest, MetricsToolOutputsAndProfileAnalysesRoundTrip) {
   std::unique_ptr<RunStore> store = OpenStore();
   ASSERT_NE(store, nullptr);
