@@ -6,6 +6,16 @@
 //   block after block on one GPU) ─► the referee verifies a sample of the timed calls ─► speedup
 //   with a round-bootstrap interval
 //
+// Evaluate is those steps in order; each part has its own file:
+//   eval_options.h     the options (a commented default per field) and their stored form
+//   static_checks.h    the scan of the problem and each candidate, before anything is built
+//   builder.h          a candidate's build (or its cached build) and the build pool
+//   referee.h          the referees (one trusted process per GPU) and the reference step
+//   device_runner.h    a candidate's device steps on a GPU lease, and the pool of device threads
+//   device_timing.h    the interleaved timing rounds, their verification, the baselines
+//   timing_stats.h     the statistics of the timed calls: rounds plan, summaries, speedup interval
+//   candidate_step.h   what the parts share: the batch of candidates, progress, worker failures
+//
 // Two kinds of worker process (worker_session.h). The referee, one per GPU, lives as long as the
 // executor and never imports a candidate: it computes or loads the reference, compares outputs,
 // times the reference and verifies timed calls, so nothing a candidate patches at import can
@@ -44,6 +54,7 @@
 #include "core/json_io.h"
 #include "core/progress.h"
 #include "core/status.h"
+#include "eval/eval_options.h"
 #include "eval/gpu_pool.h"
 #include "eval/precompiled_headers.h"
 #include "eval/verdict.h"
@@ -52,64 +63,7 @@
 
 namespace kernelpro::eval {
 
-struct EvalOptions {
-  std::string device = "cuda";  // "cuda" or "cpu" (C++ CPU extensions)
-  int correctness_trials = 5;   // K: fresh inputs from different seeds
-  int extra_trials = 2;         // signed, mixed-scale variants of the problem's inputs
-  int fp64_trials = 2;          // check trials also compared against an fp64 reference
-  int timing_inputs = 3;        // input sets the timed calls rotate through (each call rescaled)
-  int timing_trials = 100;      // timed calls per side, spread over the rounds
-  int timing_rounds = 10;       // interleaved rounds: a block of each side, order A B B A A B ...
-  double time_budget_s = 10;    // per side: no new round past this (after >= 2 rounds)
-  // Outputs of sampled timed calls the referee checks: at most this many bytes in all.
-  long long verify_bytes = 512ll << 20;
-  double atol = 1e-2;
-  double rtol = 1e-3;
-  double vacuous_rel_tol = 1e-2;  // relative L2 error bound on problems an all-zero output passes
-  std::string precision_policy = "fail";  // fp32 problems vs fp64 reference: fail | warn | off
-  double precision_bound = 1e-5;  // relative error floor of that check (TF32 lands near 1e-4)
-  double precision_factor = 16;   // ... or this many times the fp32 reference's own error
-  std::string torch_ops_policy =
-      "forbid";                          // candidate calling the reference's ops: forbid|warn|allow
-  std::vector<std::string> allowed_ops;  // ops exempt from that policy (e.g. "matmul")
-  bool static_checks =
-      true;  // false: skip the scan's 'fail' findings (tests of the runtime guards)
-  bool compile_baseline = false;  // also time torch.compile(Model) (torch >= 2)
-  // Precompile torch's headers once per toolchain (CACHE/pch, trusted step) for later C++
-  // builds: a minute and ~0.6 GB per flag set the first time, ~40 % off each C++ build after.
-  // Pays off over many builds: on in optimize, off in a one-off eval.
-  bool precompiled_headers = false;
-  int jobs = 2;                // parallel builds
-  std::uint64_t seed = 1;      // base seed of the trials' inputs
-  int init_seed = 42;          // seed before constructing Model and ModelNew (same weights)
-  long long flush_bytes = -1;  // L2 flush buffer per timed call; -1: twice the device's L2
-  std::string cache_dir = ".kernelpro/cache";  // builds, inputs and references, shared across runs
-  std::string work_dir = ".kernelpro/work";    // per-evaluation outputs
-  int step_timeout_s = 300;                    // check, time, compare, run
-  int build_timeout_s = 1200;
-  int reference_timeout_s = 3600;
-  bool build_only = false;  // scan and build; no reference, no device steps
-  // GPUs the device steps run on, as device ordinals ("0", "1"), each at most once; empty: the
-  // process's default device. Several: one candidate per GPU at a time (see above).
-  std::vector<std::string> gpus;
-  // Candidate code runs in the sandbox (eval/sandbox.h); true runs it unconfined, and every result
-  // says so. Only --unsafe-no-sandbox sets it.
-  bool unsafe_no_sandbox = false;
-  std::vector<std::string> pass_env;           // extra environment names for workers (--pass-env)
-  std::vector<std::string> sandbox_read_only;  // extra paths candidates may read (a CUTLASS tree)
-  // The CUTLASS tree that candidates including CUTLASS/CuTe headers build against: the folder
-  // holding cute/ and cutlass/ ("" = none known; such a candidate is then a compile error naming
-  // how to give one) and its release ("4.2.0"), which is part of those builds' cache keys. Every
-  // request to a process that imports a candidate carries them as `cutlass`, and the sandbox lets
-  // that process read the tree (worker_client.h).
-  std::string cutlass_include_dir;
-  std::string cutlass_version;
-};
-
-// The options as a run stores them for `kernelpro resume`, and back; missing keys keep their
-// defaults. unsafe_no_sandbox is never stored: running unconfined is chosen anew by each process.
-Json ToJson(const EvalOptions& options);
-EvalOptions EvalOptionsFromJson(const Json& json);
+class Referees;  // referee.h: one referee session per GPU, shared by copies of an executor
 
 struct EvalReport {
   std::string problem;
@@ -183,52 +137,6 @@ class Executor {
   Json BaseRequest() const;
 
  private:
-  struct SharedReference;  // the reference one evaluation's device threads share
-
-  // The reference step with the caller's device environment; `rebuild` recomputes it even when
-  // the cache passes its content check.
-  Result<Json> RunReference(const std::string& problem,
-                            const std::map<std::string, std::string>& env, bool rebuild);
-  // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
-  // but, without `prepare_device`, touches no device until its first request, so it may start
-  // ahead, while another candidate is on the GPU. It sees its source, its build scope, the
-  // problem (it times the reference too, for the spread between processes), CACHE/inputs,
-  // `work`, and CACHE/pch read-only (a stale build record makes its load rebuild, with the
-  // headers builds are offered).
-  // `prepare_device`: it starts CUDA before its first request too; only for a process started
-  // while nothing is timed on its GPU (a context being made disturbs timings).
-  Result<std::unique_ptr<WorkerSession>> StartCandidate(
-      const std::string& problem, const std::string& candidate, const std::string& work,
-      const std::map<std::string, std::string>& env, bool prepare_device = false) const;
-  // Check, compare and time one candidate; when a step reports the reference's files changed on
-  // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
-  // when one was started ahead (consumed), else null.
-  // `item` names the candidate in the progress it reports (its `step` is set here).
-  void CheckAndTime(const std::string& problem, SharedReference& reference, const std::string& work,
-                    const std::map<std::string, std::string>& env, EvalResult& result,
-                    std::unique_ptr<WorkerSession> session, const ProgressStep& item);
-  // One attempt of CheckAndTime; returns what changed when a step found the reference's files
-  // changed on disk, else "".
-  std::string CheckAndTimeOnce(const std::string& problem, const Json& reference,
-                               const std::string& work,
-                               const std::map<std::string, std::string>& env, EvalResult& result,
-                               std::unique_ptr<WorkerSession> session, const ProgressStep& item);
-  // Sends a request to a session; returns the reply or records the failure in `result` (a dead
-  // worker is classified, a worker status mapped). A reply that found the reference's files
-  // changed sets `reference_changed` (when given) to its message instead.
-  std::optional<Json> Ask(WorkerSession& session, const std::string& step, const Json& request,
-                          int timeout_s, EvalResult& result,
-                          std::string* reference_changed = nullptr);
-  // The referee of the GPU that `env` selects, started when there is none or it died. The caller
-  // holds that GPU's lease, so it is the only user.
-  Result<WorkerSession*> Referee(const std::map<std::string, std::string>& env);
-  // Interleaved timing rounds and the verification of the sampled calls; fills the timing fields
-  // of `result`. Returns false (with the failure recorded) when the candidate failed.
-  bool TimeInterleaved(const std::string& problem, const Json& reference, WorkerSession& referee,
-                       WorkerSession& candidate, const Json& candidate_request,
-                       const std::string& work, EvalResult& result, std::string& changed);
-
-  struct Referees;      // one referee session per GPU, shared by copies of this executor
   struct BuildHeaders;  // the pch step's result, prepared once, shared by copies
 
   WorkerClient worker_;

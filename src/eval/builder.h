@@ -1,0 +1,32 @@
+// Building: a candidate's extensions compiled by the worker's sandboxed `build` step into the
+// candidate's own build scope (CACHE/builds/<hash of its source>: a candidate can only poison
+// builds that its identical source loads), or found there from an earlier build: a record beside
+// the scope (where no sandboxed process can write) names its shared objects, so a source built
+// before costs no process. A build that needs a process is offered the precompiled headers
+// (Executor::HeadersForBuilds; the first such build waits for their step). A built candidate is
+// provisionally correct: it built and imports; the device steps decide the rest.
+//
+// Threading: BuildCandidate may run on several threads at once; each build gets a share of the
+// cores for its compiler jobs (cores / jobs). BuildAll is the build pool: it runs the batch's
+// builds on `jobs` threads at once (core/parallel.h), taking the candidates in order as threads
+// free up, and returns when all are done; it touches no device, so an evaluation runs it beside
+// its reference step.
+#pragma once
+
+#include <string>
+
+#include "eval/candidate_step.h"
+#include "eval/executor.h"
+
+namespace kernelpro::eval {
+
+// Builds `candidate` (a path) into `result`: its shared objects, build time, whether it was
+// cached, notes and diagnostics; its status kCorrect when it built, else its verdict.
+void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult& result);
+
+// Builds every candidate of `batch` still in the running, each reported as its "building" step;
+// one that fails leaves the running. An item with no step left (a failed build, or any build
+// with options.build_only) is finished in the progress.
+void BuildAll(Executor& executor, CandidateBatch& batch);
+
+}  // namespace kernelpro::eval

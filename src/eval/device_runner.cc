@@ -1,0 +1,342 @@
+#include "eval/device_runner.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <utility>
+
+#include "core/parallel.h"
+#include "eval/device_timing.h"
+
+namespace kernelpro::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Leases GPUs to the candidates in their order: the k-th pending candidate leases only after the
+// (k-1)-th has, so a GPU that frees goes to the first candidate still waiting, as when each
+// device thread leases a GPU before it takes the next pending candidate.
+class LeasesInOrder {
+ public:
+  explicit LeasesInOrder(GpuPool& pool) : pool_(pool) {}
+
+  GpuPool::Lease Acquire(std::size_t turn) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    turn_came_.wait(lock, [&] { return next_turn_ == turn; });
+    GpuPool::Lease lease = pool_.Acquire();  // the later turns wait meanwhile
+    ++next_turn_;
+    turn_came_.notify_all();
+    return lease;
+  }
+
+ private:
+  GpuPool& pool_;
+  std::mutex mutex_;
+  std::condition_variable turn_came_;
+  std::size_t next_turn_ = 0;
+};
+
+std::string ManifestDigest(const Json& reference) {
+  return JsonGet<std::string>(reference, "manifest_digest", "");
+}
+
+}  // namespace
+
+DeviceRunner::DeviceRunner(const Executor& executor, Referees& referees, std::string problem,
+                           CandidateBatch& batch)
+    : executor_(executor),
+      options_(executor.options()),
+      referees_(referees),
+      problem_(std::move(problem)),
+      batch_(batch),
+      single_device_(executor.gpu_pool().size() == 1) {
+  // Unique per evaluation too: evaluations may run concurrently in one process.
+  static std::atomic<unsigned> evaluations{0};
+  work_prefix_ = AbsolutePath(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
+                 std::to_string(evaluations++) + "-";
+}
+
+std::string DeviceRunner::WorkDir(std::size_t i) const {
+  std::string work = work_prefix_ + std::to_string(i) + "-" +
+                     fs::path(batch_.results[i].candidate).stem().string();
+  std::error_code ec;
+  if (!fs::exists(work, ec)) fs::create_directories(work, ec);
+  return work;
+}
+
+void DeviceRunner::StartFirstAhead() {
+  if (!single_device_) return;
+  const std::vector<std::size_t> pending = batch_.Pending();
+  if (pending.empty()) return;
+  const std::size_t i = pending.front();
+  auto started = StartCandidate(batch_.results[i].candidate, WorkDir(i),
+                                GpuPool::EnvFor(executor_.gpu_pool().only_gpu()),
+                                /*prepare_device=*/true);
+  if (started.ok()) {
+    ahead_ = std::move(*started);
+    ahead_for_ = i;
+  }
+}
+
+void DeviceRunner::RunAll(SharedReference& reference) {
+  const std::vector<std::size_t> pending = batch_.Pending();
+  LeasesInOrder leases(executor_.gpu_pool());
+  ParallelFor(pending.size(), executor_.gpu_pool().size(), [&](std::size_t k) {
+    GpuPool::Lease lease = leases.Acquire(k);
+    RunCandidate(pending, k, lease, reference);
+  });
+}
+
+void DeviceRunner::RunCandidate(const std::vector<std::size_t>& pending, std::size_t k,
+                                const GpuPool::Lease& lease, SharedReference& reference) {
+  const std::size_t i = pending[k];
+  EvalResult& result = batch_.results[i];
+  result.gpu = lease.gpu();
+  std::unique_ptr<WorkerSession> session;
+  // With one GPU there is one device thread: the next pending candidate is the next one it takes.
+  if (single_device_) {
+    session = TakeAhead(i);
+    if (k + 1 < pending.size()) {
+      const std::size_t j = pending[k + 1];
+      auto started = StartCandidate(batch_.results[j].candidate, WorkDir(j), lease.Env());
+      if (started.ok()) {
+        ahead_ = std::move(*started);
+        ahead_for_ = j;
+      }
+    }
+  }
+  try {
+    CheckAndTime(reference, WorkDir(i), lease.Env(), result, std::move(session), batch_.items[i]);
+  } catch (const std::exception& e) {  // a malformed worker result; never kill the thread
+    result.status = EvalStatus::kRuntimeError;
+    result.message = std::string("internal error during the device steps: ") + e.what();
+  }
+  if (executor_.progress()) executor_.progress()->ItemFinished(batch_.items[i]);
+  std::error_code ec;
+  fs::remove_all(WorkDir(i), ec);  // outputs can be large; the verdict and errors are kept
+}
+
+std::unique_ptr<WorkerSession> DeviceRunner::TakeAhead(std::size_t i) {
+  std::unique_ptr<WorkerSession> session;
+  if (ahead_for_ == i) session = std::move(ahead_);
+  ahead_.reset();
+  ahead_for_.reset();
+  return session;
+}
+
+Result<std::unique_ptr<WorkerSession>> DeviceRunner::StartCandidate(const std::string& candidate,
+                                                                    const std::string& work,
+                                                                    const Env& env,
+                                                                    bool prepare_device) const {
+  Json mounts = executor_.CandidateRequest(candidate, Json());
+  if (mounts.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
+  // The whole inputs tree (inputs are no secret; expected outputs live elsewhere), so that the
+  // process can start before the reference step has named this problem's key.
+  const std::string inputs = AbsolutePath(options_.cache_dir) + "/inputs";
+  std::error_code ec;
+  fs::create_directories(inputs, ec);
+  // The build scope too: a process started before its build must see what the build writes
+  // (a bind mount shows later writes; a path that does not exist yet is not mounted at all).
+  fs::create_directories(JsonGet<std::string>(mounts, "build_root", ""), ec);
+  mounts["inputs_dir"] = inputs;
+  // Read-only, for a load that rebuilds; made now so that the mount exists when a process starts
+  // before the first pch step has run (its load is offered the headers prepared by then).
+  const std::string pch = AbsolutePath(options_.cache_dir) + "/pch";
+  fs::create_directories(pch, ec);
+  mounts["pch_dir"] = pch;
+  mounts["out_dir"] = work;
+  mounts["problem"] = problem_;
+  mounts["prepare"] = {{"device", options_.device}, {"start_device", prepare_device}};
+  // The limits of a step as long as a load that rebuilds plus a few steps; no wall-clock limit
+  // for the process as a whole: each request has its own.
+  ProcessLimits limits = StepLimits(options_.build_timeout_s + 4 * options_.step_timeout_s);
+  limits.wall_timeout = std::chrono::milliseconds(0);
+  return WorkerSession::Start(executor_.worker(), "candidate", mounts, limits, env,
+                              Confinement::kSandbox);
+}
+
+void DeviceRunner::CheckAndTime(SharedReference& shared, const std::string& work, const Env& env,
+                                EvalResult& result, std::unique_ptr<WorkerSession> session,
+                                const ProgressStep& item) {
+  const EvalResult before = result;
+  Json reference = shared.Get();
+  for (int attempt = 0;; ++attempt) {
+    std::string changed = CheckAndTimeOnce(reference, work, env, result, std::move(session), item);
+    if (changed.empty()) return;
+    if (attempt > 0) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "the recomputed reference changed on disk again: " + changed +
+                       ". Something keeps writing into " + AbsolutePath(options_.cache_dir) +
+                       " (without a sandbox, a candidate's process can)";
+      return;
+    }
+    // Something wrote into the cache since the reference step (a candidate of this evaluation,
+    // without a sandbox, or another kernelpro): recompute it, unless another device thread
+    // already has, and check this candidate again from the start.
+    Result<Json> fresh = shared.Refresh(reference, [&] {
+      return referees_.RunReference(executor_, problem_, env, /*rebuild=*/true);
+    });
+    result = before;
+    if (!fresh.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "the cached reference changed on disk (" + changed +
+                       ") and could not be recomputed: " + fresh.status().message();
+      return;
+    }
+    reference = *fresh;
+    MergeFindings(result.findings, {{"reference_changed", "warn",
+                                     "the cached reference had changed on disk (" + changed +
+                                         "); it was recomputed and this candidate checked again"}});
+  }
+}
+
+std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::string& work,
+                                           const Env& env, EvalResult& result,
+                                           std::unique_ptr<WorkerSession> session,
+                                           const ProgressStep& item) {
+  std::string changed;  // set by a step that found the reference's files changed on disk
+  const auto start = Clock::now();
+  // Load, check and compare: "checking" until the outputs are judged.
+  CandidateStep checking(executor_.progress(), StepOf(item, "checking"), result);
+
+  Json candidate = executor_.CandidateRequest(result.candidate, reference);
+  if (candidate.is_null()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "cannot read the candidate file " + result.candidate;
+    return "";
+  }
+  // A stale build record makes the load rebuild: with the headers the builds were offered.
+  OfferPrecompiledHeaders(executor_.PreparedHeaders(), candidate);
+  auto referee = referees_.For(executor_, env);
+  if (!referee.ok()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "cannot start the referee: " + referee.status().message();
+    return "";
+  }
+  if (!LoadReferenceHere(reference, env, result, changed)) return changed;
+  if (!session || !session->alive()) {
+    auto started = StartCandidate(result.candidate, work, env);
+    if (!started.ok()) {
+      result.status = EvalStatus::kRuntimeError;
+      result.message = "could not start the candidate's process: " + started.status().message();
+      return "";
+    }
+    session = std::move(*started);
+  }
+  WorkerSession& cand = *session;
+  std::optional<Json> checked =
+      LoadAndCheck(cand, candidate, reference, work, start, result, changed);
+  if (!checked) return changed;
+  if (!Compare(**referee, reference, *checked, work, start, result, changed)) return changed;
+
+  checking.End();
+  CandidateStep timing(executor_.progress(), StepOf(item, "timing"), result);
+  const auto timing_start = Clock::now();
+  bool timed = TimeAgainstReference(executor_, problem_, reference, **referee, cand, candidate,
+                                    work, result, changed);
+  result.time_seconds = SecondsSince(timing_start);
+  if (!timed) return changed;
+  cand.Close();
+  if (options_.compile_baseline) TimeCompiledBaseline(executor_, problem_, **referee, result);
+  result.status = EvalStatus::kCorrect;
+  result.message = "";
+  return "";
+}
+
+bool DeviceRunner::LoadReferenceHere(const Json& reference, const Env& env, EvalResult& result,
+                                     std::string& changed) {
+  if (referees_.HasLoaded(env, problem_, reference)) return true;
+  auto prepared = referees_.RunReference(executor_, problem_, env, /*rebuild=*/false);
+  if (!prepared.ok()) {
+    result.status = EvalStatus::kRuntimeError;
+    result.message = "cannot load the reference on this GPU: " + prepared.status().message();
+    return false;
+  }
+  if (ManifestDigest(*prepared) != ManifestDigest(reference)) {
+    changed = "the reference loaded on this GPU differs from the evaluation's";
+    return false;
+  }
+  return true;
+}
+
+std::optional<Json> DeviceRunner::LoadAndCheck(WorkerSession& candidate_process,
+                                               const Json& candidate, const Json& reference,
+                                               const std::string& work, Clock::time_point start,
+                                               EvalResult& result, std::string& changed) {
+  // Load (import, a cached build's .so, construct) and check, in the candidate's process.
+  // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
+  auto load_start = Clock::now();
+  const bool loaded_ok =
+      AskSession(candidate_process, "load", candidate, options_.build_timeout_s, result, &changed)
+          .has_value();
+  result.load_seconds = SecondsSince(load_start);
+  if (!loaded_ok) {
+    result.check_seconds = SecondsSince(start) - result.load_seconds;
+    return std::nullopt;
+  }
+  Json check = candidate;
+  check["out_dir"] = work + "/check";
+  check["torch_ops_policy"] = options_.torch_ops_policy;
+  check["allowed_ops"] = options_.allowed_ops;
+  const Json trials = JsonGet<Json>(reference, "trials", Json::object());
+  Json names = Json::array();
+  for (const char* kind : {"check", "extra"}) {
+    for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
+  }
+  check["trials"] = names;
+  auto checked =
+      AskSession(candidate_process, "check", check, options_.step_timeout_s, result, &changed);
+  result.check_seconds = SecondsSince(start) - result.load_seconds;
+  if (!checked) return std::nullopt;
+  if (std::string fail = MergeFindings(result.findings, FindingsFrom(*checked)); !fail.empty()) {
+    result.status = EvalStatus::kIncorrect;
+    result.message = fail;
+    return std::nullopt;
+  }
+  return checked;
+}
+
+bool DeviceRunner::Compare(WorkerSession& referee, const Json& reference, const Json& checked,
+                           const std::string& work, Clock::time_point start, EvalResult& result,
+                           std::string& changed) {
+  // The referee compares: it alone is told where the expected outputs are, with the manifest
+  // they must match from this process's copy of the reference step's result.
+  Json compare = executor_.BaseRequest();
+  compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
+  compare["reference"] = PickFields(
+      reference,
+      {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials", "reference_manifest"});
+  compare["vacuous_rel_tol"] = options_.vacuous_rel_tol;
+  compare["precision_policy"] = options_.precision_policy;
+  compare["precision_bound"] = options_.precision_bound;
+  compare["precision_factor"] = options_.precision_factor;
+  compare["actual_dir"] = work;
+  Json check_pairs = Json::array();
+  for (const Json& pair : JsonGet<Json>(checked, "outputs", Json::array())) {
+    check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});
+  }
+  compare["pairs"] = check_pairs;
+  auto compared =
+      AskSession(referee, "compare", compare, options_.step_timeout_s, result, &changed);
+  result.check_seconds = SecondsSince(start) - result.load_seconds;
+  if (!compared) {
+    if (changed.empty()) result.message = "the comparison failed: " + result.message;
+    return false;
+  }
+  result.correctness = JsonGet<Json>(*compared, "trials", Json::array());
+  result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
+  if (!JsonGet<bool>(*compared, "passed", false)) {
+    result.status = EvalStatus::kIncorrect;
+    result.message =
+        JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace kernelpro::eval

@@ -1,0 +1,84 @@
+#include "eval/eval_options.h"
+
+namespace kernelpro::eval {
+
+Json ToJson(const EvalOptions& o) {
+  return Json{{"device", o.device},
+              {"correctness_trials", o.correctness_trials},
+              {"extra_trials", o.extra_trials},
+              {"fp64_trials", o.fp64_trials},
+              {"timing_inputs", o.timing_inputs},
+              {"timing_trials", o.timing_trials},
+              {"timing_rounds", o.timing_rounds},
+              {"time_budget_s", o.time_budget_s},
+              {"verify_bytes", o.verify_bytes},
+              {"atol", o.atol},
+              {"rtol", o.rtol},
+              {"vacuous_rel_tol", o.vacuous_rel_tol},
+              {"precision_policy", o.precision_policy},
+              {"precision_bound", o.precision_bound},
+              {"precision_factor", o.precision_factor},
+              {"torch_ops_policy", o.torch_ops_policy},
+              {"allowed_ops", o.allowed_ops},
+              {"static_checks", o.static_checks},
+              {"compile_baseline", o.compile_baseline},
+              {"precompiled_headers", o.precompiled_headers},
+              {"jobs", o.jobs},
+              {"gpus", o.gpus},
+              {"seed", o.seed},
+              {"init_seed", o.init_seed},
+              {"flush_bytes", o.flush_bytes},
+              {"cache_dir", o.cache_dir},
+              {"work_dir", o.work_dir},
+              {"step_timeout_s", o.step_timeout_s},
+              {"build_timeout_s", o.build_timeout_s},
+              {"reference_timeout_s", o.reference_timeout_s},
+              // Not --unsafe-no-sandbox: running unconfined is chosen anew by each process.
+              {"pass_env", o.pass_env},
+              {"sandbox_read_only", o.sandbox_read_only},
+              {"cutlass_include_dir", o.cutlass_include_dir},
+              {"cutlass_version", o.cutlass_version}};
+}
+
+EvalOptions EvalOptionsFromJson(const Json& j) {
+  EvalOptions o;
+#define KP_FIELD(name) o.name = JsonGet<decltype(o.name)>(j, #name, o.name)
+  KP_FIELD(device);
+  KP_FIELD(correctness_trials);
+  KP_FIELD(extra_trials);
+  KP_FIELD(fp64_trials);
+  KP_FIELD(timing_inputs);
+  KP_FIELD(timing_trials);
+  KP_FIELD(timing_rounds);
+  KP_FIELD(time_budget_s);
+  KP_FIELD(verify_bytes);
+  KP_FIELD(atol);
+  KP_FIELD(rtol);
+  KP_FIELD(vacuous_rel_tol);
+  KP_FIELD(precision_policy);
+  KP_FIELD(precision_bound);
+  KP_FIELD(precision_factor);
+  KP_FIELD(torch_ops_policy);
+  KP_FIELD(allowed_ops);
+  KP_FIELD(static_checks);
+  KP_FIELD(compile_baseline);
+  KP_FIELD(precompiled_headers);
+  KP_FIELD(jobs);
+  KP_FIELD(gpus);
+  KP_FIELD(seed);
+  KP_FIELD(init_seed);
+  KP_FIELD(flush_bytes);
+  KP_FIELD(cache_dir);
+  KP_FIELD(work_dir);
+  KP_FIELD(step_timeout_s);
+  KP_FIELD(build_timeout_s);
+  KP_FIELD(reference_timeout_s);
+  KP_FIELD(pass_env);
+  KP_FIELD(sandbox_read_only);
+  KP_FIELD(cutlass_include_dir);
+  KP_FIELD(cutlass_version);
+#undef KP_FIELD
+  return o;
+}
+
+}  // namespace kernelpro::eval
