@@ -40,8 +40,8 @@ def main(argv):
         try:
             serve(read_json(request_path))
         except BaseException as e:  # noqa: BLE001 - the binary sees the exit and this on stderr
-            print(f"kernelpro_worker serve: {type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}",
-                  file=sys.stderr, flush=True)
+            print(f"kernelpro_worker serve: {type(e).__name__}: {e}\n"
+                  f"{traceback.format_exc()[-4000:]}", file=sys.stderr, flush=True)
             os._exit(1)
         sys.stdout.flush()
         sys.stderr.flush()

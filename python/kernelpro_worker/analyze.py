@@ -44,7 +44,8 @@ _GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "matmul", "mv", "addmv", "dot", "v
              "addbmm", "_scaled_mm", "_int_mm",
              "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
              "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_attention_math",
-             "_flash_attention_forward", "_efficient_attention_forward", "scaled_dot_product_attention"}
+             "_flash_attention_forward", "_efficient_attention_forward",
+             "scaled_dot_product_attention"}
 _CONV_OPS = {"convolution", "_convolution", "conv2d", "conv1d", "conv3d", "conv_transpose1d",
              "conv_transpose2d", "conv_transpose3d", "cudnn_convolution", "mkldnn_convolution",
              "_slow_conv2d_forward", "slow_conv3d_forward", "slow_conv_transpose2d",
@@ -54,8 +55,8 @@ _CONV_OPS = {"convolution", "_convolution", "conv2d", "conv1d", "conv3d", "conv_
 _SOFTMAX_OPS = {"_softmax", "softmax", "_log_softmax", "log_softmax", "_safe_softmax"}
 _NORM_OPS = {"native_layer_norm", "layer_norm", "native_batch_norm", "_native_batch_norm_legit",
              "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
-             "batch_norm", "cudnn_batch_norm", "miopen_batch_norm", "native_group_norm", "group_norm",
-             "instance_norm", "_fused_rms_norm", "rms_norm", "_batch_norm_impl_index"}
+             "batch_norm", "cudnn_batch_norm", "miopen_batch_norm", "native_group_norm",
+             "group_norm", "instance_norm", "_fused_rms_norm", "rms_norm", "_batch_norm_impl_index"}
 _REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "var",
                   "std", "var_mean", "std_mean", "norm", "linalg_vector_norm", "logsumexp",
                   "cumsum", "cumprod", "any", "all", "nansum", "nanmean", "count_nonzero",
@@ -89,7 +90,8 @@ _OTHER_MEMORY_OPS = {"clone", "copy", "copy_", "_to_copy", "to", "cat", "stack",
                      "avg_pool1d", "avg_pool3d", "max_pool3d_with_indices", "max_pool1d"}
 # Per-element FLOP estimates for what no flop counter counts (documented in the module docstring).
 _PER_ELEMENT_FLOPS = {"elementwise": 1, "reduction": 1, "softmax": 5, "normalization": 5}
-CATEGORIES = ("gemm", "convolution", "softmax", "normalization", "elementwise", "reduction", "other")
+CATEGORIES = ("gemm", "convolution", "softmax", "normalization", "elementwise", "reduction",
+              "other")
 
 
 def _base_name(func):
@@ -239,8 +241,8 @@ def analyze(torch, problem, model, inputs, device):
         from torch.utils.flop_counter import FlopCounterMode
         counter = FlopCounterMode(display=False)
     except ImportError:
-        notes.append(f"torch {torch.__version__} has no FlopCounterMode: GEMM/convolution FLOPs from "
-                     "kernelpro's shape formulas (2*M*N*K, 2*out*Cin/groups*kernel)")
+        notes.append(f"torch {torch.__version__} has no FlopCounterMode: GEMM/convolution FLOPs "
+                     "from kernelpro's shape formulas (2*M*N*K, 2*out*Cin/groups*kernel)")
     with torch.no_grad():
         if counter is not None:
             counter.__enter__()
@@ -264,27 +266,30 @@ def analyze(torch, problem, model, inputs, device):
         cat["count"] += 1
         cat["flops"] += call["flops"]
         key = (call["category"], call["op"])
-        entry = ops.setdefault(key, {"category": call["category"], "op": call["op"], "count": 0, "flops": 0})
+        entry = ops.setdefault(key, {"category": call["category"], "op": call["op"], "count": 0,
+                                     "flops": 0})
         entry["count"] += 1
         entry["flops"] += call["flops"]
 
     formula_counted = categories["gemm"]["flops"] + categories["convolution"]["flops"]
-    estimated = sum(categories[c]["flops"] for c in ("elementwise", "reduction", "softmax", "normalization"))
+    estimated = sum(categories[c]["flops"]
+                    for c in ("elementwise", "reduction", "softmax", "normalization"))
     counted = formula_counted
     flops_source = "shape formulas"
     if counter is not None:
         counted = int(counter.get_total_flops())
         flops_source = "torch.utils.flop_counter.FlopCounterMode"
         if formula_counted and counted and abs(counted - formula_counted) > 0.01 * formula_counted:
-            notes.append(f"FlopCounterMode counted {counted} GEMM/convolution FLOPs, kernelpro's shape "
-                         f"formulas {formula_counted}; using FlopCounterMode's")
+            notes.append(f"FlopCounterMode counted {counted} GEMM/convolution FLOPs, kernelpro's "
+                         f"shape formulas {formula_counted}; using FlopCounterMode's")
     if estimated:
         notes.append("elementwise, reduction, softmax and normalisation FLOPs are estimates "
                      "(~1 FLOP per output element per elementwise op, ~1 per input element per "
                      "reduction, ~5 per element for softmax and normalisation)")
 
     nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
-    params = list(model.parameters()) + list(model.buffers()) if hasattr(model, "parameters") else []
+    params = (list(model.parameters()) + list(model.buffers())
+              if hasattr(model, "parameters") else [])
     input_tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
 
     # The dominant operation: the category with the most FLOPs (ties: the most input bytes).
@@ -297,12 +302,14 @@ def analyze(torch, problem, model, inputs, device):
         dominant_dtype = dominant[1]["dtype"]
         dominant_category = dominant[1]["category"]
     else:
-        largest = max(input_tensors + params, key=lambda t: t.numel() * t.element_size(), default=None)
+        largest = max(input_tensors + params, key=lambda t: t.numel() * t.element_size(),
+                      default=None)
         dominant_dtype = str(largest.dtype).replace("torch.", "") if largest is not None else None
         dominant_category = dominant[1]["category"] if dominant is not None else None
 
     result = {
-        "operations": sorted(ops.values(), key=lambda o: (CATEGORIES.index(o["category"]), o["op"])),
+        "operations": sorted(ops.values(),
+                             key=lambda o: (CATEGORIES.index(o["category"]), o["op"])),
         "categories": {c: v for c, v in categories.items() if v["count"]},
         "flops": int(counted + estimated),
         "flops_counted": int(counted),
@@ -312,8 +319,10 @@ def analyze(torch, problem, model, inputs, device):
         "input_bytes": nbytes(input_tensors),
         "parameter_bytes": nbytes(params),
         "output_bytes": nbytes(outputs),
-        "inputs": [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")} for t in input_tensors],
-        "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")} for t in outputs],
+        "inputs": [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+                   for t in input_tensors],
+        "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+                    for t in outputs],
         "dominant_dtype": dominant_dtype,
         "dominant_category": dominant_category,
         "tf32_allowed": bool(torch.backends.cuda.matmul.allow_tf32),
@@ -324,8 +333,8 @@ def analyze(torch, problem, model, inputs, device):
 
 
 def analyze_program_bytes(torch, inputs, init_inputs, outputs, reference):
-    """The analyze result of a Triton or CUDA program (steps._analyze_program says where each
-    part comes from).
+    """The analyze result of a Triton or CUDA program (analyze_step._analyze_program says where
+    each part comes from).
 
     The launcher is called as ENTRY(*inputs, *init_inputs), so its tensors are exactly those:
     all read once, plus its outputs written once. `outputs` are the program's own output tensors
@@ -363,5 +372,6 @@ def analyze_program_bytes(torch, inputs, init_inputs, outputs, reference):
         tf32_allowed=bool(torch.backends.cuda.matmul.allow_tf32),
     )
     result["min_bytes"] = (None if result["output_bytes"] is None else
-                           result["input_bytes"] + result["parameter_bytes"] + result["output_bytes"])
+                           result["input_bytes"] + result["parameter_bytes"]
+                           + result["output_bytes"])
     return result

@@ -11,8 +11,8 @@ without invoking ninja or the compiler; a failed build is remembered too, so a b
 not recompiled either. Builds of one key are serialised with a file lock; different keys build in
 parallel. A build runs torch's own build.ninja through fastbuild's runner (precompiled
 torch/extension.h from the trusted pch step, cuda.cu with lighter torch headers where a trial
-compile proves them enough, every translation unit in parallel), which hands anything it does not understand back to ninja; what it
-did differently is each record's `build_notes`.
+compile proves them enough, every translation unit in parallel), which hands anything it does
+not understand back to ninja; what it did differently is each record's `build_notes`.
 
 A call whose sources include CUTLASS or CuTe headers (<cute/...>, <cutlass/...>) gets the build
 flags such code needs, where the call lacks them, from the tree the binary names (`cutlass`:
@@ -251,7 +251,8 @@ class BuildCache:
                 self.extensions.append(record)
                 raise StepError("compile_error",
                                 f"build of extension '{call['name']}' failed:\n{diag}") from None
-            so_path = getattr(module, "__file__", None) or os.path.join(build_dir, call["name"] + ".so")
+            so_path = (getattr(module, "__file__", None)
+                       or os.path.join(build_dir, call["name"] + ".so"))
             seconds = time.monotonic() - start
             write_json(manifest, {"so_path": so_path, "key": key, "seconds": seconds,
                                   "toolchain": toolchain_fingerprint(with_cuda),

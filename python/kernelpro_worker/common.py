@@ -1,4 +1,5 @@
-"""Helpers shared by the worker steps: loading problem and candidate files, tensor I/O."""
+"""Helpers every worker module may use: the step error, hashes, importing a Python file,
+JSON and output normalisation. It imports no other worker module (loading.py loads problems)."""
 
 import hashlib
 import importlib.util
@@ -64,32 +65,6 @@ def load_module(path, prefix):
         spec.loader.exec_module(module)
     finally:
         sys.path.pop(0)
-    return module
-
-
-def load_problem(path):
-    """Loads a KernelBench-style problem and checks that it has what the harness needs. A Triton
-    or CUDA program (docs/programs.md) is adapted to that form (programs.py)."""
-    from . import programs
-
-    if programs.is_cuda_program(path):
-        return programs.load_cuda(path)
-    try:
-        module = load_module(path, "kp_problem")
-    except StepError:
-        raise
-    except SyntaxError as e:
-        raise StepError("problem_error", f"problem {path} has a syntax error at line {e.lineno}: {e.msg}")
-    except Exception as e:  # noqa: BLE001 - any import failure is the problem's fault
-        raise StepError("problem_error", f"problem {path} failed to import: {type(e).__name__}: {e}")
-    if not hasattr(module, "Model") and hasattr(module, "ENTRY"):
-        return programs.adapt_python(module, path)
-    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
-    if missing:
-        hint = (" (a Triton or CUDA program names its launcher in ENTRY instead: docs/programs.md)"
-                if "Model" in missing else "")
-        raise StepError("problem_error",
-                        f"problem {path} does not define {', '.join(missing)}{hint}")
     return module
 
 

@@ -9,10 +9,11 @@ or a program's BaselineModel) and each candidate:
 
 Each window reads the counter (millijoules since the driver loaded) at its start and its end,
 both taken where the counter changes (it moves in steps, about every 0.1 s on the H200: a window
-read at arbitrary instants would be off by up to a step), and counts its calls. Idle power is the median of the idle
-windows' power; a window's dynamic energy is its raw energy minus idle power times its length,
-and its energy per call that over its calls. The step returns every window; the binary takes the
-medians and intervals (src/eval/energy.h), so the statistics are the same code as the timing's.
+read at arbitrary instants would be off by up to a step), and counts its calls. Idle power is
+the median of the idle windows' power; a window's dynamic energy is its raw energy minus idle
+power times its length, and its energy per call that over its calls. The step returns every
+window; the binary takes the medians and intervals (src/eval/energy.h), so the statistics are the
+same code as the timing's.
 
 NVML is reached through its C API with ctypes: the driver's libnvidia-ml.so.1, or the library
 KERNELPRO_NVML_LIBRARY (the request's `nvml_library`) names (tests use a fake). Clocks are
@@ -272,21 +273,23 @@ def measure(nvml, arms, window_s=2.0, windows=30, idle_windows=3, idle_s=None, w
 
 def _arms(request, torch, device):
     """The reference's arm and one per candidate, rotating through the timing input sets."""
-    from . import programs, steps
-    from .common import load_problem, to_device
+    from . import programs
+    from .candidate import import_candidate
+    from .common import to_device
+    from .loading import construct, load_problem, read_input
 
-    init_inputs = steps._read_input(request, "init_inputs")
+    init_inputs = read_input(request, "init_inputs")
     trials = request["reference"]["trials"]
     names = trials.get("timing") or trials["check"][:1]
-    sets = [to_device(steps._read_input(request, n), device) for n in names]
+    sets = [to_device(read_input(request, n), device) for n in names]
     module = load_problem(request["problem"])
     models = [("reference", "reference",
-               steps._construct(torch, programs.baseline_class(module), init_inputs,
-                                request["init_seed"], device))]
+               construct(torch, programs.baseline_class(module), init_inputs,
+                         request["init_seed"], device))]
     for i, candidate in enumerate(request.get("candidates", [])):
         sub = dict(request, candidate=candidate["candidate"], build_root=candidate["build_root"])
-        module, _ = steps._load_candidate(sub, torch, [])
-        model = steps._construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
+        module, _ = import_candidate(sub, torch, [])
+        model = construct(torch, module.ModelNew, init_inputs, request["init_seed"], device)
         models.append((f"candidate{i + 1}", candidate["candidate"], model))
 
     def caller(model):
@@ -305,10 +308,10 @@ def step_energy(request):
     """Request: what a candidate's process gets (CandidateRequest) without `candidate`, plus
     `candidates` ([{candidate, build_root}]), `nvml_library`, `window_s`, `windows`,
     `idle_windows`, `warmup_cap_s`, `lock_clocks`."""
-    from . import steps
+    from .loading import classify_runtime, import_torch
 
     device = request["device"]
-    torch = steps._import_torch(device)
+    torch = import_torch(device)
     try:
         nvml = Nvml(request.get("nvml_library") or None, device_index())
     except NvmlError as e:
@@ -327,7 +330,7 @@ def step_energy(request):
         except StepError:
             raise
         except Exception as e:  # noqa: BLE001 - a model that fails to build or construct
-            status, message = steps._classify_runtime(e)
+            status, message = classify_runtime(e)
             return {"status": status, "message": message}
         sync = (lambda: torch.cuda.synchronize()) if device == "cuda" else (lambda: None)
         try:
@@ -340,7 +343,7 @@ def step_energy(request):
         except NvmlError:
             raise
         except Exception as e:  # noqa: BLE001 - a call that fails while measured
-            status, message = steps._classify_runtime(e)
+            status, message = classify_runtime(e)
             return {"status": status, "message": message}
         result["device"] = {"index": nvml.index, "name": nvml.name(), "library": nvml.library}
         return result

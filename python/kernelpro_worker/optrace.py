@@ -128,7 +128,8 @@ def reference_op_findings(candidate_ops, reference_ops, policy, allowed_ops):
                 continue
             message = (f"forward calls aten.{op}, which does the reference's {family} (the "
                        f"reference calls aten.{families[family]}); {fix}")
-        findings.append({"rule": "reference_op", "severity": "fail" if policy == "forbid" else "warn",
+        findings.append({"rule": "reference_op",
+                         "severity": "fail" if policy == "forbid" else "warn",
                          "line": 0, "message": message})
     return findings
 

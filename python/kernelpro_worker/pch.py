@@ -122,9 +122,9 @@ def ensure_pch(pch_dir, key, cxx, flags):
 def step_pch(request):
     """Request: `pch_dir`, `device`, optional `variants` ([{with_cuda, extra_cflags}]).
     Result: `pch_dir`, `pch_manifest`, `entries[]` (key, variant, cached, seconds, error)."""
-    from .steps import _import_torch
+    from .loading import import_torch
 
-    _import_torch(request.get("device", "cpu"))
+    import_torch(request.get("device", "cpu"))
     pch_dir = os.path.abspath(request["pch_dir"])
     variants = request.get("variants") or default_variants(request.get("device", "cpu"))
     manifest, entries, notes = {}, [], []

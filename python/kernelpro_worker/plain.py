@@ -191,7 +191,8 @@ def loads(data):
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PlainError(f"malformed header: {e}") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT or \
-            header.get("version") != VERSION or set(header) != {"format", "version", "value", "tensors"}:
+            header.get("version") != VERSION or \
+            set(header) != {"format", "version", "value", "tensors"}:
         raise PlainError(f"the header is not a {FORMAT} version {VERSION} header")
     entries = header["tensors"]
     if not isinstance(entries, list):

@@ -43,7 +43,9 @@ def reference_file(path):
     if not match:
         return None
     name = match.group(1)
-    return name if os.path.isabs(name) else os.path.join(os.path.dirname(os.path.abspath(path)), name)
+    if os.path.isabs(name):
+        return name
+    return os.path.join(os.path.dirname(os.path.abspath(path)), name)
 
 
 def baseline_class(problem):
@@ -88,13 +90,12 @@ def _program_model(entry, name):
     return ProgramModel
 
 
-def _load_reference(path, program_path):
-    from .common import load_problem
-
-    full = path if os.path.isabs(path) else os.path.join(os.path.dirname(os.path.abspath(program_path)), path)
+def _load_reference(path, program_path, load_problem):
+    full = path if os.path.isabs(path) else os.path.join(
+        os.path.dirname(os.path.abspath(program_path)), path)
     if not os.path.isfile(full):
-        raise StepError("problem_error", f"program {program_path}: REFERENCE {path!r} does not exist "
-                        f"(looked for {full})")
+        raise StepError("problem_error", f"program {program_path}: REFERENCE {path!r} does not "
+                        f"exist (looked for {full})")
     reference = load_problem(full)
     if getattr(reference, "KERNELPRO_PROGRAM", None) is not None:
         raise StepError("problem_error", f"program {program_path}: REFERENCE {path!r} is itself a "
@@ -102,7 +103,7 @@ def _load_reference(path, program_path):
     return reference, os.path.abspath(full)
 
 
-def _finish(module, path, kind, entry_name, entry, reference_path):
+def _finish(module, path, kind, entry_name, entry, reference_path, load_problem):
     for name in ("get_inputs", "get_init_inputs"):
         if not callable(getattr(module, name, None)):
             raise StepError("problem_error", f"program {path} does not define {name}() "
@@ -114,7 +115,7 @@ def _finish(module, path, kind, entry_name, entry, reference_path):
         if not isinstance(reference_path, str):
             raise StepError("problem_error", f"program {path}: REFERENCE must be a file name, "
                             f"not {type(reference_path).__name__}")
-        ref_module, reference = _load_reference(reference_path, path)
+        ref_module, reference = _load_reference(reference_path, path, load_problem)
         module.Model = ref_module.Model
     else:
         module.Model = baseline
@@ -123,33 +124,36 @@ def _finish(module, path, kind, entry_name, entry, reference_path):
     return module
 
 
-def adapt_python(module, path):
+def adapt_python(module, path, load_problem):
     """A Python module without class Model that names its launcher in ENTRY (load_problem calls
-    this only then; a module with neither is load_problem's error)."""
+    this only then; a module with neither is load_problem's error). `load_problem`
+    (loading.load_problem) loads the REFERENCE the program names."""
     entry_name = module.ENTRY
     if not isinstance(entry_name, str):
         raise StepError("problem_error", f"program {path}: ENTRY must be the launcher's name as a "
                         f"string, not {type(entry_name).__name__}")
     entry = getattr(module, entry_name, None)
     if not callable(entry):
-        raise StepError("problem_error", f"program {path}: ENTRY = {entry_name!r} names no function "
-                        "of the module")
+        raise StepError("problem_error", f"program {path}: ENTRY = {entry_name!r} names no "
+                        "function of the module")
     return _finish(module, path, _kind_of_python(module), entry_name, entry,
-                   getattr(module, "REFERENCE", None))
+                   getattr(module, "REFERENCE", None), load_problem)
 
 
 def entry_declaration(source, entry_name):
     """The C++ declaration of ENTRY's definition in `source` ("torch::Tensor f(torch::Tensor x);"),
     or None when no definition of that name returning torch types is found."""
-    ret = r"(?:torch::Tensor|at::Tensor|std::vector<\s*(?:torch|at)::Tensor\s*>|std::tuple<[^;{]*?>)"
+    ret = (r"(?:torch::Tensor|at::Tensor|std::vector<\s*(?:torch|at)::Tensor\s*>"
+           r"|std::tuple<[^;{]*?>)")
     pattern = re.compile(r"(?:^|\n)[ \t]*(" + ret + r"\s+" + re.escape(entry_name) +
                          r"\s*\(([^()]*)\))\s*\{")
     match = pattern.search(source)
     return match.group(1).strip() + ";" if match else None
 
 
-def load_cuda(path):
-    """A .cu program: its kernelpro block run as Python, its ENTRY built and bound."""
+def load_cuda(path, load_problem):
+    """A .cu program: its kernelpro block run as Python, its ENTRY built and bound.
+    `load_problem` (loading.load_problem) loads the REFERENCE the program names."""
     import types
 
     import torch
@@ -169,11 +173,12 @@ def load_cuda(path):
     namespace = module.__dict__
     line = source[:block.start(1)].count("\n") + 1
     try:
-        code = compile(_dedent(block.group(1)), f"{path} (kernelpro block, from line {line})", "exec")
+        code = compile(_dedent(block.group(1)), f"{path} (kernelpro block, from line {line})",
+                       "exec")
         exec(code, namespace)  # noqa: S102 - the user's own problem definition, as any problem.py
     except SyntaxError as e:
-        raise StepError("problem_error", f"CUDA program {path}: its kernelpro block has a syntax error "
-                        f"at line {(e.lineno or 1) + line - 1}: {e.msg}") from None
+        raise StepError("problem_error", f"CUDA program {path}: its kernelpro block has a syntax "
+                        f"error at line {(e.lineno or 1) + line - 1}: {e.msg}") from None
     except Exception as e:  # noqa: BLE001 - the block is the problem's own code
         raise StepError("problem_error", f"CUDA program {path}: its kernelpro block failed: "
                         f"{type(e).__name__}: {e}") from None
@@ -185,7 +190,8 @@ def load_cuda(path):
     if declaration is None:
         raise StepError("problem_error", f"CUDA program {path}: no definition of ENTRY "
                         f"{entry_name!r} returning torch::Tensor (or std::vector<torch::Tensor>) "
-                        "found: write it as `torch::Tensor " + entry_name + "(torch::Tensor x, ...) {`")
+                        "found: write it as `torch::Tensor " + entry_name
+                        + "(torch::Tensor x, ...) {`")
     holder = {}
 
     def entry(*args):
@@ -194,7 +200,8 @@ def load_cuda(path):
                                         namespace.get("CUDA_CFLAGS", []))
         return getattr(holder["ext"], entry_name)(*args)
 
-    return _finish(module, path, "cuda", entry_name, entry, namespace.get("REFERENCE"))
+    return _finish(module, path, "cuda", entry_name, entry, namespace.get("REFERENCE"),
+                   load_problem)
 
 
 def _build_cuda(path, source, declaration, entry_name, cflags):
@@ -202,8 +209,9 @@ def _build_cuda(path, source, declaration, entry_name, cflags):
 
     digest = hashlib.sha256((source + repr(cflags)).encode()).hexdigest()[:16]
     try:
-        return load_inline(name=f"kp_program_{digest}", cpp_sources=declaration, cuda_sources=source,
-                           functions=[entry_name], extra_cuda_cflags=list(cflags), verbose=False)
+        return load_inline(name=f"kp_program_{digest}", cpp_sources=declaration,
+                           cuda_sources=source, functions=[entry_name],
+                           extra_cuda_cflags=list(cflags), verbose=False)
     except Exception as e:  # noqa: BLE001 - the program's build failed: its author's to fix
         message = str(e)
         lines = [l for l in message.splitlines() if "error" in l.lower()][:12]

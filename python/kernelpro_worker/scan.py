@@ -5,7 +5,7 @@ candidate whose forward calls the torch operators the reference uses for its com
 (policy: forbid, warn or allow); a candidate that rebinds torch, time or harness functions,
 introspects the harness or rebinds the reference Model; side streams that are never joined back
 to the current stream; and reduced-precision math in an fp32 problem (reported, the fp64 check
-decides).
+decides). step_scan, the worker's `scan` step, runs both.
 """
 
 import ast
@@ -80,7 +80,8 @@ class _Aliases:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    self.names[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    top = a.name.split(".")[0]
+                    self.names[a.asname or top] = a.name if a.asname else top
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     self.names[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -109,9 +110,11 @@ def _module_attrs(cls, aliases):
             if not ctor.startswith("torch.nn."):
                 continue
             base = ctor.rsplit(".", 1)[-1]
-            if base == "ModuleList" and node.value.args and isinstance(node.value.args[0], (ast.ListComp, ast.List)):
+            if (base == "ModuleList" and node.value.args
+                    and isinstance(node.value.args[0], (ast.ListComp, ast.List))):
                 inner = node.value.args[0]
-                elt = inner.elt if isinstance(inner, ast.ListComp) else (inner.elts[0] if inner.elts else None)
+                elt = (inner.elt if isinstance(inner, ast.ListComp)
+                       else (inner.elts[0] if inner.elts else None))
                 if isinstance(elt, ast.Call):
                     base = (aliases.resolve(_dotted(elt.func)) or "").rsplit(".", 1)[-1]
             for target in node.targets:
@@ -171,13 +174,15 @@ def _ops_used(cls, aliases, own_code=frozenset()):
                 isinstance(node.target, ast.Name):
             var = node.target.id
             for inner in ast.walk(node):
-                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == var:
+                if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
+                        and inner.func.id == var):
                     add(f"nn.{modules[node.iter.attr]}", inner.lineno)
     return ops
 
 
 def _strings(tree):
-    return "\n".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return "\n".join(n.value for n in ast.walk(tree)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
 def _program_reference_ops(path):
@@ -201,7 +206,8 @@ def scan_problem(source, path="problem.py"):
     except SyntaxError as e:
         return {"ok": False, "error": f"problem has a syntax error at line {e.lineno}: {e.msg}"}
     names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign)
+              for t in n.targets if isinstance(t, ast.Name)}
     if "Model" not in names and "ENTRY" in names:
         return _program_reference_ops(path)
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
@@ -310,3 +316,19 @@ def scan_candidate(source, reference_ops, policy="forbid", allowed_ops=(), fp32_
     fails = [f for f in findings if f["severity"] == "fail"]
     return {"status": "ok", "findings": findings,
             "message": fails[0]["message"] if fails else ""}
+
+
+def step_scan(request):
+    """The `scan` step: the problem's checks and, with `candidate`, the candidate's against it."""
+    with open(request["problem"]) as f:
+        problem = scan_problem(f.read(), request["problem"])
+    result = {"problem": problem}
+    if not problem["ok"]:
+        return result
+    if request.get("candidate"):
+        with open(request["candidate"]) as f:
+            result["candidate"] = scan_candidate(
+                f.read(), set(problem["reference_ops"]), request.get("torch_ops_policy", "forbid"),
+                request.get("allowed_ops", []), request.get("fp32_problem", True),
+                request["candidate"])
+    return result

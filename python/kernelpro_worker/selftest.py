@@ -124,9 +124,9 @@ def _self_check(torch, name, fn, exp, rounds, pause_s):
 
 
 def step_timing_selftest(request):
-    from .steps import _import_torch
+    from .loading import import_torch
 
-    torch = _import_torch("cuda")
+    torch = import_torch("cuda")
     calls = int(request.get("calls", 30))
     started = time.perf_counter()
     checks = [_span_check(torch, *case, calls) for case in SPAN_CASES]

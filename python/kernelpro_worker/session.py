@@ -10,8 +10,8 @@ watchdog ends the process past it (the binary kills it too). Two roles:
              reference on fresh inputs, timing.Timer), verify (rebuilds the inputs of sampled
              timed calls and compares a candidate's outputs on them with the reference's).
   candidate  runs one candidate, sandboxed. Commands: load (import and construct, once), check
-             (the check trials, steps.run_check), time (timed calls on fresh inputs; a sample of
-             their outputs is saved for the referee's verify).
+             (the check trials, check_step.run_check), time (timed calls on fresh inputs; a
+             sample of their outputs is saved for the referee's verify).
 
 Both answer `exit` and then end.
 """
@@ -21,8 +21,10 @@ import json
 import os
 import traceback
 
-from . import plain, programs, steps
-from .common import StepError, as_output_list, bounded, json_safe, load_problem, to_device
+from . import check_step, compare_step, plain, programs, reference_step
+from .candidate import load_candidate, patch_findings, save_outputs
+from .common import StepError, as_output_list, bounded, json_safe, to_device
+from .loading import EXT, classify_runtime, construct, import_torch, load_problem, read_input
 from .timing import Timer, perturbed, tracer_for
 
 
@@ -31,7 +33,7 @@ class Referee:
         self.problems = {}  # problem path -> state for timing and verify
 
     def reference(self, request):
-        meta = steps.step_reference(request)
+        meta = reference_step.step_reference(request)
         self.problems.pop(request["problem"], None)  # a recomputed reference: load it again
         if meta.get("status", "ok") == "ok":
             self.problems[request["problem"]] = {"meta": meta, "request": request}
@@ -44,15 +46,16 @@ class Referee:
         if "model" not in state:
             meta, request = state["meta"], state["request"]
             device = request["device"]
-            torch = steps._import_torch(device)
-            read = dict(request, inputs_dir=meta["inputs_dir"], inputs_manifest=meta["inputs_manifest"],
+            torch = import_torch(device)
+            read = dict(request, inputs_dir=meta["inputs_dir"],
+                        inputs_manifest=meta["inputs_manifest"],
                         inputs_recipe=meta.get("inputs_recipe"))
-            init_inputs = steps._read_input(read, "init_inputs")
-            sets = [to_device(steps._read_input(read, n), device) for n in meta["trials"]["timing"]]
+            init_inputs = read_input(read, "init_inputs")
+            sets = [to_device(read_input(read, n), device) for n in meta["trials"]["timing"]]
             module = load_problem(problem)
             # The time to beat: a program's own kernels (its REFERENCE only gives the outputs).
-            model = steps._construct(torch, programs.baseline_class(module), init_inputs,
-                                     request["init_seed"], device)
+            model = construct(torch, programs.baseline_class(module), init_inputs,
+                              request["init_seed"], device)
             state.update(torch=torch, device=device, model=model, sets=sets, timer=None)
         return state
 
@@ -61,7 +64,8 @@ class Referee:
         state = self._loaded(request["problem"])
         torch, model = state["torch"], state["model"]
         spans = bool(request.get("spans", True))
-        which = ("compiled_timer" if request.get("compiled") else "timer") + ("" if spans else "_events")
+        which = (("compiled_timer" if request.get("compiled") else "timer")
+                 + ("" if spans else "_events"))
         if state.get(which) is None:
             if request.get("compiled"):
                 if not hasattr(torch, "compile"):
@@ -69,7 +73,8 @@ class Referee:
                             "message": f"torch {torch.__version__} has no torch.compile"}
                 model = torch.compile(model)
             state[which] = Timer(torch, state["device"], model, state["sets"],
-                                 request.get("flush_bytes", -1), request.get("perturb", True), spans)
+                                 request.get("flush_bytes", -1), request.get("perturb", True),
+                                 spans)
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
         block = timer.block(request["calls"])
@@ -83,7 +88,8 @@ class Referee:
         rows, first_failure = [], ""
         for sample in request["samples"]:
             label = f"timed call {sample['index']}"
-            row = {"trial": label, "expected": f"timing_{sample['set']} scaled by seed {sample['seed']}",
+            row = {"trial": label,
+                   "expected": f"timing_{sample['set']} scaled by seed {sample['seed']}",
                    "passed": False}
             rows.append(row)
             try:
@@ -98,14 +104,15 @@ class Referee:
                 row["reason"] = f"the kept output cannot be read: {e}"
                 actual = None
             if actual is not None:
-                row.update(steps.compare_recorded(torch, actual, want, request["atol"],
-                                                  request["rtol"], meta.get("vacuous"),
-                                                  request["vacuous_rel_tol"]))
+                row.update(compare_step.compare_recorded(torch, actual, want, request["atol"],
+                                                         request["rtol"], meta.get("vacuous"),
+                                                         request["vacuous_rel_tol"]))
             if not row["passed"] and not first_failure:
                 first_failure = f"{label}: {row.get('reason', 'mismatch')}"
-        return {"status": "ok", "passed": not first_failure, "message": first_failure, "trials": rows}
+        return {"status": "ok", "passed": not first_failure, "message": first_failure,
+                "trials": rows}
 
-    COMMANDS = {"reference": reference, "compare": lambda self, r: steps.step_compare(r),
+    COMMANDS = {"reference": reference, "compare": lambda self, r: compare_step.step_compare(r),
                 "time": time, "verify": verify}
 
 
@@ -116,7 +123,7 @@ class CandidateHost:
         self.reference_timers = {}  # the reference in this process: the between-process spread
 
     def load(self, request):
-        self.loaded, failure = steps.load_candidate(request)
+        self.loaded, failure = load_candidate(request)
         if failure is not None:
             return failure
         return {"status": "ok", "message": "", "extensions": self.loaded.cache.extensions}
@@ -127,7 +134,7 @@ class CandidateHost:
         return self.loaded
 
     def check(self, request):
-        return steps.run_check(self._need(), request)
+        return check_step.run_check(self._need(), request)
 
     def time(self, request):
         loaded = self._need()
@@ -139,14 +146,14 @@ class CandidateHost:
 
         def keep(index, set_index, seed, out):
             snapshot = [clone(t).cpu() for t in as_output_list(out, strict=True)]
-            name = f"timed_{index}{steps.EXT}"
-            steps._save_outputs(save, os.path.join(out_dir, name), snapshot)
+            name = f"timed_{index}{EXT}"
+            save_outputs(save, os.path.join(out_dir, name), snapshot)
             samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
 
         try:
             spans = bool(request.get("spans", True))
             if spans not in self.timers:
-                sets = [to_device(steps._read_input(request, n), loaded.device)
+                sets = [to_device(read_input(request, n), loaded.device)
                         for n in request["reference"]["trials"]["timing"]]
                 self.timers[spans] = Timer(torch, loaded.device, model, sets,
                                            request.get("flush_bytes", -1),
@@ -157,10 +164,10 @@ class CandidateHost:
         except StepError as e:
             return {"status": e.status, "message": e.message, "findings": []}
         except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
-            status, message = steps._classify_runtime(e)
+            status, message = classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
         result = {"status": "ok", "message": "", "warmup_calls": warm, "samples": samples,
-                  "findings": steps.patch_findings(loaded, "while being timed"), **block}
+                  "findings": patch_findings(loaded, "while being timed"), **block}
         if request.get("problem") and programs.is_cuda_program(request["problem"]):
             # A .cu program is built by the referee; the candidate's sandbox cannot build it again.
             result["reference_note"] = ("the CUDA program is timed in the referee's process only "
@@ -171,7 +178,8 @@ class CandidateHost:
             try:
                 result["reference_times_ms"] = self._time_reference(request, timer)
             except Exception as e:  # noqa: BLE001 - the spread is then unknown, and said so
-                result["reference_note"] = f"the reference could not be timed here: {type(e).__name__}: {e}"
+                result["reference_note"] = ("the reference could not be timed here: "
+                                            f"{type(e).__name__}: {e}")
         return result
 
     def _time_reference(self, request, timer):
@@ -179,14 +187,15 @@ class CandidateHost:
         torch = loaded.torch
         spans = timer.tracer is not None
         if spans not in self.reference_timers:
-            model = steps._construct(torch, programs.baseline_class(load_problem(request["problem"])),
-                                     loaded.init_inputs, request["init_seed"], loaded.device)
+            model = construct(torch, programs.baseline_class(load_problem(request["problem"])),
+                              loaded.init_inputs, request["init_seed"], loaded.device)
             self.reference_timers[spans] = Timer(torch, loaded.device, model, timer.base_sets,
                                                  request.get("flush_bytes", -1),
                                                  request.get("perturb", True), spans)
         reference_timer = self.reference_timers[spans]
         # The device ran the candidate's block just now: a short warm-up suffices.
-        reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1), request.get("warmup_calls", 1))
+        reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1),
+                                request.get("warmup_calls", 1))
         # Half as many calls: a median for the spread, at half the cost.
         return reference_timer.block(max(1, (request["calls"] + 1) // 2))["times_ms"]
 
@@ -220,7 +229,7 @@ def _prepare(role, prepare):
             pass
     if prepare.get("device") == "cuda" and prepare.get("start_device"):
         try:
-            steps._import_torch("cuda")
+            import_torch("cuda")
             torch.zeros(1, device="cuda")
             torch.cuda.synchronize()
             tracer_for(torch)  # CUPTI started and the markers found now, not in the first block
@@ -241,7 +250,8 @@ def serve(setup):
     # Bound before any candidate code runs; the channel itself is no secret (a candidate in this
     # process could write to it: README, "What the harness does not stop").
     dumps, loads = json.dumps, json.loads
-    with open(setup["to_worker"], "rb") as requests, open(setup["from_worker"], "wb", buffering=0) as replies:
+    with open(setup["to_worker"], "rb") as requests, \
+            open(setup["from_worker"], "wb", buffering=0) as replies:
         for line in requests:
             try:
                 message = loads(line)
@@ -256,7 +266,8 @@ def serve(setup):
             if command == "exit":
                 result = {"status": "ok", "message": ""}
             elif command not in commands:
-                result = {"status": "worker_error", "message": f"unknown command '{command}' for {role}"}
+                result = {"status": "worker_error",
+                          "message": f"unknown command '{command}' for {role}"}
             else:
                 try:
                     result = commands[command](host, request)
@@ -269,8 +280,8 @@ def serve(setup):
             try:
                 text = dumps({"id": ident, "result": json_safe(result)}, allow_nan=False)
             except (TypeError, ValueError) as e:
-                text = dumps({"id": ident, "result": {"status": "worker_error",
-                                                      "message": f"the {command} reply is not JSON: {e}"}})
+                text = dumps({"id": ident, "result": {
+                    "status": "worker_error", "message": f"the {command} reply is not JSON: {e}"}})
             replies.write(text.encode("utf-8") + b"\n")
             if command == "exit":
                 return

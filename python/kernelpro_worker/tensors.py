@@ -23,7 +23,8 @@ def signed_mixed_scale(values, seed, signs=True, scales=True):
             if signs:
                 factor = torch.where(torch.rand(v.shape, generator=gen) < 0.5, -factor, factor)
             if scales:
-                factor = factor * torch.pow(2.0, torch.rand(v.shape, generator=gen, dtype=torch.float64) * 6 - 3)
+                exponent = torch.rand(v.shape, generator=gen, dtype=torch.float64) * 6 - 3
+                factor = factor * torch.pow(2.0, exponent)
             out.append((v.double() * factor.to(v.device)).to(v.dtype))
         else:
             out.append(v)
@@ -31,7 +32,8 @@ def signed_mixed_scale(values, seed, signs=True, scales=True):
 
 
 def to_double(values):
-    return [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
+    return [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+            for v in values]
 
 
 def all_finite(tensors):
@@ -90,7 +92,8 @@ def compare_output(actual, expected, atol, rtol, index=0):
     result = {"passed": False, "max_abs_err": None, "max_rel_err": None, "mismatch_fraction": None,
               "reason": ""}
     if tuple(actual.shape) != tuple(expected.shape):
-        result["reason"] = f"shape {tuple(actual.shape)} where the reference gives {tuple(expected.shape)}"
+        result["reason"] = (f"shape {tuple(actual.shape)} where the reference gives "
+                            f"{tuple(expected.shape)}")
         return result
     if actual.dtype != expected.dtype:
         result["reason"] = f"dtype {actual.dtype} where the reference gives {expected.dtype}"
@@ -119,8 +122,8 @@ def compare_output(actual, expected, atol, rtol, index=0):
         result["reason"] = f"output {index} has {nonfinite}"
     elif not result["passed"]:
         result["reason"] = (f"{int(bad.sum())} of {bad.numel()} elements "
-                            f"({100 * result['mismatch_fraction']:.3g}%) outside atol={atol}, rtol={rtol}; "
-                            f"max abs error {result['max_abs_err']:.3g}")
+                            f"({100 * result['mismatch_fraction']:.3g}%) outside atol={atol}, "
+                            f"rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
     return result
 
 
@@ -130,7 +133,8 @@ def same_values(a, b):
         return False
     if a.is_floating_point():
         nan_a, nan_b = torch.isnan(a), torch.isnan(b)
-        return torch.equal(nan_a, nan_b) and torch.equal(a.masked_fill(nan_a, 0), b.masked_fill(nan_b, 0))
+        return (torch.equal(nan_a, nan_b)
+                and torch.equal(a.masked_fill(nan_a, 0), b.masked_fill(nan_b, 0)))
     return torch.equal(a, b)
 
 
@@ -144,14 +148,16 @@ def relative_l2_error(actual, expected):
 
 
 def vacuity(expected_outputs, atol, rtol):
-    """Would an all-zero or a constant output pass allclose on these outputs? Returns a reason or ''."""
+    """Would an all-zero or a constant output pass allclose on these outputs? Returns a reason
+    or ''."""
     for i, e in enumerate(expected_outputs):
         if not e.is_floating_point() or e.numel() == 0:
             continue
         d = e.double()
         tol = atol + rtol * d.abs()
         if bool((d.abs() <= tol).all()):
-            return f"output {i}: an all-zero tensor passes the tolerance (max |ref| = {float(d.abs().max()):.3g})"
+            return (f"output {i}: an all-zero tensor passes the tolerance "
+                    f"(max |ref| = {float(d.abs().max()):.3g})")
         c = float(d.mean())
         if bool(((d - c).abs() <= tol).all()):
             return f"output {i}: a constant tensor ({c:.3g}) passes the tolerance"

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from kernelpro_worker import steps
+from kernelpro_worker import analyze_step
 from kernelpro_worker.common import StepError
 
 from conftest import ROOT
@@ -22,7 +22,7 @@ def _problem(tmp_path, body, inputs, init="[]", name="p.py"):
 
 
 def _analyze(problem, **kw):
-    return steps.step_analyze(dict({"device": "cpu", "problem": problem}, **kw))
+    return analyze_step.step_analyze(dict({"device": "cpu", "problem": problem}, **kw))
 
 
 def test_swish_is_two_elementwise_ops_with_estimated_flops_and_min_bytes():

@@ -8,8 +8,9 @@ import textwrap
 import pytest
 import torch
 
-from kernelpro_worker import programs, steps
-from kernelpro_worker.common import StepError, load_problem
+from kernelpro_worker import programs, reference_step
+from kernelpro_worker.common import StepError
+from kernelpro_worker.loading import load_problem
 
 BASE = {"device": "cpu", "init_seed": 42, "atol": 1e-2, "rtol": 1e-3}
 
@@ -84,8 +85,8 @@ def test_with_a_reference_the_program_is_the_baseline_and_checked_against_it(tmp
     assert module.KERNELPRO_PROGRAM["reference"] == str(tmp_path / "reference.py")
     assert programs.baseline_class(module) is module.BaselineModel
 
-    meta = steps.step_reference(dict(BASE, problem=path, cache_dir=str(tmp_path / "cache"),
-                                     check_seeds=[1, 2], extra_seeds=[], timing_seeds=[3]))
+    meta = reference_step.step_reference(dict(BASE, problem=path, cache_dir=str(tmp_path / "cache"),
+                                              check_seeds=[1, 2], extra_seeds=[], timing_seeds=[3]))
     assert meta["status"] == "ok"
     assert any("program.py, python) is the timing baseline; reference.py gives the expected outputs,"
                " and the program matched them on 2 check trials" in n for n in meta["notes"])
@@ -96,8 +97,8 @@ def test_a_program_that_disagrees_with_its_reference_is_refused(tmp_path):
     wrong = PROGRAM.replace("x + alpha * y", "x - alpha * y") + '\nREFERENCE = "reference.py"\n'
     path = write(tmp_path, "program.py", wrong)
     with pytest.raises(StepError) as err:
-        steps.step_reference(dict(BASE, problem=path, cache_dir=str(tmp_path / "cache"),
-                                  check_seeds=[1], extra_seeds=[], timing_seeds=[3]))
+        reference_step.step_reference(dict(BASE, problem=path, cache_dir=str(tmp_path / "cache"),
+                                           check_seeds=[1], extra_seeds=[], timing_seeds=[3]))
     assert err.value.status == "problem_error"
     assert "the program does not match its REFERENCE on trial check_0, output 0" in err.value.message
 
@@ -106,10 +107,10 @@ def test_the_reference_cache_key_covers_the_reference_file(tmp_path):
     ref = write(tmp_path, "reference.py", REFERENCE)
     path = write(tmp_path, "program.py", PROGRAM + '\nREFERENCE = "reference.py"\n')
     request = dict(BASE, problem=path, check_seeds=[1], extra_seeds=[], timing_seeds=[3])
-    before = steps._reference_key(request, torch)
+    before = reference_step._reference_key(request, torch)
     with open(ref, "a") as f:
         f.write("\n# edited\n")
-    assert steps._reference_key(request, torch) != before
+    assert reference_step._reference_key(request, torch) != before
 
 
 @pytest.mark.parametrize("text, message", [

@@ -7,7 +7,9 @@ import os
 import pytest
 import torch
 
-from kernelpro_worker import session, steps
+from kernelpro_worker import (check_step, compare_step, inspect_step, profile_step,
+                              reference_step, scan, session)
+from kernelpro_worker.candidate import step_build
 from kernelpro_worker.common import StepError
 
 from conftest import ROOT
@@ -24,8 +26,9 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(cache):
-    return steps.step_reference(dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[1, 2],
-                                     extra_seeds=[1001], timing_seeds=[2001, 2002], fp64_trials=2))
+    return reference_step.step_reference(dict(BASE, problem=TINY, cache_dir=cache,
+                                              check_seeds=[1, 2], extra_seeds=[1001],
+                                              timing_seeds=[2001, 2002], fp64_trials=2))
 
 
 def build_root(cache, candidate):
@@ -53,7 +56,7 @@ def compare_request(reference, work, pairs):
 
 
 def test_inspect_reports_versions_paths_and_minimum_bytes():
-    result = steps.step_inspect({"device": "cpu", "problem": TINY})
+    result = inspect_step.step_inspect({"device": "cpu", "problem": TINY})
     info = result["info"]
     assert info["torch_version"] == torch.__version__
     assert any(p.endswith("include") for p in info["include_paths"])
@@ -69,8 +72,9 @@ def test_reference_is_cached_and_describes_the_trials(reference, cache):
                                    "timing": ["timing_0", "timing_1"]}
     assert reference["fp32"] and reference["fp64_trials"] == ["check_0", "check_1"]
     assert reference["reference_fp64_error"] < 1e-6
-    again = steps.step_reference(dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[1, 2],
-                                      extra_seeds=[1001], timing_seeds=[2001, 2002], fp64_trials=2))
+    again = reference_step.step_reference(dict(BASE, problem=TINY, cache_dir=cache,
+                                               check_seeds=[1, 2], extra_seeds=[1001],
+                                               timing_seeds=[2001, 2002], fp64_trials=2))
     assert again["cached"] and again["reference_dir"] == reference["reference_dir"]
     assert again["manifest_digest"] == reference["manifest_digest"]
     # The expected outputs and the inputs a candidate gets live in separate trees.
@@ -84,13 +88,14 @@ def test_reference_is_cached_and_describes_the_trials(reference, cache):
 
 def test_nondeterministic_reference_is_a_problem_error(cache):
     with pytest.raises(StepError) as err:
-        steps.step_reference(dict(BASE, problem=os.path.join(ROOT, "tests/problems/nondeterministic.py"),
-                                  cache_dir=cache, check_seeds=[1], extra_seeds=[], timing_seeds=[1]))
+        reference_step.step_reference(dict(
+            BASE, problem=os.path.join(ROOT, "tests/problems/nondeterministic.py"),
+            cache_dir=cache, check_seeds=[1], extra_seeds=[], timing_seeds=[1]))
     assert err.value.status == "problem_error" and "nondeterministic" in err.value.message
 
 
 def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monkeypatch):
-    first = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    first = step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     assert first["status"] == "ok" and os.path.exists(first["extensions"][0]["so_path"])
 
     def no_compiler(*args, **kwargs):
@@ -98,7 +103,7 @@ def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monke
 
     from torch.utils import cpp_extension
     monkeypatch.setattr(cpp_extension, "load_inline", no_compiler)
-    second = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    second = step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     assert second["status"] == "ok", second
     assert second["extensions"][0]["cached"]
     assert second["extensions"][0]["so_path"] == first["extensions"][0]["so_path"]
@@ -107,24 +112,24 @@ def test_second_build_of_the_same_source_does_not_call_the_compiler(cache, monke
 def test_a_build_killed_holding_torchs_lock_file_does_not_stall_the_next(cache):
     """torch's load_inline waits while a `lock` file exists in the build folder; a build killed
     there (kernelpro killed mid-build) leaves one behind."""
-    first = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    first = step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     build_dir = first["extensions"][0]["build_dir"]
     os.remove(os.path.join(build_dir, "kernelpro-build.json"))  # as if it never finished
     open(os.path.join(build_dir, "lock"), "w").close()
-    again = steps.step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
+    again = step_build(dict(BASE, candidate=GOOD, build_root=build_root(cache, GOOD)))
     assert again["status"] == "ok", again
     assert not os.path.exists(os.path.join(build_dir, "lock"))
 
 
 def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_path):
     work = str(tmp_path)
-    checked = steps.step_check(candidate_request(reference, cache, GOOD,
-                                                 trials=["check_0", "check_1", "extra_0"],
-                                                 out_dir=os.path.join(work, "check")))
+    checked = check_step.step_check(candidate_request(reference, cache, GOOD,
+                                                      trials=["check_0", "check_1", "extra_0"],
+                                                      out_dir=os.path.join(work, "check")))
     assert checked["status"] == "ok" and checked["findings"] == [], checked
     assert ["refill", "check_1"] in checked["outputs"]
     pairs = [["check/" + a, e] for a, e in checked["outputs"]]
-    compared = steps.step_compare(compare_request(reference, work, pairs))
+    compared = compare_step.step_compare(compare_request(reference, work, pairs))
     assert compared["passed"], compared
     assert all(row["max_abs_err"] < 1e-5 for row in compared["trials"])
     # Timing lives in the long-lived processes (session.py): the candidate's calls on fresh
@@ -150,10 +155,10 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     refused = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
                                   samples=[forged], vacuous_rel_tol=1e-2))
     assert not refused["passed"] and "not a kept output's name" in refused["message"], refused
-    ran = steps.step_run(candidate_request(reference, cache, GOOD, iterations=2))
+    ran = profile_step.step_run(candidate_request(reference, cache, GOOD, iterations=2))
     assert ran["status"] == "ok"
     trace = os.path.join(work, "trace.json")
-    traced = steps.step_trace(candidate_request(reference, cache, GOOD, trace_path=trace))
+    traced = profile_step.step_trace(candidate_request(reference, cache, GOOD, trace_path=trace))
     assert traced["status"] == "ok" and os.path.getsize(trace) > 0
     # Only the recorded call: the profiler's warm-up step is discarded.
     with open(trace) as f:
@@ -167,7 +172,7 @@ def _events(trace):
 
 
 def test_scan_step_reads_files_without_torch(tmp_path):
-    result = steps.step_scan({"problem": TINY, "candidate": os.path.join(
+    result = scan.step_scan({"problem": TINY, "candidate": os.path.join(
         ROOT, "tests/candidates/adversarial/common/calls_reference_op.py")})
     assert result["problem"]["reference_ops"] == ["sigmoid"]
     assert "calls sigmoid" in result["candidate"]["message"]
@@ -184,40 +189,42 @@ def test_a_changed_reference_cache_is_rebuilt_with_a_note(tmp_path):
     from kernelpro_worker import plain
 
     cache = str(tmp_path)
-    first = steps.step_reference(reference_request(cache))
+    first = reference_step.step_reference(reference_request(cache))
     path = os.path.join(first["reference_dir"], "expected", "check_0.kpt")
     plain.save(path, [torch.zeros(4096)])
-    again = steps.step_reference(reference_request(cache))
+    again = reference_step.step_reference(reference_request(cache))
     assert not again["cached"]
     assert any("failed its content check (expected/check_0.kpt: content hash differs); rebuilt" in n
                for n in again["notes"]), again["notes"]
     assert again["manifest_digest"] == first["manifest_digest"]  # the same bytes again
-    assert steps.step_reference(reference_request(cache))["cached"]
+    assert reference_step.step_reference(reference_request(cache))["cached"]
     # A missing input file and a stray file are caught too.
     os.remove(os.path.join(first["inputs_dir"], "timing_1.kpt"))
-    assert "inputs: timing_1.kpt: missing" in " ".join(steps.step_reference(reference_request(cache))["notes"])
+    assert "inputs: timing_1.kpt: missing" in " ".join(
+        reference_step.step_reference(reference_request(cache))["notes"])
     with open(os.path.join(first["reference_dir"], "expected", "extra.kpt"), "w") as f:
         f.write("x")
     assert "expected/extra.kpt: not in the manifest" in " ".join(
-        steps.step_reference(reference_request(cache))["notes"])
+        reference_step.step_reference(reference_request(cache))["notes"])
 
 
 def test_a_cache_rewritten_consistently_with_its_manifest_fails_the_recomputed_trial(tmp_path):
     from kernelpro_worker import plain
 
     cache = str(tmp_path)
-    first = steps.step_reference(reference_request(cache))
+    first = reference_step.step_reference(reference_request(cache))
     meta_path = os.path.join(first["reference_dir"], "meta.json")
     with open(meta_path) as f:
         meta = json.load(f)
     for rel in meta["reference_manifest"]:
         meta["reference_manifest"][rel] = plain.save(os.path.join(first["reference_dir"], rel),
                                                      [torch.zeros(4096)])
-    meta["manifest_digest"] = steps.manifest_digest(meta["reference_manifest"], meta["inputs_manifest"],
-                                                    meta["inputs_recipe"])
+    meta["manifest_digest"] = reference_step.manifest_digest(meta["reference_manifest"],
+                                                             meta["inputs_manifest"],
+                                                             meta["inputs_recipe"])
     with open(meta_path, "w") as f:
         json.dump(meta, f)
-    again = steps.step_reference(reference_request(cache))
+    again = reference_step.step_reference(reference_request(cache))
     assert not again["cached"]
     assert any("expected/check_0.kpt: differs from a fresh run of the reference" in n
                for n in again["notes"]), again["notes"]
@@ -227,18 +234,18 @@ def test_compare_and_check_refuse_reference_files_changed_after_the_reference_st
     from kernelpro_worker import plain
 
     # A private copy of the reference, so the module's shared one stays intact.
-    private = steps.step_reference(reference_request(str(tmp_path / "cache")))
+    private = reference_step.step_reference(reference_request(str(tmp_path / "cache")))
     work = str(tmp_path / "work")
     plain.save(os.path.join(work, "check", "check_0.kpt"), [torch.zeros(4096)])
     plain.save(os.path.join(private["reference_dir"], "expected", "check_0.kpt"), [torch.zeros(4096)])
     with pytest.raises(StepError) as err:
-        steps.step_compare(compare_request(private, work, [["check/check_0", "check_0"]]))
+        compare_step.step_compare(compare_request(private, work, [["check/check_0", "check_0"]]))
     assert err.value.status == "reference_changed"
     assert err.value.message.startswith("the reference's expected/check_0.kpt changed after the "
                                         "reference step wrote it (its content hash is ")
     plain.save(os.path.join(private["inputs_dir"], "check_1.kpt"), [torch.zeros(4096)])
-    checked = steps.step_check(candidate_request(private, cache, GOOD, trials=["check_0"],
-                                                 out_dir=os.path.join(work, "check")))
+    checked = check_step.step_check(candidate_request(private, cache, GOOD, trials=["check_0"],
+                                                      out_dir=os.path.join(work, "check")))
     assert checked["status"] == "reference_changed", checked
     assert checked["message"].startswith("the problem's input file check_1.kpt changed after")
 
@@ -250,8 +257,8 @@ def _write_candidate(tmp_path, body, name="cand.py"):
 
 
 def _check(reference, cache, candidate, tmp_path, **fields):
-    return steps.step_check(candidate_request(reference, cache, candidate, trials=["check_0"],
-                                              out_dir=str(tmp_path / "check"), **fields))
+    return check_step.step_check(candidate_request(reference, cache, candidate, trials=["check_0"],
+                                                   out_dir=str(tmp_path / "check"), **fields))
 
 
 def test_an_output_that_is_not_a_plain_tensor_is_incorrect_naming_its_type(reference, cache, tmp_path):
@@ -271,7 +278,8 @@ def test_nan_outputs_are_an_incorrect_verdict_in_strict_json(reference, cache, t
 
     work = str(tmp_path)
     plain.save(os.path.join(work, "check", "check_0.kpt"), [torch.full((4096,), float("nan"))])
-    compared = steps.step_compare(compare_request(reference, work, [["check/check_0", "check_0"]]))
+    compared = compare_step.step_compare(
+        compare_request(reference, work, [["check/check_0", "check_0"]]))
     assert not compared["passed"]
     assert compared["message"] == "trial check_0: output 0 has 4096 NaN values (of 4096)"
     result_path = os.path.join(work, "result.json")
@@ -290,15 +298,16 @@ def test_a_malformed_output_file_is_an_incorrect_verdict(reference, cache, tmp_p
     import pickle
     with open(os.path.join(work, "check", "check_0.kpt"), "wb") as f:
         pickle.dump([torch.zeros(4096)], f)
-    compared = steps.step_compare(compare_request(reference, work, [["check/check_0", "check_0"]]))
+    compared = compare_step.step_compare(
+        compare_request(reference, work, [["check/check_0", "check_0"]]))
     assert not compared["passed"]
     assert "the recorded output is not plain tensors" in compared["message"]
 
 
 def test_a_reference_with_nan_outputs_is_a_problem_error(tmp_path):
     with pytest.raises(StepError) as err:
-        steps.step_reference(reference_request(str(tmp_path),
-                                               problem=os.path.join(ROOT, "tests/problems/nan_reference.py")))
+        reference_step.step_reference(reference_request(
+            str(tmp_path), problem=os.path.join(ROOT, "tests/problems/nan_reference.py")))
     assert err.value.status == "problem_error"
     assert "the reference's output 0 on trial check_0 has " in err.value.message
     assert " NaN values (of 4096); a reference must produce finite outputs" in err.value.message
@@ -308,7 +317,7 @@ LINEAR = os.path.join(ROOT, "tests/problems/small_linear.py")
 
 
 def test_the_check_step_names_the_reference_operator_a_candidate_runs(cache, tmp_path):
-    reference = steps.step_reference(reference_request(cache, problem=LINEAR))
+    reference = reference_step.step_reference(reference_request(cache, problem=LINEAR))
     assert {"addmm"} <= set(reference["reference_ops"])
     functional = os.path.join(ROOT, "tests/candidates/adversarial/common/linear_functional.py")
     checked = _check(reference, cache, functional, tmp_path)
@@ -325,8 +334,8 @@ CUDA_CANDIDATE = os.path.join(ROOT, "tests/candidates/good/cuda_relu_rand.py")
 def test_a_cuda_candidate_built_for_cpu_is_told_to_use_the_cuda_device(cache):
     """Without this, torch's CUDA architecture detection fails on a machine without a GPU with
     'list index out of range', which says nothing of what to do."""
-    built = steps.step_build(dict(BASE, candidate=CUDA_CANDIDATE,
-                                  build_root=build_root(cache, CUDA_CANDIDATE)))
+    built = step_build(dict(BASE, candidate=CUDA_CANDIDATE,
+                            build_root=build_root(cache, CUDA_CANDIDATE)))
     assert built["status"] == "compile_error"
     assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built
 
@@ -342,8 +351,8 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return x
 """)
-    built = steps.step_build(dict(BASE, candidate=candidate,
-                                  build_root=build_root(cache, candidate)))
+    built = step_build(dict(BASE, candidate=candidate,
+                            build_root=build_root(cache, candidate)))
     assert built["status"] == "compile_error"
     assert built["message"].startswith("this candidate builds CUDA; use --device cuda"), built
 
@@ -357,7 +366,7 @@ def test_large_inputs_are_regenerated_from_their_seed_not_stored(cache, tmp_path
     request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[11, 12],
                    extra_seeds=[1011], timing_seeds=[2011, 2012], fp64_trials=2,
                    store_inputs_up_to=0)
-    reference = steps.step_reference(request)
+    reference = reference_step.step_reference(request)
     assert sorted(reference["inputs_manifest"]) == ["init_inputs.kpt"]
     assert sorted(reference["inputs_recipe"]["trials"]) == ["check_0", "check_1", "extra_0",
                                                             "timing_0", "timing_1"]
@@ -366,32 +375,32 @@ def test_large_inputs_are_regenerated_from_their_seed_not_stored(cache, tmp_path
     assert sorted(os.listdir(os.path.join(reference["reference_dir"], "expected"))) == [
         "check_0.kpt", "check_1.kpt", "extra_0.kpt"]
     work = str(tmp_path / "work")
-    checked = steps.step_check(candidate_request(reference, cache, GOOD,
-                                                 trials=["check_0", "check_1", "extra_0"],
-                                                 out_dir=os.path.join(work, "check")))
+    checked = check_step.step_check(candidate_request(reference, cache, GOOD,
+                                                      trials=["check_0", "check_1", "extra_0"],
+                                                      out_dir=os.path.join(work, "check")))
     assert checked["status"] == "ok", checked
     pairs = [["check/" + a, e] for a, e in checked["outputs"]]
-    assert steps.step_compare(compare_request(reference, work, pairs))["passed"]
+    assert compare_step.step_compare(compare_request(reference, work, pairs))["passed"]
     host = session.CandidateHost()
     loaded = host.load(candidate_request(reference, cache, GOOD))
     assert loaded["status"] == "ok", loaded
     timed = host.time(candidate_request(reference, cache, GOOD, calls=3, sample_p=1.0,
                                         out_dir=os.path.join(work, "timed")))
     assert timed["status"] == "ok", timed
-    again = steps.step_reference(request)
+    again = reference_step.step_reference(request)
     assert again["cached"], again["notes"]
 
 
 def test_regenerated_inputs_that_differ_from_the_recipe_are_a_changed_reference(cache, tmp_path):
     request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[21], extra_seeds=[],
                    timing_seeds=[2021], fp64_trials=0, store_inputs_up_to=0)
-    reference = steps.step_reference(request)
+    reference = reference_step.step_reference(request)
     forged = json.loads(json.dumps(reference["inputs_recipe"]))
     forged["trials"]["check_0"]["seed"] = 7  # other inputs than the reference's
-    checked = steps.step_check(dict(candidate_request(reference, cache, GOOD,
-                                                      trials=["check_0"],
-                                                      out_dir=str(tmp_path / "check")),
-                                    inputs_recipe=forged))
+    checked = check_step.step_check(dict(candidate_request(reference, cache, GOOD,
+                                                           trials=["check_0"],
+                                                           out_dir=str(tmp_path / "check")),
+                                         inputs_recipe=forged))
     assert checked["status"] == "reference_changed", checked
     assert "inputs of trial check_0" in checked["message"]
     # The recipe is covered by the manifests' digest: a cache whose recipe was rewritten is
@@ -402,6 +411,6 @@ def test_regenerated_inputs_that_differ_from_the_recipe_are_a_changed_reference(
     meta["inputs_recipe"] = forged
     with open(meta_path, "w") as f:
         json.dump(meta, f)
-    again = steps.step_reference(request)
+    again = reference_step.step_reference(request)
     assert not again["cached"]
     assert any("manifests do not match their digest" in n for n in again["notes"]), again["notes"]
