@@ -112,6 +112,12 @@ std::string ShortenText(std::string text, std::size_t max_bytes) {
   return text.substr(0, Utf8Prefix(text, keep)) + "...";
 }
 
+std::string OneLineExcerpt(std::string_view text, std::size_t max_bytes) {
+  std::string line = CollapseWhitespace(text);
+  if (line.size() <= max_bytes) return line;
+  return line.substr(0, Utf8Prefix(line, max_bytes)) + "...";
+}
+
 std::string FormatFixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);

@@ -54,6 +54,12 @@ std::size_t Utf8Prefix(std::string_view text, std::size_t max_bytes);
 // ending in "..." when it was cut: ShortenText("abcdefgh", 6) → "abc...".
 std::string ShortenText(std::string text, std::size_t max_bytes);
 
+// `text` on one line (CollapseWhitespace), then cut to at most `max_bytes` bytes without
+// splitting a UTF-8 character, with "..." appended when it was cut: unlike ShortenText the limit
+// does not count the "...", so the result has up to max_bytes + 3 bytes.
+// OneLineExcerpt("a\n  b c", 3) → "a b...". For quoting compiler output inside a message.
+std::string OneLineExcerpt(std::string_view text, std::size_t max_bytes);
+
 // `value` with `digits` decimals: FormatFixed(1.8449, 2) → "1.84".
 std::string FormatFixed(double value, int digits = 2);
 

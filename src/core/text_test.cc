@@ -88,6 +88,18 @@ TEST(ShortenTextTest, CutsAtACharacterBoundaryAndSaysSo) {
   EXPECT_EQ(ShortenText(quoted, 7), "a ...");  // never half of ‘
 }
 
+TEST(OneLineExcerptTest, CollapsesWhitespaceThenCutsBeforeTheEllipsis) {
+  EXPECT_EQ(OneLineExcerpt("  a\n\t b  ", 10), "a b");
+  EXPECT_EQ(OneLineExcerpt("a\n  b c", 5), "a b c");  // fits once collapsed
+  EXPECT_EQ(OneLineExcerpt("a\n  b c", 3), "a b...");
+  EXPECT_EQ(OneLineExcerpt("abcd", 3), "abc...");  // the limit does not count the "..."
+  const std::string quoted =
+      "a \xE2\x80\x98"
+      "b\xE2\x80\x99";                            // a ‘b’ (8 bytes)
+  EXPECT_EQ(OneLineExcerpt(quoted, 4), "a ...");  // never half of ‘
+  EXPECT_EQ(OneLineExcerpt("", 0), "");
+}
+
 TEST(FormatFixedTest, RoundsToTheGivenDecimals) {
   EXPECT_EQ(FormatFixed(1.8449), "1.84");
   EXPECT_EQ(FormatFixed(1.845, 1), "1.8");

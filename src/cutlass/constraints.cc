@@ -37,12 +37,6 @@ constexpr MinedSource kMinedSources[] = {
     {"cutlass/gemm/collective/builders/", "sm90_", "collective"},
 };
 
-std::string Shorten(std::string text, std::size_t max_bytes) {
-  text = CollapseWhitespace(text);
-  if (text.size() <= max_bytes) return text;
-  return text.substr(0, Utf8Prefix(text, max_bytes)) + "...";
-}
-
 // The text of a source file with comments blanked (kept as spaces, newlines kept, so offsets and
 // line numbers still match), strings left as they are: commented-out asserts are not constraints.
 std::string BlankComments(const std::string& text) {
@@ -555,7 +549,7 @@ Result<std::vector<Constraint>> MineConstraints(const std::string& include_dir) 
         c.category = source.category;
         c.text = "Satisfy CUTLASS's check: " + message + (message.back() == '.' ? "" : ".");
         c.source = relative + ":" + std::to_string(line);
-        c.condition = Shorten(Join(condition_parts, ","), kMaxConditionBytes);
+        c.condition = OneLineExcerpt(Join(condition_parts, ","), kMaxConditionBytes);
         mined.push_back(std::move(c));
       }
     }

@@ -74,12 +74,6 @@ std::string AsTypeDeclaration(const std::string& text) {
   return LooksLikeExpression(trimmed) ? "decltype(" + trimmed + ")" : trimmed;
 }
 
-std::string Shorten(std::string text, std::size_t max_bytes = kMaxMessageBytes) {
-  text = CollapseWhitespace(text);
-  if (text.size() <= max_bytes) return text;
-  return text.substr(0, Utf8Prefix(text, max_bytes)) + "...";
-}
-
 // "KpExtents<100, 64>" -> "(100,64)".
 std::string ExtentsTuple(const std::string& list) {
   std::string out = "(";
@@ -309,7 +303,8 @@ std::string DiagnoseProbeErrors(const std::string& nvcc_output, const std::strin
         break;
       }
     }
-    return "does not compile: " + Shorten(last.empty() ? "nvcc failed without a message" : last);
+    return "does not compile: " +
+           OneLineExcerpt(last.empty() ? "nvcc failed without a message" : last, kMaxMessageBytes);
   }
   const CompilerError& e = errors.front();
   const std::string context = Join(e.context, "\n");
@@ -352,17 +347,20 @@ std::string DiagnoseProbeErrors(const std::string& nvcc_output, const std::strin
   static const std::regex kStaticAssert(R"re(static assertion failed with "(.*)")re");
   if (std::regex_search(e.message, m, kStaticAssert)) {
     return "does not compile: CUTLASS's static_assert at " + RelativeTo(e.file, include_dir) + ":" +
-           std::to_string(e.line) + " failed: " + Shorten(m[1].str()) + where;
+           std::to_string(e.line) + " failed: " + OneLineExcerpt(m[1].str(), kMaxMessageBytes) +
+           where;
   }
   if (Contains(e.message, "static assertion failed")) {
     // No message: the asserted condition (the line under the error) says what was checked.
     std::string condition = e.context.empty() ? "" : std::string(Trim(e.context.front()));
     return "does not compile: CUTLASS's static_assert at " + RelativeTo(e.file, include_dir) + ":" +
-           std::to_string(e.line) + " failed: " + Shorten(condition) + where;
+           std::to_string(e.line) + " failed: " + OneLineExcerpt(condition, kMaxMessageBytes) +
+           where;
   }
   std::string location =
       in_probe ? "" : " at " + RelativeTo(e.file, include_dir) + ":" + std::to_string(e.line);
-  return "does not compile: " + Shorten(e.message) + HintFor(e.message) + location + where;
+  return "does not compile: " + OneLineExcerpt(e.message, kMaxMessageBytes) + HintFor(e.message) +
+         location + where;
 }
 
 Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
@@ -439,10 +437,10 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
     d.summary = DiagnoseProbeErrors(output, kProbeFileName, options.include_dir);
     const std::vector<CompilerError> errors = ParseErrors(output);
     if (!errors.empty()) {
-      d.first_error =
-          Shorten(RelativeTo(errors.front().file, options.include_dir) + "(" +
-                      std::to_string(errors.front().line) + "): error: " + errors.front().message,
-                  600);
+      d.first_error = OneLineExcerpt(RelativeTo(errors.front().file, options.include_dir) + "(" +
+                                         std::to_string(errors.front().line) +
+                                         "): error: " + errors.front().message,
+                                     600);
     }
   } else {
     ProcessOptions run;

@@ -7,12 +7,9 @@
 namespace kernelpro::profile {
 namespace {
 
-std::vector<NcuMetric> BuildCatalog() {
-  // Suffix grammar, for readers new to ncu: counters take a roll-up over units (.sum, .avg, .max)
-  // optionally followed by a rate (.per_second, .per_cycle_active, .pct_of_peak_sustained_*);
-  // ratios take .pct or .ratio; launch__* metrics describe the launch and take no suffix.
+// Category "throughput": where the kernel sits on the roofline.
+std::vector<NcuMetric> ThroughputMetrics() {
   return {
-      // ---- throughput: where the kernel sits on the roofline -------------------------------
       {"gpu__time_duration.sum", "throughput",
        "Kernel duration on the GPU (ns); the weight of the duration-weighted aggregate.", "sum"},
       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "throughput",
@@ -36,8 +33,12 @@ std::vector<NcuMetric> BuildCatalog() {
        "FMA pipe (FP32 multiply-add) busy, % of peak.", "mean"},
       {"sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active", "throughput",
        "ALU pipe (integer, logic, FP32 compare) busy, % of peak.", "mean"},
+  };
+}
 
-      // ---- memory: traffic, coalescing, caches, spills, bank conflicts ---------------------
+// Category "memory": traffic, coalescing, caches, spills, bank conflicts.
+std::vector<NcuMetric> MemoryMetrics() {
+  return {
       {"dram__bytes_read.sum", "memory", "Bytes read from DRAM (energy proxy input).", "sum"},
       {"dram__bytes_write.sum", "memory", "Bytes written to DRAM (energy proxy input).", "sum"},
       {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "memory",
@@ -73,8 +74,12 @@ std::vector<NcuMetric> BuildCatalog() {
        "Shared-memory store wavefronts; divided by shared store instructions, 1 means "
        "conflict-free.",
        "sum"},
+  };
+}
 
-      // ---- occupancy: how many warps are resident, and what limits them --------------------
+// Category "occupancy": how many warps are resident, and what limits them.
+std::vector<NcuMetric> OccupancyMetrics() {
+  return {
       {"sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy",
        "Achieved occupancy: active warps, % of the SM's maximum.", "mean"},
       {"launch__registers_per_thread", "occupancy",
@@ -94,8 +99,12 @@ std::vector<NcuMetric> BuildCatalog() {
        "mean"},
       {"launch__shared_mem_per_block_dynamic", "occupancy",
        "Dynamic shared memory per block (byte).", "mean"},
+  };
+}
 
-      // ---- warp_stalls: why warps do not issue (% of active warps per cycle) ---------------
+// Category "warp_stalls": why warps do not issue (% of active warps per cycle).
+std::vector<NcuMetric> WarpStallMetrics() {
+  return {
       {"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", "warp_stalls",
        "Stalled on a long-scoreboard dependency: waiting for global, local, surface or texture "
        "memory. Stands in for the paper's memory_dependency stall, which Volta and later no "
@@ -135,8 +144,12 @@ std::vector<NcuMetric> BuildCatalog() {
        "Cycles in which the scheduler issued an instruction, %.", "mean"},
       {"smsp__warps_eligible.avg.per_cycle_active", "warp_stalls",
        "Warps eligible to issue per scheduler per cycle (below 1 starves the scheduler).", "mean"},
+  };
+}
 
-      // ---- instructions: mix, divergence, vector width -------------------------------------
+// Category "instructions": mix, divergence, vector width.
+std::vector<NcuMetric> InstructionMetrics() {
+  return {
       {"smsp__inst_executed.sum", "instructions",
        "Warp-level instructions executed (energy proxy input).", "sum"},
       {"smsp__thread_inst_executed_per_inst_executed.ratio", "instructions",
@@ -167,8 +180,12 @@ std::vector<NcuMetric> BuildCatalog() {
        "FP32 add thread instructions.", "sum"},
       {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "instructions",
        "FP32 multiply thread instructions.", "sum"},
+  };
+}
 
-      // ---- tensor: tensor-core use ----------------------------------------------------------
+// Category "tensor": tensor-core use.
+std::vector<NcuMetric> TensorMetrics() {
+  return {
       {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor",
        "FP16/BF16/TF32 tensor pipe busy, % of peak; on Hopper it includes warpgroup MMA (WGMMA).",
        "mean"},
@@ -182,6 +199,19 @@ std::vector<NcuMetric> BuildCatalog() {
        "warp, 4); 0 means the kernel never reached the FP16/BF16/TF32 tensor cores.",
        "sum"},
   };
+}
+
+std::vector<NcuMetric> BuildCatalog() {
+  // Suffix grammar, for readers new to ncu: counters take a roll-up over units (.sum, .avg, .max)
+  // optionally followed by a rate (.per_second, .per_cycle_active, .pct_of_peak_sustained_*);
+  // ratios take .pct or .ratio; launch__* metrics describe the launch and take no suffix.
+  std::vector<NcuMetric> catalog;
+  for (const std::vector<NcuMetric>& category :
+       {ThroughputMetrics(), MemoryMetrics(), OccupancyMetrics(), WarpStallMetrics(),
+        InstructionMetrics(), TensorMetrics()}) {
+    catalog.insert(catalog.end(), category.begin(), category.end());
+  }
+  return catalog;
 }
 
 // Whether `name`, split at '_' and '.', has `token` as a whole piece: "per" matches

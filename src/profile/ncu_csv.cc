@@ -11,6 +11,7 @@
 
 #include "core/text.h"
 #include "profile/counter_check.h"
+#include "profile/ncu_aggregate.h"
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_runner.h"
 
@@ -23,24 +24,17 @@ double NcuKernel::duration_ns() const {
 
 namespace {
 
+using ncu_csv_internal::Column;
+using ncu_csv_internal::DetailedKernel;
+using ncu_csv_internal::KernelIdentity;
+using ncu_csv_internal::Longer;
+using ncu_csv_internal::LongestKernels;
+using ncu_csv_internal::RunningAggregate;
+
 constexpr std::string_view kPermissionCode = "ERR_NVGPUCTRPERM";
 constexpr std::string_view kPermissionText =
     "does not have permission to access NVIDIA GPU Performance Counters";
 constexpr std::string_view kNoKernelsText = "No kernels were profiled";
-
-// The line starting at `pos`, without its line break; `*next` is where the following line starts.
-std::string_view LineAt(std::string_view text, std::size_t pos, std::size_t* next) {
-  std::size_t end = text.find('\n', pos);
-  if (end == std::string_view::npos) {
-    *next = text.size();
-    end = text.size();
-  } else {
-    *next = end + 1;
-  }
-  std::string_view line = text.substr(pos, end - pos);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
 
 // Base units, so values compare across runs whatever --print-units said. Scaled forms are ncu's
 // SI prefixes (K, M, G, T: powers of 1000) on a lowercase base unit, plus its time units.
@@ -90,9 +84,10 @@ bool IsHeader(const CsvRecord& record) {
 // "CC", ...) have no double underscore and are not measurements.
 bool IsMetricColumn(std::string_view name) { return name.find("__") != std::string_view::npos; }
 
-// A snippet of the input for an error message. Control and non-ASCII bytes become '?': the input
+// A snippet of the input for an error message: its first `limit` bytes, "..." when cut. Control
+// and non-ASCII bytes become '?' (ShortenText of core/text.h would keep UTF-8 whole): the input
 // may be binary, and messages end up in JSON, which must be valid UTF-8.
-std::string Shorten(std::string_view text, std::size_t limit = 160) {
+std::string PrintableSnippet(std::string_view text, std::size_t limit = 160) {
   std::string snippet(text.substr(0, limit));
   for (char& c : snippet) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
@@ -106,77 +101,8 @@ std::string PermissionMessage(std::string_view ncu_line) {
       "need permission, either the NVIDIA driver loaded with "
       "NVreg_RestrictProfilingToAdminUsers=0 or ncu run as root. The loop continues without ncu "
       "metrics.";
-  if (!ncu_line.empty()) message += " ncu said: " + Shorten(Trim(ncu_line));
+  if (!ncu_line.empty()) message += " ncu said: " + PrintableSnippet(Trim(ncu_line));
   return message;
-}
-
-// One line at a time, without its line break ("\n" or "\r\n"), from text in memory or a stream.
-class LineSource {
- public:
-  virtual ~LineSource() = default;
-  // False at the end of the input.
-  virtual bool Next(std::string_view* line) = 0;
-};
-
-class TextLines : public LineSource {
- public:
-  explicit TextLines(std::string_view text) : text_(text) {}
-  bool Next(std::string_view* line) override {
-    if (pos_ >= text_.size()) return false;
-    std::size_t next = 0;
-    *line = LineAt(text_, pos_, &next);
-    pos_ = next;
-    return true;
-  }
-
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-class StreamLines : public LineSource {
- public:
-  explicit StreamLines(std::istream& in) : in_(in) {}
-  bool Next(std::string_view* line) override {
-    if (!std::getline(in_, buffer_)) return false;
-    if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
-    *line = buffer_;
-    return true;
-  }
-
- private:
-  std::istream& in_;
-  std::string buffer_;
-};
-
-// Whether a CSV record that starts (or continues) with `line` is still inside a quoted field at
-// the end of it, by NextCsvRecord's rules: a quote opens a field only at its start, "" inside
-// quotes is a quote. `state` carries over between the lines of one record.
-struct QuoteState {
-  bool in_quotes = false;
-  bool at_field_start = true;
-};
-bool EndsInsideQuotes(std::string_view line, QuoteState* state) {
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (state->in_quotes) {
-      if (c != '"') continue;
-      if (i + 1 < line.size() && line[i + 1] == '"') {
-        ++i;
-      } else {
-        state->in_quotes = false;
-      }
-      continue;
-    }
-    if (c == ',') {
-      state->at_field_start = true;
-      continue;
-    }
-    if (c == '"' && state->at_field_start) state->in_quotes = true;
-    state->at_field_start = false;
-  }
-  state->at_field_start = false;  // the line break inside the field is a character of it
-  return state->in_quotes;
 }
 
 // A cell as a number, NaN and infinities included (the caller says why it drops them); nullopt for
@@ -201,129 +127,6 @@ std::optional<double> ParseNcuCell(std::string_view cell) {
   if (error != std::errc()) return std::nullopt;
   return value;
 }
-
-// What the header and units rows say about a column, worked out once rather than per cell.
-struct Column {
-  std::string name;
-  bool metric = false;
-  std::string unit;      // in base units
-  bool has_unit = true;  // false for hand-made kernels without units (AggregateKernels)
-  double factor = 1;
-  bool sum = false;  // combined over kernels by adding up (else: duration-weighted mean)
-};
-
-// A kernel's identity, which every kernel keeps whatever the detail bound.
-struct KernelIdentity {
-  std::size_t index = 0;  // launch order among the rows read
-  int id = -1;
-  std::string name, block_size, grid_size;
-  double duration = 0;  // ns; 0 when unknown
-  bool has_duration = false;
-};
-
-// A kernel with every counter, in column order (NaN: absent).
-struct DetailedKernel {
-  KernelIdentity identity;
-  std::vector<double> values;
-};
-
-// Longer first; on a tie the earlier launch. As a heap comparator it keeps the least of these at
-// the front, ready to be evicted.
-bool Longer(const KernelIdentity& a, const KernelIdentity& b) {
-  if (a.duration != b.duration) return a.duration > b.duration;
-  return a.index < b.index;
-}
-bool Longer(const DetailedKernel& a, const DetailedKernel& b) {
-  return Longer(a.identity, b.identity);
-}
-
-// The `limit` longest kernels offered, with their counters; memory bounded by `limit` rows.
-class LongestKernels {
- public:
-  explicit LongestKernels(std::size_t limit) : limit_(limit) {}
-  void Offer(const KernelIdentity& identity, const std::vector<double>& values) {
-    auto longer = [](const DetailedKernel& a, const DetailedKernel& b) { return Longer(a, b); };
-    if (limit_ == 0) return;
-    if (heap_.size() == limit_) {
-      if (!Longer(identity, heap_.front().identity)) return;
-      std::pop_heap(heap_.begin(), heap_.end(), longer);
-      heap_.back().identity = identity;
-      heap_.back().values = values;
-    } else {
-      heap_.push_back({identity, values});
-    }
-    std::push_heap(heap_.begin(), heap_.end(), longer);
-  }
-  std::vector<DetailedKernel>& kernels() { return heap_; }
-
- private:
-  std::size_t limit_;
-  std::vector<DetailedKernel> heap_;
-};
-
-// AggregateKernels, one kernel at a time, per column. Both weightings are kept, because whether
-// any kernel has a duration (and so whether durations weigh) is known only at the end.
-struct ColumnTotal {
-  double sum = 0, weighted_sum = 0, weight = 0;
-  int count = 0;
-};
-
-class RunningAggregate {
- public:
-  explicit RunningAggregate(std::size_t columns) : totals_(columns) {}
-
-  void Add(const KernelIdentity& k, const std::vector<double>& values) {
-    if (kernels_++ == 0) {
-      block_size_ = k.block_size;
-      grid_size_ = k.grid_size;
-    }
-    if (k.block_size != block_size_) block_size_.clear();
-    if (k.grid_size != grid_size_) grid_size_.clear();
-    if (k.duration > 0) any_duration_ = true;
-    const double weight = std::max(0.0, k.duration);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (std::isnan(values[i])) continue;
-      ColumnTotal& t = totals_[i];
-      t.sum += values[i];
-      t.weighted_sum += weight * values[i];
-      t.weight += weight;
-      ++t.count;
-    }
-  }
-
-  NcuKernel Finish(const std::vector<Column>& columns) const {
-    NcuKernel aggregate;
-    aggregate.name =
-        "aggregate (" + std::to_string(kernels_) + (kernels_ == 1 ? " kernel)" : " kernels)");
-    if (kernels_ == 0) return aggregate;
-    aggregate.block_size = block_size_;
-    aggregate.grid_size = grid_size_;
-    for (std::size_t i = 0; i < totals_.size(); ++i) {
-      const ColumnTotal& t = totals_[i];
-      if (t.count == 0) continue;
-      double value;
-      if (columns[i].sum) {
-        value = t.sum;
-      } else if (any_duration_ && t.weight > 0) {
-        value = t.weighted_sum / t.weight;
-      } else {
-        value = t.sum / t.count;  // equal weights, or only kernels without a duration have it
-      }
-      // ncu prints metric columns in name order, so the end is the right hint.
-      aggregate.values.insert_or_assign(aggregate.values.end(), columns[i].name, value);
-      if (columns[i].has_unit) {
-        aggregate.units.insert_or_assign(aggregate.units.end(), columns[i].name, columns[i].unit);
-      }
-    }
-    return aggregate;
-  }
-
- private:
-  std::vector<ColumnTotal> totals_;
-  std::size_t kernels_ = 0;
-  bool any_duration_ = false;
-  std::string block_size_, grid_size_;
-};
 
 class NcuCsvReader {
  public:
@@ -461,7 +264,7 @@ class NcuCsvReader {
     std::optional<int> id = ParseId(record_.fields[id_column_]);
     if (!id) {
       Skip("row " + std::to_string(row) + " has no launch ID: \"" +
-           Shorten(record_.fields[id_column_], 40) + "\"");
+           PrintableSnippet(record_.fields[id_column_], 40) + "\"");
       return;
     }
     KernelIdentity kernel;
@@ -609,17 +412,17 @@ class NcuCsvReader {
       return Status::Unavailable(PermissionMessage(permission_line_));
     }
     if (!no_kernels_line_.empty()) {
-      return Status::NotFound("ncu profiled no kernels: \"" + Shorten(no_kernels_line_) +
+      return Status::NotFound("ncu profiled no kernels: \"" + PrintableSnippet(no_kernels_line_) +
                               "\" (hint: the kernel filter matched nothing; check the kernel "
                               "names, the NVTX range and --launch-skip/--launch-count)");
     }
-    std::string said = first_error_.empty() ? "" : "; ncu said: " + Shorten(first_error_);
+    std::string said = first_error_.empty() ? "" : "; ncu said: " + PrintableSnippet(first_error_);
     if (Trim(head_).empty()) return Status::InvalidArgument("ncu output is empty");
     if (!have_header_) {
       return Status::InvalidArgument(
           "ncu output has no CSV header row (\"ID\",...,\"Kernel Name\",...); was it run with "
           "--csv --page raw? It starts: \"" +
-          Shorten(Trim(head_), 80) + "\"" + said);
+          PrintableSnippet(Trim(head_), 80) + "\"" + said);
     }
     std::string first = skipped_rows_ > 0 ? " (first problem: " + first_skip_reason_ + ")" : "";
     return Status::InvalidArgument("ncu CSV has a header but no complete kernel row" + first +
@@ -639,7 +442,7 @@ class NcuCsvReader {
 
   // The record being read: its text (several lines when a quoted field holds line breaks).
   std::string pending_;
-  QuoteState quotes_;
+  CsvQuoteState quotes_;
   CsvRecord record_;
   bool first_record_ = true;
   std::vector<double> values_;  // the current row's counters, by column
@@ -661,72 +464,6 @@ class NcuCsvReader {
 
 }  // namespace
 
-bool NextCsvRecord(std::string_view text, std::size_t* pos, CsvRecord* record) {
-  record->fields.clear();
-  record->complete = true;
-  std::size_t i = *pos;
-  if (i >= text.size()) return false;
-  std::string field;
-  bool in_quotes = false;
-  bool at_field_start = true;
-  while (i < text.size()) {
-    char c = text[i];
-    if (in_quotes) {
-      if (c != '"') {
-        field += c;
-        ++i;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        i += 2;
-      } else {
-        in_quotes = false;
-        ++i;
-      }
-      continue;
-    }
-    if (c == ',') {
-      record->fields.push_back(std::move(field));
-      field.clear();
-      at_field_start = true;
-      ++i;
-      continue;
-    }
-    if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-      i += (c == '\r') ? 2 : 1;
-      record->fields.push_back(std::move(field));
-      *pos = i;
-      return true;
-    }
-    if (c == '"' && at_field_start) {
-      in_quotes = true;
-    } else {
-      field += c;
-    }
-    at_field_start = false;
-    ++i;
-  }
-  record->complete = !in_quotes;
-  record->fields.push_back(std::move(field));
-  *pos = i;
-  return true;
-}
-
-std::vector<std::vector<std::string>> SplitCsv(std::string_view text) {
-  std::vector<std::vector<std::string>> records;
-  std::size_t pos = 0;
-  CsvRecord record;
-  while (pos < text.size()) {
-    std::size_t next = 0;
-    if (Trim(LineAt(text, pos, &next)).empty()) {
-      pos = next;
-      continue;
-    }
-    NextCsvRecord(text, &pos, &record);
-    records.push_back(std::move(record.fields));
-  }
-  return records;
-}
-
 std::optional<double> ParseNcuNumber(std::string_view cell) {
   std::optional<double> value = ParseNcuCell(cell);
   if (!value || !std::isfinite(*value)) return std::nullopt;
@@ -734,52 +471,13 @@ std::optional<double> ParseNcuNumber(std::string_view cell) {
 }
 
 Result<NcuView> ReadNcuCsv(std::istream& in, const NcuReadOptions& options) {
-  StreamLines lines(in);
+  StreamLineSource lines(in);
   return NcuCsvReader(options).Read(lines);
 }
 
 Result<NcuView> ParseNcuCsv(std::string_view text, const NcuReadOptions& options) {
-  TextLines lines(text);
+  TextLineSource lines(text);
   return NcuCsvReader(options).Read(lines);
-}
-
-NcuKernel AggregateKernels(const std::vector<NcuKernel>& kernels) {
-  // The reader's aggregation, over kernels already in memory: one column per metric any kernel
-  // has, its unit from the first kernel that gives one.
-  std::vector<Column> columns;
-  std::map<std::string_view, std::size_t> column_of;
-  for (const NcuKernel& kernel : kernels) {
-    for (const auto& [name, value] : kernel.values) {
-      auto [it, added] = column_of.try_emplace(name, columns.size());
-      if (added) {
-        columns.emplace_back();
-        columns.back().name = name;
-        columns.back().has_unit = false;
-      }
-      Column& column = columns[it->second];
-      if (!column.has_unit) {
-        if (auto unit = kernel.units.find(name); unit != kernel.units.end()) {
-          column.unit = unit->second;
-          column.has_unit = true;
-        }
-      }
-    }
-  }
-  for (Column& column : columns) column.sum = NcuAggregation(column.name, column.unit) == "sum";
-  RunningAggregate aggregate(columns.size());
-  std::vector<double> values;
-  for (std::size_t index = 0; index < kernels.size(); ++index) {
-    const NcuKernel& kernel = kernels[index];
-    KernelIdentity identity;
-    identity.index = index;
-    identity.block_size = kernel.block_size;
-    identity.grid_size = kernel.grid_size;
-    identity.duration = kernel.duration_ns();
-    values.assign(columns.size(), std::nan(""));
-    for (const auto& [name, value] : kernel.values) values[column_of.at(name)] = value;
-    aggregate.Add(identity, values);
-  }
-  return aggregate.Finish(columns);
 }
 
 }  // namespace kernelpro::profile

@@ -28,6 +28,10 @@
 // malformed are skipped with a note in NcuView::warnings, which also keeps ncu's ==WARNING== and
 // ==ERROR== lines verbatim. The parser never throws and never reads out of bounds, whatever the
 // bytes. Stateless; safe from any thread.
+//
+// The reading is in three files: CSV records and line sources (profile/csv_record.h), the running
+// aggregate and the bound on detailed kernels (profile/ncu_aggregate.h, internal), and ncu's
+// columns, units, messages and failures (ncu_csv.cc).
 #pragma once
 
 #include <cstddef>
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "profile/csv_record.h"
 #include "profile/metrics.h"
 
 namespace kernelpro::profile {
@@ -69,19 +74,7 @@ Result<NcuView> ParseNcuCsv(std::string_view text, const NcuReadOptions& options
 NcuKernel AggregateKernels(const std::vector<NcuKernel>& kernels);
 
 // ---- Lower-level pieces, public for tests and for other CSV readers ---------------------------
-
-struct CsvRecord {
-  std::vector<std::string> fields;
-  bool complete = true;  // false when the text ended inside a quoted field (truncated input)
-};
-
-// Reads one RFC 4180 record starting at `*pos` and moves `*pos` past it and its line break
-// ("\n" or "\r\n"). Quoted fields may hold commas, line breaks and doubled quotes (""); a quote
-// inside an unquoted field is kept as a character. Returns false only when `*pos` is at the end.
-bool NextCsvRecord(std::string_view text, std::size_t* pos, CsvRecord* record);
-
-// All records of `text`, skipping empty lines.
-std::vector<std::vector<std::string>> SplitCsv(std::string_view text);
+// (The CSV records themselves, NextCsvRecord and SplitCsv, are in profile/csv_record.h.)
 
 // A value cell as a double: "1,234,567.5" -> 1234567.5; "n/a", "", non-numbers and non-finite
 // values -> nullopt.

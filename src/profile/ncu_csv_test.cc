@@ -466,24 +466,6 @@ TEST(NcuCsvTest, ParsesNumbersTheWayNcuPrintsThem) {
   EXPECT_EQ(ParseNcuNumber("1e999"), std::nullopt);
 }
 
-TEST(NcuCsvTest, SplitterFollowsRfc4180) {
-  std::vector<std::vector<std::string>> records =
-      SplitCsv("a,\"b,c\",\"d\"\"e\"\r\n\n\"multi\nline\",,x\"y\nlast");
-  ASSERT_EQ(records.size(), 3u);
-  EXPECT_EQ(records[0], (std::vector<std::string>{"a", "b,c", "d\"e"}));
-  EXPECT_EQ(records[1], (std::vector<std::string>{"multi\nline", "", "x\"y"}));
-  EXPECT_EQ(records[2], (std::vector<std::string>{"last"}));
-
-  std::size_t pos = 0;
-  CsvRecord record;
-  std::string_view truncated = "\"1\",\"2,3";
-  ASSERT_TRUE(NextCsvRecord(truncated, &pos, &record));
-  EXPECT_FALSE(record.complete);
-  EXPECT_EQ(record.fields, (std::vector<std::string>{"1", "2,3"}));
-  EXPECT_EQ(pos, truncated.size());
-  EXPECT_FALSE(NextCsvRecord(truncated, &pos, &record));
-}
-
 // ---- Failures ----------------------------------------------------------------------------------
 
 TEST(NcuCsvTest, NoKernelsProfiledIsNotFoundWithAHint) {

@@ -40,14 +40,15 @@ std::string Normalise(std::string_view name) {
   return out;
 }
 
-std::vector<GpuSpec> BuildTable() {
-  std::vector<GpuSpec> gpus;
-  // Dense peaks: where a datasheet gives "X | 2X*" (the starred figure with sparsity), X is used;
-  // where it gives only the sparse figure, half of it. Tensor-core fp16/bf16/fp8 figures are the
-  // FP32-accumulate rates (what PyTorch's GEMMs use).
+// ---- The table's entries: one function per GPU (or per chip, when memory sizes share it), each
+// naming its sources. Dense peaks: where a datasheet gives "X | 2X*" (the starred figure with
+// sparsity), X is used; where it gives only the sparse figure, half of it. Tensor-core
+// fp16/bf16/fp8 figures are the FP32-accumulate rates (what PyTorch's GEMMs use).
 
-  // NVIDIA A100 Tensor Core GPU datasheet (SXM columns) and the NVIDIA A100 Tensor Core GPU
-  // Architecture whitepaper (table 1: FP16 78 and BF16 39 TFLOPS on CUDA cores). No FP8.
+// NVIDIA A100 Tensor Core GPU datasheet (SXM columns) and the NVIDIA A100 Tensor Core GPU
+// Architecture whitepaper (table 1: FP16 78 and BF16 39 TFLOPS on CUDA cores). No FP8.
+// Two memory sizes share the chip: 40 GB of HBM2 and 80 GB of HBM2e.
+std::vector<GpuSpec> AmpereA100s() {
   GpuSpec a100;
   a100.sm_count = 108;
   a100.arch = "sm_80";
@@ -71,7 +72,6 @@ std::vector<GpuSpec> BuildTable() {
   a100_40.dram_bytes_per_s = 1555 * GBs;  // HBM2
   a100_40.memory_bytes = 40 * GB;
   a100_40.aliases = {"NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb", "a100-40gb"};
-  gpus.push_back(a100_40);
 
   GpuSpec a100_80 = a100;
   a100_80.key = "a100-80gb";
@@ -79,11 +79,13 @@ std::vector<GpuSpec> BuildTable() {
   a100_80.dram_bytes_per_s = 2039 * GBs;  // HBM2e
   a100_80.memory_bytes = 80 * GB;
   a100_80.aliases = {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb", "a100-80gb"};
-  gpus.push_back(a100_80);
+  return {a100_40, a100_80};
+}
 
-  // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; tensor figures there are with
-  // sparsity: TF32 989, FP16/BF16 1979, FP8/INT8 3958 -> halved). CUDA-core FP16/BF16: twice the
-  // FP32 rate (H100 whitepaper, table 3) — derived, the datasheet does not list it.
+// NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; tensor figures there are with
+// sparsity: TF32 989, FP16/BF16 1979, FP8/INT8 3958 -> halved). CUDA-core FP16/BF16: twice the
+// FP32 rate (H100 whitepaper, table 3) — derived, the datasheet does not list it.
+GpuSpec HopperH100Sxm() {
   GpuSpec h100;
   h100.key = "h100-sxm";
   h100.name = "NVIDIA H100 SXM5 80GB";
@@ -105,9 +107,11 @@ std::vector<GpuSpec> BuildTable() {
   h100.l2_bytes = 50 * MiB;
   h100.memory_bytes = 80 * GB;
   h100.aliases = {"NVIDIA H100 80GB HBM3", "h100-sxm", "h100-sxm5", "h100"};
-  gpus.push_back(h100);
+  return h100;
+}
 
-  // Same datasheet, H100 PCIe column (114 SMs; TF32 756, FP16/BF16 1513, FP8/INT8 3026 sparse).
+// Same datasheet, H100 PCIe column (114 SMs; TF32 756, FP16/BF16 1513, FP8/INT8 3026 sparse).
+GpuSpec HopperH100Pcie() {
   GpuSpec h100p;
   h100p.key = "h100-pcie";
   h100p.name = "NVIDIA H100 PCIe 80GB";
@@ -129,21 +133,25 @@ std::vector<GpuSpec> BuildTable() {
   h100p.l2_bytes = 50 * MiB;
   h100p.memory_bytes = 80 * GB;
   h100p.aliases = {"NVIDIA H100 PCIe", "h100-pcie"};
-  gpus.push_back(h100p);
+  return h100p;
+}
 
-  // NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): the H100 SXM's SMs and clocks with
-  // 141 GB of HBM3e at 4.8 TB/s. Tensor figures there are with sparsity, halved as for H100.
-  GpuSpec h200 = h100;
+// NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): the H100 SXM's SMs and clocks with
+// 141 GB of HBM3e at 4.8 TB/s. Tensor figures there are with sparsity, halved as for H100.
+GpuSpec HopperH200() {
+  GpuSpec h200 = HopperH100Sxm();
   h200.key = "h200";
   h200.name = "NVIDIA H200 SXM 141GB";
   h200.source = "NVIDIA H200 Tensor Core GPU datasheet (SXM); CUDA-core FP16/BF16 as H100 SXM";
   h200.dram_bytes_per_s = 4800 * GBs;  // HBM3e
   h200.memory_bytes = 141 * GB;
   h200.aliases = {"NVIDIA H200", "h200", "h200-sxm", "NVIDIA H200 141GB HBM3e"};
-  gpus.push_back(h200);
+  return h200;
+}
 
-  // NVIDIA L40S datasheet (dense | sparse pairs: TF32 183, FP16/BF16 362.05, FP8/INT8 733).
-  // FP64 is 1/64 of FP32 and CUDA-core FP16 equals FP32 on Ada (Ada Lovelace whitepaper) — derived.
+// NVIDIA L40S datasheet (dense | sparse pairs: TF32 183, FP16/BF16 362.05, FP8/INT8 733).
+// FP64 is 1/64 of FP32 and CUDA-core FP16 equals FP32 on Ada (Ada Lovelace whitepaper) — derived.
+GpuSpec AdaL40s() {
   GpuSpec l40s;
   l40s.key = "l40s";
   l40s.name = "NVIDIA L40S 48GB";
@@ -166,10 +174,12 @@ std::vector<GpuSpec> BuildTable() {
   l40s.l2_bytes = 96 * MiB;
   l40s.memory_bytes = 48 * GB;
   l40s.aliases = {"NVIDIA L40S", "l40s"};
-  gpus.push_back(l40s);
+  return l40s;
+}
 
-  // NVIDIA L4 Tensor Core GPU datasheet (tensor figures with sparsity: TF32 120, FP16/BF16 242,
-  // FP8/INT8 485 -> halved). FP64 and CUDA-core FP16 ratios as for L40S (Ada) — derived.
+// NVIDIA L4 Tensor Core GPU datasheet (tensor figures with sparsity: TF32 120, FP16/BF16 242,
+// FP8/INT8 485 -> halved). FP64 and CUDA-core FP16 ratios as for L40S (Ada) — derived.
+GpuSpec AdaL4() {
   GpuSpec l4;
   l4.key = "l4";
   l4.name = "NVIDIA L4 24GB";
@@ -190,11 +200,13 @@ std::vector<GpuSpec> BuildTable() {
   l4.l2_bytes = 48 * MiB;
   l4.memory_bytes = 24 * GB;
   l4.aliases = {"NVIDIA L4", "l4"};
-  gpus.push_back(l4);
+  return l4;
+}
 
-  // NVIDIA Ada Lovelace GPU architecture whitepaper, appendix table (GeForce RTX 4090): FP32 and
-  // CUDA-core FP16/BF16 82.6, FP64 1.3, TF32 tensor 82.6, FP16/BF16 tensor 165.2 with FP32
-  // accumulate (330.3 with FP16 accumulate), FP8 330.3 with FP32 accumulate, INT8 660.6.
+// NVIDIA Ada Lovelace GPU architecture whitepaper, appendix table (GeForce RTX 4090): FP32 and
+// CUDA-core FP16/BF16 82.6, FP64 1.3, TF32 tensor 82.6, FP16/BF16 tensor 165.2 with FP32
+// accumulate (330.3 with FP16 accumulate), FP8 330.3 with FP32 accumulate, INT8 660.6.
+GpuSpec AdaRtx4090() {
   GpuSpec rtx4090;
   rtx4090.key = "rtx4090";
   rtx4090.name = "NVIDIA GeForce RTX 4090 24GB";
@@ -215,12 +227,14 @@ std::vector<GpuSpec> BuildTable() {
   rtx4090.l2_bytes = 72 * MiB;
   rtx4090.memory_bytes = 24 * GB;
   rtx4090.aliases = {"NVIDIA GeForce RTX 4090", "rtx4090", "rtx-4090", "4090"};
-  gpus.push_back(rtx4090);
+  return rtx4090;
+}
 
-  // NVIDIA HGX B200 datasheet, per GPU (the 8-GPU board's figures / 8; tensor figures with
-  // sparsity, halved): FP64 37, FP32 75, TF32 1125, FP16/BF16 2250, FP8 4500, INT8 4500;
-  // 180 GB HBM3e at 8 TB/s. 148 SMs and the 126 MiB L2 are what the CUDA runtime reports on a
-  // B200 (not in the datasheet); CUDA-core FP16/BF16 at twice FP32 is derived, as for Hopper.
+// NVIDIA HGX B200 datasheet, per GPU (the 8-GPU board's figures / 8; tensor figures with
+// sparsity, halved): FP64 37, FP32 75, TF32 1125, FP16/BF16 2250, FP8 4500, INT8 4500;
+// 180 GB HBM3e at 8 TB/s. 148 SMs and the 126 MiB L2 are what the CUDA runtime reports on a
+// B200 (not in the datasheet); CUDA-core FP16/BF16 at twice FP32 is derived, as for Hopper.
+GpuSpec BlackwellB200() {
   GpuSpec b200;
   b200.key = "b200";
   b200.name = "NVIDIA B200 180GB";
@@ -241,7 +255,19 @@ std::vector<GpuSpec> BuildTable() {
   b200.l2_bytes = 126 * MiB;
   b200.memory_bytes = 180 * GB;
   b200.aliases = {"NVIDIA B200", "b200"};
-  gpus.push_back(b200);
+  return b200;
+}
+
+// The table in the order KnownGpus lists it (KnownGpuList and --help print it in this order).
+std::vector<GpuSpec> BuildTable() {
+  std::vector<GpuSpec> gpus = AmpereA100s();
+  gpus.push_back(HopperH100Sxm());
+  gpus.push_back(HopperH100Pcie());
+  gpus.push_back(HopperH200());
+  gpus.push_back(AdaL40s());
+  gpus.push_back(AdaL4());
+  gpus.push_back(AdaRtx4090());
+  gpus.push_back(BlackwellB200());
   return gpus;
 }
 

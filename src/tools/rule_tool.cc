@@ -156,49 +156,97 @@ Result<std::string> String(const toml::table& t, std::string_view key, const std
   return std::string(node->as_string()->get());
 }
 
-Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std::size_t index) {
-  std::string where = origin + ": [[tool]] #" + std::to_string(index + 1);
-  RuleSpec spec;
-  if (Status s = KeysKnown(t,
-                           {"name", "source", "description", "bottlenecks", "priority", "required",
-                            "trigger", "title", "summary", "root_cause", "observed", "code_example",
-                            "thresholds", "let", "severity", "recommendation"},
-                           where);
-      !s.ok()) {
-    return s;
+// Reads one [[tool]] table into a RuleSpec, key by key in a fixed order, and stops at the first
+// error (so a file with several mistakes always reports the same one). Thresholds and lets are
+// names the rule defines; every other name an expression or template reads is a metric, required
+// unless the table says otherwise. One parser per table.
+class RuleSpecParser {
+ public:
+  RuleSpecParser(const toml::table& table, const std::string& origin, std::size_t index)
+      : t_(table), origin_(origin), where_(origin + ": [[tool]] #" + std::to_string(index + 1)) {}
+
+  Result<RuleSpec> Parse() {
+    Status s = ParseIdentity();
+    if (s.ok()) s = ParseThresholds();
+    if (s.ok()) s = ParseLets();
+    if (s.ok()) s = ParseTrigger();
+    if (s.ok()) s = ParseSeverities();
+    if (s.ok()) s = ParseTemplates();
+    if (s.ok()) s = ParseRecommendations();
+    if (s.ok()) s = ParseObserved();
+    if (s.ok()) s = ParseRequired();
+    if (!s.ok()) return s;
+    return std::move(spec_);
   }
-  auto name = String(t, "name", where, true);
-  if (!name.ok()) return name.status();
-  spec.name = *name;
-  where = origin + ": tool '" + spec.name + "'";
-  auto text = [&](std::string_view key, bool required) { return String(t, key, where, required); };
-  auto source = text("source", false);
-  if (!source.ok()) return source.status();
-  if (!source->empty()) {
-    auto parsed = ParseToolSource(*source);
-    if (!parsed.ok()) return Status::InvalidArgument(where + ": " + parsed.status().message());
-    spec.source = *parsed;
+
+ private:
+  Result<std::string> Text(std::string_view key, bool required) const {
+    return String(t_, key, where_, required);
   }
-  auto description = text("description", false);
-  if (!description.ok()) return description.status();
-  spec.description = *description;
-  if (const toml::array* classes = t.get_as<toml::array>("bottlenecks")) {
-    for (const toml::node& c : *classes) {
-      auto b = c.is_string() ? roofline::ParseBottleneck(c.as_string()->get())
-                             : Status::InvalidArgument("not a string");
-      if (!b.ok()) return Status::InvalidArgument(where + ": bottlenecks: " + b.status().message());
-      spec.bottlenecks.push_back(*b);
+
+  // A name the rule reads: a metric unless a threshold or let defines it.
+  void Reads(const std::string& name) {
+    if (!defined_.contains(name)) metrics_.insert(name);
+  }
+
+  Result<Expression> ParseExpression(const std::string& source_text, const std::string& what) {
+    auto e = Expression::Parse(source_text);
+    if (!e.ok()) return Status::InvalidArgument(where_ + ": " + what + ": " + e.status().message());
+    for (const std::string& n : e->names()) Reads(n);
+    return e;
+  }
+
+  // The known keys, then name, source, description, bottlenecks and priority. Errors name the
+  // tool once its name is known.
+  Status ParseIdentity() {
+    if (Status s = KeysKnown(t_,
+                             {"name", "source", "description", "bottlenecks", "priority",
+                              "required", "trigger", "title", "summary", "root_cause", "observed",
+                              "code_example", "thresholds", "let", "severity", "recommendation"},
+                             where_);
+        !s.ok()) {
+      return s;
     }
-  } else {
-    spec.bottlenecks.assign(std::begin(roofline::kAllBottlenecks),
-                            std::end(roofline::kAllBottlenecks));
+    auto name = Text("name", true);
+    if (!name.ok()) return name.status();
+    spec_.name = *name;
+    where_ = origin_ + ": tool '" + spec_.name + "'";
+    auto source = Text("source", false);
+    if (!source.ok()) return source.status();
+    if (!source->empty()) {
+      auto parsed = ParseToolSource(*source);
+      if (!parsed.ok()) return Status::InvalidArgument(where_ + ": " + parsed.status().message());
+      spec_.source = *parsed;
+    }
+    auto description = Text("description", false);
+    if (!description.ok()) return description.status();
+    spec_.description = *description;
+    if (const toml::array* classes = t_.get_as<toml::array>("bottlenecks")) {
+      for (const toml::node& c : *classes) {
+        auto b = c.is_string() ? roofline::ParseBottleneck(c.as_string()->get())
+                               : Status::InvalidArgument("not a string");
+        if (!b.ok()) {
+          return Status::InvalidArgument(where_ + ": bottlenecks: " + b.status().message());
+        }
+        spec_.bottlenecks.push_back(*b);
+      }
+    } else {
+      spec_.bottlenecks.assign(std::begin(roofline::kAllBottlenecks),
+                               std::end(roofline::kAllBottlenecks));
+    }
+    if (const toml::node* p = t_.get("priority")) {
+      if (!p->is_integer()) {
+        return Status::InvalidArgument(where_ + ": 'priority' must be an integer");
+      }
+      spec_.priority = static_cast<int>(p->as_integer()->get());
+    }
+    return Status::Ok();
   }
-  if (const toml::node* p = t.get("priority")) {
-    if (!p->is_integer()) return Status::InvalidArgument(where + ": 'priority' must be an integer");
-    spec.priority = static_cast<int>(p->as_integer()->get());
-  }
-  std::set<std::string> defined;  // thresholds and lets: not metrics
-  if (const toml::table* thresholds = t.get_as<toml::table>("thresholds")) {
+
+  // [tool.thresholds]: name = value, or name = {value, unit, description}.
+  Status ParseThresholds() {
+    const toml::table* thresholds = t_.get_as<toml::table>("thresholds");
+    if (!thresholds) return Status::Ok();
     for (const auto& [key, value] : *thresholds) {
       ThresholdSpec spec_t;
       spec_t.name = std::string(key.str());
@@ -207,44 +255,39 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
       } else if (const toml::table* detail = value.as_table()) {
         auto v = detail->get("value");
         if (!v || !v->is_number())
-          return Status::InvalidArgument(where + ": threshold '" + spec_t.name +
+          return Status::InvalidArgument(where_ + ": threshold '" + spec_t.name +
                                          "' needs a numeric value");
         spec_t.value = v->value<double>().value_or(0);
         spec_t.unit = detail->get("unit") ? detail->get("unit")->value_or(std::string()) : "";
         spec_t.description =
             detail->get("description") ? detail->get("description")->value_or(std::string()) : "";
       } else {
-        return Status::InvalidArgument(where + ": threshold '" + spec_t.name +
+        return Status::InvalidArgument(where_ + ": threshold '" + spec_t.name +
                                        "' must be a number or a table");
       }
-      defined.insert(spec_t.name);
-      spec.thresholds.push_back(spec_t);
+      defined_.insert(spec_t.name);
+      spec_.thresholds.push_back(spec_t);
     }
+    return Status::Ok();
   }
-  std::set<std::string> metrics;
-  auto expression = [&](const std::string& source_text,
-                        const std::string& what) -> Result<Expression> {
-    auto e = Expression::Parse(source_text);
-    if (!e.ok()) return Status::InvalidArgument(where + ": " + what + ": " + e.status().message());
-    for (const std::string& n : e->names()) {
-      if (!defined.contains(n)) metrics.insert(n);
-    }
-    return e;
-  };
-  if (const toml::table* lets = t.get_as<toml::table>("let")) {
-    // A let may use other lets; they are evaluated in dependency order (a cycle is an error).
+
+  // [tool.let]: a let may use other lets; they are evaluated in dependency order (a cycle is an
+  // error).
+  Status ParseLets() {
+    const toml::table* lets = t_.get_as<toml::table>("let");
+    if (!lets) return Status::Ok();
     std::map<std::string, Expression> pending;
     for (const auto& [key, value] : *lets) {
       std::string let_name(key.str());
       if (!value.is_string())
-        return Status::InvalidArgument(where + ": let '" + let_name +
+        return Status::InvalidArgument(where_ + ": let '" + let_name +
                                        "' must be a string expression");
       auto e = Expression::Parse(value.as_string()->get());
       if (!e.ok())
-        return Status::InvalidArgument(where + ": let " + let_name + ": " + e.status().message());
+        return Status::InvalidArgument(where_ + ": let " + let_name + ": " + e.status().message());
       pending.emplace(let_name, *e);
     }
-    for (const auto& [name, e] : pending) defined.insert(name);
+    for (const auto& [name, e] : pending) defined_.insert(name);
     while (!pending.empty()) {
       auto ready = std::find_if(pending.begin(), pending.end(), [&](const auto& entry) {
         for (const std::string& n : entry.second.names()) {
@@ -253,114 +296,149 @@ Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std:
         return true;
       });
       if (ready == pending.end()) {
-        return Status::InvalidArgument(where + ": the lets " + pending.begin()->first +
+        return Status::InvalidArgument(where_ + ": the lets " + pending.begin()->first +
                                        ", ... depend on each other in a cycle");
       }
-      for (const std::string& n : ready->second.names()) {
-        if (!defined.contains(n)) metrics.insert(n);
-      }
-      spec.lets.emplace_back(ready->first, ready->second);
+      for (const std::string& n : ready->second.names()) Reads(n);
+      spec_.lets.emplace_back(ready->first, ready->second);
       pending.erase(ready);
     }
+    return Status::Ok();
   }
-  auto trigger = text("trigger", true);
-  if (!trigger.ok()) return trigger.status();
-  auto trigger_e = expression(*trigger, "trigger");
-  if (!trigger_e.ok()) return trigger_e.status();
-  spec.trigger = *trigger_e;
-  if (const toml::array* rules = t.get_as<toml::array>("severity")) {
+
+  Status ParseTrigger() {
+    auto trigger = Text("trigger", true);
+    if (!trigger.ok()) return trigger.status();
+    auto trigger_e = ParseExpression(*trigger, "trigger");
+    if (!trigger_e.ok()) return trigger_e.status();
+    spec_.trigger = *trigger_e;
+    return Status::Ok();
+  }
+
+  // [[tool.severity]]: level, and a `when` expression except on the default.
+  Status ParseSeverities() {
+    const toml::array* rules = t_.get_as<toml::array>("severity");
+    if (!rules) return Status::Ok();
     for (const toml::node& r : *rules) {
       const toml::table* rule = r.as_table();
       if (!rule)
-        return Status::InvalidArgument(where + ": [[tool.severity]] entries must be tables");
-      if (Status s = KeysKnown(*rule, {"when", "level"}, where + ": severity"); !s.ok()) return s;
+        return Status::InvalidArgument(where_ + ": [[tool.severity]] entries must be tables");
+      if (Status s = KeysKnown(*rule, {"when", "level"}, where_ + ": severity"); !s.ok()) return s;
       SeverityRule parsed;
-      auto level = String(*rule, "level", where + ": severity", true);
+      auto level = String(*rule, "level", where_ + ": severity", true);
       if (!level.ok()) return level.status();
       auto sev = ParseSeverity(*level);
-      if (!sev.ok()) return Status::InvalidArgument(where + ": " + sev.status().message());
+      if (!sev.ok()) return Status::InvalidArgument(where_ + ": " + sev.status().message());
       parsed.level = *sev;
-      auto when = String(*rule, "when", where + ": severity", false);
+      auto when = String(*rule, "when", where_ + ": severity", false);
       if (!when.ok()) return when.status();
       if (!when->empty()) {
-        auto e = expression(*when, "severity when");
+        auto e = ParseExpression(*when, "severity when");
         if (!e.ok()) return e.status();
         parsed.when = *e;
       }
-      spec.severities.push_back(std::move(parsed));
+      spec_.severities.push_back(std::move(parsed));
     }
+    return Status::Ok();
   }
-  std::vector<Template*> templates = {&spec.title, &spec.summary, &spec.root_cause};
-  for (auto [key, target] : {std::pair{"title", &spec.title},
-                             {"summary", &spec.summary},
-                             {"root_cause", &spec.root_cause},
-                             {"code_example", &spec.code_example}}) {
-    auto value = text(key, std::string_view(key) == "title");
-    if (!value.ok()) return value.status();
-    if (std::string_view(key) == "code_example") {
-      target->text = *value;  // code is shown verbatim: braces are C++ here, not templates
-      continue;
+
+  // title (required), summary and root_cause are templates; code_example is verbatim.
+  Status ParseTemplates() {
+    for (auto [key, target] : {std::pair{"title", &spec_.title},
+                               {"summary", &spec_.summary},
+                               {"root_cause", &spec_.root_cause},
+                               {"code_example", &spec_.code_example}}) {
+      auto value = Text(key, std::string_view(key) == "title");
+      if (!value.ok()) return value.status();
+      if (std::string_view(key) == "code_example") {
+        target->text = *value;  // code is shown verbatim: braces are C++ here, not templates
+        continue;
+      }
+      auto parsed = ParseTemplate(*value);
+      if (!parsed.ok())
+        return Status::InvalidArgument(where_ + ": " + key + ": " + parsed.status().message());
+      *target = *parsed;
     }
-    auto parsed = ParseTemplate(*value);
-    if (!parsed.ok())
-      return Status::InvalidArgument(where + ": " + key + ": " + parsed.status().message());
-    *target = *parsed;
+    return Status::Ok();
   }
-  if (const toml::array* recs = t.get_as<toml::array>("recommendation")) {
-    for (const toml::node& r : *recs) {
-      const toml::table* rec = r.as_table();
-      if (!rec)
-        return Status::InvalidArgument(where + ": [[tool.recommendation]] entries must be tables");
-      if (Status s = KeysKnown(*rec, {"action", "expected"}, where + ": recommendation"); !s.ok())
-        return s;
-      auto action = String(*rec, "action", where + ": recommendation", true);
-      auto expected = String(*rec, "expected", where + ": recommendation", false);
-      if (!action.ok()) return action.status();
-      if (!expected.ok()) return expected.status();
-      auto a = ParseTemplate(*action), e = ParseTemplate(*expected);
-      if (!a.ok())
-        return Status::InvalidArgument(where + ": recommendation: " + a.status().message());
-      if (!e.ok())
-        return Status::InvalidArgument(where + ": recommendation: " + e.status().message());
-      spec.recommendations.push_back({*a, *e});
-    }
-  }
-  for (const Template* tpl : templates) {
-    for (const std::string& n : tpl->names) {
-      if (!defined.contains(n)) metrics.insert(n);
-    }
-  }
-  for (const RuleRecommendation& r : spec.recommendations) {
-    for (const Template* tpl : {&r.action, &r.expected}) {
-      for (const std::string& n : tpl->names) {
-        if (!defined.contains(n)) metrics.insert(n);
+
+  // [[tool.recommendation]]: action and expected, both templates. Then the names every template
+  // reads, now that all of them are parsed.
+  Status ParseRecommendations() {
+    if (const toml::array* recs = t_.get_as<toml::array>("recommendation")) {
+      for (const toml::node& r : *recs) {
+        const toml::table* rec = r.as_table();
+        if (!rec)
+          return Status::InvalidArgument(where_ +
+                                         ": [[tool.recommendation]] entries must be tables");
+        if (Status s = KeysKnown(*rec, {"action", "expected"}, where_ + ": recommendation");
+            !s.ok())
+          return s;
+        auto action = String(*rec, "action", where_ + ": recommendation", true);
+        auto expected = String(*rec, "expected", where_ + ": recommendation", false);
+        if (!action.ok()) return action.status();
+        if (!expected.ok()) return expected.status();
+        auto a = ParseTemplate(*action), e = ParseTemplate(*expected);
+        if (!a.ok())
+          return Status::InvalidArgument(where_ + ": recommendation: " + a.status().message());
+        if (!e.ok())
+          return Status::InvalidArgument(where_ + ": recommendation: " + e.status().message());
+        spec_.recommendations.push_back({*a, *e});
       }
     }
+    for (const Template* tpl : {&spec_.title, &spec_.summary, &spec_.root_cause}) {
+      for (const std::string& n : tpl->names) Reads(n);
+    }
+    for (const RuleRecommendation& r : spec_.recommendations) {
+      for (const Template* tpl : {&r.action, &r.expected}) {
+        for (const std::string& n : tpl->names) Reads(n);
+      }
+    }
+    return Status::Ok();
   }
-  if (const toml::array* observed = t.get_as<toml::array>("observed")) {
+
+  Status ParseObserved() {
+    const toml::array* observed = t_.get_as<toml::array>("observed");
+    if (!observed) return Status::Ok();
     for (const toml::node& o : *observed) {
       if (!o.is_string())
-        return Status::InvalidArgument(where + ": observed entries must be names");
-      spec.observed.push_back(std::string(o.as_string()->get()));
-      if (!defined.contains(spec.observed.back())) metrics.insert(spec.observed.back());
+        return Status::InvalidArgument(where_ + ": observed entries must be names");
+      spec_.observed.push_back(std::string(o.as_string()->get()));
+      Reads(spec_.observed.back());
     }
+    return Status::Ok();
   }
-  if (const toml::array* required = t.get_as<toml::array>("required")) {
+
+  // `required` as listed, plus whatever the expressions and templates read: a rule never runs on
+  // a metric that is absent. Without the key: every metric read, in name order.
+  Status ParseRequired() {
+    const toml::array* required = t_.get_as<toml::array>("required");
+    if (!required) {
+      spec_.required.assign(metrics_.begin(), metrics_.end());
+      return Status::Ok();
+    }
     for (const toml::node& r : *required) {
       if (!r.is_string())
-        return Status::InvalidArgument(where + ": required entries must be metric names");
-      spec.required.push_back(std::string(r.as_string()->get()));
+        return Status::InvalidArgument(where_ + ": required entries must be metric names");
+      spec_.required.push_back(std::string(r.as_string()->get()));
     }
-    // Whatever the expressions and templates read is required too: a rule never runs on a
-    // metric that is absent.
-    for (const std::string& m : metrics) {
-      if (std::find(spec.required.begin(), spec.required.end(), m) == spec.required.end())
-        spec.required.push_back(m);
+    for (const std::string& m : metrics_) {
+      if (std::find(spec_.required.begin(), spec_.required.end(), m) == spec_.required.end())
+        spec_.required.push_back(m);
     }
-  } else {
-    spec.required.assign(metrics.begin(), metrics.end());
+    return Status::Ok();
   }
-  return spec;
+
+  const toml::table& t_;
+  const std::string& origin_;
+  std::string where_;  // "<origin>: tool '<name>'" in errors, once the name is read
+  RuleSpec spec_;
+  std::set<std::string> defined_;  // thresholds and lets: not metrics
+  std::set<std::string> metrics_;  // every other name read
+};
+
+Result<RuleSpec> ParseTool(const toml::table& t, const std::string& origin, std::size_t index) {
+  return RuleSpecParser(t, origin, index).Parse();
 }
 
 }  // namespace

@@ -24,6 +24,92 @@ constexpr Limit kLimits[] = {{"registers", "launch__occupancy_limit_registers"},
                              {"warps", "launch__occupancy_limit_warps"},
                              {"blocks", "launch__occupancy_limit_blocks"}};
 
+// The title, root cause and fixes for what limits occupancy: a resource (registers, shared_mem,
+// warps, blocks), too few blocks (grid) or warps idle below the theoretical occupancy
+// (imbalance). The grid's size and the register count extend the summary.
+void ExplainLimiter(std::string_view limiter, const MetricSet& m, ToolOutput* out) {
+  if (limiter == "grid") {
+    auto grid = m.Find("launch__grid_size");
+    auto sms = m.Find("device__attribute_multiprocessor_count");
+    auto waves = m.Find("launch__waves_per_multiprocessor");
+    out->title = "Too few blocks to fill the GPU";
+    out->summary +=
+        " The grid has " +
+        (grid ? FormatNumber(*grid) + " block(s) for " + FormatNumber(sms.value_or(0)) + " SMs"
+              : FormatNumber(*waves, 2) + " waves") +
+        ".";
+    out->root_cause =
+        "The launch does not provide enough blocks: most SMs have nothing to run, whatever the "
+        "per-block resources.";
+    out->recommendations = {
+        {"Give each block less work so the grid has at least one block per SM (ideally several "
+         "waves)",
+         "up to SMs/blocks x on this kernel"},
+        {"Split the reduction dimension (split-K) or the batch across more blocks", "1.5-4x"},
+        {"If the problem is inherently tiny, fuse this kernel with its neighbours",
+         "saves the launch"},
+    };
+  } else if (limiter == "imbalance") {
+    out->title = "Achieved occupancy far below theoretical";
+    out->root_cause =
+        "Resources allow many more warps than are active on average: blocks finish unevenly, the "
+        "last "
+        "wave is partial, or warps exit early.";
+    out->recommendations = {
+        {"Balance work per block (grid-stride loops, uniform tiles) and size the grid to whole "
+         "waves",
+         "1.1-1.5x"},
+        {"Avoid early-exiting warps inside a block; keep all warps busy until the end", "1.1-1.3x"},
+    };
+  } else if (limiter == "registers") {
+    out->title = "Occupancy is limited by registers per thread";
+    out->summary += m.Has(profile::kNcuRegistersPerThread)
+                        ? " Each thread uses " +
+                              FormatQuantity(m.Get(profile::kNcuRegistersPerThread), "registers") +
+                              "."
+                        : std::string();
+    out->root_cause =
+        "The register file (64K per SM) fits only a few blocks at this register count.";
+    out->recommendations = {
+        {"Add __launch_bounds__(threads, min_blocks) or -maxrregcount to trade registers for "
+         "resident blocks",
+         "1.1-1.5x if latency-bound"},
+        {"Reduce live values: smaller per-thread tiles, less unrolling, recompute cheap values",
+         "1.1-1.3x"},
+    };
+  } else if (limiter == "shared_mem") {
+    out->title = "Occupancy is limited by shared memory per block";
+    out->root_cause =
+        "Each block's shared-memory allocation leaves room for only a few blocks per SM.";
+    out->recommendations = {
+        {"Shrink the shared-memory tile or the number of pipeline stages; reuse buffers",
+         "1.1-1.5x"},
+        {"Opt in to the larger carve-out (cudaFuncAttributePreferredSharedMemoryCarveout / "
+         "MaxDynamicSharedMemorySize) if the L1 share is not needed",
+         "1.1-1.3x"},
+    };
+  } else if (limiter == "warps") {
+    out->title = "Occupancy is limited by the block size";
+    out->root_cause =
+        "Large blocks fill the SM's warp slots in few blocks; a partially filled SM cannot take "
+        "another block.";
+    out->recommendations = {
+        {"Use a block size that divides the SM's warp slots evenly (128 or 256 threads)",
+         "1.1-1.3x"},
+    };
+  } else {
+    out->title = "Occupancy is limited by the blocks-per-SM hardware limit";
+    out->root_cause =
+        "Blocks are so small that the per-SM block limit is reached before the warp slots are "
+        "full.";
+    out->recommendations = {
+        {"Use larger blocks (at least 128 threads) so the block limit does not cap resident "
+         "warps",
+         "1.2-2x"},
+    };
+  }
+}
+
 class OccupancyLimiterTool : public ProfilingTool {
  public:
   std::string name() const override { return "occupancy_limiter"; }
@@ -98,84 +184,7 @@ class OccupancyLimiterTool : public ProfilingTool {
                  FormatNumber(blocks) + " block(s) per SM.";
     }
     out.summary = numbers;
-    if (limiter == "grid") {
-      out.title = "Too few blocks to fill the GPU";
-      out.summary +=
-          " The grid has " +
-          (grid ? FormatNumber(*grid) + " block(s) for " + FormatNumber(sms.value_or(0)) + " SMs"
-                : FormatNumber(*waves, 2) + " waves") +
-          ".";
-      out.root_cause =
-          "The launch does not provide enough blocks: most SMs have nothing to run, whatever the "
-          "per-block resources.";
-      out.recommendations = {
-          {"Give each block less work so the grid has at least one block per SM (ideally several "
-           "waves)",
-           "up to SMs/blocks x on this kernel"},
-          {"Split the reduction dimension (split-K) or the batch across more blocks", "1.5-4x"},
-          {"If the problem is inherently tiny, fuse this kernel with its neighbours",
-           "saves the launch"},
-      };
-    } else if (limiter == "imbalance") {
-      out.title = "Achieved occupancy far below theoretical";
-      out.root_cause =
-          "Resources allow many more warps than are active on average: blocks finish unevenly, the "
-          "last "
-          "wave is partial, or warps exit early.";
-      out.recommendations = {
-          {"Balance work per block (grid-stride loops, uniform tiles) and size the grid to whole "
-           "waves",
-           "1.1-1.5x"},
-          {"Avoid early-exiting warps inside a block; keep all warps busy until the end",
-           "1.1-1.3x"},
-      };
-    } else if (limiter == "registers") {
-      out.title = "Occupancy is limited by registers per thread";
-      out.summary += m.Has(profile::kNcuRegistersPerThread)
-                         ? " Each thread uses " +
-                               FormatQuantity(m.Get(profile::kNcuRegistersPerThread), "registers") +
-                               "."
-                         : std::string();
-      out.root_cause =
-          "The register file (64K per SM) fits only a few blocks at this register count.";
-      out.recommendations = {
-          {"Add __launch_bounds__(threads, min_blocks) or -maxrregcount to trade registers for "
-           "resident blocks",
-           "1.1-1.5x if latency-bound"},
-          {"Reduce live values: smaller per-thread tiles, less unrolling, recompute cheap values",
-           "1.1-1.3x"},
-      };
-    } else if (limiter == "shared_mem") {
-      out.title = "Occupancy is limited by shared memory per block";
-      out.root_cause =
-          "Each block's shared-memory allocation leaves room for only a few blocks per SM.";
-      out.recommendations = {
-          {"Shrink the shared-memory tile or the number of pipeline stages; reuse buffers",
-           "1.1-1.5x"},
-          {"Opt in to the larger carve-out (cudaFuncAttributePreferredSharedMemoryCarveout / "
-           "MaxDynamicSharedMemorySize) if the L1 share is not needed",
-           "1.1-1.3x"},
-      };
-    } else if (limiter == "warps") {
-      out.title = "Occupancy is limited by the block size";
-      out.root_cause =
-          "Large blocks fill the SM's warp slots in few blocks; a partially filled SM cannot take "
-          "another block.";
-      out.recommendations = {
-          {"Use a block size that divides the SM's warp slots evenly (128 or 256 threads)",
-           "1.1-1.3x"},
-      };
-    } else {
-      out.title = "Occupancy is limited by the blocks-per-SM hardware limit";
-      out.root_cause =
-          "Blocks are so small that the per-SM block limit is reached before the warp slots are "
-          "full.";
-      out.recommendations = {
-          {"Use larger blocks (at least 128 threads) so the block limit does not cap resident "
-           "warps",
-           "1.2-2x"},
-      };
-    }
+    ExplainLimiter(limiter, m, &out);
     return out;
   }
 };

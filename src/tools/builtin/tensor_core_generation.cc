@@ -39,6 +39,145 @@ bool IsLibraryGemmKernel(const std::string& name) {
   return false;
 }
 
+// What the candidate's SASS and dynamic symbols say about its tensor-core use.
+struct TensorCoreEvidence {
+  double wgmma = 0, hmma = 0, imma = 0, dmma = 0, bmma = 0;  // tensor-core instructions
+  double cublas = 0, cudnn = 0;                              // library functions it calls
+
+  double tensor_instructions() const { return wgmma + hmma + imma + dmma + bmma; }
+  bool calls_library() const { return cublas + cudnn > 0; }
+  // "WGMMA 0, HMMA 24, IMMA 0, DMMA 0, BMMA 0".
+  std::string Mix() const {
+    return "WGMMA " + FormatNumber(wgmma) + ", HMMA " + FormatNumber(hmma) + ", IMMA " +
+           FormatNumber(imma) + ", DMMA " + FormatNumber(dmma) + ", BMMA " + FormatNumber(bmma);
+  }
+};
+
+TensorCoreEvidence ReadEvidence(const MetricSet& m) {
+  TensorCoreEvidence e;
+  e.wgmma = m.Get("sass.tensor_wgmma");
+  e.hmma = m.Get("sass.tensor_hmma");
+  e.imma = m.Get("sass.tensor_imma");
+  e.dmma = m.Get("sass.tensor_dmma");
+  e.bmma = m.Get("sass.tensor_bmma");
+  e.cublas = m.Get("sass.calls_cublas");
+  e.cudnn = m.Get("sass.calls_cudnn");
+  return e;
+}
+
+// No tensor-core instructions of its own, but cuBLAS/cuDNN calls: the library picks the kernels.
+void ExplainLibraryCalls(const TensorCoreEvidence& e, const ToolContext& c, ToolOutput* out) {
+  // cuBLAS/cuDNN choose their own kernels; the question is whether the call lets them use
+  // tensor cores.
+  bool fp32_gemm = false;
+  if (c.metrics != nullptr && c.metrics->sass) {
+    for (const std::string& call : c.metrics->sass->library_calls) {
+      if (call.starts_with("cublasSgemm") || call.starts_with("cublasSgemv")) fp32_gemm = true;
+    }
+  }
+  out->severity = fp32_gemm ? Severity::kMedium : Severity::kLow;
+  out->title = "Tensor cores come from a library call (" + FormatNumber(e.cublas + e.cudnn) +
+               " cuBLAS/cuDNN symbols)";
+  out->summary = "The candidate's own SASS has no tensor-core instructions (" + e.Mix() +
+                 "), but it calls " + FormatNumber(e.cublas) + " cuBLAS and " +
+                 FormatNumber(e.cudnn) +
+                 " cuDNN functions, which select tensor-core kernels at run time" +
+                 (fp32_gemm ? "; an fp32 SGEMM only does so when TF32 math is allowed." : ".");
+  out->root_cause =
+      "The matrix work is delegated to a library, so the tensor-core generation is the "
+      "library's choice; it depends on the data type and math mode passed in.";
+  if (fp32_gemm) {
+    out->recommendations.push_back(
+        {"Allow TF32 for the fp32 GEMM (cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) "
+         "or "
+         "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32) if the tolerance permits, or pass "
+         "bf16/fp16 "
+         "operands",
+         "several x on the GEMM: fp32 SGEMM runs on CUDA cores"});
+  }
+  out->recommendations.push_back(
+      {"Keep the library GEMM and fuse the surrounding elementwise work into its epilogue "
+       "(cublasLt epilogues) or into one kernel around it",
+       "saves the extra passes over the GEMM's output"});
+}
+
+// No tensor-core instructions and no library in a compute-bound kernel: CUDA cores do the math.
+void ExplainNoTensorCores(const TensorCoreEvidence& e, const std::string& arch, bool hopper,
+                          ToolOutput* out) {
+  out->severity = Severity::kHigh;
+  out->title = "No tensor-core instructions in a compute-bound kernel";
+  out->summary = "The kernel is compute-bound but its SASS has no tensor-core instructions (" +
+                 e.Mix() + ") and it calls no library: all arithmetic runs on CUDA cores.";
+  out->root_cause =
+      "Matrix products written as scalar loops compile to FFMA on CUDA cores, which offer a "
+      "small fraction of the tensor cores' throughput on " +
+      arch + ".";
+  out->recommendations = {
+      {std::string("If the work is a matrix product or convolution, compute it on tensor cores: ") +
+           (hopper ? "warpgroup MMA (wgmma via CUTLASS/CuTe SM90 atoms)"
+                   : "mma.sync / WMMA fragments") +
+           " in bf16/fp16/tf32, or call cuBLAS/CUTLASS",
+       "several x for GEMM-like kernels"},
+      {"If fp32 accuracy is needed, use TF32 tensor-core math or split-precision (3xTF32) "
+       "instead of FFMA",
+       "2-4x over CUDA-core fp32"}};
+}
+
+// Only warp-level MMA on Hopper, where warpgroup MMA is the instruction that reaches the peak.
+void ExplainWarpLevelMmaOnHopper(const TensorCoreEvidence& e, const std::string& arch,
+                                 ToolOutput* out) {
+  out->severity = Severity::kHigh;
+  out->title = "Warp-level MMA (HMMA/IMMA) on " + arch + ": switch to warpgroup MMA";
+  out->summary = "The SASS uses warp-level tensor-core instructions (" + e.Mix() +
+                 ") and no warpgroup MMA; on Hopper warp-level MMA tops out near 63 % of the "
+                 "tensor cores' peak.";
+  out->root_cause =
+      "mma.sync / WMMA compile to HMMA or IMMA, the Ampere-generation instructions. Hopper's "
+      "full "
+      "tensor-core rate needs wgmma.mma_async, issued by a warpgroup of 4 warps with "
+      "operands in shared memory, overlapped with TMA loads.";
+  out->recommendations = {
+      {"Rewrite the main loop with warpgroup MMA: CuTe SM90 GMMA atoms (e.g. "
+       "SM90_64x128x16_F32BF16BF16_SS) "
+       "or a CUTLASS 3 sm90 GEMM, with shared-memory tiles in the GMMA swizzled layouts",
+       "1.3-1.5x on the GEMM part"},
+      {"Feed the tiles with TMA (cp.async.bulk.tensor) in a multi-stage mbarrier pipeline",
+       "keeps the warpgroup MMA busy; needed to reach the gain above"}};
+  out->code_example =
+      "using Atom = SM90_64x128x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>;\n"
+      "TiledMMA mma = make_tiled_mma(Atom{});\n"
+      "warpgroup_arrive();\n"
+      "cute::gemm(mma, tCrA, tCrB, tCrC);  // wgmma.mma_async\n"
+      "warpgroup_commit_batch();\n"
+      "warpgroup_wait<0>();\n";
+}
+
+// The generation matches the architecture: report it, no switch to recommend.
+void ExplainGenerationInUse(const TensorCoreEvidence& e, const std::string& arch, bool hopper,
+                            ToolOutput* out) {
+  out->severity = Severity::kLow;
+  std::string generation = e.wgmma > 0  ? "warpgroup MMA"
+                           : e.hmma > 0 ? "warp-level HMMA"
+                           : e.imma > 0 ? "IMMA"
+                           : e.dmma > 0 ? "DMMA"
+                                        : "BMMA";
+  out->title = "Tensor cores in use: " + generation + " (" + FormatNumber(e.tensor_instructions()) +
+               " instructions)";
+  out->summary =
+      "The SASS emits " + FormatNumber(e.tensor_instructions()) + " tensor-core instructions (" +
+      e.Mix() + "), " +
+      (e.wgmma > 0 && hopper ? "the generation that reaches Hopper's full tensor-core rate."
+                             : "the right generation for " + arch + ".");
+  out->root_cause = "Tensor cores are used with the instruction generation " + arch +
+                    " supports best; remaining gains come from keeping them fed, not from the "
+                    "instruction choice.";
+  out->recommendations = {
+      {"Keep this instruction path; if the tensor pipe is not busy, deepen the load pipeline "
+       "(more stages, "
+       "TMA on Hopper) and overlap the epilogue with the next tile's MMAs",
+       "depends on the tensor-pipe utilisation; no instruction change needed"}};
+}
+
 class TensorCoreGenerationTool : public ProfilingTool {
  public:
   std::string name() const override { return "tensor_core_generation"; }
@@ -63,12 +202,9 @@ class TensorCoreGenerationTool : public ProfilingTool {
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
     if (!HasSass(m)) return FromNcuKernelNames(m, c, std::move(out));
-    const double wgmma = m.Get("sass.tensor_wgmma"), hmma = m.Get("sass.tensor_hmma");
-    const double imma = m.Get("sass.tensor_imma"), dmma = m.Get("sass.tensor_dmma"),
-                 bmma = m.Get("sass.tensor_bmma");
-    const double cublas = m.Get("sass.calls_cublas"), cudnn = m.Get("sass.calls_cudnn");
-    const double tc = wgmma + hmma + imma + dmma + bmma;
-    const bool library = cublas + cudnn > 0;
+    const TensorCoreEvidence e = ReadEvidence(m);
+    const double tc = e.tensor_instructions();
+    const bool library = e.calls_library();
     const bool hopper = c.sm_major > 0 && c.sm_major >= Threshold(c, "warpgroup_sm_major");
     const bool compute_bound = c.bottleneck && (*c.bottleneck == roofline::Bottleneck::kCompute ||
                                                 *c.bottleneck == roofline::Bottleneck::kMixed);
@@ -82,120 +218,18 @@ class TensorCoreGenerationTool : public ProfilingTool {
     Observe(out, m, "sass.calls_cublas", "symbols");
     Observe(out, m, "sass.calls_cudnn", "symbols");
     Observe(out, m, "sass.instructions", "instructions");
-    const std::string mix = "WGMMA " + FormatNumber(wgmma) + ", HMMA " + FormatNumber(hmma) +
-                            ", IMMA " + FormatNumber(imma) + ", DMMA " + FormatNumber(dmma) +
-                            ", BMMA " + FormatNumber(bmma);
     const std::string arch = c.arch.empty() ? "this GPU" : c.arch;
-
     if (tc <= 0 && library) {
-      // cuBLAS/cuDNN choose their own kernels; the question is whether the call lets them use
-      // tensor cores.
-      bool fp32_gemm = false;
-      if (c.metrics != nullptr && c.metrics->sass) {
-        for (const std::string& call : c.metrics->sass->library_calls) {
-          if (call.starts_with("cublasSgemm") || call.starts_with("cublasSgemv")) fp32_gemm = true;
-        }
-      }
-      out.severity = fp32_gemm ? Severity::kMedium : Severity::kLow;
-      out.title = "Tensor cores come from a library call (" + FormatNumber(cublas + cudnn) +
-                  " cuBLAS/cuDNN symbols)";
-      out.summary = "The candidate's own SASS has no tensor-core instructions (" + mix +
-                    "), but it calls " + FormatNumber(cublas) + " cuBLAS and " +
-                    FormatNumber(cudnn) +
-                    " cuDNN functions, which select tensor-core kernels at run time" +
-                    (fp32_gemm ? "; an fp32 SGEMM only does so when TF32 math is allowed." : ".");
-      out.root_cause =
-          "The matrix work is delegated to a library, so the tensor-core generation is the "
-          "library's choice; it depends on the data type and math mode passed in.";
-      if (fp32_gemm) {
-        out.recommendations.push_back(
-            {"Allow TF32 for the fp32 GEMM (cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) "
-             "or "
-             "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32) if the tolerance permits, or pass "
-             "bf16/fp16 "
-             "operands",
-             "several x on the GEMM: fp32 SGEMM runs on CUDA cores"});
-      }
-      out.recommendations.push_back(
-          {"Keep the library GEMM and fuse the surrounding elementwise work into its epilogue "
-           "(cublasLt epilogues) or into one kernel around it",
-           "saves the extra passes over the GEMM's output"});
-      return out;
+      ExplainLibraryCalls(e, c, &out);
+    } else if (tc <= 0) {
+      ExplainNoTensorCores(e, arch, hopper, &out);
+    } else if (hopper && (e.hmma > 0 || e.imma > 0) && e.wgmma <= 0) {
+      // Warp-level fp16/bf16/tf32 (HMMA) and int8 (IMMA) MMA both have warpgroup forms on Hopper
+      // (HGMMA, IGMMA); fp64 DMMA and 1-bit BMMA do not.
+      ExplainWarpLevelMmaOnHopper(e, arch, &out);
+    } else {
+      ExplainGenerationInUse(e, arch, hopper, &out);
     }
-
-    if (tc <= 0) {
-      out.severity = Severity::kHigh;
-      out.title = "No tensor-core instructions in a compute-bound kernel";
-      out.summary = "The kernel is compute-bound but its SASS has no tensor-core instructions (" +
-                    mix + ") and it calls no library: all arithmetic runs on CUDA cores.";
-      out.root_cause =
-          "Matrix products written as scalar loops compile to FFMA on CUDA cores, which offer a "
-          "small fraction of the tensor cores' throughput on " +
-          arch + ".";
-      out.recommendations = {
-          {std::string(
-               "If the work is a matrix product or convolution, compute it on tensor cores: ") +
-               (hopper ? "warpgroup MMA (wgmma via CUTLASS/CuTe SM90 atoms)"
-                       : "mma.sync / WMMA fragments") +
-               " in bf16/fp16/tf32, or call cuBLAS/CUTLASS",
-           "several x for GEMM-like kernels"},
-          {"If fp32 accuracy is needed, use TF32 tensor-core math or split-precision (3xTF32) "
-           "instead of FFMA",
-           "2-4x over CUDA-core fp32"}};
-      return out;
-    }
-
-    // Warp-level fp16/bf16/tf32 (HMMA) and int8 (IMMA) MMA both have warpgroup forms on Hopper
-    // (HGMMA, IGMMA); fp64 DMMA and 1-bit BMMA do not.
-    const bool warp_level_only = (hmma > 0 || imma > 0) && wgmma <= 0;
-    if (hopper && warp_level_only) {
-      out.severity = Severity::kHigh;
-      out.title = "Warp-level MMA (HMMA/IMMA) on " + arch + ": switch to warpgroup MMA";
-      out.summary = "The SASS uses warp-level tensor-core instructions (" + mix +
-                    ") and no warpgroup MMA; on Hopper warp-level MMA tops out near 63 % of the "
-                    "tensor cores' peak.";
-      out.root_cause =
-          "mma.sync / WMMA compile to HMMA or IMMA, the Ampere-generation instructions. Hopper's "
-          "full "
-          "tensor-core rate needs wgmma.mma_async, issued by a warpgroup of 4 warps with "
-          "operands in shared memory, overlapped with TMA loads.";
-      out.recommendations = {
-          {"Rewrite the main loop with warpgroup MMA: CuTe SM90 GMMA atoms (e.g. "
-           "SM90_64x128x16_F32BF16BF16_SS) "
-           "or a CUTLASS 3 sm90 GEMM, with shared-memory tiles in the GMMA swizzled layouts",
-           "1.3-1.5x on the GEMM part"},
-          {"Feed the tiles with TMA (cp.async.bulk.tensor) in a multi-stage mbarrier pipeline",
-           "keeps the warpgroup MMA busy; needed to reach the gain above"}};
-      out.code_example =
-          "using Atom = SM90_64x128x16_F32BF16BF16_SS<GMMA::Major::K, GMMA::Major::K>;\n"
-          "TiledMMA mma = make_tiled_mma(Atom{});\n"
-          "warpgroup_arrive();\n"
-          "cute::gemm(mma, tCrA, tCrB, tCrC);  // wgmma.mma_async\n"
-          "warpgroup_commit_batch();\n"
-          "warpgroup_wait<0>();\n";
-      return out;
-    }
-
-    // The generation matches the architecture: report it, no switch to recommend.
-    out.severity = Severity::kLow;
-    std::string generation = wgmma > 0  ? "warpgroup MMA"
-                             : hmma > 0 ? "warp-level HMMA"
-                             : imma > 0 ? "IMMA"
-                             : dmma > 0 ? "DMMA"
-                                        : "BMMA";
-    out.title = "Tensor cores in use: " + generation + " (" + FormatNumber(tc) + " instructions)";
-    out.summary =
-        "The SASS emits " + FormatNumber(tc) + " tensor-core instructions (" + mix + "), " +
-        (wgmma > 0 && hopper ? "the generation that reaches Hopper's full tensor-core rate."
-                             : "the right generation for " + arch + ".");
-    out.root_cause = "Tensor cores are used with the instruction generation " + arch +
-                     " supports best; remaining gains come from keeping them fed, not from the "
-                     "instruction choice.";
-    out.recommendations = {
-        {"Keep this instruction path; if the tensor pipe is not busy, deepen the load pipeline "
-         "(more stages, "
-         "TMA on Hopper) and overlap the epilogue with the next tile's MMAs",
-         "depends on the tensor-pipe utilisation; no instruction change needed"}};
     return out;
   }
 

@@ -55,10 +55,11 @@ struct Advice {
   std::string code_example = "";
 };
 
-// The advice for each stall reason whose fix does not depend on the kernel (long_scoreboard's
-// does: AdviceFor writes it out). Any other reason (drain) gets no_instruction's.
-const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
-  static const auto* const kAdvice = new std::map<std::string, Advice, std::less<>>{
+using AdviceTable = std::map<std::string, Advice, std::less<>>;
+
+// Warps held by their own synchronisation: block barriers and memory fences.
+AdviceTable SynchronisationStallAdvice() {
+  return {
       {"barrier",
        {.title = "Warps wait at block barriers (__syncthreads)",
         .root_cause =
@@ -78,6 +79,20 @@ const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
             "float v = partial;\n"
             "for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffff, v, off);\n"
             "// lane 0 holds the warp's sum: no __syncthreads() needed inside the warp"}},
+      {"membar",
+       {.title = "Warps wait on memory fences (membar)",
+        .root_cause =
+            "__threadfence() or system-scope fences force warps to wait for all prior writes.",
+        .recommendations = {
+            {"Remove fences that order nothing; use block-scope fences or release/acquire "
+             "atomics instead of device/system-wide fences",
+             "1.1-2x"}}}}};
+}
+
+// Warps held by the memory units: waiting on a shared-memory or special-function result, or
+// on a full memory-instruction queue.
+AdviceTable MemoryUnitStallAdvice() {
+  return {
       {"short_scoreboard",
        {.title = "Warps wait on shared-memory or special-function results (short scoreboard)",
         .root_cause =
@@ -93,29 +108,6 @@ const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
               "1.1-1.5x"},
              {"Use fast intrinsics (__expf, __fdividef, rsqrtf) and hoist special functions out "
               "of loops",
-              "1.1-1.3x"}}}},
-      {"branch_resolving",
-       {.title = "Warps wait for branch targets to resolve",
-        .root_cause = "The warp cannot issue until a branch target and its divergence mask are "
-                      "computed; many short data-dependent branches make this the bottleneck.",
-        .recommendations =
-            {{"Turn short data-dependent branches into predicated arithmetic (select, "
-              "fminf/fmaxf, multiplying by a 0/1 mask)",
-              "1.1-1.5x"},
-             {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches",
-              "1.1-1.3x"}}}},
-      {"math_pipe_throttle",
-       {.title = "A math pipe is saturated (math-pipe throttle)",
-        .root_cause = "Warps are ready but the execution pipe they need (FMA, ALU, FP64 or tensor) "
-                      "is busy: the kernel is limited by one unit's throughput.",
-        .recommendations =
-            {{"Move matrix-shaped work to tensor cores (mma.sync/WMMA, or warpgroup MMA on "
-              "Hopper)",
-              "several x for GEMM-like loops"},
-             {"Spread work across pipes: integer index math on the ALU vs FP32 on FMA, avoid "
-              "FP64 where FP32 suffices, use half2/bf162 packed math",
-              "1.1-2x"},
-             {"Remove redundant arithmetic (strength reduction, hoisting loop invariants)",
               "1.1-1.3x"}}}},
       {"lg_throttle",
        {.title = "The local/global memory queue is full (LG throttle)",
@@ -146,18 +138,39 @@ const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
        {.title = "The texture queue is full (TEX throttle)",
         .root_cause =
             "Too many texture/surface (or __ldg through the texture path) requests are in flight.",
+        .recommendations = {
+            {"Use wider loads and fewer texture fetches; load through plain global memory when "
+             "the texture cache adds nothing",
+             "1.1-1.5x"}}}}};
+}
+
+// Warps held at issue: branches, busy math pipes, dependency chains, the dispatcher and
+// instruction fetch.
+AdviceTable IssueStallAdvice() {
+  return {
+      {"branch_resolving",
+       {.title = "Warps wait for branch targets to resolve",
+        .root_cause = "The warp cannot issue until a branch target and its divergence mask are "
+                      "computed; many short data-dependent branches make this the bottleneck.",
         .recommendations =
-            {{"Use wider loads and fewer texture fetches; load through plain global memory when "
-              "the texture cache adds nothing",
-              "1.1-1.5x"}}}},
-      {"membar",
-       {.title = "Warps wait on memory fences (membar)",
-        .root_cause =
-            "__threadfence() or system-scope fences force warps to wait for all prior writes.",
+            {{"Turn short data-dependent branches into predicated arithmetic (select, "
+              "fminf/fmaxf, multiplying by a 0/1 mask)",
+              "1.1-1.5x"},
+             {"Unroll loops with known trip counts (#pragma unroll) to remove loop branches",
+              "1.1-1.3x"}}}},
+      {"math_pipe_throttle",
+       {.title = "A math pipe is saturated (math-pipe throttle)",
+        .root_cause = "Warps are ready but the execution pipe they need (FMA, ALU, FP64 or tensor) "
+                      "is busy: the kernel is limited by one unit's throughput.",
         .recommendations =
-            {{"Remove fences that order nothing; use block-scope fences or release/acquire "
-              "atomics instead of device/system-wide fences",
-              "1.1-2x"}}}},
+            {{"Move matrix-shaped work to tensor cores (mma.sync/WMMA, or warpgroup MMA on "
+              "Hopper)",
+              "several x for GEMM-like loops"},
+             {"Spread work across pipes: integer index math on the ALU vs FP32 on FMA, avoid "
+              "FP64 where FP32 suffices, use half2/bf162 packed math",
+              "1.1-2x"},
+             {"Remove redundant arithmetic (strength reduction, hoisting loop invariants)",
+              "1.1-1.3x"}}}},
       {"wait",
        {.title = "Warps wait on fixed-latency dependencies",
         .root_cause =
@@ -185,6 +198,17 @@ const std::map<std::string, Advice, std::less<>>& FixedAdvice() {
              "1.1-1.3x"},
             {"For tiny kernels, fuse them with neighbours so start-up costs are amortised",
              "depends on launch count"}}}}};
+}
+
+// The advice for each stall reason whose fix does not depend on the kernel (long_scoreboard's
+// does: AdviceFor writes it out). Any other reason (drain) gets no_instruction's.
+const AdviceTable& FixedAdvice() {
+  static const AdviceTable* const kAdvice = [] {
+    auto* advice = new AdviceTable(SynchronisationStallAdvice());
+    advice->merge(MemoryUnitStallAdvice());
+    advice->merge(IssueStallAdvice());
+    return advice;
+  }();
   return *kAdvice;
 }
 
