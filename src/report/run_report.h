@@ -2,7 +2,8 @@
 // file with a header that says where and how it was measured, and a report of how the search got
 // there (the best lineage with speedups and intervals, the whole tree, the tools that fired at each
 // step, the final roofline position), as Markdown and as one self-contained HTML page. Both
-// reports are built from the same facts, so they say the same things.
+// reports render one view model of the run, each fact computed once (report/run_report_view.h),
+// so they say the same things.
 //
 // Pure functions of their input: the same run renders byte-identical text. Safe from any thread.
 #pragma once

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "report/run_report_view.h"
+
 namespace kernelpro::report {
 namespace {
 
@@ -322,6 +324,28 @@ TEST(RunReportTest, ANoisyBestIsNeverCalledFasterAndSaysSo) {
     EXPECT_TRUE(Contains(text, "n5 has a noisy timing")) << text;
     EXPECT_TRUE(Contains(text, "not accepted (noisy timing)")) << text;
     EXPECT_FALSE(Contains(text, "beyond the timing noise: its interval lies above"));
+  }
+}
+
+// Each fact is computed once, in the view: both renderers print what the view holds, whatever it
+// holds, so a change to a fact is made in one place.
+TEST(RunReportTest, BothRenderingsPrintTheFactsOfTheirOneView) {
+  SyntheticRun run;
+  RunReportView view = BuildRunReportView(run.input);
+  EXPECT_EQ(RenderRunReportMarkdown(view), RenderMarkdownReport(run.input));
+  EXPECT_EQ(RenderRunReportHtml(view), RenderHtmlReport(run.input));
+  ASSERT_TRUE(view.best);
+  view.best->verdict = "VERDICT-FROM-THE-VIEW";
+  view.header.push_back({"Planted", "HEADER-FROM-THE-VIEW"});
+  view.nodes[3].first_error_line = "ERROR-LINE-FROM-THE-VIEW";
+  view.iterations[1].outcome = "OUTCOME-FROM-THE-VIEW";
+  view.notes = {"NOTE-FROM-THE-VIEW"};
+  for (const std::string& text : {RenderRunReportMarkdown(view), RenderRunReportHtml(view)}) {
+    for (const char* fact :
+         {"VERDICT-FROM-THE-VIEW", "HEADER-FROM-THE-VIEW", "ERROR-LINE-FROM-THE-VIEW",
+          "OUTCOME-FROM-THE-VIEW", "NOTE-FROM-THE-VIEW"}) {
+      EXPECT_TRUE(Contains(text, fact)) << fact << "\n" << text;
+    }
   }
 }
 

@@ -2,7 +2,9 @@
 // page (inline CSS and SVG, no scripts, fonts or network: the fast_p curve, the speedup
 // distribution per level, the per-problem table with a link to each run's own report, and with
 // --compare the ablation view), and the same facts as Markdown, CSV (one row per problem) and
-// JSON (the statistics, keys fixed for scripts: see SuiteReportJson).
+// JSON (the statistics, keys fixed for scripts: see SuiteReportJson). The HTML page and the
+// Markdown render one view model of the suite, each fact computed once
+// (report/suite_report_view.h).
 //
 // Every number carries how it was measured: the `measurement` lines (GPU, driver, clocks as
 // found, timing method, trials) are printed with the tables, and the statistics' conventions

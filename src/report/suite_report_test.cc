@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "report/suite_report_view.h"
+
 namespace kernelpro::report {
 namespace {
 
@@ -202,6 +204,26 @@ TEST(SuiteReportTest, TheSameInputRendersByteIdenticalText) {
   EXPECT_EQ(RenderSuiteMarkdown(in), RenderSuiteMarkdown(Compared()));
   EXPECT_EQ(RenderSuiteCsv(in), RenderSuiteCsv(Compared()));
   EXPECT_EQ(DumpJson(SuiteReportJson(in)), DumpJson(SuiteReportJson(Compared())));
+}
+
+// Each fact is computed once, in the view: both renderers print what the view holds, whatever it
+// holds, so a change to a fact is made in one place.
+TEST(SuiteReportTest, BothRenderingsPrintTheFactsOfTheirOneView) {
+  const SuiteReportInput in = Compared();
+  SuiteReportView view = BuildSuiteReportView(in);
+  EXPECT_EQ(RenderSuiteReportMarkdown(view), RenderSuiteMarkdown(in));
+  EXPECT_EQ(RenderSuiteReportHtml(view), RenderSuiteHtml(in));
+  ASSERT_TRUE(view.comparison);
+  view.groups.back().geomean = "GEOMEAN-FROM-THE-VIEW";
+  view.problems.front().speedup_text = "SPEEDUP-FROM-THE-VIEW";
+  view.comparison->wilcoxon = "TEST-FROM-THE-VIEW";
+  view.comparison->pairs.front().ratio = "RATIO-FROM-THE-VIEW";
+  for (const std::string& text : {RenderSuiteReportMarkdown(view), RenderSuiteReportHtml(view)}) {
+    for (const char* fact : {"GEOMEAN-FROM-THE-VIEW", "SPEEDUP-FROM-THE-VIEW", "TEST-FROM-THE-VIEW",
+                             "RATIO-FROM-THE-VIEW"}) {
+      EXPECT_TRUE(Contains(text, fact)) << fact << "\n" << text;
+    }
+  }
 }
 
 TEST(SuiteReportTest, HtmlIsOneOfflinePageWithEscapedText) {
