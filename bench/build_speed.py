@@ -29,12 +29,12 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 def child(mode, candidate, work, pch_json):
     """Imports `candidate` with load_inline timed; prints {"seconds", "notes", "error"}."""
-    from kernelpro_worker import steps
+    from kernelpro_worker import loading
     from kernelpro_worker.buildcache import BuildCache
     from kernelpro_worker.common import load_module
     from kernelpro_worker.fastbuild import PchOffer
 
-    steps._import_torch(os.environ.get("KP_BENCH_DEVICE", "cpu"))
+    loading.import_torch(os.environ.get("KP_BENCH_DEVICE", "cpu"))
     from torch.utils import cpp_extension
 
     spent, notes = [0.0], []

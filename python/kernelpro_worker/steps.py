@@ -20,13 +20,6 @@ Timing has no one-shot step: the long-lived workers time (session.py, timing.py)
 
 from . import analyze_step, candidate, check_step, compare_step, inspect_step, profile_step
 from . import reference_step, scan
-from .loading import import_torch
-
-# Names kept for code outside the package that reaches into this module: bench/build_speed.py
-# calls steps._import_torch, and tests/candidates/adversarial/common/poison_reference.py (an
-# attack on the reference cache) calls steps.manifest_digest.
-_import_torch = import_torch
-manifest_digest = reference_step.manifest_digest
 
 
 # pch, energy and timing_selftest are imported only by the process that runs them, as before the

@@ -1,6 +1,6 @@
 // sync_calls: the forward call blocks the host on the GPU. The worker itself synchronises once
-// per profiled call (python/kernelpro_worker/steps.py, _profiled_calls), so only syncs beyond
-// `harness_syncs` belong to the candidate: .item(), .cpu(), torch.cuda.synchronize(),
+// per profiled call (python/kernelpro_worker/profile_step.py, _profiled_calls), so only syncs
+// beyond `harness_syncs` belong to the candidate: .item(), .cpu(), torch.cuda.synchronize(),
 // cudaDeviceSynchronize() or a blocking copy inside the forward.
 #include <algorithm>
 

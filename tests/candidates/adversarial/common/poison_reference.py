@@ -46,7 +46,7 @@ def _poison():
     if inputs_dir:
         cache = os.path.dirname(os.path.dirname(inputs_dir))
         guesses.append(os.path.join(cache, "references", os.path.basename(inputs_dir)))
-    from kernelpro_worker import plain, steps
+    from kernelpro_worker import plain, reference_step
 
     for ref_dir in filter(None, guesses):
         meta_path = os.path.join(ref_dir, "meta.json")
@@ -58,8 +58,8 @@ def _poison():
             path = os.path.join(ref_dir, rel)
             zeros = [torch.zeros_like(t) for t in plain.load(path)]
             meta["reference_manifest"][rel] = plain.save(path, zeros)
-        meta["manifest_digest"] = steps.manifest_digest(meta["reference_manifest"],
-                                                        meta["inputs_manifest"])
+        meta["manifest_digest"] = reference_step.manifest_digest(meta["reference_manifest"],
+                                                                 meta["inputs_manifest"])
         with open(meta_path, "w") as f:
             json.dump(meta, f)
 
