@@ -56,8 +56,10 @@ Json ProfileAnalysisSchema() {
   return Json::parse(R"({
     "type": "object",
     "properties": {
-      "bottleneck": {"type": "string",
-                     "description": "compute, memory, latency or mixed, and what limits the kernel"},
+      "bottleneck": {
+        "type": "string",
+        "description": "compute, memory, latency or mixed, and what limits the kernel"
+      },
       "severity": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
       "summary": {"type": "string"},
       "recommendations": {

@@ -28,4 +28,9 @@ Result<Bottleneck> ParseBottleneck(std::string_view name) {
                                  "' (expected one of: " + NameList(kBottleneckNames) + ")");
 }
 
+Bottleneck ParseBottleneckOr(std::string_view name, Bottleneck fallback) {
+  auto parsed = ParseBottleneck(name);
+  return parsed.ok() ? *parsed : fallback;
+}
+
 }  // namespace kernelpro::roofline

@@ -15,6 +15,8 @@ enum class Bottleneck { kCompute, kMemory, kLatency, kMixed };
 std::string_view BottleneckName(Bottleneck bottleneck);
 // The class named `name`; an error listing the four names for any other text.
 Result<Bottleneck> ParseBottleneck(std::string_view name);
+// The class `name` names, or `fallback` when it names none.
+Bottleneck ParseBottleneckOr(std::string_view name, Bottleneck fallback);
 
 inline constexpr Bottleneck kAllBottlenecks[] = {Bottleneck::kCompute, Bottleneck::kMemory,
                                                  Bottleneck::kLatency, Bottleneck::kMixed};

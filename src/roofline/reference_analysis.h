@@ -181,6 +181,11 @@ struct RooflinePosition {
 RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& analysis, double measured_time_s);
 
 Json ToJson(const ReferenceAnalysis& analysis);
+// The workload fields (operations, FLOPs, bytes) and the program fields (Triton or CUDA programs)
+// that the worker's analyze result and a saved ReferenceAnalysis share, under the same names.
+void ReadWorkloadFields(const Json& j, ReferenceAnalysis& a);
+void ReadProgramFields(const Json& j, ReferenceAnalysis& a);
+
 Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& json);
 // A saved `kernelpro analyze --json` file.
 Result<ReferenceAnalysis> ReadReferenceAnalysisFile(const std::string& path);
