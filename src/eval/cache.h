@@ -1,7 +1,8 @@
 // What kernelpro's cache directory (--cache-dir, KERNELPRO_CACHE_DIR, default ~/.cache/kernelpro)
 // holds, how much of the disk it takes, and pruning it by age and by size.
 //
-// The worker writes the cache (python/kernelpro_worker/reference_step.py and buildcache.py); its layout:
+// The worker writes the cache (python/kernelpro_worker/reference_step.py and buildcache.py); its
+// layout:
 //
 //   builds/<source hash>/<key>/       one candidate source's extensions (its build scope)
 //   references/<key>/, inputs/<key>/  one problem's reference outputs and trial inputs, per seeds,
