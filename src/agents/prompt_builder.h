@@ -27,6 +27,9 @@
 #include <optional>
 #include <string>
 
+// TrimBuildErrors trims a debug prompt's feedback (PromptContext::feedback); included here so that
+// code including only this header keeps reaching it.
+#include "agents/build_errors.h"
 #include "agents/gpu_target.h"
 #include "agents/problem_source.h"
 #include "agents/prompt.h"
@@ -76,17 +79,5 @@ struct PromptContext {
 // failing code or its errors, optimize without the parent code, no problem code), when
 // num_candidates is out of range, or when the parts that are never trimmed exceed max_chars.
 Result<Prompt> BuildPrompt(const PromptContext& context);
-
-// Cuts a failed build's or run's diagnostics down to what a programmer reads to fix them, at most
-// max_chars characters:
-//   - compiler errors first (nvcc, gcc/clang, ptxas, linker), each with the line before it when
-//     that names the function, and up to three lines after it (source line, caret, the
-//     instantiation it was detected in);
-//   - then Python tracebacks: the exception line, and the last three frames of the last one;
-//   - then any other line that reports an error, a failed assertion, a fault or a mismatch.
-// Warnings, duplicate lines, include chains and build command lines are dropped, and a closing
-// line says how much was cut. Text with neither compiler diagnostics nor a traceback (a
-// correctness report, say) is kept as it is, cut from its end only if it exceeds max_chars.
-std::string TrimBuildErrors(const std::string& diagnostics, size_t max_chars);
 
 }  // namespace kernelpro::agents

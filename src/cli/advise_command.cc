@@ -3,6 +3,8 @@
 // Analysis" a kernel engineer can act on.
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -25,6 +27,162 @@ struct AdviseArgs {
   tools::ToolConfig tools;
 };
 
+// What was profiled: its metrics, and the name the output gives it.
+struct ProfiledSubject {
+  profile::Metrics metrics;
+  std::string subject;
+};
+
+// Metrics from saved artifacts (--from DIR --name NAME). None after printing why there are none.
+std::optional<ProfiledSubject> ReadSavedArtifacts(const AdviseArgs& args) {
+  if (args.name.empty()) {
+    std::cerr << "kernelpro advise: --from needs --name\n";
+    return std::nullopt;
+  }
+  profile::ArtifactPaths paths = profile::ArtifactsIn(args.from, args.name);
+  if (paths.empty()) {
+    std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from
+              << "\n";
+    return std::nullopt;
+  }
+  return ProfiledSubject{profile::CollectFromArtifacts(paths), args.from + "/" + args.name};
+}
+
+// Profiles --candidate (or the reference) of --problem on the device, after a theoretical Stage 1
+// into `stage1` when neither --analysis nor --class gave the class (when Stage 1 cannot run, the
+// profile's first note says why). None after printing why nothing was profiled.
+std::optional<ProfiledSubject> ProfileOnDevice(AdviseArgs& args,
+                                               const tools::AnalysisOptions& options,
+                                               std::optional<roofline::ReferenceAnalysis>& stage1) {
+  std::optional<CreatedDirectory> saved;
+  if (!args.profile.artifacts_dir.empty()) {
+    auto made = CreatedDirectory::Create(args.profile.artifacts_dir, "--save");
+    if (!made.ok()) {
+      std::cerr << "kernelpro advise: " << made.status().message() << "\n";
+      return std::nullopt;
+    }
+    saved = std::move(*made);
+  }
+  auto executor = MakeExecutor(args.eval, args.python, "advise");
+  if (!executor) {
+    if (saved) saved->RemoveIfEmpty();
+    return std::nullopt;
+  }
+  std::string
+      stage1_note;  // why no Stage-1 class could be computed (kept with the profile's notes)
+  if (!stage1 && !options.bottleneck) {
+    std::optional<roofline::GpuSpec> forced;
+    if (!args.gpu.empty()) {
+      auto gpu = roofline::FindGpu(args.gpu);
+      if (!gpu.ok()) {
+        std::cerr << "kernelpro advise: " << gpu.status().message() << "\n";
+        return std::nullopt;
+      }
+      forced = *gpu;
+    }
+    auto analysis = RunStageOne(*executor, args.problem, forced, roofline::RooflineOptions{});
+    if (analysis.ok()) {
+      stage1 = std::move(*analysis);
+    } else {
+      stage1_note = "stage 1: " + analysis.status().message() + "; every speed tool runs";
+    }
+  }
+  auto profiled = eval::ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
+  if (!profiled.ok()) {
+    if (saved) saved->RemoveIfEmpty();
+    std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
+    return std::nullopt;
+  }
+  ProfiledSubject out{std::move(*profiled),
+                      args.candidate.empty() ? args.problem + " (reference)" : args.candidate};
+  if (!stage1_note.empty()) out.metrics.notes.insert(out.metrics.notes.begin(), stage1_note);
+  return out;
+}
+
+// Where the candidate stands against the reference's roofline, and what its time was measured
+// from.
+struct RooflinePlacement {
+  std::optional<roofline::RooflinePosition> position;
+  std::string measured_from;
+};
+
+// Its GPU time in the recorded forward call (timeline), else the ncu kernel durations (replayed
+// with caches flushed), against Stage 1's roofline. No position without Stage 1 or a time.
+RooflinePlacement PlaceOnRoofline(const std::optional<roofline::ReferenceAnalysis>& stage1,
+                                  const profile::Metrics& metrics) {
+  RooflinePlacement placement;
+  if (!stage1) return placement;
+  double seconds = 0;
+  if (metrics.timeline && metrics.timeline->gpu_busy_us > 0) {
+    seconds = metrics.timeline->gpu_busy_us * 1e-6;
+    placement.measured_from = "GPU busy time of one forward call (timeline)";
+  } else if (metrics.ncu && !metrics.ncu->kernels.empty()) {
+    for (const profile::NcuKernel& k : metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
+    placement.measured_from = "summed ncu kernel durations";
+  }
+  if (seconds > 0) placement.position = roofline::PositionAgainstRoofline(*stage1, seconds);
+  return placement;
+}
+
+// What advise found, ready to print.
+struct Advice {
+  ProfiledSubject profiled;
+  std::optional<roofline::ReferenceAnalysis> stage1;
+  bool class_given = false;  // --class, or the class Stage 1 gave
+  RooflinePlacement placement;
+  tools::Analysis analysis;
+  std::string guidance;
+  profile::EnergyProxyEstimate energy;
+};
+
+void PrintJson(const Advice& advice) {
+  const std::optional<roofline::ReferenceAnalysis>& stage1 = advice.stage1;
+  const std::optional<roofline::RooflinePosition>& position = advice.placement.position;
+  Json j = ToJson(advice.analysis);
+  j["subject"] = advice.profiled.subject;
+  if (stage1) {
+    j["stage1"] = {{"bottleneck", roofline::BottleneckName(stage1->bottleneck)},
+                   {"confidence", stage1->confidence},
+                   {"gpu", stage1->gpu},
+                   {"precision", stage1->precision},
+                   {"attainable_time_s", stage1->roofline.attainable_time_s}};
+  }
+  if (position) {
+    j["roofline_position"] = {{"measured_time_s", position->measured_time_s},
+                              {"attainable_time_s", position->attainable_time_s},
+                              {"fraction_of_bound", position->fraction_of_bound},
+                              {"measured_from", advice.placement.measured_from},
+                              {"summary", position->summary}};
+  }
+  j["notes"] = advice.profiled.metrics.notes;
+  j["energy_proxy"] = profile::EnergyProxyJson(advice.energy);
+  j["energy_proxy_missing"] = advice.energy.missing;
+  j["guidance"] = advice.guidance;
+  std::cout << DumpJson(j) << "\n";
+}
+
+void PrintText(const Advice& advice) {
+  const std::optional<roofline::ReferenceAnalysis>& stage1 = advice.stage1;
+  std::cout << "kernelpro advise: " << advice.profiled.subject << "\n";
+  if (stage1) {
+    std::cout << "stage 1: " << roofline::BottleneckName(stage1->bottleneck) << "-bound on "
+              << stage1->gpu_name << " (" << stage1->precision << ", confidence "
+              << stage1->confidence << "): " << stage1->roofline.reason << "\n";
+  } else if (!advice.class_given) {
+    std::cout << "(no Stage-1 class given: every speed tool ran; --class "
+                 "memory|compute|latency|mixed filters them)\n";
+  }
+  if (advice.placement.position) {
+    std::cout << "roofline: " << advice.placement.position->summary << " ["
+              << advice.placement.measured_from << "]\n";
+  }
+  for (const std::string& note : advice.profiled.metrics.notes) {
+    std::cout << "note: " << note << "\n";
+  }
+  std::cout << "\n" << profile::RenderEnergyProxy(advice.energy);
+  std::cout << "\n" << advice.guidance;
+}
+
 int Advise(AdviseArgs& args) {
   auto registry = BuildRegistry(args.tools);
   if (!registry.ok()) {
@@ -38,7 +196,7 @@ int Advise(AdviseArgs& args) {
   // Stage 1: a saved ReferenceAnalysis, or (when profiling a problem without --class) a fresh
   // theoretical one. It gives the class that filters the tools and the roofline to place the
   // candidate against.
-  std::optional<roofline::ReferenceAnalysis> stage1;
+  Advice advice;
   if (!args.analysis_file.empty()) {
     auto parsed = roofline::ReadReferenceAnalysisFile(args.analysis_file);
     if (!parsed.ok()) {
@@ -46,132 +204,35 @@ int Advise(AdviseArgs& args) {
                 << parsed.status().message() << "\n";
       return 2;
     }
-    stage1 = std::move(*parsed);
+    advice.stage1 = std::move(*parsed);
   }
-
-  profile::Metrics metrics;
-  std::string subject;
-  std::string
-      stage1_note;  // why no Stage-1 class could be computed (kept with the profile's notes)
+  std::optional<ProfiledSubject> profiled;
   if (!args.from.empty()) {
-    if (args.name.empty()) {
-      std::cerr << "kernelpro advise: --from needs --name\n";
-      return 2;
-    }
-    profile::ArtifactPaths paths = profile::ArtifactsIn(args.from, args.name);
-    if (paths.empty()) {
-      std::cerr << "kernelpro advise: no artifacts named " << args.name << ".* in " << args.from
-                << "\n";
-      return 2;
-    }
-    metrics = profile::CollectFromArtifacts(paths);
-    subject = args.from + "/" + args.name;
+    profiled = ReadSavedArtifacts(args);
   } else if (!args.problem.empty()) {
-    std::optional<CreatedDirectory> saved;
-    if (!args.profile.artifacts_dir.empty()) {
-      auto made = CreatedDirectory::Create(args.profile.artifacts_dir, "--save");
-      if (!made.ok()) {
-        std::cerr << "kernelpro advise: " << made.status().message() << "\n";
-        return 2;
-      }
-      saved = std::move(*made);
-    }
-    auto executor = MakeExecutor(args.eval, args.python, "advise");
-    if (!executor) {
-      if (saved) saved->RemoveIfEmpty();
-      return 2;
-    }
-    if (!stage1 && !options.bottleneck) {
-      std::optional<roofline::GpuSpec> forced;
-      if (!args.gpu.empty()) {
-        auto gpu = roofline::FindGpu(args.gpu);
-        if (!gpu.ok()) {
-          std::cerr << "kernelpro advise: " << gpu.status().message() << "\n";
-          return 2;
-        }
-        forced = *gpu;
-      }
-      auto analysis = RunStageOne(*executor, args.problem, forced, roofline::RooflineOptions{});
-      if (analysis.ok()) {
-        stage1 = std::move(*analysis);
-      } else {
-        stage1_note = "stage 1: " + analysis.status().message() + "; every speed tool runs";
-      }
-    }
-    auto profiled = eval::ProfileCandidate(*executor, args.problem, args.candidate, args.profile);
-    if (!profiled.ok()) {
-      if (saved) saved->RemoveIfEmpty();
-      std::cerr << "kernelpro advise: " << profiled.status().message() << "\n";
-      return 2;
-    }
-    metrics = std::move(*profiled);
-    if (!stage1_note.empty()) metrics.notes.insert(metrics.notes.begin(), stage1_note);
-    subject = args.candidate.empty() ? args.problem + " (reference)" : args.candidate;
+    profiled = ProfileOnDevice(args, options, advice.stage1);
   } else {
     std::cerr << "kernelpro advise: give --problem P [--candidate C] (profile on the GPU) or "
                  "--from DIR --name NAME\n";
     return 2;
   }
+  if (!profiled) return 2;
+  advice.profiled = std::move(*profiled);
 
-  if (stage1 && !options.bottleneck) options.bottleneck = stage1->bottleneck;
-  // Where the candidate stands against the reference's roofline: its GPU time in the recorded
-  // forward call (timeline), else the ncu kernel durations (replayed with caches flushed).
-  std::optional<roofline::RooflinePosition> position;
-  std::string measured_from;
-  if (stage1) {
-    double seconds = 0;
-    if (metrics.timeline && metrics.timeline->gpu_busy_us > 0) {
-      seconds = metrics.timeline->gpu_busy_us * 1e-6;
-      measured_from = "GPU busy time of one forward call (timeline)";
-    } else if (metrics.ncu && !metrics.ncu->kernels.empty()) {
-      for (const profile::NcuKernel& k : metrics.ncu->kernels) seconds += k.duration_ns() * 1e-9;
-      measured_from = "summed ncu kernel durations";
-    }
-    if (seconds > 0) position = roofline::PositionAgainstRoofline(*stage1, seconds);
-  }
-  tools::Analysis analysis = registry->Analyze(metrics, options);
+  if (advice.stage1 && !options.bottleneck) options.bottleneck = advice.stage1->bottleneck;
+  advice.class_given = options.bottleneck.has_value();
+  advice.placement = PlaceOnRoofline(advice.stage1, advice.profiled.metrics);
+  advice.analysis = registry->Analyze(advice.profiled.metrics, options);
   tools::RenderOptions render;
   render.max_chars = args.max_chars;
-  std::string guidance = tools::RenderGuidance(analysis, render);
+  advice.guidance = tools::RenderGuidance(advice.analysis, render);
   // The energy proxy (paper Eq. 4) of the profiled run, from its ncu counters; never a default.
-  const profile::EnergyProxyEstimate energy = profile::ComputeEnergyProxy(metrics);
+  advice.energy = profile::ComputeEnergyProxy(advice.profiled.metrics);
   if (args.json) {
-    Json j = ToJson(analysis);
-    j["subject"] = subject;
-    if (stage1) {
-      j["stage1"] = {{"bottleneck", roofline::BottleneckName(stage1->bottleneck)},
-                     {"confidence", stage1->confidence},
-                     {"gpu", stage1->gpu},
-                     {"precision", stage1->precision},
-                     {"attainable_time_s", stage1->roofline.attainable_time_s}};
-    }
-    if (position) {
-      j["roofline_position"] = {{"measured_time_s", position->measured_time_s},
-                                {"attainable_time_s", position->attainable_time_s},
-                                {"fraction_of_bound", position->fraction_of_bound},
-                                {"measured_from", measured_from},
-                                {"summary", position->summary}};
-    }
-    j["notes"] = metrics.notes;
-    j["energy_proxy"] = profile::EnergyProxyJson(energy);
-    j["energy_proxy_missing"] = energy.missing;
-    j["guidance"] = guidance;
-    std::cout << DumpJson(j) << "\n";
-    return 0;
+    PrintJson(advice);
+  } else {
+    PrintText(advice);
   }
-  std::cout << "kernelpro advise: " << subject << "\n";
-  if (stage1) {
-    std::cout << "stage 1: " << roofline::BottleneckName(stage1->bottleneck) << "-bound on "
-              << stage1->gpu_name << " (" << stage1->precision << ", confidence "
-              << stage1->confidence << "): " << stage1->roofline.reason << "\n";
-  } else if (!options.bottleneck) {
-    std::cout << "(no Stage-1 class given: every speed tool ran; --class "
-                 "memory|compute|latency|mixed filters them)\n";
-  }
-  if (position) std::cout << "roofline: " << position->summary << " [" << measured_from << "]\n";
-  for (const std::string& note : metrics.notes) std::cout << "note: " << note << "\n";
-  std::cout << "\n" << profile::RenderEnergyProxy(energy);
-  std::cout << "\n" << guidance;
   return 0;
 }
 

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/common.h"
+#include "core/json_io.h"
 #include "core/text.h"
 #include "core/tool_paths.h"
 #include "eval/sandbox.h"
@@ -37,14 +36,10 @@ constexpr char kPythonProbe[] =
     "    r['torch_error'] = f'{type(e).__name__}: {e}'\n"
     "print(json.dumps(r))\n";
 
-// The first line of a program's output that says something.
+// The first line of a program's output that says something: stdout's, else stderr's.
 std::string FirstLine(const ProcessResult& r) {
-  for (const std::string* text : {&r.stdout_text, &r.stderr_text}) {
-    for (const std::string& line : SplitLines(*text)) {
-      if (!Trim(line).empty()) return std::string(Trim(line));
-    }
-  }
-  return "";
+  std::string line = FirstNonBlankLine(r.stdout_text);
+  return line.empty() ? FirstNonBlankLine(r.stderr_text) : line;
 }
 
 bool Succeeded(const ProcessResult& r) { return r.started && r.exited && r.exit_code == 0; }
@@ -347,11 +342,9 @@ Machine RealMachine() {
     return failed;
   };
   m.read_file = [](const std::string& path) -> std::optional<std::string> {
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    Result<std::string> text = ReadFileText(path);
+    if (!text.ok()) return std::nullopt;
+    return std::move(*text);
   };
   m.find_tool = [](const std::string& name) { return FindTool(name); };
   m.getenv = llm::ProcessEnvironment();

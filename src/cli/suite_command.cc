@@ -12,23 +12,24 @@
 // A suite directory is the whole state (suite/suite_dir.h): every command can be killed at any
 // instant and the next `suite resume` (or the same `suite eval|optimize` again) continues without
 // redoing a finished task or losing a recorded one.
-#include <cmath>
+//
+// This file declares the subcommands, makes suites and shows them (status, report); running their
+// tasks, here or under Slurm, is suite_shards.cc's.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
 #include "cli/preflight.h"
+#include "cli/suite_shards.h"
 #include "core/text.h"
 #include "report/suite_report.h"
 #include "report/suite_stats.h"
-#include "suite/baselines.h"
-#include "suite/environment.h"
 #include "suite/problem_set.h"
 #include "suite/results.h"
 #include "suite/runner.h"
@@ -39,66 +40,17 @@ namespace kernelpro::cli {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr const char* kCommand = "kernelpro suite";
-constexpr const char* kShardsHelp =
-    "How many shards the tasks are split into (task i in shard i mod N); with --slurm, one array "
-    "task each (default: one per task, at most 64)";
-
-int Fail(const std::string& message, int code = 2) {
-  std::cerr << kCommand << ": " << message << "\n";
-  return code;
-}
-
-std::string Duration(double seconds) {
-  const long s = std::lround(std::max(0.0, seconds));
-  char buf[48];
-  if (s >= 3600) {
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
-  } else if (s >= 60) {
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lds", s);
-  }
-  return buf;
-}
-
-// The options of the machine a shard runs on (not part of the suite: another host may differ).
-struct MachineArgs {
-  std::vector<std::string> gpus;
-  std::string python;
-  int parallel = 1;
-  bool quiet = false;
-  // Only its machine fields are read when tasks run (cache, work dir, sandbox, jobs); `suite eval`
-  // also parses the suite's own executor options into it.
-  eval::EvalOptions executor;
-  // --cutlass-dir: the CUTLASS tree CUTLASS/CuTe candidates build against on this machine (a
-  // machine's path, so not in the suite's manifest); else KERNELPRO_CUTLASS_DIR or the setup copy.
-  std::string cutlass_dir;
-  std::string slurm;  // sbatch options: submit shards instead of running here
-  int shards = 0;     // with --slurm: array tasks (default: one per task, at most 64)
-};
-
-// --parallel, --quiet and (with_slurm) --slurm, --shards.
-void AddRunOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
-  cmd.add_option("--parallel", m.parallel,
-                 "Tasks at once without --gpus (CPU suites; timings then share the cores)")
-      ->check(WholeRange(1, 256));
-  AddProgressOptions(cmd, m.quiet);
-  if (with_slurm) {
-    cmd.add_option("--slurm", m.slurm,
-                   "Submit the tasks as a Slurm job array with these sbatch options (one string, "
-                   "e.g. \"--partition=gpu --gres=gpu:1 --time=4:00:00\") instead of running here");
-    cmd.add_option("--shards", m.shards, kShardsHelp)->check(WholeRange(1, 100000));
-  }
-}
-
-// What `eval`'s executor options do not already give: GPUs, worker and sandbox, then the above.
-void AddMachineOptions(CLI::App& cmd, MachineArgs& m, bool with_slurm) {
-  AddGpusOption(cmd, m.gpus);
-  AddWorkerOptions(cmd, m.executor, m.python);
-  AddSandboxOptions(cmd, m.executor);
-  AddRunOptions(cmd, m, with_slurm);
-}
+// Running the tasks, here or under Slurm, and the options of the machine they run on.
+using suite_shards::AddMachineOptions;
+using suite_shards::AddRunOptions;
+using suite_shards::Dispatch;
+using suite_shards::Duration;
+using suite_shards::Fail;
+using suite_shards::kCommand;
+using suite_shards::kShardsHelp;
+using suite_shards::MachineArgs;
+using suite_shards::Resume;
+using suite_shards::RunHere;
 
 // Which problems, and the suite directory: --problems, --dir, --filter, --levels.
 struct Selection {
@@ -117,223 +69,12 @@ void AddSelectionOptions(CLI::App& cmd, Selection& s) {
   cmd.add_option("--levels", s.levels, "Only these levels (1,2,3)")->delimiter(',');
 }
 
-// ---- Slurm
-
-// This machine's options, for `suite run` in each array task.
-std::vector<std::string> RunArgs(const MachineArgs& m) {
-  std::vector<std::string> args;
-  if (!m.gpus.empty()) args.insert(args.end(), {"--gpus", Join(m.gpus, ",")});
-  if (!m.python.empty()) args.insert(args.end(), {"--python", m.python});
-  if (!m.executor.cache_dir.empty()) {
-    args.insert(args.end(),
-                {"--cache-dir", fs::absolute(m.executor.cache_dir).lexically_normal().string()});
-  }
-  if (m.executor.unsafe_no_sandbox) args.push_back("--unsafe-no-sandbox");
-  if (!m.cutlass_dir.empty()) {
-    args.insert(args.end(),
-                {"--cutlass-dir", fs::absolute(m.cutlass_dir).lexically_normal().string()});
-  }
-  if (m.parallel > 1) args.insert(args.end(), {"--parallel", std::to_string(m.parallel)});
-  args.push_back("--quiet");
-  return args;
-}
-
-int SubmitSlurm(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest,
-                const MachineArgs& m, int shards, const std::vector<int>& only) {
-  suite::SlurmArrayRequest request;
-  request.suite_dir = dir.dir();
-  request.kernelpro_binary = suite::SelfExecutable();
-  request.shards = shards;
-  request.only_shards = only;
-  request.sbatch_options = m.slurm;
-  request.run_args = RunArgs(m);
-  auto submitted = suite::SubmitSlurmArray(request);
-  if (!submitted.ok()) return Fail("--slurm: " + submitted.status().message());
-  std::size_t tasks = 0;
-  for (int s : only) tasks += suite::ShardTasks(manifest, s, shards).size();
-  std::cout << "submitted Slurm job " << submitted->job_id << ": array " << submitted->array_spec
-            << " (" << only.size() << " of " << shards << " shards, " << tasks << " tasks)\n";
-  std::cout << "follow it with: kernelpro suite status " << DisplayPath(dir.dir()) << "\n";
-  return 0;
-}
-
-// The shard count of the suite's last submission; 0 when it was never submitted.
-int LastShardCount(const suite::SuiteDir& dir) {
-  auto submissions = suite::ReadSlurmSubmissions(dir.dir());
-  if (!submissions.ok() || submissions->empty()) return 0;
-  return submissions->back().shards;
-}
-
-// Per recorded submission: its job, array and the states of its tasks (or why they are unknown).
-Json SlurmStates(const suite::SuiteDir& dir) {
-  Json out = Json::array();
-  auto submissions = suite::ReadSlurmSubmissions(dir.dir());
-  if (!submissions.ok()) return out;
-  for (const suite::SlurmSubmission& s : *submissions) {
-    Json entry = {{"job_id", s.job_id},
-                  {"array", s.array_spec},
-                  {"shards", s.shards},
-                  {"submitted_at", s.submitted_at}};
-    auto states = suite::QuerySlurmArrayStates(s);
-    if (states.ok()) {
-      Json by_shard = Json::object();
-      for (const auto& [shard, state] : *states) by_shard[std::to_string(shard)] = state;
-      entry["states"] = by_shard;
-    } else {
-      entry["error"] = states.status().message();
-    }
-    out.push_back(entry);
-  }
-  return out;
-}
-
-std::vector<std::string> SlurmLines(const Json& slurm) {
-  std::vector<std::string> lines;
-  for (const Json& s : slurm) {
-    std::string line = "Slurm job " + JsonGet<std::string>(s, "job_id", "?") + " (array " +
-                       JsonGet<std::string>(s, "array", "?") + " of " +
-                       std::to_string(JsonGet<int>(s, "shards", 0)) + " shards, submitted " +
-                       JsonGet<std::string>(s, "submitted_at", "?") + "): ";
-    if (s.contains("error")) {
-      line += "states unknown: " + JsonGet<std::string>(s, "error", "");
-    } else {
-      std::map<std::string, std::vector<std::string>> by_state;
-      const Json states = JsonGet<Json>(s, "states", Json::object());  // outlives the loop
-      for (const auto& [shard, state] : states.items()) {
-        by_state[state.is_string() ? state.get<std::string>() : "?"].push_back(shard);
-      }
-      std::string parts;
-      for (const auto& [state, shards] : by_state) {
-        parts += (parts.empty() ? "" : "; ") + state + " " + Join(shards, ",");
-      }
-      line += parts.empty() ? "no tasks" : parts;
-    }
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// ---- running a shard here
-
-// The executor options a suite's tasks run with: the suite's own, on this machine's folders, GPUs
-// and sandbox.
-eval::EvalOptions ExecutorFor(const suite::SuiteManifest& manifest, const MachineArgs& m) {
-  eval::EvalOptions o =
-      eval::EvalOptionsFromJson(JsonGet<Json>(manifest.options, "executor", Json::object()));
-  o.gpus = m.gpus;
-  o.cache_dir = m.executor.cache_dir;
-  o.work_dir = m.executor.work_dir;
-  o.jobs = m.executor.jobs;
-  o.unsafe_no_sandbox = m.executor.unsafe_no_sandbox;
-  o.pass_env = m.executor.pass_env;
-  o.sandbox_read_only = m.executor.sandbox_read_only;
-  o.compile_baseline = false;  // the suite measures torch.compile once per problem instead
-  return o;
-}
-
-std::string ProgressLine(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest,
-                         int parallel) {
-  suite::SuiteProgress p = suite::ReadProgress(dir, manifest, parallel);
-  std::ostringstream out;
-  out << "suite: " << p.done + p.failed << "/" << p.total << " done (" << p.correct << " correct";
-  if (p.failed) out << ", " << p.failed << " failed";
-  out << "), " << p.running << " running";
-  if (p.interrupted) out << ", " << p.interrupted << " interrupted";
-  out << "; elapsed " << Duration(p.elapsed_s);
-  if (p.remaining_s) out << ", about " << Duration(*p.remaining_s) << " left";
-  return out.str();
-}
-
-int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, MachineArgs m,
-            int shard, int shards) {
-  if (Status s = NormalizeGpus(m.gpus); !s.ok()) return Fail(s.message());
-  const std::string device =
-      JsonGet<std::string>(JsonGet<Json>(manifest.options, "executor", Json::object()), "device",
-                           JsonGet<std::string>(manifest.options, "device", "cuda"));
-  eval::EvalOptions options = ExecutorFor(manifest, m);
-  if (Status s = LocateCutlassForBuilds(m.cutlass_dir, options); !s.ok()) return Fail(s.message());
-  // No device here: one line now, not every task failing one after another.
-  if (Status ready = CheckDeviceReady(device, m.python, options.gpus); !ready.ok()) {
-    return Fail(ready.message());
-  }
-  std::unique_ptr<ProgressReporter> progress = MakeProgress("suite", m.quiet);
-  std::optional<eval::Executor> executor;
-  const bool baselines = JsonGet<bool>(manifest.options, "compile_baseline", false);
-  if (manifest.mode == "eval" || baselines) {
-    executor = MakeExecutor(options, m.python, "suite");
-    if (!executor) return 2;
-    if (manifest.mode == "eval") executor->set_progress(progress.get());
-  }
-  auto say = [&](const std::string& line) {
-    if (progress) {
-      progress->WriteAbove(std::cerr, line);
-    } else if (!m.quiet) {
-      std::cerr << line << std::endl;
-    }
-  };
-  suite::RunnerOptions run;
-  run.shard = shard;
-  run.shards = shards;
-  run.gpus = options.gpus;
-  run.parallel = m.parallel;
-  run.executor = executor ? &*executor : nullptr;
-  run.say = say;
-  run.after_task = [&] {
-    say(ProgressLine(dir, manifest, m.gpus.empty() ? m.parallel : static_cast<int>(m.gpus.size())));
-  };
-  run.environment = [device](const std::string& gpu) {
-    return suite::MeasurementEnvironment(device, gpu);
-  };
-  if (!m.python.empty()) run.child_args = {"--python", m.python};
-  if (!m.executor.cache_dir.empty()) {
-    run.child_args.insert(run.child_args.end(), {"--cache-dir", m.executor.cache_dir});
-  }
-  if (m.executor.unsafe_no_sandbox) run.child_args.push_back("--unsafe-no-sandbox");
-  if (baselines && executor) {
-    eval::Executor* ex = &*executor;
-    run.baselines = [ex, device](const suite::SuiteProblem& problem, const std::string& sha,
-                                 const Json& environment) {
-      const std::string gpu_name =
-          device == "cuda" ? JsonGet<std::string>(environment, "gpu_name", "") : "cpu";
-      auto measured = suite::CachedBaselines(*ex, problem.path, sha, gpu_name);
-      if (!measured.ok()) return Json{{"error", measured.status().message()}};
-      return *measured;
-    };
-  }
-  say("suite " + DisplayPath(dir.dir()) + ": " + manifest.mode + ", " +
-      std::to_string(manifest.problems.size()) + " problems, " +
-      std::to_string(manifest.tasks.size()) + " tasks" +
-      (shards > 1 ? "; shard " + std::to_string(shard) + " of " + std::to_string(shards) : ""));
-  auto summary = suite::RunShard(dir, manifest, run);
-  if (progress) progress->Finish();
-  if (!summary.ok()) return Fail(summary.status().message());
-  std::cout << ProgressLine(dir, manifest, 1) << "\n";
-  std::cout << "ran " << summary->ran << " tasks here (" << summary->failed << " failed); "
-            << summary->already_done << " were done before";
-  if (summary->held_elsewhere) std::cout << "; " << summary->held_elsewhere << " held elsewhere";
-  std::cout << "\n";
-  std::cout << "next: kernelpro suite report " << DisplayPath(dir.dir()) << "\n";
-  return summary->failed > 0 || summary->held_elsewhere > 0 ? 1 : 0;
-}
-
 // The manifest's options that name files: absolute, so a shard started elsewhere finds them.
 std::string AbsoluteReplay(const std::string& spec) {
   if (spec.rfind("replay:", 0) != 0) return spec;
   std::string path = spec.substr(7);
   if (path.empty() || path[0] == '/') return spec;
   return "replay:" + fs::absolute(path).lexically_normal().string();
-}
-
-int Dispatch(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest,
-             const MachineArgs& m) {
-  if (m.slurm.empty() && m.shards > 0) return Fail("--shards needs --slurm");
-  if (m.slurm.empty()) return RunHere(dir, manifest, m, 0, 1);
-  const int shards = m.shards > 0 ? m.shards
-                                  : static_cast<int>(std::min<std::size_t>(
-                                        64, std::max<std::size_t>(1, manifest.tasks.size())));
-  std::vector<int> all;
-  for (int i = 0; i < shards; ++i) all.push_back(i);
-  return SubmitSlurm(dir, manifest, m, shards, all);
 }
 
 // ---- suite eval
@@ -518,37 +259,58 @@ int ResumeCommand(DirArgs& a) {
   const suite::SuiteDir dir(a.dir);
   auto manifest = suite::OpenSuite(dir);
   if (!manifest.ok()) return Fail(manifest.status().message());
-  if (a.machine.slurm.empty()) return Dispatch(dir, *manifest, a.machine);
-  // Under Slurm: only the shards that still have work, with the shard count of the last
-  // submission (the static assignment of tasks to shards must not change).
-  const int shards = a.machine.shards > 0 ? a.machine.shards : LastShardCount(dir);
-  if (shards <= 0) {
-    return Fail("no earlier Slurm submission in " + dir.slurm_dir() + "; give --shards N");
-  }
-  std::vector<int> unfinished;
-  const double now = suite::NowSeconds();
-  for (int s = 0; s < shards; ++s) {
-    for (std::size_t i : suite::ShardTasks(*manifest, s, shards)) {
-      suite::TaskState state = suite::ReadTaskStatus(dir, manifest->tasks[i].id, now).state;
-      if (state != suite::TaskState::kDone && state != suite::TaskState::kRunning) {
-        unfinished.push_back(s);
-        break;
-      }
+  return Resume(dir, *manifest, a.machine);
+}
+
+// ---- Slurm jobs, as `suite status` shows them
+
+// Per recorded submission: its job, array and the states of its tasks (or why they are unknown).
+Json SlurmStates(const suite::SuiteDir& dir) {
+  Json out = Json::array();
+  auto submissions = suite::ReadSlurmSubmissions(dir.dir());
+  if (!submissions.ok()) return out;
+  for (const suite::SlurmSubmission& s : *submissions) {
+    Json entry = {{"job_id", s.job_id},
+                  {"array", s.array_spec},
+                  {"shards", s.shards},
+                  {"submitted_at", s.submitted_at}};
+    auto states = suite::QuerySlurmArrayStates(s);
+    if (states.ok()) {
+      Json by_shard = Json::object();
+      for (const auto& [shard, state] : *states) by_shard[std::to_string(shard)] = state;
+      entry["states"] = by_shard;
+    } else {
+      entry["error"] = states.status().message();
     }
+    out.push_back(entry);
   }
-  auto active = suite::ActiveSlurmShards(dir.dir());
-  if (!active.ok()) return Fail("--slurm: " + active.status().message());
-  std::vector<int> resubmit;
-  for (int s : unfinished) {
-    if (!active->count(s)) resubmit.push_back(s);
+  return out;
+}
+
+std::vector<std::string> SlurmLines(const Json& slurm) {
+  std::vector<std::string> lines;
+  for (const Json& s : slurm) {
+    std::string line = "Slurm job " + JsonGet<std::string>(s, "job_id", "?") + " (array " +
+                       JsonGet<std::string>(s, "array", "?") + " of " +
+                       std::to_string(JsonGet<int>(s, "shards", 0)) + " shards, submitted " +
+                       JsonGet<std::string>(s, "submitted_at", "?") + "): ";
+    if (s.contains("error")) {
+      line += "states unknown: " + JsonGet<std::string>(s, "error", "");
+    } else {
+      std::map<std::string, std::vector<std::string>> by_state;
+      const Json states = JsonGet<Json>(s, "states", Json::object());  // outlives the loop
+      for (const auto& [shard, state] : states.items()) {
+        by_state[state.is_string() ? state.get<std::string>() : "?"].push_back(shard);
+      }
+      std::string parts;
+      for (const auto& [state, shards] : by_state) {
+        parts += (parts.empty() ? "" : "; ") + state + " " + Join(shards, ",");
+      }
+      line += parts.empty() ? "no tasks" : parts;
+    }
+    lines.push_back(line);
   }
-  if (resubmit.empty()) {
-    std::cout << "nothing to resubmit: every task is done, or its shard is still queued or "
-                 "running in Slurm\n";
-    return 0;
-  }
-  unfinished = resubmit;
-  return SubmitSlurm(dir, *manifest, a.machine, shards, unfinished);
+  return lines;
 }
 
 int StatusCommand(DirArgs& a) {

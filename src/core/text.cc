@@ -106,6 +106,20 @@ std::size_t Utf8Prefix(std::string_view text, std::size_t max_bytes) {
   return cut;
 }
 
+std::string PrefixAtLineBreak(const std::string& text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t cut = text.rfind('\n', max_bytes == 0 ? 0 : max_bytes - 1);
+  if (cut == std::string::npos || cut == 0) return text.substr(0, Utf8Prefix(text, max_bytes));
+  return text.substr(0, cut + 1);
+}
+
+std::string FirstNonBlankLine(std::string_view text) {
+  for (const std::string& line : SplitLines(text)) {
+    if (!Trim(line).empty()) return std::string(Trim(line));
+  }
+  return "";
+}
+
 std::string ShortenText(std::string text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   const std::size_t keep = max_bytes > 3 ? max_bytes - 3 : 0;

@@ -50,6 +50,16 @@ std::string CollapseWhitespace(std::string_view text);
 // UTF-8 character (compiler messages quote with ‘ ’): text.size() when it fits.
 std::size_t Utf8Prefix(std::string_view text, std::size_t max_bytes);
 
+// The longest prefix of `text` that ends at a line break and holds at most `max_bytes` bytes, so
+// that a cut text ends with whole lines: PrefixAtLineBreak("ab\ncd\n", 4) → "ab\n". When no line
+// ends within `max_bytes` (a line break as the very first byte does not count), a hard cut that
+// does not split a UTF-8 character: PrefixAtLineBreak("abcdef\n", 3) → "abc". `text` if it fits.
+std::string PrefixAtLineBreak(const std::string& text, std::size_t max_bytes);
+
+// The first line of `text` that holds more than whitespace, without the whitespace around it;
+// "" when there is none: FirstNonBlankLine("\n  \n  ok 1\nmore") → "ok 1".
+std::string FirstNonBlankLine(std::string_view text);
+
 // `text` cut to at most `max_bytes` bytes (at least 4) without splitting a UTF-8 character,
 // ending in "..." when it was cut: ShortenText("abcdefgh", 6) → "abc...".
 std::string ShortenText(std::string text, std::size_t max_bytes);

@@ -100,6 +100,26 @@ TEST(OneLineExcerptTest, CollapsesWhitespaceThenCutsBeforeTheEllipsis) {
   EXPECT_EQ(OneLineExcerpt("", 0), "");
 }
 
+TEST(PrefixAtLineBreakTest, KeepsWholeLinesElseCutsHard) {
+  EXPECT_EQ(PrefixAtLineBreak("ab\ncd\n", 6), "ab\ncd\n");
+  EXPECT_EQ(PrefixAtLineBreak("ab\ncd\n", 5), "ab\n");
+  EXPECT_EQ(PrefixAtLineBreak("ab\ncd\n", 3), "ab\n");
+  EXPECT_EQ(PrefixAtLineBreak("ab\ncd\n", 2), "ab");       // no line ends within 2 bytes
+  EXPECT_EQ(PrefixAtLineBreak("\nabcdef\n", 4), "\nabc");  // a leading break does not count
+  EXPECT_EQ(PrefixAtLineBreak("abcdef", 0), "");
+  const std::string quoted =
+      "a \xE2\x80\x98"
+      "b\xE2\x80\x99\n";                          // a ‘b’ and a line break
+  EXPECT_EQ(PrefixAtLineBreak(quoted, 4), "a ");  // never half of ‘
+}
+
+TEST(FirstNonBlankLineTest, SkipsBlankLinesAndTrims) {
+  EXPECT_EQ(FirstNonBlankLine("\n  \t\n  ok 1 \r\nmore\n"), "ok 1");
+  EXPECT_EQ(FirstNonBlankLine("g++ (Debian 12.2.0-14) 12.2.0"), "g++ (Debian 12.2.0-14) 12.2.0");
+  EXPECT_EQ(FirstNonBlankLine(" \n\t\n"), "");
+  EXPECT_EQ(FirstNonBlankLine(""), "");
+}
+
 TEST(FormatFixedTest, RoundsToTheGivenDecimals) {
   EXPECT_EQ(FormatFixed(1.8449), "1.84");
   EXPECT_EQ(FormatFixed(1.845, 1), "1.8");

@@ -27,6 +27,167 @@ std::optional<double> CompileSpeedup(const Json& result) {
   return std::nullopt;
 }
 
+// The recorded results of a suite's tasks by problem, and what they say about how they were
+// measured.
+struct TaskResults {
+  std::map<std::size_t, std::vector<Json>> by_problem;  // problem index -> task results
+  std::map<std::size_t, int> tasks_of;                  // problem index -> its tasks
+  std::set<std::string> environments, methods, trials;  // measurement lines, each once
+};
+
+TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) {
+  TaskResults read;
+  const double now = NowSeconds();
+  for (const SuiteTask& task : manifest.tasks) {
+    ++read.tasks_of[task.problem];
+    TaskStatus s = ReadTaskStatus(dir, task.id, now);
+    if (!s.result) continue;
+    read.by_problem[task.problem].push_back(*s.result);
+    if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
+      read.environments.insert(EnvironmentLine(env));
+    }
+    if (auto m = JsonGet<std::string>(*s.result, "timing_method", ""); !m.empty()) {
+      read.methods.insert(m);
+    }
+    if (auto calls = JsonNumber(*s.result, "timed_calls")) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "%.0f timed calls of the kernel in %d interleaved rounds against the "
+                    "reference",
+                    *calls, JsonGet<int>(*s.result, "rounds", 0));
+      read.trials.insert(line);
+    }
+  }
+  return read;
+}
+
+// The correct result with the highest speedup against `baseline`; null when none can be scored
+// (against torch.compile, a result without its time cannot).
+const Json* BestResult(const std::vector<Json>& results, const std::string& baseline) {
+  const Json* best = nullptr;
+  double best_speedup = 0;
+  for (const Json& r : results) {
+    if (!JsonGet<bool>(r, "correct", false)) continue;
+    auto s = JsonNumber(r, "speedup");
+    if (!s) continue;
+    double against = *s;
+    if (baseline == "compile") {
+      auto c = CompileSpeedup(r);
+      if (!c) continue;  // no torch.compile time: cannot be scored against it
+      against = *s / *c;
+    }
+    if (!best || against > best_speedup) {
+      best = &r;
+      best_speedup = against;
+    }
+  }
+  return best;
+}
+
+// A scored row from its best result: the speedups against `baseline` and the other baseline,
+// the interval and times, and where its kernel and run report are.
+void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProblemRow& row) {
+  row.status = "correct";
+  row.correct = true;
+  const double eager = JsonGet<double>(r, "speedup", 0);
+  const auto compile = CompileSpeedup(r);
+  double scale = 1;
+  if (baseline == "compile") {
+    scale = 1 / *compile;
+    row.other_speedup = eager;
+  } else if (compile) {
+    row.other_speedup = eager / *compile;
+  }
+  row.speedup = eager * scale;
+  const Json interval = JsonGet<Json>(r, "speedup_interval", nullptr);
+  if (interval.is_array() && interval.size() == 2 && interval[0].is_number() &&
+      interval[1].is_number()) {
+    row.speedup_low = interval[0].get<double>() * scale;
+    row.speedup_high = interval[1].get<double>() * scale;
+  }
+  row.noisy = JsonGet<bool>(r, "noisy", false);
+  row.kernel_ms = JsonNumber(r, "kernel_ms");
+  row.reference_ms = JsonNumber(r, "reference_ms");
+  if (baseline == "compile") {
+    row.reference_ms = JsonNumber(JsonGet<Json>(r, "baselines", nullptr), "compile_ms");
+  }
+  row.best = JsonGet<std::string>(r, "best", "");
+  row.run_report = JsonGet<std::string>(r, "run_report", "");
+}
+
+// One problem's row: scored from its best result, else pending while tasks are left, else the
+// first task's failure. Counts in `without_compile` a correct problem that cannot be scored
+// against torch.compile.
+report::SuiteProblemRow ProblemRow(const SuiteProblem& problem, const std::vector<Json>& results,
+                                   int tasks, const std::string& baseline, int& without_compile) {
+  report::SuiteProblemRow row;
+  row.key = problem.key;
+  row.name = problem.name;
+  row.level = problem.level;
+  row.seeds = static_cast<int>(results.size());
+  for (const Json& r : results) {
+    row.candidates += static_cast<int>(JsonGet<Json>(r, "candidates", Json::array()).size());
+  }
+  if (const Json* best = BestResult(results, baseline)) {
+    FillScoredRow(*best, baseline, row);
+  } else if (results.size() < static_cast<std::size_t>(tasks)) {
+    row.status = "pending";
+    row.message =
+        std::to_string(results.size()) + " of " + std::to_string(tasks) + " tasks finished";
+  } else {
+    // Every task finished without a kernel that can be scored: the first's failure.
+    const Json& r = results.front();
+    row.status = JsonGet<std::string>(r, "status", "error");
+    row.message = JsonGet<std::string>(r, "message", "");
+    row.run_report = JsonGet<std::string>(r, "run_report", "");
+    if (baseline == "compile" && JsonGet<bool>(r, "correct", false)) {
+      row.status = "no_baseline";
+      row.message = "correct, but torch.compile's time is unknown (run with --compile-baseline)";
+      ++without_compile;
+    }
+  }
+  return row;
+}
+
+// How the rows were measured and chosen, as the report's "measurement" lines say it.
+std::vector<std::string> MeasurementLines(const TaskResults& read, const SuiteManifest& manifest,
+                                          const std::vector<report::SuiteProblemRow>& rows,
+                                          const std::string& baseline, int without_compile) {
+  int noisy = 0, scored = 0;
+  for (const report::SuiteProblemRow& row : rows) {
+    if (row.speedup) ++scored;
+    if (row.speedup && row.noisy) ++noisy;
+  }
+  std::vector<std::string> lines;
+  for (const std::string& e : read.environments) lines.push_back(e);
+  for (const std::string& m : read.methods) lines.push_back("timing: " + m);
+  for (const std::string& t : read.trials) lines.push_back("trials: " + t);
+  lines.push_back(
+      manifest.mode == "eval"
+          ? "per problem: its best correct candidate (by speedup estimate)"
+          : "per problem: the best kernel of its runs (best of seeds), as each run measured it");
+  if (baseline == "compile") {
+    lines.push_back(
+        "baseline torch.compile: each speedup over eager divided by torch.compile(Model)'s "
+        "speedup over eager, measured once per problem and GPU model in interleaved rounds");
+  } else {
+    lines.push_back("baseline: the eager PyTorch reference (Model)");
+  }
+  if (noisy > 0) {
+    lines.push_back(
+        std::to_string(noisy) + " of " + std::to_string(scored) +
+        " speedups have noisy timing (an interval wider than half the estimate, or calls spread "
+        "more than their median): counted at their estimate, flagged in the "
+        "table; rerun those problems on a quieter machine before quoting them");
+  }
+  if (without_compile > 0) {
+    lines.push_back(std::to_string(without_compile) +
+                    " correct problems have no torch.compile time and count as "
+                    "failures against it");
+  }
+  return lines;
+}
+
 }  // namespace
 
 SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, int parallel) {
@@ -101,138 +262,14 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const Suit
   input.title = fs::path(dir.dir()).filename().string();
   input.mode = manifest.mode;
   input.baseline = baseline == "compile" ? "torch.compile" : "eager";
-
-  std::set<std::string> environments, methods, trials;
-  std::map<std::size_t, std::vector<Json>> by_problem;  // problem index -> task results
-  std::map<std::size_t, int> tasks_of;
-  const double now = NowSeconds();
+  TaskResults read = ReadTaskResults(dir, manifest);
   int without_compile = 0;
-  for (const SuiteTask& task : manifest.tasks) {
-    ++tasks_of[task.problem];
-    TaskStatus s = ReadTaskStatus(dir, task.id, now);
-    if (!s.result) continue;
-    by_problem[task.problem].push_back(*s.result);
-    if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
-      environments.insert(EnvironmentLine(env));
-    }
-    if (auto m = JsonGet<std::string>(*s.result, "timing_method", ""); !m.empty()) {
-      methods.insert(m);
-    }
-    if (auto calls = JsonNumber(*s.result, "timed_calls")) {
-      char line[160];
-      std::snprintf(line, sizeof line,
-                    "%.0f timed calls of the kernel in %d interleaved rounds against the "
-                    "reference",
-                    *calls, JsonGet<int>(*s.result, "rounds", 0));
-      trials.insert(line);
-    }
-  }
-
   for (std::size_t i = 0; i < manifest.problems.size(); ++i) {
-    const SuiteProblem& problem = manifest.problems[i];
-    report::SuiteProblemRow row;
-    row.key = problem.key;
-    row.name = problem.name;
-    row.level = problem.level;
-    const std::vector<Json>& results = by_problem[i];
-    row.seeds = static_cast<int>(results.size());
-    const Json* best = nullptr;
-    double best_speedup = 0;
-    for (const Json& r : results) {
-      row.candidates += static_cast<int>(JsonGet<Json>(r, "candidates", Json::array()).size());
-      if (!JsonGet<bool>(r, "correct", false)) continue;
-      auto s = JsonNumber(r, "speedup");
-      if (!s) continue;
-      double against = *s;
-      if (baseline == "compile") {
-        auto c = CompileSpeedup(r);
-        if (!c) continue;  // no torch.compile time: cannot be scored against it
-        against = *s / *c;
-      }
-      if (!best || against > best_speedup) {
-        best = &r;
-        best_speedup = against;
-      }
-    }
-    if (best) {
-      const Json& r = *best;
-      row.status = "correct";
-      row.correct = true;
-      const double eager = JsonGet<double>(r, "speedup", 0);
-      const auto compile = CompileSpeedup(r);
-      double scale = 1;
-      if (baseline == "compile") {
-        scale = 1 / *compile;
-        row.other_speedup = eager;
-      } else if (compile) {
-        row.other_speedup = eager / *compile;
-      }
-      row.speedup = eager * scale;
-      const Json interval = JsonGet<Json>(r, "speedup_interval", nullptr);
-      if (interval.is_array() && interval.size() == 2 && interval[0].is_number() &&
-          interval[1].is_number()) {
-        row.speedup_low = interval[0].get<double>() * scale;
-        row.speedup_high = interval[1].get<double>() * scale;
-      }
-      row.noisy = JsonGet<bool>(r, "noisy", false);
-      row.kernel_ms = JsonNumber(r, "kernel_ms");
-      row.reference_ms = JsonNumber(r, "reference_ms");
-      if (baseline == "compile") {
-        row.reference_ms = JsonNumber(JsonGet<Json>(r, "baselines", nullptr), "compile_ms");
-      }
-      row.best = JsonGet<std::string>(r, "best", "");
-      row.run_report = JsonGet<std::string>(r, "run_report", "");
-    } else if (results.size() < static_cast<std::size_t>(tasks_of[i])) {
-      row.status = "pending";
-      row.message =
-          std::to_string(results.size()) + " of " + std::to_string(tasks_of[i]) + " tasks finished";
-    } else {
-      // Every task finished without a kernel that can be scored: the first's failure.
-      const Json& r = results.front();
-      row.status = JsonGet<std::string>(r, "status", "error");
-      row.message = JsonGet<std::string>(r, "message", "");
-      row.run_report = JsonGet<std::string>(r, "run_report", "");
-      if (baseline == "compile" && JsonGet<bool>(r, "correct", false)) {
-        row.status = "no_baseline";
-        row.message = "correct, but torch.compile's time is unknown (run with --compile-baseline)";
-        ++without_compile;
-      }
-    }
-    input.rows.push_back(std::move(row));
+    input.rows.push_back(ProblemRow(manifest.problems[i], read.by_problem[i], read.tasks_of[i],
+                                    baseline, without_compile));
   }
   input.stats = report::SummarizeSuite(Scores(input.rows));
-  int noisy = 0, scored = 0;
-  for (const report::SuiteProblemRow& row : input.rows) {
-    if (row.speedup) ++scored;
-    if (row.speedup && row.noisy) ++noisy;
-  }
-
-  for (const std::string& e : environments) input.measurement.push_back(e);
-  for (const std::string& m : methods) input.measurement.push_back("timing: " + m);
-  for (const std::string& t : trials) input.measurement.push_back("trials: " + t);
-  input.measurement.push_back(
-      manifest.mode == "eval"
-          ? "per problem: its best correct candidate (by speedup estimate)"
-          : "per problem: the best kernel of its runs (best of seeds), as each run measured it");
-  if (baseline == "compile") {
-    input.measurement.push_back(
-        "baseline torch.compile: each speedup over eager divided by torch.compile(Model)'s "
-        "speedup over eager, measured once per problem and GPU model in interleaved rounds");
-  } else {
-    input.measurement.push_back("baseline: the eager PyTorch reference (Model)");
-  }
-  if (noisy > 0) {
-    input.measurement.push_back(
-        std::to_string(noisy) + " of " + std::to_string(scored) +
-        " speedups have noisy timing (an interval wider than half the estimate, or calls spread "
-        "more than their median): counted at their estimate, flagged in the "
-        "table; rerun those problems on a quieter machine before quoting them");
-  }
-  if (without_compile > 0) {
-    input.measurement.push_back(std::to_string(without_compile) +
-                                " correct problems have no torch.compile time and count as "
-                                "failures against it");
-  }
+  input.measurement = MeasurementLines(read, manifest, input.rows, baseline, without_compile);
   return input;
 }
 
