@@ -11,13 +11,12 @@
 #include "agents/prompt_builder.h"
 #include "core/enum_names.h"
 #include "core/json_io.h"
-#include "core/parallel.h"
 #include "core/text.h"
-#include "profile/energy_proxy.h"
-#include "search/greedy.h"
-#include "search/mcts.h"
+#include "search/generate_step.h"
+#include "search/profile_batch.h"
 #include "search/profile_feedback.h"
 #include "search/reward.h"
+#include "search/run_start.h"
 
 namespace kernelpro::search {
 namespace {
@@ -43,16 +42,6 @@ std::string LlmErrorText(const std::string& nothing) {
   return "llm_error: " + LlmErrorReason(nothing);
 }
 
-std::string CandidateKey(std::int64_t candidate_id) {
-  return "candidate:" + std::to_string(candidate_id);
-}
-
-// What the programmer's reply became before it is recorded, and what the payload says of it.
-struct GeneratedReply {
-  std::vector<PlannedChild> children;
-  Json about = Json::object();
-};
-
 }  // namespace
 
 const char* StopReasonName(StopReason reason) {
@@ -67,7 +56,7 @@ const char* StopReasonName(StopReason reason) {
 }
 
 Orchestrator::Orchestrator(RunConfig config, OrchestratorDependencies deps)
-    : config_(std::move(config)), deps_(std::move(deps)) {}
+    : config_(std::move(config)), deps_(std::move(deps)), cutlass_(deps_.cutlass) {}
 
 Orchestrator::~Orchestrator() = default;
 
@@ -87,41 +76,18 @@ Status Orchestrator::RestoreFromStore() {
   auto recorded = ReadRecordedSearch(*journal_, last->value_or(0), root_node_id_);
   if (!recorded.ok()) return recorded.status();
   info_ = std::move(recorded->infos);
-  // Only an energy-aware run lets energy into the reward; measure records it and leaves it out.
-  const double epsilon = config_.energy == EnergyMode::kAware ? kDefaultEnergyEpsilon : 0;
-  if (config_.search == "greedy") {
-    GreedyOptions greedy;
-    greedy.energy_epsilon = epsilon;
-    strategy_ = NewGreedyStrategy(greedy, std::move(recorded->tree));
-  } else {
-    MctsOptions mcts;
-    mcts.seed = config_.seed;
-    mcts.energy_epsilon = epsilon;
-    strategy_ = NewMctsStrategy(mcts, std::move(recorded->tree));
-  }
+  strategy_ = NewRunStrategy(config_, std::move(recorded->tree));
   return Status::Ok();
 }
 
 void Orchestrator::RunStageOne() {
-  store::RunStore& store = *deps_.store;
-  auto run = store.GetRun(run_id_);
-  if (run.ok() && run->reference_analysis) {
-    auto parsed = roofline::ReferenceAnalysisFromJson(*run->reference_analysis);
-    if (parsed.ok()) {
-      stage1_ = std::move(*parsed);
-      return;
-    }
-  }
-  if (!deps_.benchmarking) return;  // the caller chose to run without Stage 1 and says why
-  auto analysis = deps_.benchmarking->Analyze(config_.problem, layout_.stage1());
-  if (!analysis.ok()) {
-    Note("stage 1: " + analysis.status().message() + "; every speed tool runs");
-    Log(notes_.back());
-    return;
-  }
-  stage1_ = std::move(*analysis);
-  Status s = store.SetReferenceAnalysis(run_id_, ToJson(*stage1_));
-  if (!s.ok()) Log("stage 1: could not store the analysis: " + s.message());
+  stage1_ = StageOneOfRun(
+      *deps_.store, run_id_, deps_.benchmarking, config_.problem, layout_.stage1(),
+      [this](const std::string& note) {
+        Note(note);
+        Log(notes_.back());
+      },
+      [this](const std::string& line) { Log(line); });
 }
 
 Status Orchestrator::StartMemory() {
@@ -130,34 +96,10 @@ Status Orchestrator::StartMemory() {
     Note("search memory: off (no backend for the extractor)");
     return Status::Ok();
   }
-  agents::SearchMemoryOptions memory_options;
-  memory_options.log = deps_.log;
-  auto memory = agents::SearchMemory::Open(layout_.memory(), memory_options);
+  auto memory = RunMemory::Start(layout_.memory(), deps_.memory_backend, *journal_,
+                                 strategy_->tree().expansions(), deps_.log);
   if (!memory.ok()) return memory.status();
   memory_ = std::move(*memory);
-  agents::MemoryExtractorOptions extractor_options;
-  extractor_options.log = deps_.log;
-  extractor_options.max_queue = 16;
-  // Each extraction is tagged with the iteration it learns from (its journal step "memory").
-  extractor_options.around_call = [](const agents::IterationRecord& record,
-                                     const std::function<llm::Outcome()>& call) {
-    ScopedExchangeTag tag(ExchangeTag{"memory", record.iteration, "memory"});
-    return call();
-  };
-  extractor_ =
-      std::make_unique<agents::MemoryExtractor>(deps_.memory_backend, *memory_, extractor_options);
-  // Iterations recorded by an earlier process whose extraction never came back.
-  for (int it = 1; it <= strategy_->tree().expansions(); ++it) {
-    auto exchanges = deps_.store->ListLlmExchangesForStep(journal_->Key(it, "memory"));
-    if (!exchanges.ok()) return exchanges.status();
-    if (std::any_of(exchanges->begin(), exchanges->end(),
-                    [](const auto& e) { return e.response.has_value(); })) {
-      continue;
-    }
-    auto payload = journal_->Done(journal_->Key(it, "record"));
-    if (!payload.ok()) return payload.status();
-    if (*payload) SubmitMemory(JsonGet<Json>(**payload, "memory_record", Json()));
-  }
   return Status::Ok();
 }
 
@@ -239,8 +181,16 @@ Result<OptimizeSummary> Orchestrator::Run() {
       break;
     }
   }
-  if (extractor_) extractor_->Drain();
-  if (failure.ok()) MeasureBestEnergy(summary);
+  if (memory_) memory_->Drain();
+  if (failure.ok()) {
+    summary.energy = MeasureBestEnergy(
+        *journal_, strategy_->tree(), info_, config_, deps_.measure_energy,
+        [this](const std::string& note) {
+          Note(note);
+          Log(notes_.back());
+        },
+        [this](const std::string& line) { Log(line); });
+  }
 
   summary.iterations_done = strategy_->tree().expansions();
   summary.best = strategy_->BestNode();
@@ -271,7 +221,10 @@ Status Orchestrator::RunIteration(int iteration) {
   if (!children.ok()) return children.status();
   if (Status s = Evaluate(iteration, *children); !s.ok()) return s;
   if (Status s = Profile(iteration, *children); !s.ok()) return s;
-  if (config_.energy != EnergyMode::kOff) MeasureEnergy(*children);
+  if (config_.energy != EnergyMode::kOff) {
+    AttachEnergyProxies(*deps_.store, stage1_, *children,
+                        [this](const std::string& note) { Note(note); });
+  }
   auto recorded = Record(iteration, selection, *children);
   if (!recorded.ok()) return recorded.status();
   // Counted in this process only: a resumed run gets its own tries.
@@ -295,7 +248,7 @@ Status Orchestrator::RunIteration(int iteration) {
   if (auto best = tree.BestNode()) progress.best = tree.node(*best).speedup;
   progress.cost_usd = deps_.exchanges->cost_usd();
   progress.resumed = *replayed;
-  if (extractor_) SubmitMemory(JsonGet<Json>(*recorded, "memory_record", Json()));
+  if (memory_) memory_->Submit(JsonGet<Json>(*recorded, "memory_record", Json()));
   if (deps_.progress) deps_.progress(progress);
   return Status::Ok();
 }
@@ -330,42 +283,11 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
   store::RunStore& store = *deps_.store;
   const store::StepKey key = journal_->Key(iteration, "generate");
   auto work = [&]() -> Result<GeneratedReply> {
-    auto problem = agents::ReadProblemSource(config_.problem);
-    if (!problem.ok()) return problem.status();
-    agents::PromptContext context;
-    context.mode = selection.mode;
-    context.device = config_.device;
-    context.problem = std::move(*problem);
-    context.gpu = config_.gpu;
-    // Several temperatures: one request per candidate, each prompt asking for one.
-    const bool per_candidate = config_.temperatures.size() > 1;
-    context.num_candidates = per_candidate ? 1 : config_.candidates;
-    context.cutlass_dir = config_.cutlass_dir;
-    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty() &&
-        agents::ConstraintsApplyTo(config_.gpu)) {
-      context.cutlass_constraints = deps_.cutlass->constraints_markdown();
-    }
-    if (memory_) context.memory_block = memory_->Render(config_.memory_chars);
-    context.energy_preferences = config_.energy == EnergyMode::kAware;
-    if (auto parent = selection.parent()) {
-      const NodeInfo& info = info_[*parent];
-      if (info.candidate_id != 0) {
-        auto candidate = store.GetCandidate(info.candidate_id);
-        if (!candidate.ok()) return candidate.status();
-        context.parent_code = candidate->source;
-      } else {
-        context.parent_code =
-            "# (no code: the previous reply held no usable candidate; write one from scratch)\n";
-      }
-      if (selection.mode == agents::PromptMode::kDebug) {
-        context.feedback = info.errors.empty() ? "the candidate failed" : info.errors;
-      } else {
-        context.feedback = info.feedback;
-        const Node& node = strategy_->tree().node(*parent);
-        if (node.speedup) context.parent_speedup = node.speedup->estimate;
-      }
-    }
-    auto prompt = agents::BuildPrompt(context);
+    auto context = IterationPromptContext(config_, selection, strategy_->tree(), info_, store);
+    if (!context.ok()) return context.status();
+    context->cutlass_constraints = cutlass_.PromptConstraints(config_);
+    if (memory_) context->memory_block = memory_->memory().Render(config_.memory_chars);
+    auto prompt = agents::BuildPrompt(*context);
     if (!prompt.ok()) return prompt.status();
     auto backend = journal_->Backend(key, "programmer", *deps_.backend);
     if (!backend.ok()) return backend.status();
@@ -375,15 +297,8 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     programmer.python = config_.python;
     programmer.device = config_.device;
     programmer.seed = ProgrammerSeed(config_, iteration);
-    // CUTLASS: the tools of this iteration (fresh budgets) and the constraint validator.
-    agents::ProgrammerTools tools;
-    if (deps_.cutlass != nullptr && !config_.cutlass_dir.empty()) {
-      tools = deps_.cutlass->ForIteration();
-      // Once the backend refused them, asking with tools again would only cost a request more.
-      if (!tools.definitions.empty() && !tools_refused_) programmer.tools = &tools;
-      const agents::CutlassKit* kit = deps_.cutlass;
-      programmer.pre_build_check = [kit](const std::string& code) { return kit->Validate(code); };
-    }
+    agents::ProgrammerTools tools;  // CUTLASS: this iteration's tools and the validator
+    cutlass_.Equip(config_, programmer, tools);
     ProgressScope asking(deps_.step_progress, {0, 0, "programmer", "asking the model"});
     const agents::ProgrammerResult result =
         agents::RunProgrammerAtTemperatures(**backend, *prompt, programmer, config_.temperatures);
@@ -399,14 +314,13 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
       return Status::Unavailable("the LLM call failed: " + *permanent_llm_error_);
     }
     // A backend that refused the tools: said once in the run's notes (report) and on stderr.
-    if (!result.tools_refused.empty() && !tools_refused_) {
-      tools_refused_ = true;
-      Note("CUTLASS tools: " + result.tools_refused + "; the rest of the run asks without them");
+    if (auto refused = cutlass_.RefusalNote(result)) {
+      Note(*refused);
       Log(notes_.back());
     }
     if (memory_) {
       for (const agents::MemoryEntry& entry : agents::ToolCallMemory(result.tool_calls, iteration))
-        memory_->Add(entry);
+        memory_->memory().Add(entry);
     }
     reply.about = ReplySummary(result);
     reply.about["prompt_sections"] = prompt->sections;
@@ -414,30 +328,11 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
     reply.about["reused_replies"] = (*backend)->reused();
     return reply;
   };
-  // Inside the step's transaction: each candidate's row, then its file under the row's name.
-  auto encode = [&](GeneratedReply& reply) -> Result<Json> {
-    Json payload = reply.about;
-    payload["children"] = Json::array();
-    for (PlannedChild& child : reply.children) {
-      if (!child.code.empty()) {
-        auto added = store.AddCandidate(run_id_, iteration, child.info.strategy, child.code);
-        if (!added.ok()) return added.status();
-        child.info.candidate_id = added->id;
-        child.info.file = store::RunLayout::CandidateFile(added->id);
-        Status written = WriteFileAtomically(layout_.Path(child.info.file), child.code);
-        if (!written.ok()) return written;
-      }
-      payload["children"].push_back(CandidateJson(child.info));
-    }
-    return payload;
+  auto encode = [&](GeneratedReply& reply) {
+    return StoreGeneratedReply(store, layout_, run_id_, iteration, reply);
   };
   auto decode = [&](const Json& payload) -> Result<Children> {
-    Children children;
-    for (const Json& j : JsonGet<Json>(payload, "children", Json::array())) {
-      children.push_back(NodeInfoFromJson(j));
-      children.back().iteration = iteration;
-    }
-    return children;
+    return GeneratedChildren(payload, iteration);
   };
   return journal_->RunStep(key, work, encode, decode);
 }
@@ -450,7 +345,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
   auto record = [&](NodeInfo& child, const eval::EvalResult& result) -> Status {
     const store::EvaluationRecord row = EvaluationRow(child.candidate_id, result);
     auto payload =
-        journal_->Record(journal_->Key(iteration, "evaluate", CandidateKey(child.candidate_id)),
+        journal_->Record(journal_->Key(iteration, "evaluate", CandidateStepKey(child.candidate_id)),
                          [&]() -> Result<Json> {
                            auto id = store.AddEvaluation(row);
                            if (!id.ok()) return id.status();
@@ -472,7 +367,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
       continue;
     }
     const store::StepKey key =
-        journal_->Key(iteration, "evaluate", CandidateKey(child.candidate_id));
+        journal_->Key(iteration, "evaluate", CandidateStepKey(child.candidate_id));
     auto done = journal_->Done(key);
     if (!done.ok()) return done.status();
     if (*done) {
@@ -502,7 +397,7 @@ Status Orchestrator::Evaluate(int iteration, Children& children) {
   std::vector<std::string> paths;
   for (NodeInfo* child : pending) {
     const store::StepKey key =
-        journal_->Key(iteration, "evaluate", CandidateKey(child->candidate_id));
+        journal_->Key(iteration, "evaluate", CandidateStepKey(child->candidate_id));
     if (Status s = journal_->Start(key); !s.ok()) return s;
     paths.push_back(layout_.Path(child->file));
   }
@@ -536,22 +431,23 @@ Status Orchestrator::Profile(int iteration, Children& children) {
 
   std::map<std::int64_t, Result<profile::Metrics>> prefetched;
   if (config_.gpus > 1) {
-    auto ids = ToProfile(iteration, children);
+    auto ids = CandidatesToProfile(*journal_, iteration, children);
     if (!ids.ok()) return ids.status();
     if (ids->size() >= 2) {
       for (std::int64_t id : *ids) {
-        if (Status s = journal_->Start(journal_->Key(iteration, "profile", CandidateKey(id)));
+        if (Status s = journal_->Start(journal_->Key(iteration, "profile", CandidateStepKey(id)));
             !s.ok()) {
           return s;
         }
       }
-      prefetched = ProfileAtOnce(children, *ids);
+      prefetched =
+          ProfileAtOnce(*deps_.evaluator, config_.problem, layout_, children, *ids, config_.gpus);
     }
   }
   for (NodeInfo& child : children) {
     if (child.status != eval::EvalStatus::kCorrect || child.candidate_id == 0) continue;
     const store::StepKey key =
-        journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
+        journal_->Key(iteration, "profile", CandidateStepKey(child.candidate_id));
     auto done = journal_->Done(key);
     if (!done.ok()) return done.status();
     if (*done) {
@@ -577,51 +473,13 @@ Status Orchestrator::Profile(int iteration, Children& children) {
   return Status::Ok();
 }
 
-// The candidates Profile's loop would profile afresh: correct, step not done, source not profiled
-// by an earlier iteration; a candidate twice in the iteration once.
-Result<std::vector<std::int64_t>> Orchestrator::ToProfile(int iteration, const Children& children) {
-  std::vector<std::int64_t> ids;
-  for (const NodeInfo& c : children) {
-    if (c.status != eval::EvalStatus::kCorrect || c.candidate_id == 0) continue;
-    if (std::find(ids.begin(), ids.end(), c.candidate_id) != ids.end()) continue;
-    auto done = journal_->Done(journal_->Key(iteration, "profile", CandidateKey(c.candidate_id)));
-    if (!done.ok()) return done.status();
-    if (*done) continue;
-    auto earlier = deps_.store->LatestProfileAnalysis(c.candidate_id);
-    if (!earlier.ok()) return earlier.status();
-    if (!*earlier) ids.push_back(c.candidate_id);
-  }
-  return ids;
-}
-
-// Up to one profile per GPU at a time; only the evaluator is used off this thread, the store not.
-std::map<std::int64_t, Result<profile::Metrics>> Orchestrator::ProfileAtOnce(
-    const Children& children, const std::vector<std::int64_t>& ids) {
-  std::vector<std::string> files;
-  for (std::int64_t id : ids) {
-    auto child = std::find_if(children.begin(), children.end(),
-                              [&](const NodeInfo& c) { return c.candidate_id == id; });
-    files.push_back(layout_.Path(child->file));
-  }
-  std::vector<std::optional<Result<profile::Metrics>>> results(ids.size());
-  ParallelFor(ids.size(), static_cast<std::size_t>(config_.gpus), [&](std::size_t i) {
-    try {
-      results[i].emplace(deps_.evaluator->Profile(config_.problem, files[i]));
-    } catch (const std::exception& e) {
-      results[i].emplace(Status::Internal(std::string("profile: ") + e.what()));
-    }
-  });
-  std::map<std::int64_t, Result<profile::Metrics>> fetched;
-  for (std::size_t i = 0; i < ids.size(); ++i) fetched.emplace(ids[i], std::move(*results[i]));
-  return fetched;
-}
-
 // One child's profile step: its metrics (taken now unless prefetched), the tools' analysis, the
 // profiling agent's feedback, and the rows of all three.
 Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
                                 std::optional<Result<profile::Metrics>> profiled) {
   store::RunStore& store = *deps_.store;
-  const store::StepKey key = journal_->Key(iteration, "profile", CandidateKey(child.candidate_id));
+  const store::StepKey key =
+      journal_->Key(iteration, "profile", CandidateStepKey(child.candidate_id));
   if (!profiled) {
     if (Status s = journal_->Start(key); !s.ok()) return s;
     profiled.emplace(deps_.evaluator->Profile(config_.problem, layout_.Path(child.file)));
@@ -653,71 +511,6 @@ Status Orchestrator::ProfileOne(int iteration, NodeInfo& child,
   if (!payload.ok()) return payload.status();
   ApplyProfile(*payload, child);
   return Status::Ok();
-}
-
-void Orchestrator::MeasureBestEnergy(OptimizeSummary& summary) {
-  if (config_.energy == EnergyMode::kOff || config_.energy_kernels <= 0) return;
-  const std::vector<int> nodes = EnergyNodes(strategy_->tree(), info_, config_.energy_kernels);
-  if (nodes.empty()) return;  // nothing correct, nothing to measure
-  const store::StepKey key = journal_->Key(0, kEnergyStep, EnergyStepKey(nodes));
-  auto note = [this](const std::string& text) {
-    Note("energy (NVML): " + text);
-    Log(notes_.back());
-  };
-  auto done = journal_->Done(key);
-  if (!done.ok()) return note("the journal could not be read: " + done.status().message());
-  if (*done) {
-    auto stored = MeasuredEnergyFromJson(**done);
-    if (!stored.ok())
-      return note("the stored measurement is unreadable: " + stored.status().message());
-    summary.energy = std::move(*stored);
-    return;
-  }
-  if (!deps_.measure_energy) return note("not measured (this process has no NVML meter)");
-  std::vector<std::string> files;
-  std::string names;
-  for (int id : nodes) {
-    files.push_back((std::filesystem::path(config_.run_dir) / info_.at(id).file).string());
-    names += (names.empty() ? "n" : ", n") + std::to_string(id);
-  }
-  const double minutes =
-      (1.0 + nodes.size()) * config_.energy_windows * config_.energy_window_s / 60.0;
-  Log("energy: measuring the reference and " + names + " with NVML (" +
-      std::to_string(config_.energy_windows) + " windows of " +
-      FormatFixed(config_.energy_window_s, 1) + " s each, about " + FormatFixed(minutes, 1) +
-      " min plus warm-ups)");
-  auto step = deps_.measure_energy(files, config_);
-  if (!step.ok()) return note("not measured: " + step.status().message());
-  MeasuredEnergy measured{nodes, std::move(*step)};
-  auto recorded = journal_->Record(key, [&]() -> Result<Json> { return ToJson(measured); });
-  if (!recorded.ok())
-    note("measured, but the run store did not take it: " + recorded.status().message());
-  summary.energy = std::move(measured);
-}
-
-void Orchestrator::MeasureEnergy(Children& children) {
-  std::optional<double> reference;
-  if (stage1_) reference = stage1_->energy_proxy_pj;
-  if (!reference) {
-    std::string why = "no ncu profile of the reference (Stage 1)";
-    if (stage1_ && !stage1_->energy_proxy_missing.empty()) {
-      why = "its ncu profile lacks " + Join(stage1_->energy_proxy_missing, ", ");
-    }
-    Note("energy: the reference's energy proxy is unknown (" + why +
-         "): candidates' proxies are recorded without an energy reduction");
-  }
-  for (NodeInfo& child : children) {
-    if (child.status != eval::EvalStatus::kCorrect || child.candidate_id == 0) continue;
-    auto metrics = deps_.store->LatestMetrics(child.candidate_id);
-    if (!metrics.ok() || !metrics->has_value()) continue;  // not profiled (cpu, --feedback none)
-    const profile::EnergyProxyEstimate energy =
-        profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
-    if (!energy.proxy) continue;
-    child.energy_proxy_pj = energy.proxy->total_pj;
-    if (reference) {
-      child.energy_reduction = profile::EnergyReduction(*reference, *child.energy_proxy_pj);
-    }
-  }
 }
 
 // record: rewards, the strategy's Record (attach, backpropagate, mark terminals), the noise-aware
@@ -779,10 +572,6 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
                 {"outcome", outcome_text},
                 {"memory_record", memory_record}};
   });
-}
-
-void Orchestrator::SubmitMemory(const Json& record) {
-  if (extractor_ && record.is_object()) extractor_->Submit(agents::IterationRecordFromJson(record));
 }
 
 }  // namespace kernelpro::search

@@ -92,7 +92,10 @@
 #include "search/journal.h"
 #include "search/measured_energy.h"
 #include "search/node_info.h"
+#include "search/programmer_cutlass.h"
 #include "search/run_config.h"
+#include "search/run_energy.h"
+#include "search/run_memory.h"
 #include "search/strategy.h"
 #include "search/tree.h"
 #include "store/run_store.h"
@@ -155,12 +158,9 @@ struct OrchestratorDependencies {
   // After every journal step is recorded done (tests kill the process here).
   std::function<void(const store::StepKey&)> on_step_done;
   std::function<void(const std::string&)> log;  // notes that do not stop the run
-  // --energy measure|aware, after the search: measures the reference and these candidate files
-  // (absolute paths, fastest first) with NVML in config.energy_windows windows of
-  // config.energy_window_s, and returns the energy step's result (eval/energy.h). Null: not
+  // --energy measure|aware, after the search: NVML's meter (search/run_energy.h). Null: not
   // measured, a note says so.
-  std::function<Result<Json>(const std::vector<std::string>& candidates, const RunConfig& config)>
-      measure_energy;
+  EnergyMeter measure_energy;
 };
 
 class Orchestrator {
@@ -195,23 +195,11 @@ class Orchestrator {
   Result<Children> Generate(int iteration, const Selection& selection);
   Status Evaluate(int iteration, Children& children);
   Status Profile(int iteration, Children& children);
-  // --energy measure|aware: each correct child's energy proxy from its stored profile, and its
-  // energy reduction over the reference's (Stage 1). Reads the store only: a resumed or replayed
-  // iteration gets the same numbers.
-  void MeasureEnergy(Children& children);
-  // After the search: NVML's energy per call of the fastest kernels (deps_.measure_energy),
-  // journaled as step "energy" of iteration 0, or the stored measurement of the same kernels.
-  // Never fails the run: a measurement that cannot be made is a note.
-  void MeasureBestEnergy(OptimizeSummary& summary);
   Result<Json> Record(int iteration, const Selection& selection, Children& children);
-  // Profile's pieces: which children still need a profile; their metrics, fetched at once with
-  // several GPUs; one child's analysis, agent call and rows.
-  Result<std::vector<std::int64_t>> ToProfile(int iteration, const Children& children);
-  std::map<std::int64_t, Result<profile::Metrics>> ProfileAtOnce(
-      const Children& children, const std::vector<std::int64_t>& ids);
+  // One child's profile analysis, agent call and rows (the batch with several GPUs:
+  // search/profile_batch.h).
   Status ProfileOne(int iteration, NodeInfo& child,
                     std::optional<Result<profile::Metrics>> metrics);
-  void SubmitMemory(const Json& record);
   void Note(const std::string& note);
   void Log(const std::string& line) const;
 
@@ -225,11 +213,8 @@ class Orchestrator {
   std::map<int, NodeInfo> info_;  // by tree id
   std::optional<roofline::ReferenceAnalysis> stage1_;
   tools::ToolRegistry builtin_registry_;  // when the dependencies bring none
-  std::unique_ptr<agents::SearchMemory> memory_;
-  // The backend refused a programmer request with the CUTLASS tools: later iterations of this
-  // process ask without them.
-  bool tools_refused_ = false;
-  std::unique_ptr<agents::MemoryExtractor> extractor_;
+  std::unique_ptr<RunMemory> memory_;     // with RunConfig::memory and a memory backend
+  ProgrammerCutlass cutlass_{nullptr};    // deps_.cutlass, as the generate step uses it
   std::vector<std::string> notes_;
   // LLM failures in this process: iterations in a row that were all llm_error, the last one's
   // reason; a permanent error that stops the run (set by Generate).
