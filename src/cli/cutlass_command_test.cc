@@ -12,6 +12,7 @@ namespace {
 
 using testing::CliRun;
 using testing::RunKernelpro;
+using testing::RunKernelproWithHooks;
 
 const std::string kFixture = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
 
@@ -117,9 +118,10 @@ TEST(CutlassCommandTest, UsageErrorsAreOneLineAndExitTwo) {
 
 TEST(CutlassCommandTest, WithoutAnyTreeTheErrorNamesTheThreeWays) {
   // As if scripts/setup had not run (its copy is looked for in a folder that does not exist).
-  CliRun r = RunKernelpro({"cutlass", "search", "x"}, 1,
-                          {{"KERNELPRO_TEST_SETUP_CUTLASS_DIR", "/nonexistent/kp-no-cutlass"}},
-                          {"KERNELPRO_CUTLASS_DIR"});
+  CliRun r =
+      RunKernelproWithHooks({"cutlass", "search", "x"}, 1,
+                            {{"KERNELPRO_TEST_SETUP_CUTLASS_DIR", "/nonexistent/kp-no-cutlass"}},
+                            {"KERNELPRO_CUTLASS_DIR"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("kernelpro cutlass search: no CUTLASS found: give --cutlass-dir DIR, set "
                         "KERNELPRO_CUTLASS_DIR=DIR, or run scripts/setup",

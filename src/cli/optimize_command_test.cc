@@ -20,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CliRun;
 using testing::RunKernelpro;
+using testing::RunKernelproWithHooks;
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 const std::string kProblem = kRoot + "/tests/problems/tiny_swish.py";
@@ -128,7 +129,8 @@ class OptimizeCommandTest : public ::testing::Test {
   // A run that stopped (SIGKILL) right after its first LLM exchange was stored: run.db holds the
   // run and its options, before any candidate was built. Seconds, not minutes.
   void StartRunAndStopIt(std::vector<std::string> args) {
-    CliRun first = RunKernelpro(args, 5, {{"KERNELPRO_TEST_KILL_AFTER_STEP", "exchange@1"}});
+    CliRun first =
+        RunKernelproWithHooks(args, 5, {{"KERNELPRO_TEST_KILL_AFTER_STEP", "exchange@1"}});
     ASSERT_NE(first.exit_code, 0) << first.out << first.err;
   }
 
@@ -357,13 +359,13 @@ TEST_F(OptimizeCommandTest, AKilledRunResumesWithNothingLostAndNothingDoneTwice)
   // generation was not journaled (the reply must be reused, not bought again); iteration 3 was
   // recorded (only the end of the run is left).
   const std::vector<std::string> kills = {"generate@1", "evaluate@2", "exchange@3", "record@3"};
-  CliRun first =
-      RunKernelpro(OptimizeArgs(run), 20, {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills.front()}});
+  CliRun first = RunKernelproWithHooks(OptimizeArgs(run), 20,
+                                       {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills.front()}});
   ASSERT_NE(first.exit_code, 0) << first.out << first.err;
   ASSERT_TRUE(fs::exists(run / "run.db"));
   for (size_t i = 1; i < kills.size(); ++i) {
-    CliRun killed =
-        RunKernelpro({"resume", run.string()}, 20, {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills[i]}});
+    CliRun killed = RunKernelproWithHooks({"resume", run.string()}, 20,
+                                          {{"KERNELPRO_TEST_KILL_AFTER_STEP", kills[i]}});
     ASSERT_NE(killed.exit_code, 0) << kills[i] << "\n" << killed.out << killed.err;
     ASSERT_EQ(killed.out.find("stopped:"), std::string::npos) << kills[i] << "\n" << killed.out;
   }

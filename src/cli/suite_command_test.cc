@@ -18,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CliRun;
 using testing::RunKernelpro;
+using testing::RunKernelproWithHooks;
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 // Builds and references are cached across the tests of one build tree.
@@ -126,7 +127,7 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   // Killed with SIGKILL right after the first candidate's verdict is saved: in the middle of
   // tiny_swish (its second candidate not yet evaluated), with small_linear not started.
   CliRun killed =
-      RunKernelpro(EvalArgs("suite"), 20, {{"KERNELPRO_TEST_KILL_AFTER_VERDICTS", "1"}});
+      RunKernelproWithHooks(EvalArgs("suite"), 20, {{"KERNELPRO_TEST_KILL_AFTER_VERDICTS", "1"}});
   ASSERT_NE(killed.exit_code, 0);
   ASSERT_TRUE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/000.json"));
   ASSERT_FALSE(fs::exists(suite / "tasks/level1/1_tiny_swish/candidates/001.json"));

@@ -9,9 +9,11 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/cli_main.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
 #include "cli/preflight.h"
+#include "cli/run_request.h"
 #include "core/text.h"
 #include "suite/baselines.h"
 #include "suite/environment.h"
@@ -181,11 +183,10 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
   run.environment = [device](const std::string& gpu) {
     return suite::MeasurementEnvironment(device, gpu);
   };
-  if (!m.python.empty()) run.child_args = {"--python", m.python};
-  if (!m.executor.cache_dir.empty()) {
-    run.child_args.insert(run.child_args.end(), {"--cache-dir", m.executor.cache_dir});
-  }
-  if (m.executor.unsafe_no_sandbox) run.child_args.push_back("--unsafe-no-sandbox");
+  // Each optimize task runs in a child of its own, handed its run (cli/run_request.h).
+  run.optimize_child =
+      SuiteTaskChild({m.python, m.executor.cache_dir, m.executor.unsafe_no_sandbox});
+  run.after_verdict = InstalledCliHooks().after_suite_verdict;
   if (baselines && executor) {
     eval::Executor* ex = &*executor;
     run.baselines = [ex, device](const suite::SuiteProblem& problem, const std::string& sha,

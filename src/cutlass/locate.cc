@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/json_io.h"
@@ -67,11 +69,22 @@ Result<CutlassTree> CutlassTreeAt(const std::string& dir, const std::string& ori
       "the nvidia-cutlass wheel was installed into, with cutlass_library/source/include)");
 }
 
+namespace {
+
+// OverrideSetupCutlassDir's folder; unset in production.
+std::optional<std::string>& SetupDirOverride() {
+  static std::optional<std::string> dir;
+  return dir;
+}
+
+}  // namespace
+
 std::string SetupCutlassDir() {
-  // Test hook: lets the tests of "no tree anywhere" run on a machine where scripts/setup ran.
-  if (const char* test_dir = std::getenv("KERNELPRO_TEST_SETUP_CUTLASS_DIR")) return test_dir;
+  if (const std::optional<std::string>& dir = SetupDirOverride()) return *dir;
   return std::string(KERNELPRO_SOURCE_ROOT) + "/.tools/cutlass";
 }
+
+void OverrideSetupCutlassDir(const std::string& dir) { SetupDirOverride() = dir; }
 
 Result<CutlassTree> LocateCutlass(const std::string& flag_dir, const std::string& env_dir,
                                   const std::string& setup_dir) {

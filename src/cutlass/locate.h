@@ -9,7 +9,8 @@
 //   - the wheel: the folder it was installed into (pip --target, site-packages), its
 //     cutlass_library/ or cutlass_library/source/ (which is laid out like a checkout's root);
 // and, for convenience, an include/ folder itself (cute/ and cutlass/ in it).
-// Nothing here keeps state; every function is safe to call from any thread.
+// Nothing here keeps state but the test seam OverrideSetupCutlassDir; every function is safe to
+// call from any thread once it is set.
 #pragma once
 
 #include <string>
@@ -33,9 +34,13 @@ struct CutlassTree {
 // none of them. `origin` is copied into the result.
 Result<CutlassTree> CutlassTreeAt(const std::string& dir, const std::string& origin = "");
 
-// Where scripts/setup installs the wheel: <source tree>/.tools/cutlass (the tests' hook
-// KERNELPRO_TEST_SETUP_CUTLASS_DIR, when set, names another folder).
+// Where scripts/setup installs the wheel: <source tree>/.tools/cutlass, unless a test moved it.
 std::string SetupCutlassDir();
+
+// Test seam: SetupCutlassDir() answers `dir` from now on, so the tests of "no tree anywhere" run
+// on a machine where scripts/setup ran. Only the tests' binary calls it (cli/cli_main.h), first
+// thing in main, before any thread starts.
+void OverrideSetupCutlassDir(const std::string& dir);
 
 // The tree from `flag_dir` (--cutlass-dir), else `env_dir` (the variable's value), else
 // `setup_dir`; a directory given but wrong is an error (never silently skipped for the next

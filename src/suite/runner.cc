@@ -6,9 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -108,15 +106,6 @@ Json BaseResult(const SuiteManifest& manifest, const SuiteTask& task) {
           {"mode", manifest.mode}, {"seed", task.seed}, {"host", HostName()}};
 }
 
-// The hidden test hook: KERNELPRO_TEST_KILL_AFTER_VERDICTS=N ends the process with SIGKILL right
-// after its Nth candidate verdict is saved, so tests can prove a suite killed mid-task resumes
-// with nothing lost or redone.
-void KillAfterVerdict() {
-  static std::atomic<int> saved{0};
-  const char* value = std::getenv("KERNELPRO_TEST_KILL_AFTER_VERDICTS");
-  if (value && *value && ++saved >= std::atoi(value)) std::raise(SIGKILL);
-}
-
 // ---- eval
 
 Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
@@ -150,7 +139,7 @@ Json RunEvalTask(const SuiteDir& dir, const SuiteManifest& manifest, const Suite
       return failed;
     }
     verdicts.push_back(std::move(verdict));
-    KillAfterVerdict();
+    if (options.after_verdict) options.after_verdict();
   }
   return EvalTaskResult(dir, manifest, task, verdicts);
 }
@@ -198,16 +187,22 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
 
 Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
                      const RunnerOptions& options, const std::string& gpu) {
-  ProcessOptions process;
-  process.argv = OptimizeArgv(dir, manifest, task,
-                              options.kernelpro.empty() ? SelfExecutable() : options.kernelpro, gpu,
-                              options.child_args);
-  process.capture_bytes = 256 * 1024;
-  auto ran = RunProcess(process);
+  const OptimizeTaskRun run = OptimizeTask(dir, manifest, task, gpu);
   Json result = BaseResult(manifest, task);
   result["run_dir"] = dir.Relative(dir.run_dir(task.id));
   result["log"] = dir.Relative(dir.log(task.id));
-  std::string log = "$ " + Join(process.argv, " ") + "\n";
+  auto process = options.optimize_child(run);
+  if (!process.ok()) {
+    result["status"] = "error";
+    result["message"] = process.status().message();
+    (void)WriteFileAtomically(dir.log(task.id), process.status().message() + "\n");
+    return result;
+  }
+  process->capture_bytes = 256 * 1024;
+  auto ran = RunProcess(*process);
+  // The command, then the request it read on stdin (the run, as the child was given it).
+  std::string log = "$ " + Join(process->argv, " ") + "\n";
+  if (!process->stdin_data.empty()) log += process->stdin_data + "\n";
   if (!ran.ok()) {
     result["status"] = "error";
     result["message"] = ran.status().message();
@@ -224,7 +219,8 @@ Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const S
     std::string tail = ran->stderr_text;
     while (!tail.empty() && tail.back() == '\n') tail.pop_back();
     std::size_t last = tail.rfind('\n');
-    result["message"] = "kernelpro " + process.argv[1] + " " + ran->Describe() + ": " +
+    result["message"] = std::string(run.resume ? "kernelpro resume " : "kernelpro optimize ") +
+                        ran->Describe() + ": " +
                         FirstLine(last == std::string::npos ? tail : tail.substr(last + 1));
     AddRunOutcome(dir, dir.run_dir(task.id), result);
     result["status"] = "error";  // recorded progress stays; resume continues the run
@@ -236,6 +232,69 @@ Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const S
     result["message"] = "the run left no readable run store in " + dir.run_dir(task.id);
   }
   return result;
+}
+
+// eval: every candidate still to evaluate is built first, `jobs` at a time (builds are CPU work
+// and cached by content, so the device steps that follow find them built).
+void PrebuildEvalCandidates(const SuiteDir& dir, const SuiteManifest& manifest,
+                            const std::vector<std::size_t>& mine, const RunnerOptions& options,
+                            const std::function<void(const std::string&)>& say) {
+  std::vector<std::string> builds;
+  for (std::size_t k : mine) {
+    const SuiteTask& task = manifest.tasks[k];
+    if (ReadTaskStatus(dir, task.id, NowSeconds()).state == TaskState::kDone) continue;
+    for (std::size_t i = 0; i < task.candidates.size(); ++i) {
+      if (!fs::exists(dir.candidate_result(task.id, i))) builds.push_back(task.candidates[i]);
+    }
+  }
+  const int jobs = std::max(1, options.executor->options().jobs);
+  if (builds.size() > 1 && jobs > 1) {
+    say("building " + std::to_string(builds.size()) + " candidates, " + std::to_string(jobs) +
+        " at a time");
+    ParallelFor(builds.size(), static_cast<std::size_t>(jobs), [&](std::size_t i) {
+      eval::EvalResult ignored;  // failures are reported by the evaluation itself
+      options.executor->Build(builds[i], ignored);
+    });
+  }
+}
+
+// The problem's eager and torch.compile baselines for a task's result (RunnerOptions::baselines).
+Json Baselines(const SuiteManifest& manifest, const SuiteTask& task, const RunnerOptions& options,
+               const Json& environment) {
+  return options.baselines(
+      manifest.problems[task.problem],
+      task.problem < manifest.problem_sha256.size() ? manifest.problem_sha256[task.problem] : "",
+      environment);
+}
+
+// When the task ran and how often it was tried, into its result.
+void StampResult(Json& result, const TaskStatus& before, double start) {
+  result["started_at"] = IsoTime(start);
+  result["finished_at"] = IsoTime(NowSeconds());
+  result["seconds"] = NowSeconds() - start;
+  int attempts = 1;
+  if (before.result) attempts += JsonGet<int>(*before.result, "attempts", 1);
+  result["attempts"] = attempts;
+}
+
+// "[3/11] level1/19_ReLU: correct 1.52x in 40 s", or the failure's first line after a dash.
+std::string FinishedLine(int n, std::size_t total, const std::string& task, const Json& result,
+                         const Status& written) {
+  const std::string status = JsonGet<std::string>(result, "status", "error");
+  char speed[96] = "";
+  if (auto s = JsonNumber(result, "speedup")) {
+    std::snprintf(speed, sizeof speed, " %.2fx%s", *s,
+                  JsonGet<bool>(result, "noisy", false) ? " (noisy timing)" : "");
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, " in %.0f s", JsonGet<double>(result, "seconds", 0));
+  std::string line = "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + task + ": " +
+                     status + speed + secs;
+  if (status != "correct" && result.contains("message")) {
+    line += " — " + FirstLine(JsonGet<std::string>(result, "message", ""));
+  }
+  if (!written.ok()) line += " (NOT SAVED: " + written.message() + ")";
+  return line;
 }
 
 }  // namespace
@@ -251,30 +310,20 @@ std::string SelfExecutable() {
   return ec ? "kernelpro" : self.string();
 }
 
-std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& manifest,
-                                      const SuiteTask& task, const std::string& kernelpro,
-                                      const std::string& gpu,
-                                      const std::vector<std::string>& child_args) {
+OptimizeTaskRun OptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest,
+                             const SuiteTask& task, const std::string& gpu) {
   const SuiteProblem& problem = manifest.problems[task.problem];
-  const std::string run_dir = dir.run_dir(task.id);
-  std::vector<std::string> argv = {kernelpro};
+  OptimizeTaskRun run;
+  run.problem = problem.path;
+  run.run_dir = dir.run_dir(task.id);
   std::error_code ec;
-  if (fs::exists(store::RunLayout(run_dir).store(), ec)) {
-    // The run keeps its own options; only this machine's (below) are given again.
-    argv.insert(argv.end(), {"resume", run_dir, "--quiet"});
-  } else {
-    argv.insert(argv.end(),
-                {"optimize", "--problem", problem.path, "--run-dir", run_dir, "--quiet"});
-    if (JsonGet<bool>(manifest.options, "seeded", false)) {
-      argv.insert(argv.end(), {"--seed", std::to_string(task.seed)});
-    }
-    for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
-      if (a.is_string()) argv.push_back(ExpandPlaceholders(a, problem.name, task.seed));
-    }
+  run.resume = fs::exists(store::RunLayout(run.run_dir).store(), ec);
+  if (JsonGet<bool>(manifest.options, "seeded", false)) run.seed = task.seed;
+  for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
+    if (a.is_string()) run.options.push_back(ExpandPlaceholders(a, problem.name, task.seed));
   }
-  if (!gpu.empty()) argv.insert(argv.end(), {"--gpus", gpu});
-  argv.insert(argv.end(), child_args.begin(), child_args.end());
-  return argv;
+  run.gpu = gpu;
+  return run;
 }
 
 Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const SuiteTask& task,
@@ -332,8 +381,11 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   if (manifest.mode == "eval" && !options.executor) {
     return Status::Internal("an eval suite needs an executor");
   }
+  if (manifest.mode == "optimize" && !options.optimize_child) {
+    return Status::Internal("an optimize suite needs a way to start its runs");
+  }
   const std::vector<std::size_t> mine = ShardTasks(manifest, options.shard, options.shards);
-  auto say = [&](const std::string& line) {
+  const std::function<void(const std::string&)> say = [&](const std::string& line) {
     if (options.say) options.say(line);
   };
   ShardSummary summary;
@@ -359,27 +411,7 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   std::atomic<int> finished{0};
   const std::size_t total = mine.size();
 
-  // eval: every candidate still to evaluate is built first, `jobs` at a time (builds are CPU work
-  // and cached by content, so the device steps that follow find them built).
-  if (manifest.mode == "eval") {
-    std::vector<std::string> builds;
-    for (std::size_t k : mine) {
-      const SuiteTask& task = manifest.tasks[k];
-      if (ReadTaskStatus(dir, task.id, NowSeconds()).state == TaskState::kDone) continue;
-      for (std::size_t i = 0; i < task.candidates.size(); ++i) {
-        if (!fs::exists(dir.candidate_result(task.id, i))) builds.push_back(task.candidates[i]);
-      }
-    }
-    const int jobs = std::max(1, options.executor->options().jobs);
-    if (builds.size() > 1 && jobs > 1) {
-      say("building " + std::to_string(builds.size()) + " candidates, " + std::to_string(jobs) +
-          " at a time");
-      ParallelFor(builds.size(), static_cast<std::size_t>(jobs), [&](std::size_t i) {
-        eval::EvalResult ignored;  // failures are reported by the evaluation itself
-        options.executor->Build(builds[i], ignored);
-      });
-    }
-  }
+  if (manifest.mode == "eval") PrebuildEvalCandidates(dir, manifest, mine, options, say);
 
   auto work = [&] {
     for (std::size_t k = next++; k < mine.size() && !stop; k = next++) {
@@ -434,18 +466,9 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       }
       result["environment"] = environment_of(gpu);
       if (options.baselines && JsonGet<std::string>(result, "status", "") != "error") {
-        result["baselines"] = options.baselines(manifest.problems[task.problem],
-                                                task.problem < manifest.problem_sha256.size()
-                                                    ? manifest.problem_sha256[task.problem]
-                                                    : "",
-                                                result["environment"]);
+        result["baselines"] = Baselines(manifest, task, options, result["environment"]);
       }
-      result["started_at"] = IsoTime(start);
-      result["finished_at"] = IsoTime(NowSeconds());
-      result["seconds"] = NowSeconds() - start;
-      int attempts = 1;
-      if (before.result) attempts += JsonGet<int>(*before.result, "attempts", 1);
-      result["attempts"] = attempts;
+      StampResult(result, before, start);
       Status written = WriteJsonFile(dir.result(task.id), result);
       heartbeats.Remove(task.id);
       ReleaseClaim(dir, task.id);
@@ -454,20 +477,7 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       ++summary.ran;
       const std::string status = JsonGet<std::string>(result, "status", "error");
       if (status == "error") ++summary.failed;
-      char speed[96] = "";
-      if (auto s = JsonNumber(result, "speedup")) {
-        std::snprintf(speed, sizeof speed, " %.2fx%s", *s,
-                      JsonGet<bool>(result, "noisy", false) ? " (noisy timing)" : "");
-      }
-      char secs[32];
-      std::snprintf(secs, sizeof secs, " in %.0f s", JsonGet<double>(result, "seconds", 0));
-      std::string line = "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + task.id +
-                         ": " + status + speed + secs;
-      if (status != "correct" && result.contains("message")) {
-        line += " — " + FirstLine(JsonGet<std::string>(result, "message", ""));
-      }
-      if (!written.ok()) line += " (NOT SAVED: " + written.message() + ")";
-      say(line);
+      say(FinishedLine(n, total, task.id, result, written));
       if (options.after_task) options.after_task();
     }
   };

@@ -10,10 +10,12 @@
 //             verdict written to tasks/<task>/candidates/NNN.json as soon as it is known, so a
 //             kill loses at most the candidate being evaluated (its build is cached); the task's
 //             result is the best correct candidate.
-//   optimize  a child `kernelpro optimize --problem P --run-dir tasks/<task>/run ...` (or
-//             `kernelpro resume` of that run when it already recorded exchanges: nothing redone),
-//             on one GPU of the pool; the task's result is the run's best kernel as the run
-//             measured it.
+//   optimize  one run (app/run.h) per task in a child process of its own, on one GPU of the
+//             pool: a new run of the problem into tasks/<task>/run with the suite's optimize
+//             options, or the continuation of that run when it already began (nothing redone).
+//             The command line makes the child (RunnerOptions::optimize_child: this binary, handed
+//             the run as a request on its stdin, cli/run_request.h); the task's result is the
+//             run's best kernel as the run measured it.
 //
 // Tasks run `parallel` at a time: one per GPU of `gpus`, or `parallel` on a CPU suite.
 // RunShard returns when every task of the shard has a result or is held by another process. A
@@ -21,16 +23,34 @@
 // it is the machine's fault, and every other task would fail the same way.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/json_io.h"
 #include "core/status.h"
+#include "core/subprocess.h"
 #include "eval/executor.h"
 #include "suite/suite_dir.h"
 
 namespace kernelpro::suite {
+
+// One optimize task as its child process is to run it.
+struct OptimizeTaskRun {
+  // The run directory already holds a run store: the child continues that run with the options
+  // it was created with (only this machine's change).
+  bool resume = false;
+  std::string problem;  // the problem file
+  std::string run_dir;  // tasks/<task>/run
+  // The task's seed, when the suite sends seeds to the model (its option "seeded"); else none.
+  std::optional<std::uint64_t> seed;
+  // The suite's optimize options (the manifest's "args", as `kernelpro optimize` reads them),
+  // "{problem}" and "{seed}" replaced by the problem's name and the task's seed.
+  std::vector<std::string> options;
+  std::string gpu;  // the GPU ordinal leased for it; "" = the default device
+};
 
 struct RunnerOptions {
   int shard = 0;
@@ -40,10 +60,13 @@ struct RunnerOptions {
   bool retry_failed = true;       // rerun tasks whose result is "error"
   // eval: the executor (its options from the manifest, its GPUs `gpus`); required in eval mode.
   eval::Executor* executor = nullptr;
-  // optimize: the kernelpro binary the children run ("" = this process's own executable).
-  std::string kernelpro;
-  // optimize: appended to every child's arguments (this machine's --python, --cache-dir, ...).
-  std::vector<std::string> child_args;
+  // optimize: the child process that runs a task, its argv and what it reads on stdin (the
+  // command line's: cli/run_request.h). An error (the suite's options make no run) fails the task
+  // with its message. Required in optimize mode.
+  std::function<Result<ProcessOptions>(const OptimizeTaskRun& task)> optimize_child;
+  // eval: after each candidate's verdict is saved (tests stop the process there, to prove that a
+  // suite killed mid-task resumes with nothing lost or redone). Null: nothing.
+  std::function<void()> after_verdict;
   // Facts about the machine a task ran on, stored with its result (suite/environment.h);
   // called once per GPU ordinal ("" = the default device).
   std::function<Json(const std::string& gpu)> environment;
@@ -81,15 +104,11 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
 std::string ExpandPlaceholders(const std::string& text, const std::string& problem,
                                std::uint64_t seed);
 
-// The running kernelpro binary (what optimize children and Slurm array tasks run).
+// The running kernelpro binary (what optimize tasks' children and Slurm array tasks run).
 std::string SelfExecutable();
 
-// The argv of the child that runs an optimize task: `kernelpro resume RUN` when the run
-// directory already holds a run store, else `kernelpro optimize ...` with the manifest's
-// options ("{problem}" and "{seed}" in them replaced by the problem's name and the task's seed).
-std::vector<std::string> OptimizeArgv(const SuiteDir& dir, const SuiteManifest& manifest,
-                                      const SuiteTask& task, const std::string& kernelpro,
-                                      const std::string& gpu,
-                                      const std::vector<std::string>& child_args = {});
+// How the child of an optimize task is to run it on `gpu` (RunnerOptions::optimize_child).
+OptimizeTaskRun OptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest,
+                             const SuiteTask& task, const std::string& gpu);
 
 }  // namespace kernelpro::suite

@@ -1,0 +1,111 @@
+// A run as one library call (DESIGN.md §4, app/): one optimisation run, new or resumed, from its
+// search::RunConfig to its outcome. RunSearch wires what the search needs around
+// search::Orchestrator: the run store, the LLM backend (a resumed sequential cassette continues
+// after the replies earlier processes were served), the executor, Stage 1, the GPU the prompts
+// target, the CUTLASS kit, the NVML energy meter and the progress display; it runs the search,
+// writes the run's files (best.py, report.md, report.html) and prints the summary.
+// `kernelpro optimize`, `kernelpro resume` and every task of `kernelpro suite optimize` (each in a
+// child process of its own, cli/run_request.h) run through RunSearch.
+//
+// What stays with the caller: turning options into a RunConfig and checking them (the LLM and the
+// device answer), the tools' registry, and the run directory itself. A new run's directory is
+// made and locked by the caller (store/run_lock.h), which takes it back when RunOutcome::recorded
+// says that nothing worth resuming was made; a resumed run's directory is locked by the caller too.
+//
+// Output, as users of `kernelpro optimize|resume` see it: "kernelpro optimize: run directory DIR"
+// and one line per iteration on stdout; notes and errors on stderr, each "kernelpro optimize: ..."
+// ("kernelpro resume: ..." for a resumed run); at the end "stopped: ...", "best: ...", "report:
+// ..." and "LLM: ..." on stdout.
+//
+// Thread-safety: one run per process at a time (a run sets the process's termination note,
+// core/termination.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agents/gpu_target.h"
+#include "core/json_io.h"
+#include "core/progress.h"
+#include "core/status.h"
+#include "eval/executor.h"
+#include "search/orchestrator.h"
+#include "search/run_config.h"
+#include "store/run_store.h"
+#include "tools/registry.h"
+
+namespace kernelpro::app {
+
+// The test seams of a run: where a test stops the process, to prove that a run killed at that
+// instant resumes with nothing lost and nothing done twice. Production leaves them empty; the
+// tests' binary installs them (cli/cli_main.h).
+struct RunHooks {
+  // After each journal step is recorded done (search/journal.h).
+  std::function<void(const store::StepKey&)> after_step;
+  // After each LLM exchange is stored (search/exchange_sink.h).
+  std::function<void(const store::LlmExchangeRecord&)> after_exchange;
+};
+
+// The GPU a new run's prompts are written for, and the run's note saying how it was chosen ("":
+// none to make).
+struct PromptGpuChoice {
+  agents::GpuTarget target;
+  std::string note;
+};
+
+// What a run needs from the program around it that lives above app/ (DESIGN.md §4: app/ sits
+// below cli/). The command line gives the real ones (cli/run_services.h); all are required.
+struct RunServices {
+  // Starts the executor on `options`, filling in its default cache and work directories; nullopt
+  // once it has said why not on stderr.
+  std::function<std::optional<eval::Executor>(eval::EvalOptions& options,
+                                              const std::string& python)>
+      make_executor;
+  // The worker's `inspect` step on the executor's GPU (gpu_name, driver, torch_version,
+  // cuda_version, ...): the report's "where it was measured".
+  std::function<Result<Json>(const eval::Executor& executor, const std::string& device)>
+      inspect_device;
+  // The GPU a new run's prompts target on `device`: `forced` (--gpu) when given, else the one the
+  // executor's worker detects.
+  std::function<PromptGpuChoice(const std::string& device,
+                                const std::optional<agents::GpuTarget>& forced,
+                                const eval::Executor& executor)>
+      choose_prompt_gpu;
+};
+
+struct RunOptions {
+  // Continue the run the directory's store holds (`kernelpro resume`); false: start one in a store
+  // that holds none.
+  bool resume = false;
+  // The tools the profile step runs (cli/option_groups.h: BuildRegistry of RunConfig::tools).
+  // Required; must outlive the call.
+  const tools::ToolRegistry* registry = nullptr;
+  // The progress display on stderr (core/progress.h); null: none (--quiet).
+  std::shared_ptr<ProgressReporter> progress;
+  RunHooks hooks;
+  RunServices services;
+};
+
+struct RunOutcome {
+  // The exit code of `kernelpro optimize|resume`: 0 a correct kernel was found, 1 none was, 2 the
+  // run could not start or stopped early (the reason is on stderr).
+  int exit_code = 2;
+  // The run holds something worth resuming: an LLM exchange (see HoldsExchanges; a resumed run
+  // always does). False when the run stopped before it opened its store.
+  bool recorded = false;
+  // The search's summary, once it ran to a stop condition.
+  std::optional<search::OptimizeSummary> summary;
+};
+
+// One run of `config` (problem and run_dir set). A resumed run keeps the options stored with it,
+// but for those search::OpenRun lets a process change (budget, run_dir, the machine's own).
+RunOutcome RunSearch(search::RunConfig config, const RunOptions& options);
+
+// Whether the run in `store` holds an LLM exchange: paid for, and where every candidate comes
+// from. A run that stopped before its first exchange is cheaper to start again than to resume. An
+// unreadable store counts as holding one (the user decides).
+bool HoldsExchanges(store::RunStore& store);
+
+}  // namespace kernelpro::app

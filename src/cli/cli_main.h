@@ -1,0 +1,36 @@
+// The kernelpro command line as one function, CliMain, and the hooks a test binary installs
+// before calling it.
+//
+// main() (cli/main.cc) only installs the termination handler and calls CliMain. The tests' second
+// binary, kernelpro_test_hooks (cli/test_hooks_main.cc, built only with the tests), first installs
+// hooks it reads from its environment (where to kill itself, where scripts/setup's CUTLASS copy
+// is looked for), then calls the same CliMain: the commands reach the hooks through
+// InstalledCliHooks() and hand them on as seams (app::RunHooks, suite::RunnerOptions), so no
+// production code reads a test's variable.
+#pragma once
+
+#include <functional>
+
+#include "app/run.h"
+
+namespace kernelpro::cli {
+
+struct CliHooks {
+  // optimize and resume (and each task's run of `suite optimize`, in its own process).
+  app::RunHooks run;
+  // suite eval: after each candidate's verdict is saved.
+  std::function<void()> after_suite_verdict;
+};
+
+// Installs `hooks` for every command CliMain runs afterwards. Call before CliMain and before any
+// thread starts; never in production.
+void InstallCliHooks(CliHooks hooks);
+// The installed hooks; empty unless a test binary installed some.
+const CliHooks& InstalledCliHooks();
+
+// Parses the command line, runs the one subcommand it names and returns the process's exit code
+// (cli/main.cc says which). No exception leaves it: the last-resort handler prints
+// "kernelpro: <what>" and returns 2, rather than aborting with 134 and a core.
+int CliMain(int argc, char** argv);
+
+}  // namespace kernelpro::cli

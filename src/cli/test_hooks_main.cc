@@ -1,0 +1,82 @@
+// kernelpro_test_hooks: the kernelpro command line with the tests' hooks installed, built only
+// with the tests (CMakeLists.txt). Its main reads the hooks from its environment, installs them
+// (cli/cli_main.h: the commands hand them on as seams, so kernelpro itself reads none of these
+// variables), then runs the same CliMain as kernelpro's main:
+//
+//   KERNELPRO_TEST_KILL_AFTER_STEP=STEP[@ITERATION]
+//       SIGKILL right after the journal step STEP (select, generate, evaluate, profile, record,
+//       energy) is recorded done, or, for STEP "exchange", right after an LLM exchange is stored;
+//       with @ITERATION only in that iteration. Tests prove with it that a run killed at that
+//       instant resumes with nothing lost and nothing done twice.
+//   KERNELPRO_TEST_KILL_AFTER_VERDICTS=N
+//       suite eval: SIGKILL right after the Nth candidate verdict this process saved, so a suite
+//       killed mid-task is seen to resume with nothing lost or redone.
+//   KERNELPRO_TEST_SETUP_CUTLASS_DIR=DIR
+//       look for scripts/setup's CUTLASS copy in DIR (the tests of "no tree anywhere").
+//
+// The runs of `suite optimize` are children of this binary (/proc/self/exe) and inherit the
+// variables, so the hooks reach them too.
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/cli_main.h"
+#include "core/termination.h"
+#include "cutlass/locate.h"
+
+namespace {
+
+// KERNELPRO_TEST_KILL_AFTER_STEP's value.
+struct KillPoint {
+  std::string step;
+  int iteration = -1;  // any
+};
+
+void KillIf(const KillPoint& point, const std::string& step, int iteration) {
+  if (point.step != step) return;
+  if (point.iteration >= 0 && point.iteration != iteration) return;
+  std::cout.flush();
+  std::raise(SIGKILL);
+}
+
+kernelpro::cli::CliHooks HooksFromEnvironment() {
+  kernelpro::cli::CliHooks hooks;
+  if (const char* value = std::getenv("KERNELPRO_TEST_KILL_AFTER_STEP"); value && *value) {
+    KillPoint point;
+    std::string text = value;
+    if (std::size_t at = text.find('@'); at != std::string::npos) {
+      point.iteration = std::atoi(text.c_str() + at + 1);
+      text = text.substr(0, at);
+    }
+    point.step = text;
+    hooks.run.after_step = [point](const kernelpro::store::StepKey& key) {
+      KillIf(point, key.step, key.iteration);
+    };
+    hooks.run.after_exchange = [point](const kernelpro::store::LlmExchangeRecord& record) {
+      KillIf(point, "exchange", record.iteration);
+    };
+  }
+  if (const char* value = std::getenv("KERNELPRO_TEST_KILL_AFTER_VERDICTS"); value && *value) {
+    const int limit = std::atoi(value);
+    auto saved = std::make_shared<std::atomic<int>>(0);
+    hooks.after_suite_verdict = [limit, saved] {
+      if (++*saved >= limit) std::raise(SIGKILL);
+    };
+  }
+  return hooks;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kernelpro::cli::InstallCliHooks(HooksFromEnvironment());
+  if (const char* dir = std::getenv("KERNELPRO_TEST_SETUP_CUTLASS_DIR")) {
+    kernelpro::cutlass::OverrideSetupCutlassDir(dir);
+  }
+  // As kernelpro's main (cli/main.cc): before any thread starts.
+  kernelpro::InstallTerminationHandler();
+  return kernelpro::cli::CliMain(argc, argv);
+}
