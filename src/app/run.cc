@@ -200,11 +200,10 @@ search::OrchestratorDependencies Dependencies(
 }
 
 // What a finished search leaves: the run's files, then the summary on stdout. The exit code.
-int WriteAndSummarize(const search::Orchestrator& orchestrator,
+int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& orchestrator,
                       const search::OptimizeSummary& summary, store::RunStore& store,
                       report::RunEnvironment environment, const std::string& llm, bool cost_known,
                       const Console& console) {
-  const std::string& run_dir = orchestrator.config().run_dir;
   report::RunReportInput report;
   report.config = orchestrator.config();
   report.summary = summary;
@@ -353,7 +352,7 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   }
   outcome.recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
-  outcome.exit_code = WriteAndSummarize(orchestrator, *summary, **store,
+  outcome.exit_code = WriteAndSummarize(options.run_dir, orchestrator, *summary, **store,
                                         InspectEnvironment(run.services, *executor, options.device),
                                         LlmLabel(llm_config), cost_known, console);
   outcome.summary = std::move(*summary);

@@ -56,7 +56,8 @@ struct PromptGpuChoice {
 };
 
 // What a run needs from the program around it that lives above app/ (DESIGN.md §4: app/ sits
-// below cli/). The command line gives the real ones (cli/run_services.h); all are required.
+// below cli/). The command line gives the real ones (cli/optimize_command.cc: MakeExecutor and
+// InspectDevice of cli/common.h, cli/prompt_gpu.h); all are required.
 struct RunServices {
   // Starts the executor on `options`, filling in its default cache and work directories; nullopt
   // once it has said why not on stderr.

@@ -154,6 +154,80 @@ TEST_F(SuiteCommandTest, AKilledSuiteResumesWithNothingLostOrRedone) {
   }
 }
 
+// `suite optimize` on CPU with a replayed model. Each task's run is a child process handed its run
+// as a request (cli/run_request.h); killed mid-run (the child, through the tests' hook binary),
+// the task is an error, and `suite resume` continues that same run without asking twice.
+TEST_F(SuiteCommandTest, AnOptimizeSuiteResumesAKilledRunWhereItStopped) {
+  Link("problems/level1/1_tiny_swish.py", "tests/problems/tiny_swish.py");
+  const fs::path suite = root_ / "suite";
+  const fs::path task = suite / "tasks/level1/1_tiny_swish";
+  const std::string cassette = kRoot + "/tests/fixtures/cassettes/optimize_cpu_tiny_swish.jsonl";
+  // Builds are shared with the optimize tests, which run the same cassette.
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache/optimize";
+  const std::vector<std::string> args = {"suite",
+                                         "optimize",
+                                         "--problems",
+                                         (root_ / "problems").string(),
+                                         "--dir",
+                                         suite.string(),
+                                         "--device",
+                                         "cpu",
+                                         "--llm",
+                                         "replay:" + cassette,
+                                         "--llm-replay-mode",
+                                         "sequential",
+                                         "--iterations",
+                                         "3",
+                                         "--cache-dir",
+                                         cache,
+                                         "--python",
+                                         "/usr/bin/python3",
+                                         "--quiet",
+                                         "--",
+                                         "--candidates",
+                                         "2",
+                                         "--no-memory",
+                                         "--trials",
+                                         "2",
+                                         "--extra-trials",
+                                         "1",
+                                         "--timing-trials",
+                                         "20",
+                                         "--timing-rounds",
+                                         "1",
+                                         "--time-budget",
+                                         "2"};
+  // The run is killed right after its second iteration's generation was journaled.
+  CliRun killed =
+      RunKernelproWithHooks(args, 20, {{"KERNELPRO_TEST_KILL_AFTER_STEP", "generate@2"}});
+  EXPECT_EQ(killed.exit_code, 1) << killed.out << killed.err;
+  auto first = ReadJsonFile((task / "result.json").string());
+  ASSERT_TRUE(first.ok()) << killed.out << killed.err;
+  EXPECT_EQ((*first)["status"], "error") << first->dump(2);
+  EXPECT_EQ(JsonGet<std::string>(*first, "message", "").rfind("kernelpro optimize killed", 0), 0u)
+      << first->dump(2);
+  std::string log = ReadFile(task / "log.txt");
+  EXPECT_NE(log.find(" optimize --run-request -\n{\"config\":"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"start\":\"optimize\""), std::string::npos) << log;
+  ASSERT_TRUE(fs::exists(task / "run/run.db"));
+
+  CliRun resumed = RunKernelpro({"suite", "resume", suite.string(), "--cache-dir", cache,
+                                 "--python", "/usr/bin/python3", "--quiet"},
+                                20, {}, {"KERNELPRO_TEST_KILL_AFTER_STEP"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("suite: 1/1 done (1 correct)"), std::string::npos) << resumed.out;
+  auto done = ReadJsonFile((task / "result.json").string());
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ((*done)["status"], "correct") << done->dump(2);
+  EXPECT_EQ((*done)["iterations"], 3) << done->dump(2);
+  EXPECT_EQ((*done)["attempts"], 2) << done->dump(2);
+  EXPECT_GT(JsonGet<double>(*done, "speedup", 0), 0) << done->dump(2);
+  EXPECT_TRUE(fs::exists(task / "run/best.py"));
+  log = ReadFile(task / "log.txt");
+  EXPECT_NE(log.find("\"start\":\"resume\""), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped: 3 iterations done"), std::string::npos) << log;
+}
+
 // A suite's files written by hand: what `suite report` reads.
 void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, double>>& speedups,
                 const fs::path& problems, double compile_speedup = 0) {
