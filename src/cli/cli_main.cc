@@ -1,7 +1,6 @@
 #include "cli/cli_main.h"
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -33,10 +32,7 @@ int ParseAndRun(int argc, char** argv) {
     std::cerr << UsageErrorLine(app, e) << "\n";
     return kUsageExit;
   }
-  // KERNELPRO_PARSE_ONLY=1: stop once the arguments are read (tests/readme checks that the
-  // README's commands that need a GPU or a key still parse).
-  const char* parse_only = std::getenv("KERNELPRO_PARSE_ONLY");
-  if (parse_only != nullptr && std::string(parse_only) == "1") return 0;
+  if (Hooks().stop_after_parse) return 0;
   for (const auto& [sub, runner] : subcommands) {
     if (sub != nullptr && sub->parsed()) return runner();
   }

@@ -20,6 +20,9 @@ struct CliHooks {
   app::RunHooks run;
   // suite eval: after each candidate's verdict is saved.
   std::function<void()> after_suite_verdict;
+  // Stop once the arguments are read, with exit 0 (tests/readme: the README's commands that need
+  // a GPU or a key still parse).
+  bool stop_after_parse = false;
 };
 
 // Installs `hooks` for every command CliMain runs afterwards. Call before CliMain and before any

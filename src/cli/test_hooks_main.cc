@@ -13,6 +13,9 @@
 //       killed mid-task is seen to resume with nothing lost or redone.
 //   KERNELPRO_TEST_SETUP_CUTLASS_DIR=DIR
 //       look for scripts/setup's CUTLASS copy in DIR (the tests of "no tree anywhere").
+//   KERNELPRO_TEST_PARSE_ONLY=1
+//       stop once the arguments are read, with exit 0 (tests/readme: the README's commands that
+//       need a GPU or a key still parse).
 //
 // The runs of `suite optimize` are children of this binary (/proc/self/exe) and inherit the
 // variables, so the hooks reach them too.
@@ -65,6 +68,10 @@ kernelpro::cli::CliHooks HooksFromEnvironment() {
     hooks.after_suite_verdict = [limit, saved] {
       if (++*saved >= limit) std::raise(SIGKILL);
     };
+  }
+  if (const char* value = std::getenv("KERNELPRO_TEST_PARSE_ONLY");
+      value && std::string(value) == "1") {
+    hooks.stop_after_parse = true;
   }
   return hooks;
 }

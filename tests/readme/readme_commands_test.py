@@ -3,12 +3,13 @@
 
 Every line of a ```sh block in README.md is a command a newcomer will paste. This test runs the
 ones that need no GPU, no API key and no more than a minute or two for real (they must exit 0),
-and checks that the rest parse: `KERNELPRO_PARSE_ONLY=1` makes kernelpro stop after reading its
-arguments, so an option that was renamed or a subcommand that went away fails here; every file
-such a command names must exist in the checkout. Paths under /tmp/ are moved into a fresh
+and checks that the rest parse: run as the tests' build of the command line
+(kernelpro_test_hooks), `KERNELPRO_TEST_PARSE_ONLY=1` makes it stop after reading its arguments,
+so an option that was renamed or a subcommand that went away fails here; every file such a
+command names must exist in the checkout. Paths under /tmp/ are moved into a fresh
 temporary folder so that the test does not meet what an earlier run left there.
 
-  usage: readme_commands_test.py KERNELPRO_BINARY [README]
+  usage: readme_commands_test.py KERNELPRO_TEST_HOOKS_BINARY [README]
 """
 import os
 import re
@@ -92,7 +93,7 @@ def main():
                 if not os.path.exists(os.path.join(ROOT, path)):
                     failures.append(f"{where}: {path} does not exist")
             real = runs_for_real(argv)
-            run_env = env if real else dict(env, KERNELPRO_PARSE_ONLY="1")
+            run_env = env if real else dict(env, KERNELPRO_TEST_PARSE_ONLY="1")
             done = subprocess.run([kernelpro] + argv[1:], cwd=ROOT, env=run_env,
                                   capture_output=True, text=True, timeout=900)
             mode = "ran" if real else "parsed"
