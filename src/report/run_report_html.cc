@@ -287,7 +287,11 @@ void WriteToolCalls(const RunReportView& view, Out& out) {
     out << "<tr><td>" << call.iteration << "</td><td><code>" << Html(call.line)
         << "</code></td></tr>\n";
   }
-  out << "</table>\n</details>\n";
+  out << "</table>\n";
+  if (view.tool_calls_over_cap > 0) {
+    out << "<p>... " << view.tool_calls_over_cap << " more (the run store keeps them all)</p>\n";
+  }
+  out << "</details>\n";
 }
 
 void WriteTreeNode(const RunReportView& view, int id, Out& out) {

@@ -298,6 +298,26 @@ TEST(RunReportTest, CostWithoutAPriceIsUnknownNotZero) {
   }
 }
 
+TEST(RunReportTest, ToolCallsPastTheCapAreCountedOnceAcrossIterations) {
+  SyntheticRun run;
+  // 150 calls in each of two iterations: 200 are listed, 100 counted, in both renderings.
+  for (int iteration : {1, 2}) {
+    for (int i = 0; i < 150; ++i) {
+      run.input.tool_calls[iteration].push_back(
+          {"search_cutlass",
+           Json{{"regex", "call" + std::to_string(iteration) + "_" + std::to_string(i)}}, "1 match",
+           false});
+    }
+  }
+  const std::string markdown = RenderMarkdownReport(run.input);
+  EXPECT_EQ(Count(markdown, "- iteration "), 200) << markdown;
+  EXPECT_TRUE(Contains(markdown, "- ... 100 more (the run store keeps them all)"));
+  EXPECT_EQ(Count(markdown, "call2_"), 50);
+  const std::string html = RenderHtmlReport(run.input);
+  EXPECT_EQ(Count(html, "call2_"), 50) << html;
+  EXPECT_TRUE(Contains(html, "... 100 more (the run store keeps them all)"));
+}
+
 TEST(RunReportTest, ACpuRunSaysItProfiledNothing) {
   SyntheticRun run;
   const std::string what = "no profiling (no ncu counters, no SASS, no timeline), no roofline";

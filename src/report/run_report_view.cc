@@ -433,18 +433,14 @@ std::optional<MeasuredEnergySection> MeasuredEnergyOf(const RunReportInput& in) 
 
 void AddToolCalls(const RunReportInput& in, RunReportView& view) {
   for (const auto& [iteration, calls] : in.tool_calls) view.tool_call_count += calls.size();
-  // The cap ends the listing of one iteration's calls only: the calls of later iterations are
-  // listed after it (as the reports always did).
-  std::size_t shown = 0;
+  // The first kMaxToolCallsShown calls of the run, in iteration order; the rest are counted.
   for (const auto& [iteration, calls] : in.tool_calls) {
     for (const agents::ProgrammerToolCall& call : calls) {
-      if (shown++ == kMaxToolCallsShown) break;
+      if (view.tool_calls.size() == kMaxToolCallsShown) break;
       view.tool_calls.push_back({iteration, ToolCallLine(call)});
     }
   }
-  if (view.tool_call_count > kMaxToolCallsShown) {
-    view.tool_calls_over_cap = view.tool_call_count - kMaxToolCallsShown;
-  }
+  view.tool_calls_over_cap = view.tool_call_count - view.tool_calls.size();
 }
 
 // ---- The roofline figure

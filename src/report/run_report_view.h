@@ -139,7 +139,7 @@ struct RunReportView {
   std::optional<MeasuredEnergySection> measured_energy;  // none when NVML measured nothing
   std::size_t tool_call_count = 0;                       // all of the programmer's tool calls
   std::vector<ToolCallRow> tool_calls;                   // those shown, in order
-  // Markdown's count of the calls left out ("... N more"): the count past the cap.
+  // The count of the calls left out ("... N more"), in both renderings.
   std::size_t tool_calls_over_cap = 0;
   int chart_iterations = 0;  // the speedup figure's x axis
   RooflineFigureView roofline;
