@@ -265,6 +265,7 @@ class Timer:
         self.calls = 0           # every call made, warm-up included (the index of the next)
         self.warmup_calls = 0
         self.tracing = False     # inside a block's profiler window: each call gets a marker
+        self.last_records = []   # the device records of the last block (doctor --timing reads them)
 
     def _seed(self):
         return int.from_bytes(self.urandom(8), "little") >> 2
@@ -285,18 +286,15 @@ class Timer:
         with self.no_grad():
             return self.model(*args)
 
-    def _one(self):
-        """One call on fresh inputs: (set, seed, outputs, host_ms, launch_s, event_ms); host_ms
-        from calling forward to the end of the device's work, launch_s to forward's return (None
-        on the CPU), event_ms the events' time where the device's records are not used."""
+    def prepare(self):
+        """What comes before every call: its inputs refilled and, on CUDA, the L2 flushed and
+        (inside a block) the marker, all on the harness's stream, then the device idle. Returns
+        (set, seed, args)."""
         set_index = self.calls % len(self.base_sets)
         seed = self._seed()
         self.calls += 1
         if not self.cuda:
-            args = self._refill(set_index, seed)
-            t0 = self.perf()
-            out = self.forward(args)
-            return set_index, seed, out, (self.perf() - t0) * 1e3, None, None
+            return set_index, seed, self._refill(set_index, seed)
         with self.stream_context(self.stream):  # the harness's own work, on its own stream
             args = self._refill(set_index, seed)
             if self.flush is not None:
@@ -310,6 +308,17 @@ class Timer:
         while not ready.query():
             pass
         self.synchronize()
+        return set_index, seed, args
+
+    def _one(self):
+        """One call on fresh inputs: (set, seed, outputs, host_ms, launch_s, event_ms); host_ms
+        from calling forward to the end of the device's work, launch_s to forward's return (None
+        on the CPU), event_ms the events' time where the device's records are not used."""
+        set_index, seed, args = self.prepare()
+        if not self.cuda:
+            t0 = self.perf()
+            out = self.forward(args)
+            return set_index, seed, out, (self.perf() - t0) * 1e3, None, None
         events = self.tracer is None
         if events:
             begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
@@ -378,6 +387,7 @@ class Timer:
         finally:
             self.tracing = False
             records = self.tracer.close()
+        self.last_records = records
         spans, foreign, problem = attribute(records, self.tracer.stream_id, len(rows))
         return rows, spans, foreign, problem
 

@@ -46,7 +46,10 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
                        " us to launch a call (median), more than its " +
                        FormatFixed(device_median_ms * 1e3, 1) +
                        " us of device work; back to back, its calls would run at the host's "
-                       "pace (fewer launches or less Python in forward would help)"});
+                       "pace (fewer launches or less Python in forward would help). Gaps between "
+                       "its kernels are host time, which the harness's work before each call "
+                       "lengthens (10 to 25 % against a plain loop on an H200: `kernelpro doctor "
+                       "--timing` shows it on this GPU)"});
   }
   if (facts.foreign_calls > 0) {
     out.push_back({"foreign_work", "warn",
