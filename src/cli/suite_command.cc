@@ -412,16 +412,18 @@ int ReportCommand(DirArgs& a) {
     input->comparison = std::move(view);
   }
   const std::string out = a.out.empty() ? dir.report_dir() : a.out;
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {out + "/report.html", report::RenderSuiteHtml(*input)},
-      {out + "/report.md", report::RenderSuiteMarkdown(*input)},
-      {out + "/results.csv", report::RenderSuiteCsv(*input)},
-      {out + "/report.json", DumpJson(report::SuiteReportJson(*input), 1) + "\n"}};
+  const report::SuiteReportTexts texts = report::RenderSuiteReports(*input);
+  const std::string json = DumpJson(texts.json, 1) + "\n";
+  const std::vector<std::pair<std::string, const std::string*>> files = {
+      {out + "/report.html", &texts.html},
+      {out + "/report.md", &texts.markdown},
+      {out + "/results.csv", &texts.csv},
+      {out + "/report.json", &json}};
   for (const auto& [path, text] : files) {
-    if (Status s = WriteFileAtomically(path, text); !s.ok()) return Fail(s.message());
+    if (Status s = WriteFileAtomically(path, *text); !s.ok()) return Fail(s.message());
   }
   if (a.json) {
-    std::cout << DumpJson(report::SuiteReportJson(*input), 1) << "\n";
+    std::cout << json;
     return 0;
   }
   std::cout << "suite " << input->title << " (" << input->mode << ", speedups against "

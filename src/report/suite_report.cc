@@ -299,6 +299,12 @@ std::string RenderSuiteMarkdown(const SuiteReportInput& input) {
   return RenderSuiteReportMarkdown(BuildSuiteReportView(input));
 }
 
+SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input) {
+  const SuiteReportView view = BuildSuiteReportView(input);
+  return {RenderSuiteReportHtml(view), RenderSuiteReportMarkdown(view), RenderSuiteCsv(input),
+          SuiteReportJson(input)};
+}
+
 std::string RenderSuiteCsv(const SuiteReportInput& in) {
   std::ostringstream out;
   out << "key,level,status,correct,speedup,speedup_low,speedup_high,other_speedup,reference_ms,"

@@ -68,6 +68,13 @@ struct SuiteReportInput {
 
 std::string RenderSuiteHtml(const SuiteReportInput& input);
 std::string RenderSuiteMarkdown(const SuiteReportInput& input);
+
+// Every rendering `kernelpro suite report` writes, from one view of the input.
+struct SuiteReportTexts {
+  std::string html, markdown, csv;
+  Json json;  // SuiteReportJson
+};
+SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input);
 // Header then one row per problem: key,level,status,correct,speedup,speedup_low,speedup_high,
 // other_speedup,reference_ms,kernel_ms,noisy,seeds,candidates,best,run_report,message
 // (RFC 4180 quoting; empty cells for unknown values).

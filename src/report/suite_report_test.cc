@@ -206,6 +206,16 @@ TEST(SuiteReportTest, TheSameInputRendersByteIdenticalText) {
   EXPECT_EQ(DumpJson(SuiteReportJson(in)), DumpJson(SuiteReportJson(Compared())));
 }
 
+// `suite report` writes all four from one view: the same text as each renderer alone.
+TEST(SuiteReportTest, AllRenderingsAtOnceAreTheSameAsEachAlone) {
+  const SuiteReportInput in = Compared();
+  const SuiteReportTexts texts = RenderSuiteReports(in);
+  EXPECT_EQ(texts.html, RenderSuiteHtml(in));
+  EXPECT_EQ(texts.markdown, RenderSuiteMarkdown(in));
+  EXPECT_EQ(texts.csv, RenderSuiteCsv(in));
+  EXPECT_EQ(DumpJson(texts.json), DumpJson(SuiteReportJson(in)));
+}
+
 // Each fact is computed once, in the view: both renderers print what the view holds, whatever it
 // holds, so a change to a fact is made in one place.
 TEST(SuiteReportTest, BothRenderingsPrintTheFactsOfTheirOneView) {
