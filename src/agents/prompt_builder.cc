@@ -335,10 +335,10 @@ std::map<std::string, std::string> PlaceholderValues(const PromptContext& contex
 Result<std::map<std::string, std::string>> FilledComponents(
     const ComponentNames& names, const std::map<std::string, std::string>& values) {
   std::map<std::string, std::string> text;
-  for (const std::string& name :
-       {std::string("base_strategies"), names.input, names.gpu, std::string("cutlass"),
-        std::string("memory_header"), std::string("energy_preferences"),
-        std::string("output_contract"), names.mode, names.examples}) {
+  for (const std::string& name : {std::string("base_strategies"), names.input, names.gpu,
+                                  std::string("cutlass"), std::string("memory_header"),
+                                  std::string("stage1_header"), std::string("energy_preferences"),
+                                  std::string("output_contract"), names.mode, names.examples}) {
     auto component = Component(name);
     if (!component.ok()) return component.status();
     text[name] = Fill(*component, values);
@@ -410,6 +410,9 @@ Feedback AddUserParts(const PromptContext& context, const ComponentNames& names,
   AddPart(parts, names.mode, false, text[names.mode]);
   AddPart(parts, names.examples, false, text[names.examples]);
   AddPart(parts, "problem", false, ProblemPart(context.problem));
+  if (!Trim(context.stage1).empty()) {
+    AddPart(parts, "stage1", false, EndWithNewline(text["stage1_header"]) + "\n" + context.stage1);
+  }
   Feedback feedback;
   if (context.mode == PromptMode::kDebug) {
     AddPart(parts, "parent_code", false,

@@ -55,6 +55,10 @@ struct PromptContext {
   // Markdown block with its own heading), carried whole in the system part as non-negotiable.
   // "" = none.
   std::string cutlass_constraints;
+  // Stage 1's analysis of the reference (roofline::RenderStageOneBrief), shown after the problem in
+  // every mode and never trimmed. "" = none (no analysis, or a CPU target, which no GPU roofline
+  // describes).
+  std::string stage1;
   // Debug: the candidate that failed. Optimize: the working candidate to improve. Required there.
   std::string parent_code;
   // Debug (required): the compiler, runtime or correctness errors, trimmed with TrimBuildErrors.

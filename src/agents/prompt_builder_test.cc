@@ -17,6 +17,7 @@
 
 #include "agents/prompt_texts.h"
 #include "agents/search_memory.h"
+#include "roofline/reference_analysis.h"
 
 namespace kernelpro::agents {
 namespace {
@@ -39,6 +40,13 @@ ProblemSource Problem(const std::string& relative) {
   auto problem = ReadProblemSource(kRoot + "/" + relative);
   EXPECT_TRUE(problem.ok()) << problem.status().ToString();
   return problem.ok() ? *problem : ProblemSource{};
+}
+
+// Stage 1's brief of a recorded H200 analysis (tests/fixtures/...analysis.json).
+std::string Stage1(const std::string& fixture) {
+  auto analysis = roofline::ReadReferenceAnalysisFile(kRoot + "/tests/fixtures/" + fixture);
+  EXPECT_TRUE(analysis.ok()) << analysis.status().ToString();
+  return analysis.ok() ? roofline::RenderStageOneBrief(*analysis) : "";
 }
 
 GpuTarget Gpu(const std::string& text) {
@@ -89,6 +97,7 @@ PromptContext Optimize() {
   c.parent_speedup = 1.93;
   c.feedback = ReadFile(kRoot + "/tests/golden/guidance/swish.md");
   c.memory_block = Fixture("memory.md");
+  c.stage1 = Stage1("h200-advise/swish.analysis.json");
   c.num_candidates = 3;
   return c;
 }
@@ -111,10 +120,10 @@ TEST(PromptTextsTest, EveryFileUnderSrcPromptsIsEmbeddedByteForByte) {
   std::set<std::string> embedded;
   for (const auto& [name, text] : texts) embedded.insert(name);
   EXPECT_EQ(embedded, on_disk) << "embedded components without a file under src/prompts";
-  for (const char* name :
-       {"base_strategies", "input_pytorch", "input_triton", "input_cuda", "mode_initial",
-        "mode_debug", "mode_optimize", "examples", "output_contract", "gpu_sm80", "gpu_sm90",
-        "gpu_sm100", "gpu_generic", "cutlass", "memory_header", "energy_preferences"}) {
+  for (const char* name : {"base_strategies", "input_pytorch", "input_triton", "input_cuda",
+                           "mode_initial", "mode_debug", "mode_optimize", "examples",
+                           "output_contract", "gpu_sm80", "gpu_sm90", "gpu_sm100", "gpu_generic",
+                           "cutlass", "memory_header", "stage1_header", "energy_preferences"}) {
     EXPECT_TRUE(embedded.contains(name)) << name;
   }
 }
@@ -134,9 +143,17 @@ std::vector<GoldenCase> GoldenCases() {
   cpu.device = "cpu";
   PromptContext energy = Optimize();  // `optimize --energy aware`
   energy.energy_preferences = true;
+  PromptContext swish = Initial("problems/swish/problem.py", "sm_90");
+  swish.stage1 = Stage1("h200-advise/swish.analysis.json");
+  PromptContext triton = Initial("problems/triton/softmax/problem.py", "H200");
+  triton.stage1 = Stage1("h200-programs/triton-softmax.analysis.json");
+  PromptContext cuda_program = Initial("problems/cuda/row_softmax/problem.cu", "H200");
+  cuda_program.stage1 = Stage1("h200-programs/cuda-row_softmax.analysis.json");
   return {
       {"initial_pytorch_cpu", cpu},
-      {"initial_pytorch_sm90", Initial("problems/swish/problem.py", "sm_90")},
+      {"initial_pytorch_sm90", swish},
+      {"initial_triton_softmax_sm90", triton},
+      {"initial_cuda_row_softmax_sm90", cuda_program},
       {"initial_triton_sm80", Initial("tests/problems/triton_add_relu.py", "A100")},
       {"initial_cuda_sm100_cutlass", cuda},
       {"debug_pytorch_sm90", Debug()},
@@ -170,10 +187,11 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
   PromptContext c = Debug();
   c.cutlass_dir = "/opt/cutlass";
   c.memory_block = Fixture("memory.md");
+  c.stage1 = "- Class: memory-bound, confidence high.\n";  // debug prompts carry Stage 1 too
   Prompt p = Build(c);
   const std::vector<std::string> expected = {
-      "base_strategies", "input_pytorch", "gpu_sm90", "cutlass",     "memory",  "output_contract",
-      "mode_debug",      "examples",      "problem",  "parent_code", "feedback"};
+      "base_strategies", "input_pytorch", "gpu_sm90", "cutlass", "memory",      "output_contract",
+      "mode_debug",      "examples",      "problem",  "stage1",  "parent_code", "feedback"};
   EXPECT_EQ(p.sections, expected);
   EXPECT_TRUE(p.trimmed.empty());
   // The text follows the same order: each part's heading appears after the previous one's.
@@ -190,10 +208,11 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
                                 "# Target GPU: H200", "# CUTLASS and CuTe are available",
                                 "# Search memory", "## Search Findings", "# Answer format"}),
             "ok");
-  EXPECT_EQ(in_order(p.user, {"# Task: fix the failing candidate", "# Example of a candidate file",
-                              "## The reference (PyTorch)", "## The failing candidate",
-                              "## What went wrong"}),
-            "ok");
+  EXPECT_EQ(
+      in_order(p.user, {"# Task: fix the failing candidate", "# Example of a candidate file",
+                        "## The reference (PyTorch)", "## What bounds this problem (Stage 1)",
+                        "- Class: memory-bound", "## The failing candidate", "## What went wrong"}),
+      "ok");
   EXPECT_EQ(p.system.rfind("# How to make a kernel fast", 0), 0u);
   EXPECT_EQ(p.user.rfind("# Task: fix the failing candidate", 0), 0u);
 
@@ -205,7 +224,7 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
   EXPECT_EQ(optimize.sections,
             (std::vector<std::string>{"base_strategies", "input_pytorch", "gpu_sm90", "memory",
                                       "output_contract", "mode_optimize", "examples", "problem",
-                                      "parent_code", "feedback"}));
+                                      "stage1", "parent_code", "feedback"}));
   // `optimize --energy aware`: its preferences before the memory; nothing else moves.
   PromptContext aware = Optimize();
   aware.energy_preferences = true;
@@ -213,7 +232,7 @@ TEST(PromptBuilderTest, PartsComeInTheDocumentedOrder) {
   EXPECT_EQ(energy.sections, (std::vector<std::string>{
                                  "base_strategies", "input_pytorch", "gpu_sm90",
                                  "energy_preferences", "memory", "output_contract", "mode_optimize",
-                                 "examples", "problem", "parent_code", "feedback"}));
+                                 "examples", "problem", "stage1", "parent_code", "feedback"}));
   EXPECT_NE(energy.system.find("# Energy preferences\n\nSpeed comes first."), std::string::npos);
   EXPECT_EQ(optimize.system.find("Energy preferences"), std::string::npos);
 }

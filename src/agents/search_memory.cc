@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <condition_variable>
@@ -250,9 +251,11 @@ namespace {
 constexpr const char* kExtractorSystemPrompt =
     "You keep the notes of an automated CUDA kernel optimisation run. Another model writes the "
     "kernels, one iteration at a time; it reads these notes at the start of every iteration and "
-    "remembers nothing else of earlier attempts. You are shown one finished iteration: its "
-    "strategy, its code, the tools it called, the outcome and the feedback. Write down what later "
-    "iterations should know.\n"
+    "remembers nothing else of earlier attempts. You are shown one finished iteration: the tools "
+    "it called, its outcome, and every candidate it produced with its strategy, code, verdict, "
+    "speedup and feedback (the errors of a failed one, the profiling summary of a profiled one). "
+    "Write down what later iterations should know, from the failed candidates as much as from "
+    "the fast ones.\n"
     "\n"
     "Put each note in one of five lists:\n"
     "- search_findings: facts found through the tool calls, such as a file path, an API "
@@ -275,12 +278,42 @@ constexpr const char* kExtractorSystemPrompt =
     "answer.\n"
     "- Answer with the JSON object only.";
 
+std::string SpeedupText(const std::optional<double>& speedup) {
+  if (!speedup) return "not measured";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.2fx the reference's speed", *speedup);
+  return text;
+}
+
+// Each candidate of the iteration, its code and feedback capped to an equal share of the budgets
+// (never below a readable minimum).
+std::string DescribeChildren(const std::vector<ChildRecord>& children,
+                             const MemoryExtractorOptions& options) {
+  const size_t n = children.size();
+  const size_t code_cap = std::max<size_t>(options.max_approach_chars / n, 800);
+  const size_t feedback_cap = std::max<size_t>(options.max_feedback_chars / n, 500);
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    const ChildRecord& c = children[i];
+    text += "\n\n## Candidate " + std::to_string(i + 1) + " of " + std::to_string(n) +
+            (c.name.empty() ? "" : " (" + c.name + ")") + ": " + OrNone(c.verdict) +
+            "\n\nStrategy: " + OrNone(c.strategy) + "\nSpeedup: " + SpeedupText(c.speedup) +
+            "\n\nCode:\n" + OrNone(Excerpt(c.code, code_cap)) + "\n\nFeedback:\n" +
+            OrNone(Excerpt(c.feedback, feedback_cap));
+  }
+  return text;
+}
+
 std::string DescribeIteration(const IterationRecord& record, const std::string& known,
                               const MemoryExtractorOptions& options) {
-  std::string text = "Iteration " + std::to_string(record.iteration) + " (" + OrNone(record.mode) +
-                     ")\n\nStrategy: " + OrNone(record.strategy) + "\n\nCode:\n" +
-                     OrNone(Excerpt(record.approach, options.max_approach_chars)) +
-                     "\n\nTool calls:";
+  const bool children = !record.children.empty();
+  std::string text =
+      "Iteration " + std::to_string(record.iteration) + " (" + OrNone(record.mode) + ")";
+  if (!children) {
+    text += "\n\nStrategy: " + OrNone(record.strategy) + "\n\nCode:\n" +
+            OrNone(Excerpt(record.approach, options.max_approach_chars));
+  }
+  text += "\n\nTool calls:";
   if (record.tool_calls.empty()) text += " none";
   for (size_t i = 0; i < record.tool_calls.size(); ++i) {
     if (i == options.max_tool_calls) {
@@ -290,14 +323,13 @@ std::string DescribeIteration(const IterationRecord& record, const std::string& 
     text += "\n- " + CapEntry(CollapseWhitespace(record.tool_calls[i]), 300);
   }
   text += "\n\nOutcome: " + OrNone(record.outcome);
-  if (record.speedup) {
-    char speedup[64];
-    std::snprintf(speedup, sizeof(speedup), "%.2fx the reference's speed", *record.speedup);
-    text += "\nSpeedup: " + std::string(speedup);
+  if (children) {
+    text += DescribeChildren(record.children, options);
   } else {
-    text += "\nSpeedup: not measured";
+    text += "\nSpeedup: " + SpeedupText(record.speedup);
+    text +=
+        "\n\nFeedback:\n" + OrNone(Excerpt(record.feedback_excerpt, options.max_feedback_chars));
   }
-  text += "\n\nFeedback:\n" + OrNone(Excerpt(record.feedback_excerpt, options.max_feedback_chars));
   if (!known.empty()) {
     text += "\n\nAlready in the search memory (do not repeat these):\n" + known;
   }
@@ -530,14 +562,27 @@ MemoryExtractor::~MemoryExtractor() {
 }
 
 Json ToJson(const IterationRecord& r) {
-  return Json{{"iteration", r.iteration},
-              {"mode", r.mode},
-              {"strategy", r.strategy},
-              {"approach", r.approach},
-              {"outcome", r.outcome},
-              {"speedup", NumberOrNull(r.speedup)},
-              {"feedback_excerpt", r.feedback_excerpt},
-              {"tool_calls", r.tool_calls}};
+  Json j{{"iteration", r.iteration},
+         {"mode", r.mode},
+         {"strategy", r.strategy},
+         {"approach", r.approach},
+         {"outcome", r.outcome},
+         {"speedup", NumberOrNull(r.speedup)},
+         {"feedback_excerpt", r.feedback_excerpt},
+         {"tool_calls", r.tool_calls}};
+  if (!r.children.empty()) {
+    Json children = Json::array();
+    for (const ChildRecord& c : r.children) {
+      children.push_back(Json{{"name", c.name},
+                              {"strategy", c.strategy},
+                              {"code", c.code},
+                              {"verdict", c.verdict},
+                              {"speedup", NumberOrNull(c.speedup)},
+                              {"feedback", c.feedback}});
+    }
+    j["children"] = std::move(children);
+  }
+  return j;
 }
 
 IterationRecord IterationRecordFromJson(const Json& j) {
@@ -550,6 +595,12 @@ IterationRecord IterationRecordFromJson(const Json& j) {
   r.speedup = JsonNumber(j, "speedup");
   r.feedback_excerpt = JsonGet<std::string>(j, "feedback_excerpt", "");
   r.tool_calls = JsonGet<std::vector<std::string>>(j, "tool_calls", {});
+  for (const Json& c : JsonGet<Json>(j, "children", Json::array())) {
+    r.children.push_back(
+        {JsonGet<std::string>(c, "name", ""), JsonGet<std::string>(c, "strategy", ""),
+         JsonGet<std::string>(c, "code", ""), JsonGet<std::string>(c, "verdict", ""),
+         JsonNumber(c, "speedup"), JsonGet<std::string>(c, "feedback", "")});
+  }
   return r;
 }
 

@@ -150,6 +150,17 @@ class SearchMemory {
   std::set<std::pair<MemorySection, std::string>> keys_;  // what makes entries the same
 };
 
+// One candidate of a finished iteration, failed or not (paper §3.4: the memory learns from dead
+// ends as well as from what worked).
+struct ChildRecord {
+  std::string name;      // the node, "n3"
+  std::string strategy;  // its optimisation idea, in a sentence
+  std::string code;      // its source (the extractor caps it)
+  std::string verdict;   // "compile_error", "incorrect", "correct 1.42x accepted", an LLM error
+  std::optional<double> speedup;  // over the reference, when measured
+  std::string feedback;           // a failed child's errors; a profiled child's profiling summary
+};
+
 // What the orchestrator knows about one finished iteration, for the extractor.
 struct IterationRecord {
   int iteration = 0;
@@ -160,6 +171,11 @@ struct IterationRecord {
   std::string outcome;                  // "compile_error: ...", "incorrect: ...", "correct", ...
   std::optional<double> speedup;        // over the reference, when measured
   std::string feedback_excerpt;         // compiler, correctness or profiling feedback (capped)
+  // Every candidate of the iteration. When set, the extractor is shown these (each capped to its
+  // share of max_approach_chars and max_feedback_chars) instead of strategy, approach, speedup and
+  // feedback_excerpt, which then describe the best child only (records stored before children
+  // existed have only those).
+  std::vector<ChildRecord> children;
 };
 
 // The record as the run store's journal keeps it (the orchestrator's record step), and back;

@@ -414,6 +414,41 @@ TEST(MemoryExtractorTest, ALongRecordIsCappedInThePrompt) {
   EXPECT_EQ(extractor.stats().extracted, 1);  // an empty object is a valid "nothing learnt"
 }
 
+TEST(MemoryExtractorTest, EveryChildOfTheIterationIsShownFailedOnesWithTheirErrors) {
+  // Paper §3.4: dead ends are remembered too. A failed child's code and error reach the model
+  // beside the best child's profile, each within its share of the budget.
+  auto backend = std::make_shared<ScriptedBackend>();
+  backend->Push(JsonReply({{"errors_and_corrections", {"__hmul2 needs cuda_fp16.h."}}}));
+  SearchMemory memory;
+  MemoryExtractorOptions options;
+  options.max_approach_chars = 2000;
+  MemoryExtractor extractor(backend, memory, options);
+  IterationRecord record = Record(4);
+  record.children = {
+      {"n7", "half2 arithmetic", "__global__ void k() { __hmul2(a, b); }", "compile_error",
+       std::nullopt, "kernel.cu(14): error: identifier \"__hmul2\" is undefined"},
+      {"n8", "float4 loads", std::string(9000, 'x'), "correct 1.42x [1.40, 1.44] accepted", 1.42,
+       "dram throughput 91% of peak"}};
+  extractor.Submit(record);
+  extractor.Drain();
+  const std::string user = backend->Requests().at(0).messages.at(0).text;
+  EXPECT_TRUE(Contains(user, "## Candidate 1 of 2 (n7): compile_error")) << user;
+  EXPECT_TRUE(Contains(user, "__global__ void k() { __hmul2(a, b); }")) << user;
+  EXPECT_TRUE(Contains(user, "identifier \"__hmul2\" is undefined")) << user;
+  EXPECT_TRUE(Contains(user, "## Candidate 2 of 2 (n8): correct 1.42x")) << user;
+  EXPECT_TRUE(Contains(user, "Speedup: 1.42x")) << user;
+  EXPECT_TRUE(Contains(user, "dram throughput 91% of peak")) << user;
+  EXPECT_TRUE(Contains(user, "[... 8000 more bytes not shown]")) << "each child gets its share";
+  EXPECT_TRUE(Contains(backend->Requests().at(0).system, "from the failed candidates as much"));
+  EXPECT_TRUE(Contains(memory.Render(2000), "__hmul2 needs cuda_fp16.h."));
+  // The record survives the journal (a resumed run resubmits it) with its children.
+  const IterationRecord back = IterationRecordFromJson(ToJson(record));
+  ASSERT_EQ(back.children.size(), 2u);
+  EXPECT_EQ(back.children[0].verdict, "compile_error");
+  EXPECT_EQ(back.children[1].speedup, 1.42);
+  EXPECT_EQ(back.children[1].code, record.children[1].code);
+}
+
 TEST(MemoryExtractorTest, SubmitReturnsWhileTheModelIsStillThinking) {
   auto backend = std::make_shared<ScriptedBackend>();
   Gate entered, release;

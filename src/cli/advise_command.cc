@@ -227,7 +227,8 @@ int Advise(AdviseArgs& args) {
   render.max_chars = args.max_chars;
   advice.guidance = tools::RenderGuidance(advice.analysis, render);
   // The energy proxy (paper Eq. 4) of the profiled run, from its ncu counters; never a default.
-  advice.energy = profile::ComputeEnergyProxy(advice.profiled.metrics);
+  advice.energy = profile::ComputeEnergyProxy(
+      advice.profiled.metrics, profile::EnergyProxyOptionsNamed(args.tools.energy_proxy));
   if (args.json) {
     PrintJson(advice);
   } else {

@@ -224,31 +224,52 @@ TEST(AdviseTest, ShowsTheEnergyProxyOfTheProfiledRun) {
   CliRun r = Kernelpro({"advise", "--from", dir, "--name", "swish", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json j = Json::parse(r.out);
-  EXPECT_DOUBLE_EQ(j["energy_proxy"]["total_pj"].get<double>(), 2880021615.0);
+  // The float4 kernel's 16 sectors per request are what its 16-byte loads touch coalesced.
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["total_pj"].get<double>(), 2880021615.0 - 629145600.0);
   EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["dram"].get<double>(), 2219888640.0);
-  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["uncoalesced"].get<double>(), 629145600.0);
+  EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["uncoalesced"].get<double>(), 0);
+  EXPECT_EQ(j["energy_proxy"]["coalesced_baseline"], "widest SASS load: 16");
   EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["spills"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(j["energy_proxy"]["terms"]["instructions"].get<double>(), 30987375.0);
   EXPECT_TRUE(j["energy_proxy_missing"].empty());
 
   CliRun text = Kernelpro({"advise", "--from", dir, "--name", "swish"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("\nEnergy proxy (paper Eq. 4, from ncu counters, 1 kernel): 2.88e+09 pJ"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find("\nEnergy proxy (paper Eq. 4, from ncu counters, 1 kernel): 2.251e+09 pJ"),
+      std::string::npos)
       << text.out;
+  // Eq. 4 as printed, for reproducing the paper: 629 µJ of "uncoalesced" float4 loads.
+  CliRun paper =
+      Kernelpro({"advise", "--from", dir, "--name", "swish", "--json", "--energy-proxy", "paper"});
+  ASSERT_EQ(paper.exit_code, 0) << paper.err;
+  Json p = Json::parse(paper.out);
+  EXPECT_DOUBLE_EQ(p["energy_proxy"]["total_pj"].get<double>(), 2880021615.0);
+  EXPECT_DOUBLE_EQ(p["energy_proxy"]["terms"]["uncoalesced"].get<double>(), 629145600.0);
+  EXPECT_EQ(p["energy_proxy"]["coalesced_baseline"], "Eq. 4's 4 sectors");
   EXPECT_NE(text.out.find("  instructions  3.099e+07 pJ (30.99 µJ) = 3 pJ x 1.033e+07 warp "
                           "instructions [smsp__inst_executed.sum]\n"),
             std::string::npos)
       << text.out;
 
-  // Recorded before the catalog asked for sectors per request: null, and the counter named.
+  // Recorded before the catalog asked for sectors per request: ncu gave the sector and request
+  // sums, and Eq. 4's r is exactly their ratio, so the proxy is there and a note says how.
   CliRun old = Kernelpro(
       {"advise", "--from", kRoot + "/tests/fixtures/h200", "--name", "k_strided_copy", "--json"});
   ASSERT_EQ(old.exit_code, 0) << old.err;
   Json o = Json::parse(old.out);
-  EXPECT_TRUE(o["energy_proxy"].is_null());
-  EXPECT_EQ(o["energy_proxy_missing"],
-            Json::array({"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio"}));
+  ASSERT_FALSE(o["energy_proxy"].is_null()) << old.out;
+  EXPECT_TRUE(o["energy_proxy_missing"].empty());
+  // A transpose: its loads are coalesced (4 sectors a request, 32-bit LDG in its SASS, matched to
+  // ncu's demangled name), its stores are not, and Eq. 4 charges loads only.
+  EXPECT_DOUBLE_EQ(o["energy_proxy"]["terms"]["uncoalesced"].get<double>(), 0);
+  EXPECT_EQ(o["energy_proxy"]["coalesced_baseline"], "widest SASS load: 4");
+  EXPECT_NE(o["notes"].dump().find(
+                "derived l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio = "
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / "
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            std::string::npos)
+      << o["notes"];
 }
 
 TEST(AdviseTest, ProfilingWithoutAGpuSaysWhyNothingCouldBeAnalysed) {

@@ -23,7 +23,6 @@ bool Contains(const std::string& text, const std::string& part) {
 
 class EnergyCommandTest : public ::testing::Test {
  protected:
-  void TearDown() override { std::filesystem::remove_all(cache_); }
   std::vector<std::string> Args() const {
     const std::string dir = kRoot + "/tests/problems/program_scaled_add";
     return {"energy",
@@ -53,9 +52,8 @@ class EnergyCommandTest : public ::testing::Test {
     extra["KERNELPRO_NVML_LIBRARY"] = KERNELPRO_FAKE_NVML;
     return extra;
   }
-  std::string cache_ =
-      (std::filesystem::temp_directory_path() / ("kp_energy_" + std::to_string(::getpid())))
-          .string();
+  // The cache every test of this build tree shares: the candidate is compiled once, not per test.
+  std::string cache_ = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";
 };
 
 TEST_F(EnergyCommandTest, MeasuresTheBaselineAndTheCandidateWithTheMethodLine) {

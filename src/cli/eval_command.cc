@@ -57,7 +57,7 @@ std::string Num(double v, const char* fmt = "%.3g") {
 void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options,
                 const std::optional<roofline::ReferenceAnalysis>& stage1, std::ostream& out) {
   const Json& ref = report.reference;
-  out << "problem     " << report.problem << "\n";
+  out << "problem     " << DisplayPath(report.problem) << "\n";
   // A program (docs/programs.md): which file is timed and which gives the expected outputs.
   const auto source = agents::ReadProblemSource(report.problem);
   const bool program = source.ok() && source->program;
@@ -82,7 +82,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
     out << "note        " << note << "\n";
   }
   for (const eval::EvalResult& r : report.results) {
-    out << "\ncandidate   " << r.candidate << "\n";
+    out << "\ncandidate   " << DisplayPath(r.candidate) << "\n";
     bool built = options.build_only && r.status == eval::EvalStatus::kCorrect;
     out << "status      " << (built ? "built" : eval::EvalStatusName(r.status)) << "\n";
     if (!r.gpu.empty()) out << "gpu         " << r.gpu << " (CUDA_VISIBLE_DEVICES)\n";
@@ -114,6 +114,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
           << " (max abs error " << Num(max_abs) << ")";
       if (max_fp64 >= 0) out << "; vs fp64: relative error " << Num(max_fp64);
       out << "\n";
+      out << "criterion   " << r.criterion << ": " << eval::DescribeCorrectness(options) << "\n";
     }
     if (r.reference_time && r.candidate_time && r.speedup) {
       auto line = [&](const char* label, const eval::TimingSummary& t) {

@@ -22,9 +22,7 @@ bool Contains(const std::string& text, const std::string& part) {
 
 TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself) {
   const std::string dir = kRoot + "/tests/problems/program_scaled_add";
-  const std::string cache =
-      (std::filesystem::temp_directory_path() / ("kp_eval_program_" + std::to_string(::getpid())))
-          .string();
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";  // shared
   const std::vector<std::string> args = {"eval",
                                          "--device",
                                          "cpu",
@@ -45,6 +43,11 @@ TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself)
                        "program matched them before any candidate was compared\n"));
   EXPECT_TRUE(Contains(text.out, "status      correct"));
   EXPECT_TRUE(Contains(text.out, "\nbaseline    ")) << "the timing line names the baseline";
+  // The criterion the verdict was judged by, and the problem as the user would type it.
+  EXPECT_TRUE(Contains(text.out,
+                       "criterion   strict: allclose(atol 0.01, rtol 0.001) on every trial; an "
+                       "fp32 problem also within 16x fp32's own error of an fp64 reference\n"))
+      << text.out;
 
   std::vector<std::string> json_args = args;
   json_args.push_back("--json");
@@ -53,7 +56,31 @@ TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself)
   EXPECT_EQ(json.json["program"]["entry"], "scaled_add");
   EXPECT_EQ(json.json["program"]["reference"], dir + "/reference.py");
   EXPECT_EQ(json.json["program"]["baseline"], dir + "/problem.py");
-  std::filesystem::remove_all(cache);
+  EXPECT_EQ(json.json["criterion"], "strict") << json.json.dump(1);
+
+  // --correctness kernelbench: the paper's allclose; the fp64 precision reported, not failed.
+  std::vector<std::string> kernelbench = json_args;
+  kernelbench.insert(kernelbench.end(), {"--correctness", "kernelbench"});
+  CliRun kb = RunKernelpro(kernelbench, 10);
+  ASSERT_EQ(kb.exit_code, 0) << kb.err;
+  EXPECT_EQ(kb.json["criterion"], "kernelbench") << kb.json.dump(1);
+}
+
+TEST(EvalCommandTest, ANamedCriterionExcludesTheTolerancesItSets) {
+  for (const char* option : {"--atol", "--rtol", "--precision-check"}) {
+    CliRun r = RunKernelpro(
+        {"eval", "--device", "cpu", "--problem", kRoot + "/problems/swish/problem.py",
+         "--candidate", kRoot + "/problems/swish/candidates/cuda_swish.py", "--correctness",
+         "kernelbench", option, std::string(option) == "--precision-check" ? "fail" : "0.1"},
+        2);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_TRUE(Contains(r.err, std::string(option) + " excludes --correctness")) << r.err;
+  }
+  CliRun unknown = RunKernelpro({"eval", "--device", "cpu", "--problem",
+                                 kRoot + "/problems/swish/problem.py", "--correctness", "loose"},
+                                2);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(Contains(unknown.err, "--correctness")) << unknown.err;
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ TEST_F(NewProblemTest, TheCpuTemplateEvaluatesCorrectAsWritten) {
                               "--candidate",
                               candidate.string(),
                               "--cache-dir",
-                              (dir_ / "cache").string(),
+                              std::string(KERNELPRO_BINARY_DIR) + "/test-cache",
                               "--python",
                               "/usr/bin/python3",
                               "--json",

@@ -111,7 +111,10 @@ std::string DefaultRunDir(const std::string& name) {
 
 Result<Demo> FindDemo(const std::string& device) {
   const fs::path root = KERNELPRO_SOURCE_ROOT;
-  Demo demo{(root / "problems/swish/problem.py").string(),
+  // On the CPU the demo's problem is the same module at a sixteenth of the size (cpu_problem.py).
+  Demo demo{(root /
+             (device == "cpu" ? "problems/swish/demo/cpu_problem.py" : "problems/swish/problem.py"))
+                .string(),
             (root / "problems/swish/demo" / (device + ".jsonl")).string()};
   for (const std::string& path : {demo.problem, demo.cassette}) {
     std::error_code ec;

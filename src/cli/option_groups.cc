@@ -212,18 +212,34 @@ void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& py
       o.time_budget_s)
       ->check(PositiveUpTo(86400))
       ->capture_default_str();
-  AddOption(command, {"--atol", "Absolute tolerance", nullptr, kExecutor}, o.atol)
-      ->check(FiniteRange(0))
-      ->capture_default_str();
-  AddOption(command, {"--rtol", "Relative tolerance", nullptr, kExecutor}, o.rtol)
-      ->check(FiniteRange(0))
-      ->capture_default_str();
-  AddOption(command,
-            {"--precision-check", "fp32 problems vs an fp64 reference: fail, warn or off", nullptr,
-             kExecutor},
-            o.precision_policy)
-      ->check(CLI::IsMember({"fail", "warn", "off"}))
-      ->capture_default_str();
+  CLI::Option* atol =
+      AddOption(command, {"--atol", "Absolute tolerance", nullptr, kExecutor}, o.atol)
+          ->check(FiniteRange(0))
+          ->capture_default_str();
+  CLI::Option* rtol =
+      AddOption(command, {"--rtol", "Relative tolerance", nullptr, kExecutor}, o.rtol)
+          ->check(FiniteRange(0))
+          ->capture_default_str();
+  CLI::Option* precision =
+      AddOption(command,
+                {"--precision-check", "fp32 problems vs an fp64 reference: fail, warn or off",
+                 nullptr, kExecutor},
+                o.precision_policy)
+          ->check(CLI::IsMember({"fail", "warn", "off"}))
+          ->capture_default_str();
+  // A named criterion sets the three above (eval/eval_options.h: ApplyCorrectness), so it
+  // excludes them; every result and report names the criterion it was judged by.
+  command
+      .add_option_function<std::string>(
+          "--correctness", [&o](const std::string& name) { (void)eval::ApplyCorrectness(name, o); },
+          "Correctness criterion: strict (the default: allclose atol 1e-2 rtol 1e-3, and fp32 "
+          "problems also against an fp64 reference) or kernelbench (KernelBench's and the "
+          "paper's allclose only; the fp64 precision is reported, not failed)")
+      ->check(CLI::IsMember({"strict", "kernelbench"}))
+      ->group(kExecutor)
+      ->excludes(atol)
+      ->excludes(rtol)
+      ->excludes(precision);
   AddOption(command,
             {"--torch-ops",
              "Candidate calling the reference's own torch operators: forbid, warn or allow",
@@ -384,6 +400,14 @@ void AddToolOptions(CLI::App& command, tools::ToolConfig& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   AddOption(command, {"--no-energy", "Leave out the energy-only tools", nullptr, kTools},
             options.no_energy);
+  AddOption(command,
+            {"--energy-proxy",
+             "Eq. 4's coalesced request: access-width (8- and 16-byte loads are not charged as "
+             "uncoalesced) or paper (4 sectors, as printed)",
+             nullptr, kTools},
+            options.energy_proxy)
+      ->check(CLI::IsMember({"access-width", "paper"}))
+      ->capture_default_str();
 }
 
 tools::ToolConfig WithAbsolutePaths(tools::ToolConfig options) {

@@ -76,8 +76,9 @@ inline constexpr OptionSpec kSeedOption = {
     "servers; without --seed none is sent)"};
 inline constexpr OptionSpec kAnalysisOption = {
     "--analysis",
-    "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`): its roofline places each timed "
-    "kernel; in advise its class also filters the tools"};
+    "Stage-1 ReferenceAnalysis (`kernelpro analyze --json`, or a run's stage1.json): its "
+    "roofline places each timed kernel; in advise its class also filters the tools; prompt shows "
+    "it as a run's programmer reads it"};
 inline constexpr OptionSpec kFromOption = {
     "--from",
     "Directory of saved profiler outputs, NAME.ncu.csv, NAME.sass.txt, ... (`profile "
@@ -160,7 +161,7 @@ Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options);
 Status CheckCostLimitReachable(const llm::LlmConfig& config);
 
 // --tool-plugin PATH, --tool-rules PATH, --threshold TOOL.NAME=VALUE (each repeatable),
-// --no-energy.
+// --no-energy, --energy-proxy.
 
 void AddToolOptions(CLI::App& command, tools::ToolConfig& options);
 // The same tools with absolute plugin and rule-file paths, for a run that may resume elsewhere.

@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "cli/option_groups.h"
 #include "core/json_io.h"
+#include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 struct PromptArgs {
   std::string device = "cuda";
   std::string mode, problem, parent, feedback, gpu, cutlass_dir, memory, candidates, max_chars,
-      speedup;
+      speedup, analysis;
   bool json = false;
 };
 
@@ -85,6 +86,11 @@ int Run(const PromptArgs& args) {
     if (!memory.ok()) return Fail(memory.status().message());
     context.memory_block = std::move(*memory);
   }
+  if (!args.analysis.empty()) {
+    auto analysis = roofline::ReadReferenceAnalysisFile(args.analysis);
+    if (!analysis.ok()) return Fail("--analysis " + analysis.status().message());
+    if (context.device == "cuda") context.stage1 = roofline::RenderStageOneBrief(*analysis);
+  }
   Result<std::string> cutlass_root = CheckCutlassDir(args.cutlass_dir);
   if (!cutlass_root.ok()) return Fail(cutlass_root.status().message());
   context.cutlass_dir = *cutlass_root;
@@ -124,6 +130,14 @@ int Run(const PromptArgs& args) {
     // Detecting the GPU needs the worker and a device; a prompt is often read on a laptop.
     std::cerr << "kernelpro prompt: no --gpu given, and this command detects no GPU: the prompt "
                  "is written for sm_90 (H100, H200)\n";
+  }
+  if (args.analysis.empty() && context.device == "cuda") {
+    std::cerr << "kernelpro prompt: no --analysis: a run's prompts also show Stage 1's analysis "
+                 "of the problem (kernelpro analyze PROBLEM --json > a.json, then --analysis "
+                 "a.json)\n";
+  } else if (!args.analysis.empty() && context.device != "cuda") {
+    std::cerr << "kernelpro prompt: --analysis is not shown for --device cpu (no GPU roofline "
+                 "describes a CPU target), as in a run\n";
   }
   if (args.json) {
     Json j = {{"system", prompt->system},
@@ -170,6 +184,7 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
          "--memory", args->memory,
          "A run's search-memory store (.jsonl), or a text file with a rendered memory block")
       ->check(InputFile());
+  AddOption(*cmd, kAnalysisOption, args->analysis)->check(InputFile());
   AddOption(*cmd, kMaxCharsOption, args->max_chars);
   AddOption(*cmd, kJsonOption, args->json);
   return [args] { return Run(*args); };

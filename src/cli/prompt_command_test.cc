@@ -17,6 +17,7 @@ const std::string kRoot = KERNELPRO_SOURCE_DIR;
 const std::string kSwish = kRoot + "/problems/swish/problem.py";
 const std::string kSwishCuda = kRoot + "/problems/swish/candidates/cuda_swish.py";
 const std::string kGuidance = kRoot + "/tests/golden/guidance/swish.md";
+const std::string kSwishAnalysis = kRoot + "/tests/fixtures/h200-advise/swish.analysis.json";
 
 CliRun Prompt(std::vector<std::string> args) {
   args.insert(args.begin(), "prompt");
@@ -43,9 +44,11 @@ std::string FakeCutlass() {
 }
 
 TEST(PromptCommandTest, PrintsExactlyTheReviewedPrompt) {
-  CliRun r = Prompt({"--mode", "initial", "--problem", kSwish});
+  CliRun r = Prompt({"--mode", "initial", "--problem", kSwish, "--analysis", kSwishAnalysis});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, ReadFile(kRoot + "/tests/golden/prompts/initial_pytorch_sm90.txt"));
+  EXPECT_TRUE(Has(r.out, "## What bounds this problem (Stage 1)\n")) << r.out;
+  EXPECT_FALSE(Has(r.err, "no --analysis")) << r.err;
   EXPECT_EQ(r.out.rfind("=== system ===\n", 0), 0u);
   EXPECT_TRUE(Has(r.out, "\n=== user ===\n"));
   // No GPU was named and none is detected: the user is told which one the prompt is for.
@@ -57,6 +60,36 @@ TEST(PromptCommandTest, PrintsExactlyTheReviewedPrompt) {
   ASSERT_EQ(named.exit_code, 0) << named.err;
   EXPECT_FALSE(Has(named.err, "no --gpu given")) << named.err;
   EXPECT_TRUE(Has(named.out, "# Target GPU: H100"));
+  // Without Stage 1's analysis the prompt has no Stage-1 part, and the user is told a run's has.
+  EXPECT_FALSE(Has(named.out, "(Stage 1)")) << named.out;
+  EXPECT_TRUE(Has(named.err, "no --analysis: a run's prompts also show Stage 1's analysis"))
+      << named.err;
+}
+
+TEST(PromptCommandTest, StageOneIsInEveryModesPromptButNotForACpuTarget) {
+  const std::string cuda_program = kRoot + "/problems/cuda/row_softmax/problem.cu";
+  const std::string cuda_analysis =
+      kRoot + "/tests/fixtures/h200-programs/cuda-row_softmax.analysis.json";
+  CliRun initial = Prompt({"--mode", "initial", "--problem", cuda_program, "--gpu", "H200",
+                           "--analysis", cuda_analysis});
+  ASSERT_EQ(initial.exit_code, 0) << initial.err;
+  EXPECT_EQ(initial.out,
+            ReadFile(kRoot + "/tests/golden/prompts/initial_cuda_row_softmax_sm90.txt"));
+  CliRun debug = Prompt({"--mode", "debug", "--problem", kSwish, "--parent", kSwishCuda,
+                         "--feedback-file", kRoot + "/tests/fixtures/prompts/torch_build_error.txt",
+                         "--gpu", "H200", "--analysis", kSwishAnalysis});
+  ASSERT_EQ(debug.exit_code, 0) << debug.err;
+  EXPECT_TRUE(Has(debug.out, "## What bounds this problem (Stage 1)\n")) << debug.out;
+  EXPECT_TRUE(Has(debug.out, "- Class: memory-bound, confidence high.")) << debug.out;
+  CliRun optimize = Prompt({"--mode", "optimize", "--problem", kSwish, "--parent", kSwishCuda,
+                            "--gpu", "H200", "--analysis", kSwishAnalysis});
+  ASSERT_EQ(optimize.exit_code, 0) << optimize.err;
+  EXPECT_TRUE(Has(optimize.out, "- Class: memory-bound, confidence high.")) << optimize.out;
+  CliRun cpu = Prompt(
+      {"--mode", "initial", "--problem", kSwish, "--device", "cpu", "--analysis", kSwishAnalysis});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  EXPECT_FALSE(Has(cpu.out, "(Stage 1)")) << cpu.out;
+  EXPECT_TRUE(Has(cpu.err, "--analysis is not shown for --device cpu")) << cpu.err;
 }
 
 TEST(PromptCommandTest, DebugPromptMatchesItsGolden) {
@@ -180,6 +213,7 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
       {{"--mode", "initial", "--problem", kSwish, "--max-chars", "-5"}, "--max-chars '-5'"},
       {{"--mode", "initial", "--problem", kSwish, "--cutlass-dir", kRoot},
        "no include/cutlass/cutlass.h below it"},
+      {{"--mode", "initial", "--problem", kSwish, "--analysis", kSwish}, "--analysis "},
       {{"--mode", "initial", "--problem", kSwish, "--memory", kRoot + "/no/memory.md"},
        "--memory: " + kRoot + "/no/memory.md: no such file"},
   };

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli/commands.h"
@@ -31,10 +32,12 @@
 #include "report/suite_report.h"
 #include "report/suite_stats.h"
 #include "suite/problem_set.h"
+#include "suite/protocol.h"
 #include "suite/results.h"
 #include "suite/runner.h"
 #include "suite/slurm.h"
 #include "suite/suite_dir.h"
+#include "suite/task_list.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -52,11 +55,20 @@ using suite_shards::MachineArgs;
 using suite_shards::Resume;
 using suite_shards::RunHere;
 
-// Which problems, and the suite directory: --problems, --dir, --filter, --levels.
+// Which problems, and the suite directory: --problems, --dir, --filter, --levels, --tasks.
 struct Selection {
-  std::string problems, dir, filter;
+  std::string problems, dir, filter, tasks;
   std::vector<int> levels;
 };
+
+// The problems the selection names: discovered, filtered, and restricted to a task list.
+Result<std::vector<suite::SuiteProblem>> SelectedProblems(const Selection& s) {
+  auto problems = suite::DiscoverProblems(s.problems, {s.filter, s.levels});
+  if (!problems.ok() || s.tasks.empty()) return problems;
+  auto list = suite::ReadTaskList(s.tasks);
+  if (!list.ok()) return list.status();
+  return suite::SelectTasks(*problems, *list, s.tasks);
+}
 
 void AddSelectionOptions(CLI::App& cmd, Selection& s) {
   cmd.add_option("--problems", s.problems,
@@ -67,6 +79,9 @@ void AddSelectionOptions(CLI::App& cmd, Selection& s) {
   cmd.add_option("--filter", s.filter,
                  "Only problems whose key (level1/19_ReLU) matches this regular expression");
   cmd.add_option("--levels", s.levels, "Only these levels (1,2,3)")->delimiter(',');
+  cmd.add_option("--tasks", s.tasks,
+                 "Only the KernelBench tasks of a list: paper-42 (the paper's ablation subset, "
+                 "suites/tasks/paper-42.txt) or a file of lines 'level1: 1 6 7'");
 }
 
 // The manifest's options that name files: absolute, so a shard started elsewhere finds them.
@@ -95,8 +110,7 @@ int RunEvalSuite(EvalSuiteArgs& a) {
   if (!fs::is_directory(a.candidates)) {
     return Fail("--candidates " + a.candidates + ": not a folder");
   }
-  auto problems =
-      suite::DiscoverProblems(a.selection.problems, {a.selection.filter, a.selection.levels});
+  auto problems = SelectedProblems(a.selection);
   if (!problems.ok()) return Fail(problems.status().message());
   suite::SuiteManifest m;
   m.mode = "eval";
@@ -152,13 +166,44 @@ struct OptimizeSuiteArgs {
   std::uint64_t seed = 0;
   bool seed_given = false;  // --seed on the command line
   bool compile_baseline = false;
+  std::string protocol;            // --protocol paper
   std::vector<std::string> extra;  // after "--": more optimize options, for every run
   MachineArgs machine;
 };
 
+// The ablation conditions the runs' options set (paper §5.3), as the suite records them:
+// feedback, search, memory and correctness, each with optimize's default when not given.
+Json Conditions(const std::vector<std::string>& args) {
+  Json c = {{"feedback", "tools"},
+            {"search", "mcts"},
+            {"memory", "on"},
+            {"correctness", "strict"},
+            {"energy", "off"}};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    for (const char* name : {"feedback", "search", "correctness", "energy"}) {
+      if (a == std::string("--") + name && has_value) c[name] = args[i + 1];
+      if (a.rfind(std::string("--") + name + "=", 0) == 0) c[name] = a.substr(a.find('=') + 1);
+    }
+    if (a == "--no-memory") c["memory"] = "off";
+  }
+  return c;
+}
+
 int RunOptimizeSuite(OptimizeSuiteArgs& a) {
-  auto problems =
-      suite::DiscoverProblems(a.selection.problems, {a.selection.filter, a.selection.levels});
+  std::optional<suite::Protocol> protocol;
+  if (!a.protocol.empty()) {
+    protocol = suite::FindProtocol(a.protocol);
+    if (!protocol) return Fail("--protocol " + a.protocol + ": the protocol there is is paper");
+    if (a.budget.iterations > 0 && a.budget.iterations != protocol->iterations) {
+      return Fail("--protocol " + a.protocol + " runs " + std::to_string(protocol->iterations) +
+                  " iterations: leave out --iterations, or leave out --protocol");
+    }
+    a.seeds = protocol->runs();
+    a.budget.iterations = protocol->iterations;
+  }
+  auto problems = SelectedProblems(a.selection);
   if (!problems.ok()) return Fail(problems.status().message());
   if (a.llm.spec.empty() && a.llm.config_file.empty()) {
     return Fail(
@@ -189,6 +234,8 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
       suite::SuiteTask t;
       t.problem = i;
       t.seed = a.seed + static_cast<std::uint64_t>(k);
+      // The protocol's runs: temperature k mod T in round k / T.
+      if (protocol) t.temperature = protocol->temperatures[k % protocol->temperatures.size()];
       t.id = m.problems[i].key + (a.seeds > 1 ? "/seed-" + std::to_string(t.seed) : "");
       m.tasks.push_back(std::move(t));
     }
@@ -217,6 +264,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
     args.insert(args.end(), {"--time-limit", std::to_string(a.budget.time_limit)});
   }
   if (!a.search.empty()) args.insert(args.end(), {"--search", a.search});
+  if (protocol) args.insert(args.end(), {"--candidates", std::to_string(protocol->candidates)});
   args.insert(args.end(), a.extra.begin(), a.extra.end());
   // Seeds reach the model only when asked for (docs/seeds.md): with --seed, or with several
   // repeats, which must differ.
@@ -225,7 +273,10 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
                {"args", args},
                {"seeded", seeded},
                {"compile_baseline", a.compile_baseline},
+               {"conditions", Conditions(args)},
                {"executor", {{"device", a.device}}}};
+  if (protocol) m.options["protocol"] = suite::ToJson(*protocol);
+  if (!a.selection.tasks.empty()) m.options["tasks"] = a.selection.tasks;
   const suite::SuiteDir dir(a.selection.dir);
   auto stored = suite::CreateOrOpenSuite(dir, m);
   if (!stored.ok()) return Fail(stored.status().message());
@@ -396,14 +447,26 @@ int ReportCommand(DirArgs& a) {
   if (!manifest.ok()) return Fail(manifest.status().message());
   auto input = suite::ReadSuiteReport(dir, *manifest, a.baseline);
   if (!input.ok()) return Fail(input.status().message());
-  const std::optional<double> cap = a.cap > 0 ? std::optional<double>(a.cap) : std::nullopt;
+  std::optional<double> cap = a.cap > 0 ? std::optional<double>(a.cap) : std::nullopt;
+  // A protocol's cap (the paper's 25x) applies unless --cap says otherwise.
+  if (auto protocol =
+          suite::ProtocolFromJson(JsonGet<Json>(manifest->options, "protocol", nullptr));
+      !cap && protocol && protocol->cap > 0) {
+    cap = protocol->cap;
+  }
   if (!a.compare.empty()) {
     const suite::SuiteDir other_dir(a.compare);
     auto other = suite::OpenSuite(other_dir, /*check_problems=*/false);
     if (!other.ok()) return Fail("--compare: " + other.status().message());
     auto other_input = suite::ReadSuiteReport(other_dir, *other, a.baseline);
     if (!other_input.ok()) return Fail("--compare: " + other_input.status().message());
+    auto caveats = suite::ComparisonCaveats(*input, *other_input);
+    if (!caveats.ok()) return Fail("--compare: " + caveats.status().message());
+    for (const std::string& caveat : *caveats) {
+      std::cerr << "kernelpro suite report: caution: " << caveat << "\n";
+    }
     report::SuiteComparisonView view;
+    view.caveats = *caveats;
     view.other_title = other_input->title;
     view.other_dir = DisplayPath(other_dir.dir());
     view.other_stats = other_input->stats;
@@ -487,6 +550,13 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
                    "Runs per problem, seeds --seed, --seed+1, ...; a problem scores its best")
       ->check(WholeRange(1, 1000));
   CLI::Option* seed_option = AddOption(*optimize, kSeedOption, opt_args->seed);
+  optimize
+      ->add_option("--protocol", opt_args->protocol,
+                   "An evaluation protocol as one option: paper (15 runs per task = 5 "
+                   "temperatures x 3 rounds, best of runs, 30 iterations x 2 candidates, "
+                   "speedups capped at 25x in the report; docs/paper.md)")
+      ->check(CLI::IsMember({"paper"}))
+      ->excludes("--seeds");
   optimize->add_flag("--compile-baseline", opt_args->compile_baseline,
                      "Also time torch.compile(Model)");
   AddMachineOptions(*optimize, opt_args->machine, /*with_slurm=*/true);

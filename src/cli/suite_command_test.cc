@@ -21,8 +21,8 @@ using testing::RunKernelpro;
 using testing::RunKernelproWithHooks;
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
-// Builds and references are cached across the tests of one build tree.
-const std::string kCache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache/suite";
+// Builds and references are cached in the cache every test of this build tree shares.
+const std::string kCache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -163,7 +163,7 @@ TEST_F(SuiteCommandTest, AnOptimizeSuiteResumesAKilledRunWhereItStopped) {
   const fs::path task = suite / "tasks/level1/1_tiny_swish";
   const std::string cassette = kRoot + "/tests/fixtures/cassettes/optimize_cpu_tiny_swish.jsonl";
   // Builds are shared with the optimize tests, which run the same cassette.
-  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache/optimize";
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";
   const std::vector<std::string> args = {"suite",
                                          "optimize",
                                          "--problems",
@@ -229,8 +229,10 @@ TEST_F(SuiteCommandTest, AnOptimizeSuiteResumesAKilledRunWhereItStopped) {
 }
 
 // A suite's files written by hand: what `suite report` reads.
+// `criterion` "": results from before criteria were named.
 void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, double>>& speedups,
-                const fs::path& problems, double compile_speedup = 0) {
+                const fs::path& problems, double compile_speedup = 0,
+                const std::string& criterion = "strict") {
   Json problem_list = Json::array(), tasks = Json::array();
   for (std::size_t i = 0; i < speedups.size(); ++i) {
     const std::string name = std::to_string(i + 1) + "_" + speedups[i].first;
@@ -245,6 +247,7 @@ void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, do
                             {"task", i + 1}});
     tasks.push_back({{"id", "level1/" + name}, {"problem", i}, {"seed", 0}, {"candidates", {}}});
     Json result = {{"task", "level1/" + name}, {"mode", "eval"}, {"level", 1}};
+    if (!criterion.empty()) result["criterion"] = criterion;
     if (speedups[i].second > 0) {
       result["status"] = "correct";
       result["correct"] = true;
@@ -321,6 +324,103 @@ TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
   EXPECT_NE(text.out.find("one-sided Wilcoxon signed-rank, n = 8"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("NVIDIA H200, driver 580.95.05"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("not locked by kernelpro"), std::string::npos) << text.out;
+}
+
+TEST_F(SuiteCommandTest, TheProtocolPaperRecordsFifteenRunsPerTaskAtItsTemperatures) {
+  // A KernelBench-like folder with three tasks, a list naming two of them, and an sbatch that
+  // accepts the job array: the suite is made and submitted, nothing runs here.
+  MakeCpuSuite();
+  Write("only.txt", "# two of the three\nlevel1: 1 2\n");
+  Write("bin/sbatch", "#!/bin/sh\necho 4711\n");
+  fs::permissions(root_ / "bin/sbatch", fs::perms::owner_all);
+  const std::map<std::string, std::string> env = {
+      {"PATH", (root_ / "bin").string() + ":" + std::getenv("PATH")}};
+  const std::string cassette = kRoot + "/tests/fixtures/cassettes/optimize_cpu_tiny_swish.jsonl";
+  CliRun made = RunKernelpro(
+      {"suite", "optimize", "--problems", (root_ / "problems").string(), "--tasks",
+       (root_ / "only.txt").string(), "--llm", "replay:" + cassette, "--device", "cpu", "--dir",
+       (root_ / "s").string(), "--protocol", "paper", "--slurm=-t 10", "--", "--feedback", "raw"},
+      1, env);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto manifest = ReadJsonFile((root_ / "s/suite.json").string());
+  ASSERT_TRUE(manifest.ok()) << manifest.status().message();
+  const Json& tasks = (*manifest)["tasks"];
+  ASSERT_EQ(tasks.size(), 30u) << "15 runs for each of the 2 listed tasks";
+  const std::vector<double> expected = {0.2, 0.33, 0.45, 0.57, 0.7};
+  for (std::size_t k = 0; k < 15; ++k) {
+    EXPECT_DOUBLE_EQ(tasks[k]["temperature"].get<double>(), expected[k % 5]) << k;
+  }
+  const Json& options = (*manifest)["options"];
+  EXPECT_EQ(options["protocol"]["name"], "paper");
+  EXPECT_EQ(options["protocol"]["cap"], 25);
+  EXPECT_EQ(options["conditions"]["feedback"], "raw");
+  EXPECT_EQ(options["conditions"]["search"], "mcts");
+  EXPECT_EQ(options["conditions"]["memory"], "on");
+  EXPECT_EQ(options["conditions"]["correctness"], "strict");
+  const std::string args = options["args"].dump();
+  EXPECT_NE(args.find(R"("--iterations","30")"), std::string::npos) << args;
+  EXPECT_NE(args.find(R"("--candidates","2")"), std::string::npos) << args;
+  // The report states the protocol, the list and the conditions before any result exists.
+  CliRun report = RunKernelpro({"suite", "report", (root_ / "s").string()}, 1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("protocol: paper: 15 runs per task (temperatures 0.2, 0.33, 0.45, "
+                            "0.57, 0.7 x 3 rounds), best of runs; 30 iterations x 2 "
+                            "candidates; unsolved = 1.0x; speedups capped at 25x"),
+            std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("conditions: correctness strict, energy off, feedback raw, memory "
+                            "on, search mcts"),
+            std::string::npos)
+      << report.out;
+
+  // The protocol fixes the iterations; a list the problems do not hold is named.
+  CliRun fixed = RunKernelpro({"suite", "optimize", "--problems", (root_ / "problems").string(),
+                               "--llm", "replay:" + cassette, "--dir", (root_ / "t").string(),
+                               "--protocol", "paper", "--iterations", "5"},
+                              1, env);
+  EXPECT_EQ(fixed.exit_code, 2);
+  EXPECT_NE(fixed.err.find("--protocol paper runs 30 iterations"), std::string::npos) << fixed.err;
+  CliRun holes =
+      RunKernelpro({"suite", "optimize", "--problems", (root_ / "problems").string(), "--tasks",
+                    "paper-42", "--llm", "replay:" + cassette, "--dir", (root_ / "u").string()},
+                   1, env);
+  EXPECT_EQ(holes.exit_code, 2);
+  EXPECT_NE(holes.err.find("--tasks paper-42: the problems lack 41 of its 42 tasks (level1 task "
+                           "6, level1 task 7"),
+            std::string::npos)
+      << holes.err;
+}
+
+TEST_F(SuiteCommandTest, SuitesJudgedByDifferentCorrectnessCriteriaAreNotCompared) {
+  // The paper's criterion (allclose only) against kernelpro's strict one: a TF32 kernel counted
+  // correct in one is incorrect in the other, so the pairs would not measure the same thing.
+  WriteSuite(root_ / "strict", {{"p", 2.0}, {"q", 0}}, root_ / "problems", 0, "strict");
+  WriteSuite(root_ / "kb", {{"p", 2.0}, {"q", 1.8}}, root_ / "problems", 0, "kernelbench");
+  CliRun refused = RunKernelpro(
+      {"suite", "report", (root_ / "kb").string(), "--compare", (root_ / "strict").string()}, 2);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.err.find("--compare: the suites were judged by different correctness "
+                             "criteria (kb: kernelbench; strict: strict)"),
+            std::string::npos)
+      << refused.err;
+  // Each report names its criterion.
+  CliRun alone = RunKernelpro({"suite", "report", (root_ / "kb").string()}, 1);
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_NE(alone.out.find("correctness: kernelbench"), std::string::npos) << alone.out;
+  EXPECT_NE(ReadFile(root_ / "kb/report/report.md").find("correctness: kernelbench"),
+            std::string::npos);
+  // A suite from before criteria were named is compared, with a caution in the report.
+  WriteSuite(root_ / "old", {{"p", 1.0}, {"q", 1.0}}, root_ / "problems", 0, "");
+  CliRun cautioned = RunKernelpro(
+      {"suite", "report", (root_ / "strict").string(), "--compare", (root_ / "old").string()}, 1);
+  ASSERT_EQ(cautioned.exit_code, 0) << cautioned.err;
+  EXPECT_NE(cautioned.err.find("caution: old has results made before kernelpro named its "
+                               "correctness criterion"),
+            std::string::npos)
+      << cautioned.err;
+  EXPECT_NE(ReadFile(root_ / "strict/report/report.md")
+                .find("Caution: old has results made before kernelpro named its correctness"),
+            std::string::npos);
 }
 
 TEST_F(SuiteCommandTest, SpeedupsAgainstTorchCompileAreLabelledAndDividedByItsOwnSpeedup) {

@@ -3,8 +3,9 @@
 // one and of three kernels with the timer every evaluation uses and reads the same calls
 // independently (one profiler session over calls prepared as the timer prepares them, none of its
 // markers or attribution), with a plain loop's reading beside it for information; and times a
-// reference against itself in alternating blocks. This file runs the step and renders its result: one line per check with the
-// numbers and pass or fail. Runs only kernelpro's own code (no candidate), so unsandboxed.
+// reference against itself in alternating blocks. This file runs the step and renders its result:
+// one line per check with the numbers and pass or fail. Runs only kernelpro's own code (no
+// candidate), so unsandboxed.
 #pragma once
 
 #include <string>

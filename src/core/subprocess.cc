@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -19,6 +21,7 @@
 #include <set>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 extern char** environ;
@@ -130,6 +133,36 @@ std::mutex& LiveGroupsMutex() {
 std::set<pid_t>& LiveGroups() {
   static std::set<pid_t> groups;
   return groups;
+}
+
+std::atomic<bool>& StoppingFlag() {
+  static std::atomic<bool> stopping{false};
+  return stopping;
+}
+
+// The signal a child ended by, also as a wrapper's (bwrap, a shell) exit code 128 + n for the
+// signals that stop a whole job; 0 when it was not ended by one, or kernelpro itself ended it.
+int EndingSignal(const ProcessResult& result) {
+  if (result.timed_out || result.cancelled || result.output_limit_hit) return 0;
+  if (result.term_signal != 0) return result.term_signal;
+  if (!result.exited) return 0;
+  const int n = result.exit_code - 128;
+  return n == SIGTERM || n == SIGINT || n == SIGHUP || n == SIGKILL ? n : 0;
+}
+
+// See BeginStopping: never returns when the child was stopped together with kernelpro.
+void WaitIfStoppedTogether(const ProcessResult& result) {
+  const int signal_number = EndingSignal(result);
+  if (signal_number == 0) return;
+  const bool job_signal =
+      signal_number == SIGTERM || signal_number == SIGINT || signal_number == SIGHUP;
+  if (!job_signal && !StoppingFlag()) return;
+  const auto give_up = std::chrono::steady_clock::now() + kStopGrace;
+  while (!StoppingFlag() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!StoppingFlag()) return;  // the child's own ending: the caller records it
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // the handler ends the process
 }
 
 // Registers a child's group while it may run: from fork until it is reaped.
@@ -557,8 +590,11 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   } else if (status && WIFSIGNALED(*status)) {
     result.term_signal = WTERMSIG(*status);
   }
+  WaitIfStoppedTogether(result);
   return result;
 }
+
+void BeginStopping() { StoppingFlag() = true; }
 
 int KillAllChildren() {
   std::lock_guard<std::mutex> lock(LiveGroupsMutex());

@@ -86,6 +86,17 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options);
 // calls do that.
 int KillAllChildren();
 
+// Marks kernelpro as stopping; the termination handler (core/termination.h) calls it before
+// KillAllChildren. A child that ends by a signal while kernelpro is stopping, or by SIGTERM, SIGINT
+// or SIGHUP (also as a wrapper's exit code 128 + n) shortly before it starts to, was most likely
+// stopped together with kernelpro: Slurm's scancel and a terminal's Ctrl-C signal every process of
+// the job at once. What such a child was doing says nothing about the child's work, so RunProcess
+// never returns it: it waits (kStopGrace at most for the signal to reach kernelpro) and, once
+// kernelpro is stopping, leaves the thread blocked until the handler ends the process. No caller
+// can then record a stopped worker as a candidate's crash or a task's failure.
+void BeginStopping();
+inline constexpr std::chrono::milliseconds kStopGrace{2000};
+
 // Name of a signal for messages: "SIGSEGV (segmentation fault)".
 std::string SignalDescription(int signal_number);
 

@@ -325,6 +325,45 @@ TEST(RunProcessTest, KillAllChildrenStopsEveryRunningChildFromAnotherThread) {
   EXPECT_LT(slow.wall_time, seconds(10));
 }
 
+TEST(RunProcessTest, AChildThatEndsItselfBySigtermIsReturnedWhenKernelproIsNotStopping) {
+  // A candidate's own SIGTERM (or one from outside that never reaches kernelpro) is its ending,
+  // reported after the grace in which kernelpro would have been told to stop as well.
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult r = RunOrFail(Shell("kill -TERM $$"));
+  EXPECT_EQ(r.term_signal, SIGTERM) << r.Describe();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, kStopGrace);
+}
+
+TEST(RunProcessTest, AChildStoppedTogetherWithKernelproIsNeverReturnedToBeRecorded) {
+  // scancel signals the worker and kernelpro at once; whichever sees it first, the worker's death
+  // must not come back as a result (the suite would record a cancelled task as failed).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::thread([] {
+          std::this_thread::sleep_for(milliseconds(300));  // kernelpro gets the signal later
+          BeginStopping();
+          std::this_thread::sleep_for(seconds(3));
+          _exit(7);  // what the termination handler does: the process ends, nothing recorded
+        }).detach();
+        (void)RunProcess(Shell("kill -TERM $$"));
+        _exit(1);  // returned: the stopped worker's ending would be recorded
+      },
+      testing::ExitedWithCode(7), "");
+  // The same when the worker ends by a wrapper's exit code (bwrap reports 128 + the signal).
+  EXPECT_EXIT(
+      {
+        BeginStopping();
+        std::thread([] {
+          std::this_thread::sleep_for(seconds(1));
+          _exit(7);
+        }).detach();
+        (void)RunProcess(Shell("exit 137"));
+        _exit(1);
+      },
+      testing::ExitedWithCode(7), "");
+}
+
 TEST(RunProcessTest, AChildDiesWhenTheThreadThatStartedItDies) {
   // PR_SET_PDEATHSIG: what makes workers die with a kernelpro killed by SIGKILL. Here the
   // "parent" is an intermediate process that starts a child through RunProcess and is then

@@ -34,6 +34,7 @@ sigset_t TerminationSignals() {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
   }
+  BeginStopping();  // before the kills: no thread records a child this stop ends
   const int killed = KillAllChildren();
   std::string message = "\nkernelpro: stopped by " + SignalDescription(signal_number);
   if (killed > 0) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/text.h"
+#include "cutlass/epilogue_constraints.h"
 
 namespace kernelpro::cutlass {
 namespace {
@@ -35,6 +36,8 @@ constexpr MinedSource kMinedSources[] = {
     {"cutlass/arch/barrier.h", "", "barrier"},
     {"cutlass/gemm/collective/", "sm90_", "collective"},
     {"cutlass/gemm/collective/builders/", "sm90_", "collective"},
+    {"cutlass/epilogue/collective/", "sm90_", "epilogue"},
+    {"cutlass/epilogue/collective/builders/", "sm90_", "epilogue"},
 };
 
 // The text of a source file with comments blanked (kept as spaces, newlines kept, so offsets and
@@ -466,7 +469,7 @@ void CheckTileDivisibility(const std::vector<Line>& lines, std::vector<Constrain
 }  // namespace
 
 std::vector<Constraint> CuratedConstraints() {
-  return {
+  std::vector<Constraint> curated = {
       {"build.sm90a", "build",
        "Compile warpgroup-MMA (wgmma/GMMA) and setmaxnreg code for sm_90a "
        "(-gencode=arch=compute_90a,code=sm_90a), never plain sm_90, where those instructions do "
@@ -518,6 +521,8 @@ std::vector<Constraint> CuratedConstraints() {
        "bytes (all but the contiguous one).",
        "", ""},
   };
+  for (Constraint& c : EpilogueConstraints()) curated.push_back(std::move(c));
+  return curated;
 }
 
 Result<std::vector<Constraint>> MineConstraints(const std::string& include_dir) {
@@ -648,6 +653,9 @@ std::vector<ConstraintViolation> ValidateCandidate(const std::string& source,
   if (enabled.count("tma.mbarrier")) CheckTma(lines, &out);
   if (enabled.count("smem.swizzle_alignment")) CheckSmemAlignment(lines, &out);
   if (enabled.count("warp_specialization.roles")) CheckWarpgroupLaunch(lines, &out);
+  std::vector<std::string> texts;
+  for (const Line& line : lines) texts.push_back(line.text);
+  CheckEpilogue(texts, enabled, &out);
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.line < b.line; });
   return out;

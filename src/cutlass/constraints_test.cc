@@ -9,28 +9,14 @@
 #include <fstream>
 
 #include "core/text.h"
+#include "cutlass/cutlass_testing.h"
 
 namespace kernelpro::cutlass {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string TestIncludeDir() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("KERNELPRO_CUTLASS_DIR"); env != nullptr && *env != '\0') {
-    candidates.push_back(env);
-    candidates.push_back(fs::path(env) / "include");
-    candidates.push_back(fs::path(env) / "cutlass_library/source/include");
-  }
-  const fs::path tools = fs::path(KERNELPRO_SOURCE_DIR) / ".tools";
-  for (const char* sub : {"pypi", "cutlass", "cutlass-pypi"}) {
-    candidates.push_back(tools / sub / "cutlass_library/source/include");
-  }
-  for (const fs::path& dir : candidates) {
-    if (fs::exists(dir / "cute/tensor.hpp")) return dir.string();
-  }
-  return "";
-}
+using testing::TestIncludeDir;
 
 std::vector<std::string> Ids(const std::vector<ConstraintViolation>& violations) {
   std::vector<std::string> ids;
@@ -230,8 +216,9 @@ TEST(ConstraintsFileTest, JsonRoundTripsAndMarkdownStaysWithinItsBudget) {
   auto back = ConstraintsFromJson(ConstraintsToJson(constraints));
   ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ(back->size(), constraints.size());
-  EXPECT_EQ((*back)[11].source, "cute/x.hpp:0");
-  EXPECT_EQ((*back)[11].condition, "a == b");
+  const std::size_t first_mined = CuratedConstraints().size();
+  EXPECT_EQ((*back)[first_mined].source, "cute/x.hpp:0");
+  EXPECT_EQ((*back)[first_mined].condition, "a == b");
 
   const std::string md = RenderConstraintsMarkdown(constraints, 4096);
   EXPECT_LE(md.size(), 4096u);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/tool_paths.h"
+#include "cutlass/cutlass_testing.h"
 
 namespace kernelpro::cutlass {
 namespace {
@@ -15,22 +16,7 @@ namespace fs = std::filesystem;
 
 // The CUTLASS include folder the tests compile against: $KERNELPRO_CUTLASS_DIR (a checkout or the
 // include folder itself) or the copy scripts/setup installs under .tools/.
-std::string TestIncludeDir() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("KERNELPRO_CUTLASS_DIR"); env != nullptr && *env != '\0') {
-    candidates.push_back(env);
-    candidates.push_back(fs::path(env) / "include");
-    candidates.push_back(fs::path(env) / "cutlass_library/source/include");
-  }
-  const fs::path tools = fs::path(KERNELPRO_SOURCE_DIR) / ".tools";
-  for (const char* sub : {"pypi", "cutlass", "cutlass-pypi"}) {
-    candidates.push_back(tools / sub / "cutlass_library/source/include");
-  }
-  for (const fs::path& dir : candidates) {
-    if (fs::exists(dir / "cute/tensor.hpp")) return dir.string();
-  }
-  return "";
-}
+using testing::TestIncludeDir;
 
 class SmemProbeTest : public ::testing::Test {
  protected:

@@ -1,6 +1,54 @@
 #include "eval/eval_options.h"
 
+#include <cstdio>
+
 namespace kernelpro::eval {
+namespace {
+
+constexpr double kAllcloseAtol = 1e-2;
+constexpr double kAllcloseRtol = 1e-3;
+
+std::string Short(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
+std::string CorrectnessCriterion(const EvalOptions& o) {
+  if (o.atol == kAllcloseAtol && o.rtol == kAllcloseRtol) {
+    if (o.precision_policy == "fail") return "strict";
+    if (o.precision_policy == "warn") return "kernelbench";
+  }
+  return "custom (atol " + Short(o.atol) + ", rtol " + Short(o.rtol) + ", precision-check " +
+         o.precision_policy + ")";
+}
+
+std::string DescribeCorrectness(const EvalOptions& o) {
+  std::string text =
+      "allclose(atol " + Short(o.atol) + ", rtol " + Short(o.rtol) + ") on every trial";
+  if (o.precision_policy == "fail") {
+    text += "; an fp32 problem also within " + Short(o.precision_factor) +
+            "x fp32's own error of an fp64 reference";
+  } else if (o.precision_policy == "warn") {
+    text += "; precision against fp64 reported, not failed";
+  } else {
+    text += "; precision against fp64 not checked";
+  }
+  return text;
+}
+
+Status ApplyCorrectness(const std::string& name, EvalOptions& o) {
+  if (name != "strict" && name != "kernelbench") {
+    return Status::InvalidArgument("unknown correctness criterion '" + name +
+                                   "': give strict or kernelbench");
+  }
+  o.atol = kAllcloseAtol;
+  o.rtol = kAllcloseRtol;
+  o.precision_policy = name == "strict" ? "fail" : "warn";
+  return Status::Ok();
+}
 
 Json ToJson(const EvalOptions& o) {
   return Json{{"device", o.device},

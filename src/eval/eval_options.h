@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/status.h"
 
 namespace kernelpro::eval {
 
@@ -66,6 +67,22 @@ struct EvalOptions {
   std::string cutlass_include_dir;
   std::string cutlass_version;
 };
+
+// The correctness criterion the options judge by (--correctness), named in every result and report:
+//   "strict"       allclose(atol 1e-2, rtol 1e-3) on every trial, and an fp32 problem must also
+//                  match an fp64 reference within 16x fp32's own error (--precision-check fail):
+//                  kernelpro's default, which refuses TF32/BF16 shortcuts of fp32 problems
+//   "kernelbench"  KernelBench's and the paper's (§5): allclose(atol 1e-2, rtol 1e-3) on every
+//                  trial; the fp64 precision is measured and reported, never failed
+//   "custom (atol A, rtol R, precision-check P)" for any other tolerances or policy.
+// In every criterion the same trials run (the problem's inputs, their signed and scaled variants)
+// and the guards against cheating stay on; only what counts as close enough differs.
+std::string CorrectnessCriterion(const EvalOptions& options);
+// What a criterion means, in one line for reports ("allclose(atol 1e-2, rtol 1e-3); fp32 within
+// 16x of fp32's own error against fp64").
+std::string DescribeCorrectness(const EvalOptions& options);
+// Sets the fields `name` ("strict" or "kernelbench") stands for; InvalidArgument for other names.
+Status ApplyCorrectness(const std::string& name, EvalOptions& options);
 
 // The options as a run stores them for `kernelpro resume`, and back; missing keys keep their
 // defaults. unsafe_no_sandbox is never stored: running unconfined is chosen anew by each process.

@@ -176,6 +176,7 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   for (EvalResult& r : batch.results) {
     r.sandbox = worker_.sandbox().Describe();
     r.sandboxed = worker_.sandbox().active();
+    r.criterion = CorrectnessCriterion(options_);
   }
 
   // 1. Static checks first: they cost no build and no device.

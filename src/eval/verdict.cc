@@ -154,6 +154,7 @@ Json ToJson(const EvalResult& r) {
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"noisy_timing", NoisyTimingReason(r)},
       {"timing_method", r.timing_method},
+      {"criterion", r.criterion},
       {"device_records", r.device_records},
       {"process_spread", r.process_spread},
       {"speedup_in_process", number_or_null(r.speedup_in_process)},

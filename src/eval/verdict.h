@@ -72,6 +72,9 @@ struct EvalResult {
   // and whether both sides were timed from those records (false: CUDA events, or the CPU).
   std::string timing_method;
   bool device_records = false;
+  // The correctness criterion the verdict was judged by (eval_options.h: CorrectnessCriterion):
+  // "strict", "kernelbench" or "custom (...)".
+  std::string criterion;
   // The reference's median in the candidate's process over its median in the referee, minus one,
   // as a magnitude: the spread between processes, by which `speedup`'s interval is widened; and
   // the speedup measured within the candidate's process alone (a diagnostic, never the verdict).

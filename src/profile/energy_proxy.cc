@@ -1,8 +1,12 @@
 #include "profile/energy_proxy.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+
+#include "profile/derived_metrics.h"
 
 namespace kernelpro::profile {
 namespace {
@@ -24,7 +28,94 @@ std::string Energy(double pj) {
   return text;
 }
 
+// r0 of one kernel and where it came from.
+struct Baseline {
+  double sectors = kCoalescedSectorsPerRequest;
+  std::string source;
+};
+
+// A kernel's plain name from either spelling: "_Z15transpose_naivePKfPfi" (mangled, as SASS and
+// ncu's mangled names give it) or "transpose_naive(const float *, float *, int)" (ncu's default).
+// "" for what it cannot read (nested or templated mangled names).
+std::string PlainKernelName(const std::string& name) {
+  if (name.rfind("_Z", 0) == 0) {
+    std::size_t i = 2, length = 0;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) {
+      length = length * 10 + static_cast<std::size_t>(name[i++] - '0');
+    }
+    return length > 0 && i + length <= name.size() ? name.substr(i, length) : "";
+  }
+  std::string head = name.substr(0, name.find('('));
+  head = head.substr(0, head.find('<'));
+  if (const std::size_t space = head.rfind(' '); space != std::string::npos) {
+    head = head.substr(space + 1);
+  }
+  if (const std::size_t scope = head.rfind("::"); scope != std::string::npos) {
+    head = head.substr(scope + 2);
+  }
+  return head;
+}
+
+bool SameKernel(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::string plain = PlainKernelName(a);
+  return !plain.empty() && plain == PlainKernelName(b);
+}
+
+// The widest global load of the SASS kernel named `name`, in sectors per coalesced warp request
+// (LDG.128: 16); nullopt when the SASS has no such kernel or it loads nothing from global memory.
+std::optional<double> WidestLoadSectors(const SassView* sass, const std::string& name) {
+  if (sass == nullptr) return std::nullopt;
+  for (const SassKernel& k : sass->kernels) {
+    if (!SameKernel(k.name, name)) continue;
+    double widest = 0;
+    for (const auto& [category, count] : k.categories) {
+      if (count <= 0 || !category.starts_with("global_load_")) continue;
+      const std::string width = category.substr(std::string("global_load_").size());
+      // 32 threads x bits / 8 bytes / 32 bytes per sector; narrow loads keep Eq. 4's 4.
+      const double sectors =
+          width == "narrow" ? kCoalescedSectorsPerRequest : std::strtod(width.c_str(), nullptr) / 8;
+      widest = std::max(widest, sectors);
+    }
+    if (widest > 0) return widest;
+  }
+  return std::nullopt;
+}
+
+Baseline KernelBaseline(const NcuKernel& k, const EnergyProxyOptions& options,
+                        const SassView* sass) {
+  if (options.baseline == CoalescedBaseline::kPaper)
+    return {kCoalescedSectorsPerRequest, "Eq. 4's 4 sectors"};
+  auto asked = k.values.find(kGlobalLoadBytesAsked);
+  auto requests = k.values.find(kGlobalLoadRequests);
+  if (asked != k.values.end() && requests != k.values.end() && requests->second > 0 &&
+      asked->second > 0 && std::isfinite(asked->second)) {
+    const double r0 = std::max(1.0, asked->second / 32 / requests->second);
+    return {r0, "requested bytes (ncu): " + Number(r0)};
+  }
+  if (auto widest = WidestLoadSectors(sass, k.name)) {
+    return {*widest, "widest SASS load: " + Number(*widest)};
+  }
+  return {kCoalescedSectorsPerRequest, "4 (no access width known)"};
+}
+
 }  // namespace
+
+const char* CoalescedBaselineName(CoalescedBaseline baseline) {
+  return baseline == CoalescedBaseline::kPaper ? "paper" : "access-width";
+}
+
+std::optional<CoalescedBaseline> ParseCoalescedBaseline(const std::string& name) {
+  if (name == "paper") return CoalescedBaseline::kPaper;
+  if (name == "access-width") return CoalescedBaseline::kAccessWidth;
+  return std::nullopt;
+}
+
+EnergyProxyOptions EnergyProxyOptionsNamed(const std::string& name) {
+  EnergyProxyOptions options;
+  options.baseline = ParseCoalescedBaseline(name).value_or(CoalescedBaseline::kAccessWidth);
+  return options;
+}
 
 const std::vector<std::string>& EnergyProxyCounters() {
   static const std::vector<std::string> kCounters = {
@@ -33,7 +124,8 @@ const std::vector<std::string>& EnergyProxyCounters() {
   return kCounters;
 }
 
-EnergyProxyEstimate ComputeEnergyProxy(const NcuView& ncu) {
+EnergyProxyEstimate ComputeEnergyProxy(const NcuView& ncu, const EnergyProxyOptions& options,
+                                       const SassView* sass) {
   EnergyProxyEstimate estimate;
   if (ncu.kernels.empty()) {
     estimate.missing = EnergyProxyCounters();
@@ -58,9 +150,12 @@ EnergyProxyEstimate ComputeEnergyProxy(const NcuView& ncu) {
     const double sectors = value(kGlobalLoadSectors);
     in.global_load_sectors += sectors;
     // Per kernel: a coalesced kernel and a scattered one must not average each other out.
+    const Baseline baseline = KernelBaseline(k, options, sass);
     in.excess_load_sectors +=
-        sectors *
-        std::max(0.0, value(kGlobalLoadSectorsPerRequest) / kCoalescedSectorsPerRequest - 1);
+        sectors * std::max(0.0, value(kGlobalLoadSectorsPerRequest) / baseline.sectors - 1);
+    if (in.baseline.find(baseline.source) == std::string::npos) {
+      in.baseline += (in.baseline.empty() ? "" : "; ") + baseline.source;
+    }
     in.local_sectors += value(kLocalLoadSectors) + value(kLocalStoreSectors);
     in.instructions += value(kInstructionsExecuted);
     ++proxy.kernels;
@@ -75,30 +170,48 @@ EnergyProxyEstimate ComputeEnergyProxy(const NcuView& ncu) {
   return estimate;
 }
 
-EnergyProxyEstimate ComputeEnergyProxy(const Metrics& metrics) {
+EnergyProxyEstimate ComputeEnergyProxy(const Metrics& metrics, const EnergyProxyOptions& options) {
   if (!metrics.ncu) {
     EnergyProxyEstimate estimate;
     estimate.missing = EnergyProxyCounters();
     return estimate;
   }
-  return ComputeEnergyProxy(*metrics.ncu);
+  return ComputeEnergyProxy(*metrics.ncu, options, metrics.sass ? &*metrics.sass : nullptr);
 }
 
-EnergyProxyEstimate ComputeEnergyProxyFromJson(const Json& metrics) {
+EnergyProxyEstimate ComputeEnergyProxyFromJson(const Json& metrics,
+                                               const EnergyProxyOptions& options) {
+  // The SASS kernels' load categories, for r0 (the rest of the SASS view is not needed).
+  SassView sass;
+  const Json sass_json = JsonGet<Json>(metrics, "sass", Json());
+  if (sass_json.is_object()) {
+    for (const Json& k : JsonGet<Json>(sass_json, "kernels", Json::array())) {
+      SassKernel kernel;
+      kernel.name = JsonGet<std::string>(k, "name", "");
+      const Json categories = JsonGet<Json>(k, "categories", Json::object());
+      if (!categories.is_object()) continue;
+      for (const auto& [name, count] : categories.items()) {
+        if (count.is_number_integer()) kernel.categories[name] = count.get<std::int64_t>();
+      }
+      sass.kernels.push_back(std::move(kernel));
+    }
+  }
   NcuView ncu;
   const Json view = JsonGet<Json>(metrics, "ncu", Json());
   if (view.is_object()) {
     for (const Json& k : JsonGet<Json>(view, "kernels", Json::array())) {
       NcuKernel kernel;
+      kernel.name = JsonGet<std::string>(k, "name", "");
       const Json values = JsonGet<Json>(k, "values", Json::object());
       if (!values.is_object()) continue;
       for (const auto& [name, value] : values.items()) {
         if (value.is_number()) kernel.values[name] = value.get<double>();
       }
+      DeriveMissingMetrics(kernel);  // a profile recorded before the derivations
       ncu.kernels.push_back(std::move(kernel));
     }
   }
-  return ComputeEnergyProxy(ncu);
+  return ComputeEnergyProxy(ncu, options, &sass);
 }
 
 std::optional<double> EnergyReduction(double reference_pj, double candidate_pj) {
@@ -117,7 +230,8 @@ Json EnergyProxyJson(const EnergyProxyEstimate& estimate) {
                {{"dram", t.dram_pj},
                 {"uncoalesced", t.uncoalesced_pj},
                 {"spills", t.spills_pj},
-                {"instructions", t.instructions_pj}}}};
+                {"instructions", t.instructions_pj}}},
+              {"coalesced_baseline", estimate.proxy->inputs.baseline}};
 }
 
 std::string RenderEnergyProxy(const EnergyProxyEstimate& estimate) {
@@ -137,7 +251,7 @@ std::string RenderEnergyProxy(const EnergyProxyEstimate& estimate) {
   text += "  uncoalesced   " + Energy(p.terms.uncoalesced_pj) + " = 100 pJ x " +
           Number(in.excess_load_sectors) + " excess of " + Number(in.global_load_sectors) +
           " load sectors [" + kGlobalLoadSectors + " x max(0, " + kGlobalLoadSectorsPerRequest +
-          " / 4 - 1)]\n";
+          " / r0 - 1); r0, sectors of a coalesced request: " + in.baseline + "]\n";
   text += "  spills        " + Energy(p.terms.spills_pj) + " = 80 pJ x " +
           Number(in.local_sectors) + " sectors [" + kLocalLoadSectors + " + " + kLocalStoreSectors +
           "]\n";

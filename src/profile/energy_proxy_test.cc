@@ -37,10 +37,55 @@ TEST(EnergyProxyTest, SwishCandidateOnTheH200HasEachTermFromItsCounters) {
   EXPECT_TRUE(e.missing.empty());
   EXPECT_EQ(e.proxy->kernels, 1);
   EXPECT_DOUBLE_EQ(e.proxy->terms.dram_pj, 20.0 * (67119104 + 43875328));
-  EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 100.0 * 2097152 * (16.0 / 4 - 1));
+  // 16 sectors per request is what a coalesced warp of 16-byte loads touches (its SASS loads
+  // with LDG.E.128): nothing is charged as uncoalesced.
+  EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 0);
+  EXPECT_EQ(e.proxy->inputs.baseline, "widest SASS load: 16");
   EXPECT_DOUBLE_EQ(e.proxy->terms.spills_pj, 0);
   EXPECT_DOUBLE_EQ(e.proxy->terms.instructions_pj, 3.0 * 10329125);
-  EXPECT_DOUBLE_EQ(e.proxy->total_pj, 2880021615.0);
+  EXPECT_DOUBLE_EQ(e.proxy->total_pj, 2880021615.0 - 100.0 * 2097152 * 3);
+  EXPECT_NE(RenderEnergyProxy(e).find("r0, sectors of a coalesced request: widest SASS load: 16"),
+            std::string::npos)
+      << RenderEnergyProxy(e);
+  EXPECT_EQ(EnergyProxyJson(e)["coalesced_baseline"], "widest SASS load: 16");
+
+  // Eq. 4 as printed (--energy-proxy paper) charges the float4 loads as uncoalesced: 22 % of it.
+  EnergyProxyEstimate paper = ComputeEnergyProxy(Recorded("tests/fixtures/h200-advise", "swish"),
+                                                 EnergyProxyOptionsNamed("paper"));
+  ASSERT_TRUE(paper.proxy);
+  EXPECT_DOUBLE_EQ(paper.proxy->terms.uncoalesced_pj, 100.0 * 2097152 * (16.0 / 4 - 1));
+  EXPECT_DOUBLE_EQ(paper.proxy->total_pj, 2880021615.0);
+  EXPECT_EQ(paper.proxy->inputs.baseline, "Eq. 4's 4 sectors");
+}
+
+TEST(EnergyProxyTest, TheBytesTheLoadsAskedForGiveTheCoalescedBaselineExactly) {
+  // ncu's requested bytes: 8-byte loads of a full warp, 256 B per request = 8 sectors. At 12
+  // sectors per request, half a request's sectors beyond the 8 are the excess.
+  NcuKernel k = Kernel(0, 0, 1200, 12, 0, 0, 0);
+  k.values[kGlobalLoadRequests] = 100;
+  k.values[kGlobalLoadBytesAsked] = 100 * 256;
+  NcuView view;
+  view.kernels = {k};
+  EnergyProxyEstimate e = ComputeEnergyProxy(view);
+  ASSERT_TRUE(e.proxy);
+  EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 100.0 * 1200 * (12.0 / 8 - 1));
+  EXPECT_EQ(e.proxy->inputs.baseline, "requested bytes (ncu): 8");
+  // Without a width known anywhere: Eq. 4's 4, and it says so.
+  view.kernels = {Kernel(0, 0, 1200, 12, 0, 0, 0)};
+  e = ComputeEnergyProxy(view);
+  EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 100.0 * 1200 * (12.0 / 4 - 1));
+  EXPECT_EQ(e.proxy->inputs.baseline, "4 (no access width known)");
+}
+
+TEST(EnergyProxyTest, AProfileWithTheSumsButNotTheRatioStillHasAProxy) {
+  // An ncu run given raw --metrics: sectors and requests, not the derived sectors per request.
+  NcuKernel k = Kernel(1000, 0, 800, 0, 0, 0, 10);
+  k.values.erase(kGlobalLoadSectorsPerRequest);
+  k.values[kGlobalLoadRequests] = 100;  // 8 per request
+  Json metrics = {{"ncu", {{"kernels", Json::array({{{"name", "k"}, {"values", k.values}}})}}}};
+  EnergyProxyEstimate e = ComputeEnergyProxyFromJson(metrics, EnergyProxyOptionsNamed("paper"));
+  ASSERT_TRUE(e.proxy) << testing::PrintToString(e.missing);
+  EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 100.0 * 800 * (8.0 / 4 - 1));
 }
 
 TEST(EnergyProxyTest, AReferenceOfSeveralKernelsSumsThem) {
@@ -68,10 +113,17 @@ TEST(EnergyProxyTest, StageOneKeepsTheReferencesProxyWithItsAnalysis) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->energy_proxy_pj, a.energy_proxy_pj);
 
+  // Both forms are kept, so a run with --energy-proxy paper divides by the paper's.
+  ASSERT_TRUE(a.energy_proxy_paper_pj);
+  EXPECT_EQ(back->energy_proxy_paper_pj, a.energy_proxy_paper_pj);
+  EXPECT_EQ(*roofline::ReferenceEnergyProxy(a, EnergyProxyOptionsNamed("paper")),
+            *a.energy_proxy_paper_pj);
+
+  // Recorded before the catalog asked for the ratio: derived from the sector and request sums.
   roofline::ReferenceAnalysis old;
   roofline::ValidateWithProfile(old, Recorded("tests/fixtures/h200", "k_strided_copy"));
-  EXPECT_FALSE(old.energy_proxy_pj);
-  EXPECT_EQ(old.energy_proxy_missing, std::vector<std::string>{kGlobalLoadSectorsPerRequest});
+  EXPECT_TRUE(old.energy_proxy_pj);
+  EXPECT_TRUE(old.energy_proxy_missing.empty());
   EXPECT_FALSE(roofline::ToJson(roofline::ReferenceAnalysis{}).contains("energy_proxy_pj"))
       << "an analysis without a profile reads as it always did";
 }
@@ -100,8 +152,12 @@ TEST(EnergyProxyTest, SpillsCountLocalLoadsAndStores) {
 }
 
 TEST(EnergyProxyTest, AMissingCounterGivesNoProxyAndIsNamed) {
-  // Recorded before the catalog asked for sectors per request: no proxy, never a default.
-  EnergyProxyEstimate e = ComputeEnergyProxy(Recorded("tests/fixtures/h200", "k_strided_copy"));
+  // Sectors per request neither reported nor derivable (no request count): no proxy, never a
+  // default.
+  NcuView without;
+  without.kernels = {Kernel(1, 1, 1, 4, 0, 0, 1)};
+  without.kernels[0].values.erase(kGlobalLoadSectorsPerRequest);
+  EnergyProxyEstimate e = ComputeEnergyProxy(without);
   EXPECT_FALSE(e.proxy);
   EXPECT_EQ(e.missing, std::vector<std::string>{kGlobalLoadSectorsPerRequest});
   EXPECT_TRUE(EnergyProxyJson(e).is_null());
@@ -134,7 +190,9 @@ TEST(EnergyProxyTest, ReductionIsReferenceOverCandidate) {
 }
 
 TEST(EnergyProxyTest, JsonAndTextShowTheFourTerms) {
-  EnergyProxyEstimate e = ComputeEnergyProxy(Recorded("tests/fixtures/h200-advise", "swish"));
+  // Eq. 4 as printed (--energy-proxy paper), whose numbers the paper's readers can check.
+  EnergyProxyEstimate e = ComputeEnergyProxy(Recorded("tests/fixtures/h200-advise", "swish"),
+                                             EnergyProxyOptionsNamed("paper"));
   Json j = EnergyProxyJson(e);
   EXPECT_DOUBLE_EQ(j["total_pj"].get<double>(), 2880021615.0);
   EXPECT_DOUBLE_EQ(j["terms"]["dram"].get<double>(), 2219888640.0);
@@ -147,7 +205,8 @@ TEST(EnergyProxyTest, JsonAndTextShowTheFourTerms) {
             "[dram__bytes_read.sum + dram__bytes_write.sum]\n"
             "  uncoalesced   6.291e+08 pJ (629.1 µJ) = 100 pJ x 6.291e+06 excess of 2.097e+06 "
             "load sectors [l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum x max(0, "
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio / 4 - 1)]\n"
+            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio / r0 - 1); r0, "
+            "sectors of a coalesced request: Eq. 4's 4 sectors]\n"
             "  spills        0 pJ = 80 pJ x 0 sectors "
             "[l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
             " + l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum]\n"

@@ -45,6 +45,10 @@ std::vector<NcuMetric> MemoryMetrics() {
        "32-byte sectors requested by global loads (energy proxy input).", "sum"},
       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "memory",
        "Global load requests (one per warp-level load instruction).", "sum"},
+      {"smsp__sass_data_bytes_mem_global_op_ld.sum", "memory",
+       "Bytes the global loads asked for (active threads x access width); / 32 / requests is the "
+       "sectors a coalesced request touches (energy proxy input).",
+       "sum"},
       {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "memory",
        "Sectors per global load request: 4 is a coalesced 32-bit warp load, up to 32 when each "
        "thread touches its own sector.",

@@ -11,6 +11,7 @@
 
 #include "core/text.h"
 #include "profile/counter_check.h"
+#include "profile/derived_metrics.h"
 #include "profile/ncu_aggregate.h"
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_runner.h"
@@ -357,6 +358,7 @@ class NcuCsvReader {
                             "aggregate covers them all");
     }
     for (std::string& note : dropped_.Notes()) view_.notes.push_back(std::move(note));
+    DeriveMissingMetrics(view_);
   }
 
   NcuKernel MakeKernel(KernelIdentity identity,

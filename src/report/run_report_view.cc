@@ -102,6 +102,8 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in,
   std::string device = MeasuredDevice(in);
   if (!env.device_name.empty()) device += " (" + env.device_name + ")";
   if (!env.driver.empty()) device += ", driver " + env.driver;
+  // optimize never changes a GPU's clocks (ncu runs with --clock-control none).
+  if (o.device == "cuda") device += "; clocks as found, not locked by kernelpro";
   facts.push_back({"Device", device});
   if (!env.toolchain.empty()) facts.push_back({"Toolchain", env.toolchain});
   if (!in.llm.empty()) facts.push_back({"LLM", in.llm});
@@ -119,6 +121,8 @@ std::vector<HeaderFact> HeaderFacts(const RunReportInput& in,
                      (o.candidates == 1 ? " candidate" : " candidates") + " each, feedback " +
                      agents::ToString(o.feedback) + ", memory " + (o.memory ? "on" : "off") + ", " +
                      (o.seed_given ? "seed " + std::to_string(o.seed) : "no seed")});
+  facts.push_back({"Correctness", eval::CorrectnessCriterion(o.executor) + ": " +
+                                      eval::DescribeCorrectness(o.executor)});
   facts.push_back({"Stopped", in.summary.stop_message});
   facts.push_back(
       {"LLM exchanges", std::to_string(in.summary.exchanges) + ", cost " +
@@ -364,13 +368,23 @@ std::string BestKernelText(const RunReportInput& in, const std::optional<BestRes
 
 // ---- Energy
 
+std::optional<double> ReferenceProxy(const RunReportInput& in) {
+  if (!in.stage1) return std::nullopt;
+  return roofline::ReferenceEnergyProxy(
+      *in.stage1, profile::EnergyProxyOptionsNamed(in.config.tools.energy_proxy));
+}
+
 std::string EnergyIntro(const RunReportInput& in) {
+  const bool paper = in.config.tools.energy_proxy == "paper";
   std::string text =
       "Energy proxy (paper Eq. 4, pJ, from each kernel's ncu counters: 20 pJ/B of DRAM traffic, "
       "100 pJ per excess global-load sector, 80 pJ per local-memory sector, 3 pJ per warp "
-      "instruction). ";
-  if (in.stage1 && in.stage1->energy_proxy_pj) {
-    text += "Reference: " + Energy4(*in.stage1->energy_proxy_pj) +
+      "instruction; a request is charged as uncoalesced beyond " +
+      std::string(paper ? "4 sectors, as Eq. 4 is printed (--energy-proxy paper)"
+                        : "the sectors a coalesced request of its loads' width touches") +
+      "). ";
+  if (auto reference = ReferenceProxy(in)) {
+    text += "Reference: " + Energy4(*reference) +
             " pJ; reduction = reference / candidate (> 1 spends less).";
   } else {
     text +=
@@ -386,8 +400,7 @@ std::optional<EnergyProxySection> EnergyProxyOf(const RunReportInput& in) {
   if (in.energy.empty()) return std::nullopt;
   EnergyProxySection section;
   section.intro = EnergyIntro(in);
-  const std::optional<double> reference =
-      in.stage1 ? in.stage1->energy_proxy_pj : std::optional<double>();
+  const std::optional<double> reference = ReferenceProxy(in);
   for (const auto& [id, estimate] : in.energy) {
     if (!in.tree->Contains(id)) continue;
     EnergyProxyRow row;

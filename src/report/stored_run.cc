@@ -67,14 +67,14 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
 }
 
 std::map<int, profile::EnergyProxyEstimate> StoredEnergyProxies(
-    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes,
-    const search::Tree& tree) {
+    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes, const search::Tree& tree,
+    const profile::EnergyProxyOptions& options) {
   std::map<int, profile::EnergyProxyEstimate> energy;
   for (const auto& [id, info] : nodes) {
     if (!tree.Contains(id) || !tree.node(id).correct() || info.candidate_id == 0) continue;
     auto metrics = store.LatestMetrics(info.candidate_id);
     if (!metrics.ok() || !metrics->has_value()) continue;
-    energy[id] = profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
+    energy[id] = profile::ComputeEnergyProxyFromJson((*metrics)->metrics, options);
   }
   return energy;
 }
@@ -138,7 +138,8 @@ Result<std::unique_ptr<StoredRun>> ReadStoredRun(store::RunStore& store,
   }
   in.dram_bytes = StoredDramBytes(store, out->nodes, out->tree);
   if (in.config.energy != search::EnergyMode::kOff) {
-    in.energy = StoredEnergyProxies(store, out->nodes, out->tree);
+    in.energy = StoredEnergyProxies(store, out->nodes, out->tree,
+                                    profile::EnergyProxyOptionsNamed(in.config.tools.energy_proxy));
     if (auto measured = search::LatestMeasuredEnergy(store, run.id); measured.ok()) {
       summary.energy = std::move(*measured);
     } else {

@@ -46,7 +46,8 @@ std::map<int, double> StoredDramBytes(store::RunStore& store,
 // (profile/energy_proxy.h; a profile without a counter gives an estimate naming what is missing).
 // For the report of a run made with --energy measure|aware.
 std::map<int, profile::EnergyProxyEstimate> StoredEnergyProxies(
-    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes, const search::Tree& tree);
+    store::RunStore& store, const std::map<int, search::NodeInfo>& nodes, const search::Tree& tree,
+    const profile::EnergyProxyOptions& options = {});
 
 // By iteration: the programmer's tool calls of the one run `store` holds (RunReportInput's
 // tool_calls); empty when it made none or they cannot be read.

@@ -92,7 +92,9 @@ std::string ScoresSentence(const SuiteReportInput& in) {
   text += ". Problems are paired by key; each side's score is its speedup over " + in.baseline +
           " with a failure counted as 1.00x";
   if (view.comparison.cap) text += ", capped at " + SuiteSpeedup(*view.comparison.cap);
-  return text + ".";
+  text += ".";
+  for (const std::string& caveat : view.caveats) text += " Caution: " + caveat + ".";
+  return text;
 }
 
 std::string TallySentence(const SuiteReportInput& in) {

@@ -50,6 +50,9 @@ struct SuiteComparisonView {
   std::string other_dir;
   SuiteStats other_stats;
   Comparison comparison;  // this suite = a, the other = b
+  // What the comparison must say before its numbers (suite::ComparisonCaveats): a side whose
+  // correctness criterion is unrecorded, timing methods that differ.
+  std::vector<std::string> caveats;
 };
 
 struct SuiteReportInput {
@@ -63,6 +66,10 @@ struct SuiteReportInput {
   // "clocks as found: SM 1980 MHz, memory 3201 MHz (not locked)", "timing: CUDA events ...",
   // "trials: 100 timed calls per side in 10 interleaved rounds", "per problem: best of 3 seeds".
   std::vector<std::string> measurement;
+  // The correctness criteria (eval_options.h: CorrectnessCriterion; "unrecorded" for results
+  // made before they were named) and timing methods of its results, each once.
+  std::vector<std::string> criteria;
+  std::vector<std::string> timing_methods;
   std::optional<SuiteComparisonView> comparison;
 };
 

@@ -1,5 +1,6 @@
 #include "roofline/reference_analysis.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -316,6 +317,9 @@ void ValidateMeasured(ReferenceAnalysis& a, const profile::Metrics& metrics);
 void ValidateWithProfile(ReferenceAnalysis& a, const profile::Metrics& metrics) {
   const profile::EnergyProxyEstimate energy = profile::ComputeEnergyProxy(metrics);
   if (energy.proxy) a.energy_proxy_pj = energy.proxy->total_pj;
+  const profile::EnergyProxyEstimate paper =
+      profile::ComputeEnergyProxy(metrics, profile::EnergyProxyOptionsNamed("paper"));
+  if (paper.proxy) a.energy_proxy_paper_pj = paper.proxy->total_pj;
   a.energy_proxy_missing = energy.missing;
   if (!a.program) {
     ValidateMeasured(a, metrics);
@@ -401,6 +405,12 @@ void ValidateMeasured(ReferenceAnalysis& a, const profile::Metrics& metrics) {
 
 }  // namespace
 
+std::optional<double> ReferenceEnergyProxy(const ReferenceAnalysis& a,
+                                           const profile::EnergyProxyOptions& options) {
+  return options.baseline == profile::CoalescedBaseline::kPaper ? a.energy_proxy_paper_pj
+                                                                : a.energy_proxy_pj;
+}
+
 RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& a, double measured_time_s) {
   RooflinePosition p;
   p.measured_time_s = measured_time_s;
@@ -483,6 +493,75 @@ std::string RenderReferenceAnalysis(const ReferenceAnalysis& a) {
   }
   row("confidence", a.confidence + ": " + a.rationale);
   for (const std::string& note : a.notes) row("note", note);
+  return out.str();
+}
+
+namespace {
+
+// What a class asks of a design, in one sentence.
+const char* DesignAdvice(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::kMemory:
+      return "Memory traffic sets the time, not arithmetic: move each byte once (fuse, keep "
+             "intermediates in registers or shared memory), use wide coalesced accesses, and "
+             "spend FLOPs freely where they save bytes.";
+    case Bottleneck::kCompute:
+      return "Arithmetic sets the time: run the dominant operation on the fastest units for its "
+             "precision (tensor cores where it allows), keep them fed by tiling and pipelining; "
+             "memory traffic matters less.";
+    case Bottleneck::kLatency:
+      return "The work is too small to fill the GPU: launch overhead and dependent steps set the "
+             "time, so launch fewer kernels (fuse), avoid host synchronisation and keep enough "
+             "blocks for every SM.";
+    case Bottleneck::kMixed:
+      return "Neither roof dominates: cut bytes and FLOPs together; fusion pays twice.";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RenderStageOneBrief(const ReferenceAnalysis& a) {
+  std::ostringstream out;
+  const RooflineBound& r = a.roofline;
+  out << "- Class: " << Name(a.bottleneck) << "-bound, confidence " << a.confidence << ".\n";
+  auto parsed_precision = ParsePrecision(a.precision);
+  const std::string precision =
+      parsed_precision.ok() ? DescribePrecision(*parsed_precision) : a.precision;
+  const bool flops_known = !(a.program && a.program->flops_pending);
+  const bool bytes_known = !(a.program && !a.program->bytes_known);
+  if (flops_known && bytes_known) {
+    out << "- Arithmetic intensity "
+        << (std::isinf(r.arithmetic_intensity) ? std::string("inf")
+                                               : FormatFixed(r.arithmetic_intensity, 2))
+        << " FLOP/B against a ridge point of " << FormatFixed(r.ridge_point, 2) << " FLOP/B ("
+        << a.gpu_name << ", " << precision << ": " << Si(a.peak_flops, "FLOP/s") << " over "
+        << Si(a.dram_bytes_per_s, "B/s") << ").\n";
+    out << "- Work: " << Si(a.flops, "FLOP") << " and at least " << Si(a.min_bytes, "B")
+        << " moved; the bound is " << Time(r.attainable_time_s) << " (compute "
+        << Time(r.compute_time_s) << ", memory " << Time(r.memory_time_s) << ").\n";
+  } else {
+    out << "- Work: " << (flops_known ? Si(a.flops, "FLOP") : std::string("FLOPs not counted"))
+        << "; "
+        << (bytes_known ? "at least " + Si(a.min_bytes, "B") + " moved"
+                        : std::string("bytes not sized"))
+        << " (" << (a.program ? a.program->bytes_source : std::string()) << ").\n";
+  }
+  if (a.measured) {
+    out << "- Measured on the reference (ncu, " << a.measured->kernel_count << " kernel"
+        << (a.measured->kernel_count == 1 ? "" : "s") << "): " << Name(a.measured->bottleneck)
+        << "-bound";
+    if (a.measured->duration_s > 0 && flops_known && bytes_known) {
+      out << "; it " << PositionAgainstRoofline(a, a.measured->duration_s).summary;
+    }
+    out << ".\n";
+  }
+  if (!a.rationale.empty()) {
+    std::string why = a.rationale;
+    why[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(why[0])));
+    out << "- Why: " << why << (why.back() == '.' ? "" : ".") << "\n";
+  }
+  out << "- For the design: " << DesignAdvice(a.bottleneck) << "\n";
   return out.str();
 }
 

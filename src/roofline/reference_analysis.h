@@ -42,6 +42,7 @@
 
 #include "core/json_io.h"
 #include "core/status.h"
+#include "profile/energy_proxy.h"
 #include "profile/metrics.h"
 #include "roofline/bottleneck.h"
 #include "roofline/hardware.h"
@@ -150,6 +151,8 @@ struct ReferenceAnalysis {
   // kernels), the numerator of every candidate's energy_reduction; unset without that profile or
   // with a counter missing from it (then energy_proxy_missing names the counters).
   std::optional<double> energy_proxy_pj;
+  // The same with Eq. 4's printed baseline (--energy-proxy paper), for runs that reproduce it.
+  std::optional<double> energy_proxy_paper_pj;
   std::vector<std::string> energy_proxy_missing;
   std::string confidence = "theoretical";  // high | medium | low | theoretical
   std::string rationale;
@@ -180,6 +183,10 @@ struct RooflinePosition {
 };
 RooflinePosition PositionAgainstRoofline(const ReferenceAnalysis& analysis, double measured_time_s);
 
+// The reference's energy proxy under `options` (energy_proxy_pj or energy_proxy_paper_pj).
+std::optional<double> ReferenceEnergyProxy(const ReferenceAnalysis& analysis,
+                                           const profile::EnergyProxyOptions& options);
+
 Json ToJson(const ReferenceAnalysis& analysis);
 // The workload fields (operations, FLOPs, bytes) and the program fields (Triton or CUDA programs)
 // that the worker's analyze result and a saved ReferenceAnalysis share, under the same names.
@@ -192,5 +199,10 @@ Result<ReferenceAnalysis> ReadReferenceAnalysisFile(const std::string& path);
 
 // The human summary `kernelpro analyze` prints.
 std::string RenderReferenceAnalysis(const ReferenceAnalysis& analysis);
+
+// Stage 1 for the programmer (paper §3.2.1: the analysis guides the programmer as well as the
+// profiling agent): a Markdown list of the class, its confidence, the intensity against the ridge
+// point, the bound and what it means for the design, the prompt's "stage1" part.
+std::string RenderStageOneBrief(const ReferenceAnalysis& analysis);
 
 }  // namespace kernelpro::roofline

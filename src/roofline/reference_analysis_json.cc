@@ -129,6 +129,7 @@ Json ToJson(const ReferenceAnalysis& a) {
            {"ncu_mixed_margin_pct", a.options.ncu_mixed_margin_pct}}}};
   // Only when the reference was profiled: analyses without a profile read as they always did.
   if (a.energy_proxy_pj) j["energy_proxy_pj"] = *a.energy_proxy_pj;
+  if (a.energy_proxy_paper_pj) j["energy_proxy_paper_pj"] = *a.energy_proxy_paper_pj;
   if (!a.energy_proxy_missing.empty()) j["energy_proxy_missing"] = a.energy_proxy_missing;
   if (a.program) {
     const ProgramStageOne& p = *a.program;
@@ -194,6 +195,7 @@ Result<ReferenceAnalysis> ReferenceAnalysisFromJson(const Json& j) {
     a.measured = t;
   }
   a.energy_proxy_pj = JsonNumber(j, "energy_proxy_pj");
+  a.energy_proxy_paper_pj = JsonNumber(j, "energy_proxy_paper_pj");
   a.energy_proxy_missing = JsonGet<std::vector<std::string>>(j, "energy_proxy_missing", {});
   a.confidence = JsonGet<std::string>(j, "confidence", "theoretical");
   a.rationale = JsonGet<std::string>(j, "rationale", "");

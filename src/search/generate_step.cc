@@ -9,7 +9,8 @@ namespace kernelpro::search {
 Result<agents::PromptContext> IterationPromptContext(const RunConfig& config,
                                                      const Selection& selection, const Tree& tree,
                                                      const std::map<int, NodeInfo>& infos,
-                                                     store::RunStore& store) {
+                                                     store::RunStore& store,
+                                                     const roofline::ReferenceAnalysis* stage1) {
   auto problem = agents::ReadProblemSource(config.problem);
   if (!problem.ok()) return problem.status();
   agents::PromptContext context;
@@ -22,6 +23,9 @@ Result<agents::PromptContext> IterationPromptContext(const RunConfig& config,
   context.num_candidates = per_candidate ? 1 : config.candidates;
   context.cutlass_dir = config.cutlass_dir;
   context.energy_preferences = config.energy == EnergyMode::kAware;
+  if (stage1 != nullptr && config.device == "cuda") {
+    context.stage1 = roofline::RenderStageOneBrief(*stage1);
+  }
   const std::optional<int> parent = selection.parent();
   if (!parent) return context;
   auto found = infos.find(*parent);

@@ -16,6 +16,7 @@
 #include "agents/prompt_builder.h"
 #include "core/json_io.h"
 #include "core/status.h"
+#include "roofline/reference_analysis.h"
 #include "search/node_info.h"
 #include "search/run_config.h"
 #include "search/strategy.h"
@@ -26,10 +27,11 @@
 namespace kernelpro::search {
 
 // Reads the problem file and the parent's candidate from `store`; their errors are returned.
-Result<agents::PromptContext> IterationPromptContext(const RunConfig& config,
-                                                     const Selection& selection, const Tree& tree,
-                                                     const std::map<int, NodeInfo>& infos,
-                                                     store::RunStore& store);
+// `stage1` (may be null) becomes the prompt's Stage-1 part in every mode, on a CUDA target.
+Result<agents::PromptContext> IterationPromptContext(
+    const RunConfig& config, const Selection& selection, const Tree& tree,
+    const std::map<int, NodeInfo>& infos, store::RunStore& store,
+    const roofline::ReferenceAnalysis* stage1 = nullptr);
 
 // What the programmer's reply became before it is recorded, and what the payload says of it
 // (ReplySummary and the prompt's sections).

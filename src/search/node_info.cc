@@ -282,23 +282,38 @@ Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& t
 
 agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tree,
                                          const std::map<int, NodeInfo>& infos, int first_new,
-                                         agents::PromptMode mode, const std::string& outcome) {
+                                         agents::PromptMode mode,
+                                         const std::vector<std::string>& verdicts) {
   agents::IterationRecord r;
+  auto source = [&](const NodeInfo& info) {
+    if (info.candidate_id == 0) return std::string();
+    auto candidate = store.GetCandidate(info.candidate_id);
+    return candidate.ok() ? candidate->source : std::string();
+  };
   int best = first_new;
   for (int id = first_new; id < tree.size(); ++id) {
     if (BetterSolution(tree.node(id), tree.node(best))) best = id;
-    const std::string& strategy = infos.at(id).strategy;
-    if (!strategy.empty()) r.strategy += (r.strategy.empty() ? "" : "; ") + strategy;
+    const NodeInfo& info = infos.at(id);
+    const Node& node = tree.node(id);
+    if (!info.strategy.empty()) r.strategy += (r.strategy.empty() ? "" : "; ") + info.strategy;
+    const std::size_t k = static_cast<std::size_t>(id - first_new);
+    const std::string verdict = k < verdicts.size() ? verdicts[k] : "";
+    r.outcome += (r.outcome.empty() ? "" : ", ") + verdict;
+    agents::ChildRecord child;
+    child.name = "n" + std::to_string(id);
+    child.strategy = info.strategy;
+    child.code = source(info);
+    child.verdict = verdict;
+    if (node.correct() && node.speedup) child.speedup = node.speedup->estimate;
+    child.feedback = node.correct() ? info.feedback : info.errors;
+    if (child.feedback.empty() && info.candidate_id == 0) child.feedback = info.nothing;
+    r.children.push_back(std::move(child));
   }
   const NodeInfo& info = infos.at(best);
   const Node& node = tree.node(best);
   r.iteration = info.iteration;
   r.mode = agents::ToString(mode);
-  if (info.candidate_id) {
-    auto candidate = store.GetCandidate(info.candidate_id);
-    if (candidate.ok()) r.approach = candidate->source;
-  }
-  r.outcome = outcome;
+  r.approach = source(info);
   if (node.correct() && node.speedup) r.speedup = node.speedup->estimate;
   r.feedback_excerpt = node.correct() ? info.feedback : info.errors;
   r.tool_calls = info.tools_fired;

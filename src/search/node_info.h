@@ -107,11 +107,13 @@ store::NodeRecord NodeRow(std::int64_t run_id, std::int64_t parent_node_id, cons
 Status StoreTreeNodes(store::RunStore& store, std::int64_t run_id, const Tree& tree, int first_new,
                       std::map<int, NodeInfo>& infos);
 
-// What the search memory's extractor learns from one iteration: its strategies, and the best of
-// the children attached from `first_new` on (its code, outcome, speedup and feedback or errors).
+// What the search memory's extractor learns from one iteration: every child attached from
+// `first_new` on (its code, verdict, speedup, and its errors or profiling feedback), `verdicts`
+// holding each one's in order; the record's top-level fields describe the best child.
 agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tree,
                                          const std::map<int, NodeInfo>& infos, int first_new,
-                                         agents::PromptMode mode, const std::string& outcome);
+                                         agents::PromptMode mode,
+                                         const std::vector<std::string>& verdicts);
 
 // The search as the record steps left it: the last recorded tree and every attached node's facts
 // (ROOT's row id included), rebuilt from the record payloads of iterations 1..last.

@@ -222,8 +222,9 @@ Status Orchestrator::RunIteration(int iteration) {
   if (Status s = Evaluate(iteration, *children); !s.ok()) return s;
   if (Status s = Profile(iteration, *children); !s.ok()) return s;
   if (config_.energy != EnergyMode::kOff) {
-    AttachEnergyProxies(*deps_.store, stage1_, *children,
-                        [this](const std::string& note) { Note(note); });
+    AttachEnergyProxies(
+        *deps_.store, stage1_, *children, [this](const std::string& note) { Note(note); },
+        profile::EnergyProxyOptionsNamed(config_.tools.energy_proxy));
   }
   auto recorded = Record(iteration, selection, *children);
   if (!recorded.ok()) return recorded.status();
@@ -283,7 +284,8 @@ Result<Orchestrator::Children> Orchestrator::Generate(int iteration, const Selec
   store::RunStore& store = *deps_.store;
   const store::StepKey key = journal_->Key(iteration, "generate");
   auto work = [&]() -> Result<GeneratedReply> {
-    auto context = IterationPromptContext(config_, selection, strategy_->tree(), info_, store);
+    auto context = IterationPromptContext(config_, selection, strategy_->tree(), info_, store,
+                                          stage1_ ? &*stage1_ : nullptr);
     if (!context.ok()) return context.status();
     context->cutlass_constraints = cutlass_.PromptConstraints(config_);
     if (memory_) context->memory_block = memory_->memory().Render(config_.memory_chars);
@@ -534,7 +536,7 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
   const Node& parent = tree.node(selection.node);
   const RatioInterval reference{1, 1, 1, 0};
   const RatioInterval baseline = parent.correct() && parent.speedup ? *parent.speedup : reference;
-  std::string outcome_text;
+  std::vector<std::string> verdicts;  // each child's, in order
   for (int id = before; id < tree.size(); ++id) {
     NodeInfo info = children[id - before];
     const Node& node = tree.node(id);
@@ -552,24 +554,24 @@ Result<Json> Orchestrator::Record(int iteration, const Selection& selection, Chi
       if (node.speedup) text += " " + RatioText(*node.speedup);
       text += info.noisy_timing ? std::string(" noisy timing") : " " + info.verdict;
     }
-    outcome_text += (outcome_text.empty() ? "" : ", ") + text;
+    verdicts.push_back(std::move(text));
     info_[id] = std::move(info);
   }
 
   // An iteration whose LLM call failed teaches the search memory nothing: no record, no extraction.
   bool evaluated = false;
   for (int id = before; id < tree.size(); ++id) evaluated = evaluated || !tree.node(id).llm_error();
-  const Json memory_record = evaluated
-                                 ? agents::ToJson(IterationSummary(store, tree, info_, before,
-                                                                   selection.mode, outcome_text))
-                                 : Json();
+  const Json memory_record =
+      evaluated
+          ? agents::ToJson(IterationSummary(store, tree, info_, before, selection.mode, verdicts))
+          : Json();
   return journal_->Record(journal_->Key(iteration, "record"), [&]() -> Result<Json> {
     if (Status s = StoreTreeNodes(store, run_id_, tree, before, info_); !s.ok()) return s;
     Json list = Json::array();
     for (int id = before; id < tree.size(); ++id) list.push_back(ToJson(id, info_[id]));
     return Json{{"tree", ToJson(tree)},
                 {"attached", list},
-                {"outcome", outcome_text},
+                {"outcome", Join(verdicts, ", ")},
                 {"memory_record", memory_record}};
   });
 }

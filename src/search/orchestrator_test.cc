@@ -575,6 +575,53 @@ TEST_F(OrchestratorTest, DebugPromptCarriesTheParentsCodeAndErrors) {
   EXPECT_NE(user.find("incorrect: outputs differ from the reference"), std::string::npos) << user;
 }
 
+TEST_F(OrchestratorTest, StageOneReachesTheProgrammerInTheInitialDebugAndOptimisePrompts) {
+  // Paper §3.2.1: the reference analysis guides the programmer, not only the profiling agent.
+  agents::BenchmarkingAgent stage1([](const std::string& problem) {
+    roofline::ReferenceAnalysis a;
+    a.problem = problem;
+    a.bottleneck = roofline::Bottleneck::kMemory;
+    a.confidence = "high";
+    a.rationale = "ncu agrees with the roofline";
+    return Result<roofline::ReferenceAnalysis>(a);
+  });
+  auto run = [&](const std::string& device) {
+    ScriptedBackend scripted;
+    scripted.Push(Reply(
+        {{"a", FakeCandidate("compile_error", "a")}, {"b", FakeCandidate("incorrect 0.25", "b")}}));
+    scripted.Push(Reply({{"fix", FakeCandidate("correct 1.10 1.05 1.15", "fix")}}));
+    if (device == "cuda") scripted.Push(AnalysisReply("memory bound"));
+    scripted.Push(Reply({{"faster", FakeCandidate("correct 1.30 1.25 1.35", "faster")}}));
+    RunConfig options = Options(3);
+    options.device = device;
+    auto summary = RunWith(&scripted, options, nullptr, &stage1);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    std::vector<std::string> programmer;  // the user parts of the programmer's prompts
+    for (const llm::Request& r : scripted.Requests()) {
+      const std::string& user = r.messages.front().text;
+      if (user.rfind("# Task:", 0) == 0) programmer.push_back(user);
+    }
+    store_.reset();
+    fs::remove_all(dir_ / "run");
+    OpenStore();
+    return programmer;
+  };
+  const std::vector<std::string> cuda = run("cuda");
+  ASSERT_EQ(cuda.size(), 3u);
+  EXPECT_EQ(cuda[0].rfind("# Task: write", 0), 0u);
+  EXPECT_EQ(cuda[1].rfind("# Task: fix", 0), 0u);
+  EXPECT_NE(cuda[2].find("## The candidate to improve"), std::string::npos);
+  for (const std::string& user : cuda) {
+    EXPECT_NE(user.find("## What bounds this problem (Stage 1)"), std::string::npos) << user;
+    EXPECT_NE(user.find("- Class: memory-bound, confidence high."), std::string::npos) << user;
+    EXPECT_NE(user.find("- Why: Ncu agrees with the roofline."), std::string::npos) << user;
+  }
+  // A CPU target: no GPU roofline describes it, so no Stage-1 part.
+  for (const std::string& user : run("cpu")) {
+    EXPECT_EQ(user.find("(Stage 1)"), std::string::npos) << user;
+  }
+}
+
 TEST_F(OrchestratorTest, AReplyWithoutCandidatesStillGrowsTheTree) {
   ScriptedBackend scripted;
   scripted.Push(TextResponse("I cannot help with that."));
@@ -901,6 +948,57 @@ TEST_F(OrchestratorTest, MemoryIsExtractedPerIterationAndResubmittedOnResume) {
   int lines = 0;
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 2);
+}
+
+// Paper §3.4: the extractor sees every child, so a failed child's lesson reaches later prompts,
+// not only what the best child did.
+class LessonBackend : public llm::Backend {
+ public:
+  std::string provider() const override { return "lesson"; }
+  std::string model() const override { return "lesson-model"; }
+  llm::Outcome Complete(const llm::Request& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (request.response_schema && request.response_schema->name == "candidates") {
+      return programmer.Complete(request);
+    }
+    extraction_requests.push_back(request.messages.front().text);
+    // A note only from what the failed child showed: its verdict and its compiler error.
+    const std::string& text = extraction_requests.back();
+    Json notes = Json::array();
+    if (text.find("(n1): compile_error") != std::string::npos &&
+        text.find("expected ';' before '}' token") != std::string::npos) {
+      notes.push_back("n1 failed to build: a missing ';' before '}' in main.cpp line 3.");
+    }
+    return TextResponse(DumpJson(Json{{"errors_and_corrections", notes}}));
+  }
+  ScriptedBackend programmer;
+  std::vector<std::string> extraction_requests;
+
+ private:
+  std::mutex mu_;
+};
+
+TEST_F(OrchestratorTest, AFailedChildsLessonReachesTheNextPrompt) {
+  auto backend = std::make_shared<LessonBackend>();
+  // The failed child comes first and the correct one is the iteration's best.
+  backend->programmer.Push(Reply({{"a", FakeCandidate("compile_error", "a")},
+                                  {"b", FakeCandidate("correct 1.20 1.10 1.30", "b")}}));
+  backend->programmer.Push(Reply({{"c", FakeCandidate("correct 1.30 1.20 1.40", "c")}}));
+  RunConfig options = Options(1);
+  options.memory = true;
+  ASSERT_TRUE(RunShared(backend, options).ok());
+  ASSERT_EQ(backend->extraction_requests.size(), 1u);
+  const std::string& shown = backend->extraction_requests[0];
+  EXPECT_NE(shown.find("## Candidate 2 of 2 (n2): correct 1.20x"), std::string::npos) << shown;
+  // Iteration 2 (the memory drained at the end of iteration 1's process, as on resume).
+  options.iterations = 2;
+  ASSERT_TRUE(RunShared(backend, options).ok());
+  const std::vector<llm::Request> requests = backend->programmer.Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].system.find("missing ';'"), std::string::npos);
+  EXPECT_NE(requests[1].system.find("n1 failed to build: a missing ';' before '}' in main.cpp"),
+            std::string::npos)
+      << requests[1].system;
 }
 
 // CUTLASS (issue 18): the programmer calls the code-search tools before it answers; the calls

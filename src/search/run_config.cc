@@ -14,7 +14,8 @@ Json ToJson(const tools::ToolConfig& t) {
   return Json{{"plugins", t.plugins},
               {"rule_files", t.rule_files},
               {"thresholds", t.thresholds},
-              {"no_energy", t.no_energy}};
+              {"no_energy", t.no_energy},
+              {"energy_proxy", t.energy_proxy}};
 }
 
 tools::ToolConfig ToolConfigFromJson(const Json& j) {
@@ -23,6 +24,7 @@ tools::ToolConfig ToolConfigFromJson(const Json& j) {
   t.rule_files = JsonGet<std::vector<std::string>>(j, "rule_files", t.rule_files);
   t.thresholds = JsonGet<std::vector<std::string>>(j, "thresholds", t.thresholds);
   t.no_energy = JsonGet<bool>(j, "no_energy", t.no_energy);
+  t.energy_proxy = JsonGet<std::string>(j, "energy_proxy", t.energy_proxy);
   return t;
 }
 

@@ -10,9 +10,10 @@ namespace kernelpro::search {
 
 void AttachEnergyProxies(store::RunStore& store,
                          const std::optional<roofline::ReferenceAnalysis>& stage1,
-                         std::vector<NodeInfo>& children, const NoteSink& note) {
+                         std::vector<NodeInfo>& children, const NoteSink& note,
+                         const profile::EnergyProxyOptions& options) {
   std::optional<double> reference;
-  if (stage1) reference = stage1->energy_proxy_pj;
+  if (stage1) reference = roofline::ReferenceEnergyProxy(*stage1, options);
   if (!reference) {
     std::string why = "no ncu profile of the reference (Stage 1)";
     if (stage1 && !stage1->energy_proxy_missing.empty()) {
@@ -26,7 +27,7 @@ void AttachEnergyProxies(store::RunStore& store,
     auto metrics = store.LatestMetrics(child.candidate_id);
     if (!metrics.ok() || !metrics->has_value()) continue;  // not profiled (cpu, --feedback none)
     const profile::EnergyProxyEstimate energy =
-        profile::ComputeEnergyProxyFromJson((*metrics)->metrics);
+        profile::ComputeEnergyProxyFromJson((*metrics)->metrics, options);
     if (!energy.proxy) continue;
     child.energy_proxy_pj = energy.proxy->total_pj;
     if (reference) {

@@ -36,9 +36,11 @@ using NoteSink = std::function<void(const std::string& note)>;
 // Each correct child's energy proxy from its stored profile, and its energy reduction over the
 // reference's (Stage 1's `stage1`). Reads the store only, so a resumed or replayed iteration gets
 // the same numbers. A reference without a proxy is a note, and the children then get no reduction.
+// `options`: the run's --energy-proxy (its tools' energy_proxy).
 void AttachEnergyProxies(store::RunStore& store,
                          const std::optional<roofline::ReferenceAnalysis>& stage1,
-                         std::vector<NodeInfo>& children, const NoteSink& note);
+                         std::vector<NodeInfo>& children, const NoteSink& note,
+                         const profile::EnergyProxyOptions& options = {});
 
 // After the search, with energy measure|aware and RunConfig::energy_kernels > 0: NVML's energy per
 // call of the fastest correct kernels, journaled as step "energy" of iteration 0 (keyed by the

@@ -6,8 +6,10 @@
 #include <map>
 #include <set>
 
+#include "core/text.h"
 #include "report/suite_stats.h"
 #include "suite/environment.h"
+#include "suite/protocol.h"
 
 namespace kernelpro::suite {
 namespace fs = std::filesystem;
@@ -33,6 +35,7 @@ struct TaskResults {
   std::map<std::size_t, std::vector<Json>> by_problem;  // problem index -> task results
   std::map<std::size_t, int> tasks_of;                  // problem index -> its tasks
   std::set<std::string> environments, methods, trials;  // measurement lines, each once
+  std::set<std::string> criteria;  // correctness criteria; "unrecorded" for results without one
 };
 
 TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) {
@@ -48,6 +51,10 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
     }
     if (auto m = JsonGet<std::string>(*s.result, "timing_method", ""); !m.empty()) {
       read.methods.insert(m);
+    }
+    // A failed task (no evaluation, or a run that never started) was judged by nothing.
+    if (JsonGet<std::string>(*s.result, "status", "error") != "error") {
+      read.criteria.insert(JsonGet<std::string>(*s.result, "criterion", "unrecorded"));
     }
     if (auto calls = JsonNumber(*s.result, "timed_calls")) {
       char line[160];
@@ -159,8 +166,27 @@ std::vector<std::string> MeasurementLines(const TaskResults& read, const SuiteMa
     if (row.speedup && row.noisy) ++noisy;
   }
   std::vector<std::string> lines;
+  if (auto protocol = ProtocolFromJson(JsonGet<Json>(manifest.options, "protocol", nullptr))) {
+    lines.push_back("protocol: " + DescribeProtocol(*protocol));
+  }
+  if (auto tasks = JsonGet<std::string>(manifest.options, "tasks", ""); !tasks.empty()) {
+    lines.push_back("tasks: the list " + tasks);
+  }
+  if (const Json c = JsonGet<Json>(manifest.options, "conditions", nullptr); c.is_object()) {
+    std::string line;
+    for (const auto& [name, value] : c.items()) {
+      line += (line.empty() ? "" : ", ") + name + " " +
+              (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    lines.push_back("conditions: " + line);
+  }
   for (const std::string& e : read.environments) lines.push_back(e);
   for (const std::string& m : read.methods) lines.push_back("timing: " + m);
+  for (const std::string& c : read.criteria) {
+    lines.push_back(
+        "correctness: " + c +
+        (c == "unrecorded" ? " (results made before kernelpro named its criterion)" : ""));
+  }
   for (const std::string& t : read.trials) lines.push_back("trials: " + t);
   lines.push_back(
       manifest.mode == "eval"
@@ -270,7 +296,44 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const Suit
   }
   input.stats = report::SummarizeSuite(Scores(input.rows));
   input.measurement = MeasurementLines(read, manifest, input.rows, baseline, without_compile);
+  input.criteria.assign(read.criteria.begin(), read.criteria.end());
+  input.timing_methods.assign(read.methods.begin(), read.methods.end());
   return input;
+}
+
+Result<std::vector<std::string>> ComparisonCaveats(const report::SuiteReportInput& a,
+                                                   const report::SuiteReportInput& b) {
+  auto recorded = [](const std::vector<std::string>& criteria) {
+    std::vector<std::string> named;
+    for (const std::string& c : criteria) {
+      if (c != "unrecorded") named.push_back(c);
+    }
+    return named;
+  };
+  const std::vector<std::string> ca = recorded(a.criteria), cb = recorded(b.criteria);
+  if (ca.size() > 1 || cb.size() > 1 || (!ca.empty() && !cb.empty() && ca != cb)) {
+    return Status::InvalidArgument(
+        "the suites were judged by different correctness criteria (" + a.title + ": " +
+        (ca.empty() ? std::string("unrecorded") : Join(ca, " and ")) + "; " + b.title + ": " +
+        (cb.empty() ? std::string("unrecorded") : Join(cb, " and ")) +
+        "): a kernel correct under one may be incorrect under the other. Compare suites made "
+        "with the same --correctness");
+  }
+  std::vector<std::string> caveats;
+  for (const report::SuiteReportInput* s : {&a, &b}) {
+    if (std::find(s->criteria.begin(), s->criteria.end(), "unrecorded") != s->criteria.end()) {
+      caveats.push_back(s->title +
+                        " has results made before kernelpro named its correctness criterion "
+                        "(then strict unless the suite chose other tolerances)");
+    }
+  }
+  if (!a.timing_methods.empty() && !b.timing_methods.empty() &&
+      a.timing_methods != b.timing_methods) {
+    caveats.push_back("the suites were timed differently (" + a.title + ": " +
+                      Join(a.timing_methods, "; ") + "; " + b.title + ": " +
+                      Join(b.timing_methods, "; ") + ")");
+  }
+  return caveats;
 }
 
 }  // namespace kernelpro::suite

@@ -29,6 +29,14 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
 Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const SuiteManifest& manifest,
                                                  const std::string& baseline);
 
+// Whether suite `a` may be compared with suite `b` (`suite report --compare`). InvalidArgument,
+// naming both, when their results were judged by different correctness criteria (or one suite by
+// several): a kernel correct under one may be incorrect under the other, so the pairs would not
+// measure the same thing. Otherwise the caveats the comparison must state: a side whose criterion
+// is unrecorded, or timing methods that differ.
+Result<std::vector<std::string>> ComparisonCaveats(const report::SuiteReportInput& a,
+                                                   const report::SuiteReportInput& b);
+
 // The statistics' view of the rows.
 std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblemRow>& rows);
 

@@ -155,6 +155,7 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   auto run = report::ReadStoredRun(**store, run_dir);
   if (!run.ok()) return;
   const report::RunReportInput& input = (*run)->input;
+  result["criterion"] = eval::CorrectnessCriterion(input.config.executor);
   result["iterations"] = input.summary.iterations_done;
   result["cost_usd"] = input.summary.cost_usd;
   result["stop"] = input.summary.stop_message;
@@ -322,6 +323,11 @@ OptimizeTaskRun OptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest,
   for (const Json& a : JsonGet<Json>(manifest.options, "args", Json::array())) {
     if (a.is_string()) run.options.push_back(ExpandPlaceholders(a, problem.name, task.seed));
   }
+  if (task.temperature) {
+    char temperature[32];
+    std::snprintf(temperature, sizeof temperature, "%g", *task.temperature);
+    run.options.insert(run.options.end(), {"--temperature", temperature});
+  }
   run.gpu = gpu;
   return run;
 }
@@ -336,6 +342,10 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
     const Json& v = verdicts[i];
     const std::string status = JsonGet<std::string>(v, "status", "runtime_error");
     auto speedup = JsonNumber(v, "speedup");
+    // What the verdicts were judged by (every verdict of one evaluation names the same).
+    if (auto criterion = JsonGet<std::string>(v, "criterion", ""); !criterion.empty()) {
+      result["criterion"] = criterion;
+    }
     result["candidates"].push_back(
         {{"file", dir.Relative(JsonGet<std::string>(v, "candidate", ""))},
          {"status", status},

@@ -131,8 +131,10 @@ Json ToJson(const SuiteManifest& m) {
   }
   Json tasks = Json::array();
   for (const SuiteTask& t : m.tasks) {
-    tasks.push_back(
-        {{"id", t.id}, {"problem", t.problem}, {"seed", t.seed}, {"candidates", t.candidates}});
+    Json task = {
+        {"id", t.id}, {"problem", t.problem}, {"seed", t.seed}, {"candidates", t.candidates}};
+    if (t.temperature) task["temperature"] = *t.temperature;
+    tasks.push_back(std::move(task));
   }
   return {{"mode", m.mode},
           {"problems_dir", m.problems_dir},
@@ -174,6 +176,7 @@ Result<SuiteManifest> ManifestFromJson(const Json& j) {
     task.problem = JsonGet<std::size_t>(t, "problem", m.problems.size());
     task.seed = JsonGet<std::uint64_t>(t, "seed", 0);
     task.candidates = JsonGet<std::vector<std::string>>(t, "candidates", {});
+    task.temperature = JsonNumber(t, "temperature");
     if (task.id.empty() || task.problem >= m.problems.size()) {
       return Status::InvalidArgument("suite manifest: a task without id or with no problem");
     }

@@ -36,6 +36,7 @@ struct SuiteTask {
   std::string id;                       // "level1/19_ReLU", "level1/19_ReLU/seed-2"
   std::size_t problem = 0;              // index into SuiteManifest::problems
   std::uint64_t seed = 0;               // optimize: the run's --seed
+  std::optional<double> temperature;    // optimize: the run's --temperature (--protocol)
   std::vector<std::string> candidates;  // eval: absolute candidate files (may be empty)
 };
 

@@ -75,6 +75,7 @@ def main():
         failures.append(f"README.md still has placeholders: {', '.join(leftover)}")
     scratch = tempfile.mkdtemp(prefix="kp_readme_")
     env = dict(os.environ, KERNELPRO_CACHE_DIR=os.path.join(scratch, "cache"))
+    shared_cache = os.environ.get("KERNELPRO_TEST_SHARED_CACHE", "")
     try:
         commands = sh_commands(text)
         if not commands:
@@ -94,6 +95,10 @@ def main():
                     failures.append(f"{where}: {path} does not exist")
             real = runs_for_real(argv)
             run_env = env if real else dict(env, KERNELPRO_TEST_PARSE_ONLY="1")
+            if real and shared_cache and argv[1] in ("eval", "analyze"):
+                # Builds and torch's header from the cache the other tests of the build tree
+                # share; every other command (cache, doctor ...) sees only its own scratch cache.
+                run_env = dict(run_env, KERNELPRO_CACHE_DIR=shared_cache)
             done = subprocess.run([kernelpro] + argv[1:], cwd=ROOT, env=run_env,
                                   capture_output=True, text=True, timeout=900)
             mode = "ran" if real else "parsed"
