@@ -305,7 +305,9 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   if (options.python.empty() || options.python == "python3") {
     options.python = executor->worker().python();
   }
-  auto evaluator = search::NewExecutorEvaluator(*executor);
+  eval::ProfileOptions profile;
+  profile.timeline_source = options.timeline;
+  auto evaluator = search::NewExecutorEvaluator(*executor, profile);
   // The precompiled headers' step (a minute the first time on a toolchain) runs beside Stage 1.
   executor->PrepareBuildsAhead();
 

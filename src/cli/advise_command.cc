@@ -261,6 +261,9 @@ CommandRunner RegisterAdviseCommand(CLI::App& app) {
       ->check(WholeRange(1, 1e8))
       ->capture_default_str();
   AddOption(*cmd, kSaveOption, args->profile.artifacts_dir);
+  AddOption(*cmd, kTimelineOption, args->profile.timeline_source)
+      ->check(CLI::IsMember({"torch", "nsys"}))
+      ->capture_default_str();
   cmd->add_option("--save-name", args->profile.artifacts_name, "NAME of the saved artifacts")
       ->capture_default_str();
   AddDeviceOption(*cmd, args->eval.device);

@@ -189,6 +189,7 @@ Result<search::RunConfig> NewRunConfig(OptimizeArgs& args, bool demo) {
   o.feedback = agents::ParseFeedbackMode(feedback).value();
   o.energy = search::ParseEnergyMode(args.energy).value();
   o.energy_kernels = args.energy_kernels;
+  o.timeline = args.timeline;
   o.energy_windows = args.energy_windows;
   o.energy_window_s = args.energy_window_s;
   o.nvml_library = args.nvml_library.empty() ? "" : fs::absolute(args.nvml_library).string();
@@ -348,6 +349,9 @@ CLI::Option* AddOptimizeOptions(CLI::App& cmd, OptimizeArgs& args) {
                  "(record the energy proxy of every correct kernel, search unchanged) or aware "
                  "(also in the reward, the prompt and the energy-only tools)")
       ->check(CLI::IsMember({"off", "measure", "aware"}))
+      ->capture_default_str();
+  AddOption(cmd, kTimelineOption, args.timeline)
+      ->check(CLI::IsMember({"torch", "nsys"}))
       ->capture_default_str();
   cmd.add_option("--energy-kernels", args.energy_kernels,
                  "With --energy measure|aware: after the search, measure this many of the "

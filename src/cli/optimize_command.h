@@ -28,7 +28,8 @@ struct OptimizeArgs {
   bool no_memory = false;
   bool no_cutlass_tools = false;
   int cutlass_search_budget = 6;
-  int energy_kernels = 2;  // --energy measure|aware: kernels NVML measures after the search
+  int energy_kernels = 2;          // --energy measure|aware: kernels NVML measures after the search
+  std::string timeline = "torch";  // --timeline torch|nsys
   int energy_windows = 30;
   double energy_window_s = 2.0;
   std::string nvml_library;

@@ -654,7 +654,8 @@ TEST_F(OptimizeCommandTest, TheUsersToolsJoinTheRunAndItsResumption) {
   EXPECT_EQ(tools, (Json{{"plugins", Json::array()},
                          {"rule_files", {rules.string()}},
                          {"thresholds", {"l2_reuse.low_hit=40"}},
-                         {"no_energy", true}}))
+                         {"no_energy", true},
+                         {"energy_proxy", "access-width"}}))
       << config.dump(2);
   // Resume loads them again: a rules file gone is an error naming it, before anything runs.
   fs::rename(rules, dir_ / "moved.toml");

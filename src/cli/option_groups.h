@@ -105,6 +105,10 @@ inline constexpr OptionSpec kSearchOption = {
 inline constexpr OptionSpec kNoNcuOption = {
     "--no-ncu", "Skip Nsight Compute (analyze: the theoretical class only)"};
 inline constexpr OptionSpec kNcuTimeoutOption = {"--ncu-timeout", "Seconds for the ncu run"};
+inline constexpr OptionSpec kTimelineOption = {
+    "--timeline",
+    "Where the timeline comes from: torch (the PyTorch profiler, the default) or nsys (Nsight "
+    "Systems around the profiled call; the profiler's, with a note, when nsys makes no report)"};
 
 // The worker group's interpreter and cache, also taken alone (doctor, cache).
 inline constexpr OptionSpec kPythonOption = {"--python", "Interpreter with torch",

@@ -75,6 +75,9 @@ CommandRunner RegisterProfileCommand(CLI::App& app) {
   cmd->add_flag(
       "--ncu-lock-clocks", args->profile.ncu_options.lock_clocks,
       "Let ncu lock clocks to base (changes GPU state; off by default, never on shared GPUs)");
+  AddOption(*cmd, kTimelineOption, args->profile.timeline_source)
+      ->check(CLI::IsMember({"torch", "nsys"}))
+      ->capture_default_str();
   AddOption(*cmd, kNcuTimeoutOption, args->profile.ncu_options.timeout_s)
       ->check(WholeRange(1, 86400))
       ->capture_default_str();

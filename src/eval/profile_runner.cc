@@ -12,6 +12,7 @@
 #include "core/tool_paths.h"
 #include "profile/collect.h"
 #include "profile/ncu_csv.h"
+#include "profile/nsys_runner.h"
 #include "profile/sass.h"
 #include "profile/timeline.h"
 
@@ -178,6 +179,63 @@ void TraceTimeline(Executor& executor, const Json& request,
   std::filesystem::remove_all(trace_dir, ec);
 }
 
+// The timeline from Nsight Systems around the run step (profile/nsys_runner.h). False, with a note
+// saying why, when nsys is missing or made no report: the caller then takes the profiler's.
+bool NsysTimeline(Executor& executor, const Json& request, std::map<std::string, std::string> env,
+                  const ProfileOptions& options, const ProgressStep& step,
+                  profile::Metrics& metrics) {
+  ProgressScope tracing(executor.progress(), step);
+  const std::string nsys = FindTool("nsys");
+  if (nsys.empty()) {
+    metrics.notes.push_back(
+        "timeline: Nsight Systems (nsys) not found (set KERNELPRO_NSYS); the PyTorch "
+        "profiler's timeline instead");
+    return false;
+  }
+  static std::atomic<unsigned> reports{0};
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("kernelpro-nsys-" + std::to_string(::getpid()) + "-" + std::to_string(reports++));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  Json run_request = request;
+  run_request["out_dir"] = dir.string();  // writable in the sandbox: nsys writes its report there
+  const std::string base = (dir / "timeline").string();
+  for (const auto& [name, value] : profile::NsysEnvironment()) env[name] = value;
+  ProcessLimits limits;
+  limits.wall_timeout = std::chrono::seconds(600);
+  auto outcome =
+      executor.worker().Run("run", run_request, limits, env, profile::NsysArgv(nsys, base),
+                            64 * 1024, Confinement::kSandbox);
+  const std::string sqlite = profile::NsysSqlitePath(base);
+  bool made = false;
+  if (!outcome.ok()) {
+    metrics.notes.push_back("timeline: nsys: " + outcome.status().message());
+  } else if (!std::filesystem::exists(sqlite, ec)) {
+    std::string said = outcome->process.stderr_text;
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    if (const std::size_t last = said.rfind('\n'); last != std::string::npos) {
+      said = said.substr(last + 1);
+    }
+    metrics.notes.push_back("timeline: nsys made no report (" + outcome->process.Describe() +
+                            (said.empty() ? "" : ": " + said) +
+                            "); the PyTorch profiler's timeline instead");
+  } else if (auto timeline = profile::ParseNsysSqlite(sqlite); !timeline.ok()) {
+    metrics.notes.push_back("timeline: nsys: " + timeline.status().message() +
+                            "; the PyTorch profiler's timeline instead");
+  } else {
+    metrics.timeline = std::move(*timeline);
+    if (!options.artifacts_dir.empty()) {
+      std::filesystem::copy_file(
+          sqlite, options.artifacts_dir + "/" + options.artifacts_name + ".nsys.sqlite",
+          std::filesystem::copy_options::overwrite_existing, ec);
+    }
+    made = true;
+  }
+  std::filesystem::remove_all(dir, ec);
+  return made;
+}
+
 }  // namespace
 
 Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string& problem,
@@ -225,7 +283,12 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
   Save(options, ".nm.txt", texts.nm);
 
   if (options.timeline) {
-    TraceTimeline(executor, *request, env, options, step("tracing the timeline"), metrics);
+    const bool from_nsys = options.timeline_source == "nsys" &&
+                           NsysTimeline(executor, *request, env, options,
+                                        step("tracing the timeline with nsys"), metrics);
+    if (!from_nsys) {
+      TraceTimeline(executor, *request, env, options, step("tracing the timeline"), metrics);
+    }
   }
   return metrics;
 }

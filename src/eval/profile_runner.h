@@ -20,6 +20,9 @@ struct ProfileOptions {
   bool ncu = true;
   bool sass = true;
   bool timeline = true;
+  // Where the timeline comes from: "torch" (the PyTorch profiler, the default) or "nsys" (Nsight
+  // Systems around the run step, profile/nsys_runner.h; the profiler's when nsys makes no report).
+  std::string timeline_source = "torch";
   profile::NcuOptions ncu_options;
   std::string artifacts_dir;  // if set, raw outputs are saved there as NAME.ncu.csv, ... (kernelpro
                               // collect --from)

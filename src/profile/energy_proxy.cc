@@ -1,12 +1,12 @@
 #include "profile/energy_proxy.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "profile/derived_metrics.h"
+#include "profile/ncu_runner.h"
 
 namespace kernelpro::profile {
 namespace {
@@ -34,32 +34,11 @@ struct Baseline {
   std::string source;
 };
 
-// A kernel's plain name from either spelling: "_Z15transpose_naivePKfPfi" (mangled, as SASS and
-// ncu's mangled names give it) or "transpose_naive(const float *, float *, int)" (ncu's default).
-// "" for what it cannot read (nested or templated mangled names).
-std::string PlainKernelName(const std::string& name) {
-  if (name.rfind("_Z", 0) == 0) {
-    std::size_t i = 2, length = 0;
-    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) {
-      length = length * 10 + static_cast<std::size_t>(name[i++] - '0');
-    }
-    return length > 0 && i + length <= name.size() ? name.substr(i, length) : "";
-  }
-  std::string head = name.substr(0, name.find('('));
-  head = head.substr(0, head.find('<'));
-  if (const std::size_t space = head.rfind(' '); space != std::string::npos) {
-    head = head.substr(space + 1);
-  }
-  if (const std::size_t scope = head.rfind("::"); scope != std::string::npos) {
-    head = head.substr(scope + 2);
-  }
-  return head;
-}
-
+// The same kernel, named mangled (SASS) or as ncu printed it (mangled or demangled).
 bool SameKernel(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  const std::string plain = PlainKernelName(a);
-  return !plain.empty() && plain == PlainKernelName(b);
+  const std::string base = KernelBaseName(a);
+  return !base.empty() && base == KernelBaseName(b);
 }
 
 // The widest global load of the SASS kernel named `name`, in sectors per coalesced warp request

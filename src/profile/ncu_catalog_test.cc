@@ -101,7 +101,9 @@ TEST(NcuCatalogTest, SixCategoriesEachWithEntriesAndUniqueNames) {
     EXPECT_GT(per_category[category], 0) << category;
   }
   EXPECT_GE(NcuMetricCatalog().size(), 55u);
-  EXPECT_LE(NcuMetricCatalog().size(), 70u);
+  // Bounded: every counter costs ncu replay passes (71: the loads' requested bytes for Eq. 4's
+  // coalesced baseline joined the 70, a SASS counter beside the FLOP counters already there).
+  EXPECT_LE(NcuMetricCatalog().size(), 71u);
 }
 
 TEST(NcuCatalogTest, ArgumentListsEveryMetricOnceInCatalogOrder) {

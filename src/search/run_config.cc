@@ -75,6 +75,7 @@ Json ToJson(const RunConfig& o) {
               {"tools", ToJson(o.tools)},
               {"energy", EnergyModeName(o.energy)},
               {"energy_kernels", o.energy_kernels},
+              {"timeline", o.timeline},
               {"energy_windows", o.energy_windows},
               {"energy_window_s", o.energy_window_s},
               {"llm", llm::ToJson(o.llm)},
@@ -129,6 +130,7 @@ Result<RunConfig> RunConfigFromJson(const Json& j) {
   if (!energy) return Status::InvalidArgument("run options: energy must be off, measure or aware");
   o.energy = *energy;
   o.energy_kernels = JsonGet<int>(j, "energy_kernels", o.energy_kernels);
+  o.timeline = JsonGet<std::string>(j, "timeline", o.timeline);
   o.energy_windows = JsonGet<int>(j, "energy_windows", o.energy_windows);
   o.energy_window_s = JsonGet<double>(j, "energy_window_s", o.energy_window_s);
   o.worker_python =

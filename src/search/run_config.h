@@ -66,6 +66,9 @@ struct RunConfig {
   // reference and the `energy_kernels` fastest correct kernels (0: none), in `energy_windows`
   // windows of `energy_window_s` seconds each (search/measured_energy.h).
   int energy_kernels = 2;
+  // --timeline: the profiled candidates' timeline from "torch" (the PyTorch profiler) or "nsys"
+  // (eval/profile_runner.h).
+  std::string timeline = "torch";
   int energy_windows = 30;
   double energy_window_s = 2.0;
   // The NVML library to load ("" = the driver's; --nvml-library, KERNELPRO_NVML_LIBRARY). The
