@@ -321,7 +321,7 @@ class _ReferenceBuild:
         outputs on them, and what the reference step records of both."""
         tensors, name = self.tensors, f"{kind}_{i}"
         try:
-            base = tensors.generate_inputs(self.problem, seed)
+            base = tensors.generate_inputs(self.problem, seed, self.device)
         except Exception as e:  # noqa: BLE001
             raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
         inputs = to_device(base, self.device)

@@ -3,11 +3,27 @@
 import torch
 
 
-def generate_inputs(problem, seed):
+CPU_TENSORS_HINT = ("a problem's get_inputs() returns CPU tensors (kernelpro moves them to the "
+                    "device itself); drop .cuda() / device='cuda' there")
+
+
+def generate_inputs(problem, seed, device=None):
+    """get_inputs() under `seed`. On `device` "cpu" a CUDA tensor among them, or a CUDA error
+    while making them, is the problem's mistake and is said so."""
     torch.manual_seed(seed)
-    values = problem.get_inputs()
+    try:
+        values = problem.get_inputs()
+    except Exception as e:  # noqa: BLE001
+        if "cuda" in str(e).lower():
+            raise RuntimeError(f"{type(e).__name__}: {e} ({CPU_TENSORS_HINT})") from e
+        raise
     if not isinstance(values, (list, tuple)):
         raise ValueError("get_inputs() must return a list of inputs")
+    if device == "cpu":
+        for i, v in enumerate(values):
+            if isinstance(v, torch.Tensor) and v.device.type != "cpu":
+                raise ValueError(
+                    f"input {i} is on {v.device} under --device cpu ({CPU_TENSORS_HINT})")
     return list(values)
 
 

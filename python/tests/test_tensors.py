@@ -55,3 +55,41 @@ def test_same_values_treats_nan_as_equal_to_itself():
     assert tensors.same_values(a, a.clone())
     assert not torch.equal(a, a.clone())  # why same_values exists
     assert not tensors.same_values(a, torch.tensor([1.0, 2.0, 3.0]))
+
+
+class _Problem:
+    def __init__(self, get_inputs):
+        self.get_inputs = get_inputs
+
+
+def test_a_cuda_error_in_get_inputs_says_problems_return_cpu_tensors():
+    def needs_cuda():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    try:
+        tensors.generate_inputs(_Problem(needs_cuda), 1, "cpu")
+    except RuntimeError as e:
+        message = str(e)
+    else:
+        raise AssertionError("no error")
+    assert "AssertionError: Torch not compiled with CUDA enabled" in message
+    assert "get_inputs() returns CPU tensors (kernelpro moves them to the device itself)" in message
+    # Other errors are the problem's own, passed on as they are.
+    try:
+        tensors.generate_inputs(_Problem(lambda: [][1]), 1, "cpu")
+    except IndexError:
+        pass
+
+
+def test_a_tensor_off_the_cpu_under_device_cpu_is_named():
+    class Meta:
+        def get_inputs(self):
+            return [torch.zeros(2), torch.empty(2, device="meta")]
+
+    try:
+        tensors.generate_inputs(Meta(), 1, "cpu")
+    except ValueError as e:
+        assert "input 1 is on meta under --device cpu" in str(e)
+    else:
+        raise AssertionError("no error")
+    assert len(tensors.generate_inputs(Meta(), 1)) == 2  # not on cpu: nothing said

@@ -60,10 +60,12 @@ std::string UsageErrorLine(const CLI::App& app, const CLI::ParseError& error) {
     std::vector<std::string> names;
     for (const CLI::App* sub : commands) names.push_back(sub->get_name());
     const std::vector<std::string> left = where->remaining();
-    what =
-        (left.empty() || left.front().starts_with("-") ? std::string("a command is required")
-                                                       : "unknown command '" + left.front() + "'") +
-        ": one of " + Join(names, ", ");
+    // An option before any command ("kernelpro --bogus") is named: it is what was mistyped.
+    what = (left.empty() ? std::string("a command is required")
+            : left.front().starts_with("-")
+                ? "unknown option '" + left.front() + "' before a command; give a command first"
+                : "unknown command '" + left.front() + "'") +
+           ": one of " + Join(names, ", ");
   }
   // One line: CLI11 puts some lists on lines of their own.
   for (char& c : what) {

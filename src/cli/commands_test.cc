@@ -39,6 +39,9 @@ TEST(UsageErrorTest, EveryBadInvocationExitsTwoWithOneLine) {
       {{"evl"},
        "kernelpro: unknown command 'evl': one of " + CommandList() +
            " (kernelpro --help lists the options)\n"},
+      {{"--bogus"},
+       "kernelpro: unknown option '--bogus' before a command; give a command first: one of " +
+           CommandList() + " (kernelpro --help lists the options)\n"},
       {{"eval", "--problem", kProblem},
        "kernelpro eval: --candidate is required (kernelpro eval --help lists the options)\n"},
       {{"eval", "--problem", kProblem, "--candidate", "typo.py"},

@@ -1,6 +1,7 @@
 // `kernelpro cutlass search|read|ls|version`: the programmer's CUTLASS code-search tools
 // (cutlass/code_search.h) as commands for people and scripts, over the tree --cutlass-dir,
 // KERNELPRO_CUTLASS_DIR or scripts/setup's copy names (cutlass/locate.h).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -112,8 +113,9 @@ int Read(const CutlassArgs& args) {
   if (!tree) return kUsageExit;
   auto index = LoadIndex("read", *tree);
   if (!index) return kUsageExit;
-  Result<cutlass::FileExcerpt> excerpt =
-      cutlass::ReadCutlassFile(*index, args.file, lines->first, lines->second);
+  Result<cutlass::FileExcerpt> excerpt = cutlass::ReadCutlassFile(
+      *index, args.file, lines->first, lines->second,
+      "`kernelpro cutlass ls " + std::filesystem::path(args.file).parent_path().string() + "`");
   if (!excerpt.ok()) return Fail("read", excerpt.status().message());
   std::cout << cutlass::RenderExcerpt(*excerpt);
   return 0;

@@ -93,7 +93,7 @@ TEST(CutlassCommandTest, UsageErrorsAreOneLineAndExitTwo) {
        "kernelpro cutlass read: --lines 'x:3': give A:B (1-based, inclusive), e.g. 100:180\n"},
       {{"read", "cute/none.hpp"},
        "kernelpro cutlass read: no file cute/none.hpp in the CUTLASS tree (paths are relative to "
-       "its include folder; list_cutlass_directory shows what is there)\n"},
+       "its include folder; `kernelpro cutlass ls cute` shows what is there)\n"},
       {{"ls", "cute/none"},
        "kernelpro cutlass ls: no directory cute/none in the CUTLASS tree (the top holds cute/ and "
        "cutlass/)\n"},

@@ -43,6 +43,9 @@ TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself)
                        "program matched them before any candidate was compared\n"));
   EXPECT_TRUE(Contains(text.out, "status      correct"));
   EXPECT_TRUE(Contains(text.out, "\nbaseline    ")) << "the timing line names the baseline";
+  // The trials are counted apart from the timed calls sampled at random: the same every run.
+  EXPECT_TRUE(Contains(text.out, "checks      8/8 trial input sets within atol=0.01 rtol=0.001"))
+      << text.out;
   // The criterion the verdict was judged by, and the problem as the user would type it.
   EXPECT_TRUE(Contains(text.out,
                        "criterion   strict: allclose(atol 0.01, rtol 0.001) on every trial; an "

@@ -184,14 +184,17 @@ std::string Fill(std::string text, const std::string& name, const std::string& d
 }
 
 // A Python identifier (it names the extension module and the kernel), ASCII only.
-bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 64 || std::isdigit(static_cast<unsigned char>(name[0]))) {
-    return false;
+constexpr std::size_t kMaxNameLength = 64;
+
+// Why `name` cannot name the problem's extension module; "" when it can.
+std::string NameProblem(const std::string& name) {
+  if (name.size() > kMaxNameLength) {
+    return "is " + std::to_string(name.size()) + " characters long: at most " +
+           std::to_string(kMaxNameLength);
   }
-  for (unsigned char c : name) {
-    if (!std::isalnum(c) && c != '_') return false;
-  }
-  return true;
+  bool usable = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (unsigned char c : name) usable = usable && (std::isalnum(c) || c == '_');
+  return usable ? "" : "is not a usable name: letters, digits and _, not starting with a digit";
 }
 
 struct NewProblemArgs {
@@ -201,10 +204,9 @@ struct NewProblemArgs {
 };
 
 int Write(const NewProblemArgs& args) {
-  if (!ValidName(args.name)) {
-    std::cerr << "kernelpro new-problem: '" << args.name
-              << "' is not a usable name: letters, digits and _, not starting with a digit (it "
-                 "names the extension module)\n";
+  if (const std::string why = NameProblem(args.name); !why.empty()) {
+    std::cerr << "kernelpro new-problem: '" << args.name << "' " << why
+              << " (it names the extension module)\n";
     return 2;
   }
   // "relu_scale/problem.py" rather than "./relu_scale/problem.py" in what it prints.

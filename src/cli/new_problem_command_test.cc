@@ -118,7 +118,15 @@ TEST_F(NewProblemTest, ANameThatCannotNameAModuleIsAUsageError) {
     CliRun run = RunKernelpro({"new-problem", name, "--dir", dir_.string()});
     EXPECT_EQ(run.exit_code, 2) << name;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_NE(run.err.find("letters, digits and _"), std::string::npos) << run.err;
   }
+  // A name that is only too long is told so, not given the character rule.
+  const std::string long_name(70, 'a');
+  CliRun too_long = RunKernelpro({"new-problem", long_name, "--dir", dir_.string()});
+  EXPECT_EQ(too_long.exit_code, 2);
+  EXPECT_NE(too_long.err.find("' is 70 characters long: at most 64"), std::string::npos)
+      << too_long.err;
+  EXPECT_EQ(too_long.err.find("letters, digits"), std::string::npos) << too_long.err;
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli/cli_testing.h"
 #include "core/json_io.h"
+#include "suite/suite_lock.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -89,6 +90,22 @@ TEST_F(SuiteCommandTest, ACpuSuiteIsEvaluatedReportedAndNotRedone) {
   EXPECT_EQ(swish["environment"]["device"], "cpu");
   Json relu = *ReadJsonFile((suite / "tasks/level1/2_relu_rand/result.json").string());
   EXPECT_EQ(relu["status"], "no_candidate");
+
+  // A second writer while one runs (held here as a running `suite eval` holds it) is refused,
+  // with the holder named and how to follow it; nothing of the suite changes.
+  {
+    auto held = ::kernelpro::suite::SuiteLock::Acquire(::kernelpro::suite::SuiteDir(suite.string()),
+                                                       0, 1, "suite eval");
+    ASSERT_TRUE(held.ok()) << held.status().message();
+    CliRun refused = RunKernelpro(EvalArgs("suite"), 5);
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(
+        refused.err.find("is being run by kernelpro suite eval (PID " + std::to_string(::getpid())),
+        std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("kernelpro suite status " + suite.string()), std::string::npos)
+        << refused.err;
+  }
 
   // Again: nothing is redone (every task had its result).
   CliRun again = RunKernelpro(EvalArgs("suite"), 5);

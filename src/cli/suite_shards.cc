@@ -173,6 +173,10 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
   suite::RunnerOptions run;
   run.shard = shard;
   run.shards = shards;
+  run.command =
+      "suite " + manifest.mode +
+      (shards > 1 ? " (shard " + std::to_string(shard) + " of " + std::to_string(shards) + ")"
+                  : "");
   run.gpus = options.gpus;
   run.parallel = m.parallel;
   run.executor = executor ? &*executor : nullptr;

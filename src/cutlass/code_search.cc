@@ -264,15 +264,15 @@ std::string RenderSearch(const CutlassIndex& index, const SearchResult& result,
 // ---- read and list
 
 Result<FileExcerpt> ReadCutlassFile(const CutlassIndex& index, const std::string& file, int first,
-                                    int last) {
+                                    int last, const std::string& how_to_list) {
   Result<std::string> path = NormalizeRelative("file", file);
   if (!path.ok()) return path.status();
   if (path->empty()) return Status::InvalidArgument("give a file to read, e.g. cute/tensor.hpp");
   const IndexedFile* found = index.Find(*path);
   if (found == nullptr) {
     return Status::NotFound("no file " + *path +
-                            " in the CUTLASS tree (paths are relative to its include folder; "
-                            "list_cutlass_directory shows what is there)");
+                            " in the CUTLASS tree (paths are relative to its include folder; " +
+                            how_to_list + " shows what is there)");
   }
   if (first < 1)
     return Status::InvalidArgument("lines start at 1 (asked for " + std::to_string(first) + ")");

@@ -108,8 +108,11 @@ struct FileExcerpt {
 // Lines `first`..`last` of `file` (1-based, inclusive; `last` 0 = to the end), at most
 // kMaxReadLines lines and kMaxReadBytes bytes. NotFound for a file not in the tree;
 // InvalidArgument for a path leaving it or a bad range.
+// `how_to_list` names, in a missing file's message, what shows a folder's files to the reader (the
+// model's tool by default; `kernelpro cutlass ls` for a person).
 Result<FileExcerpt> ReadCutlassFile(const CutlassIndex& index, const std::string& file, int first,
-                                    int last);
+                                    int last,
+                                    const std::string& how_to_list = "list_cutlass_directory");
 // "file lines A-B of N:" then each line numbered; a last line when cut short.
 std::string RenderExcerpt(const FileExcerpt& excerpt);
 

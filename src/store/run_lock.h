@@ -2,13 +2,15 @@
 // as long as they work on a run.
 //
 // Two processes on one run would both evaluate the same iterations and interleave their rows. The
-// lock is flock(2) on RUN_DIR/run.lock, so the kernel releases it when its holder dies, even of
-// SIGKILL: a lock left by a dead process is never in the way. The file names its holder (PID,
-// command, start time) so that a refusal can say who holds it.
+// lock is flock(2) on RUN_DIR/run.lock (core/file_lock.h), so the kernel releases it when its
+// holder dies, even of SIGKILL: a lock left by a dead process is never in the way. The file names
+// its holder (PID, command, start time) so that a refusal can say who holds it.
 #pragma once
 
 #include <string>
+#include <utility>
 
+#include "core/file_lock.h"
 #include "core/status.h"
 #include "store/run_layout.h"
 
@@ -21,15 +23,9 @@ class RunDirectoryLock {
   // IoError when the directory or the lock file cannot be made.
   static Result<RunDirectoryLock> Acquire(const std::string& run_dir, const std::string& command);
 
-  RunDirectoryLock(RunDirectoryLock&& other) noexcept;
-  RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept;
-  RunDirectoryLock(const RunDirectoryLock&) = delete;
-  RunDirectoryLock& operator=(const RunDirectoryLock&) = delete;
-  ~RunDirectoryLock();  // releases the lock
-
  private:
-  explicit RunDirectoryLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit RunDirectoryLock(FileLock lock) : lock_(std::move(lock)) {}
+  FileLock lock_;  // released with this object
 };
 
 }  // namespace kernelpro::store

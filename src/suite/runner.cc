@@ -21,6 +21,7 @@
 #include "report/stored_run.h"
 #include "store/run_layout.h"
 #include "store/run_store.h"
+#include "suite/suite_lock.h"
 
 namespace kernelpro::suite {
 namespace fs = std::filesystem;
@@ -394,6 +395,9 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   if (manifest.mode == "optimize" && !options.optimize_child) {
     return Status::Internal("an optimize suite needs a way to start its runs");
   }
+  // One writer per suite (per shard): held until every task of this run has its result.
+  auto lock = SuiteLock::Acquire(dir, options.shard, options.shards, options.command);
+  if (!lock.ok()) return lock.status();
   const std::vector<std::size_t> mine = ShardTasks(manifest, options.shard, options.shards);
   const std::function<void(const std::string&)> say = [&](const std::string& line) {
     if (options.say) options.say(line);

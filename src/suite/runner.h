@@ -55,6 +55,8 @@ struct OptimizeTaskRun {
 struct RunnerOptions {
   int shard = 0;
   int shards = 1;
+  // What the suite lock (suite_lock.h) says holds it: "suite eval", "suite resume", "suite run".
+  std::string command = "suite run";
   std::vector<std::string> gpus;  // this process's GPUs (ordinals); empty: the default device
   int parallel = 1;               // tasks at once without GPUs (CPU suites)
   bool retry_failed = true;       // rerun tasks whose result is "error"

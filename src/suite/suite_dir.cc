@@ -207,6 +207,16 @@ std::string SuiteDir::Relative(const std::string& path) const {
   return path;
 }
 
+// A damaged suite.json: what is wrong, once, and the way out (the tasks' results survive it).
+Status DamagedManifest(const SuiteDir& dir, const std::string& what) {
+  return Status::InvalidArgument(
+      dir.manifest() + " is damaged (" + what + "). Move it aside (mv " + dir.manifest() + " " +
+      dir.manifest() +
+      ".damaged) and run the command that made the suite again: the results "
+      "already under " +
+      dir.dir() + "/tasks are kept and not redone");
+}
+
 Result<SuiteManifest> OpenSuite(const SuiteDir& dir, bool check_problems) {
   auto json = ReadJsonFile(dir.manifest());
   if (!json.ok()) {
@@ -215,12 +225,13 @@ Result<SuiteManifest> OpenSuite(const SuiteDir& dir, bool check_problems) {
                               " holds no suite (no suite.json); start one with "
                               "`kernelpro suite eval` or `kernelpro suite optimize`");
     }
-    return Status::InvalidArgument(dir.manifest() + ": " + json.status().message());
+    // ReadJsonFile names the file; said once here.
+    return DamagedManifest(dir, json.status().code() == Status::Code::kInvalidArgument
+                                    ? "not valid JSON"
+                                    : json.status().message());
   }
   auto manifest = ManifestFromJson(*json);
-  if (!manifest.ok()) {
-    return Status::InvalidArgument(dir.manifest() + ": " + manifest.status().message());
-  }
+  if (!manifest.ok()) return DamagedManifest(dir, manifest.status().message());
   if (check_problems) {
     if (Status s = CheckProblemsUnchanged(*manifest); !s.ok()) return s;
   }
