@@ -293,6 +293,7 @@ struct DirArgs {
   // report
   std::string compare, baseline = "eager", out;
   double cap = -1;
+  bool require_complete = false;  // report: exit 1 while a task has no result
 };
 
 int RunShardCommand(DirArgs& a) {
@@ -390,6 +391,7 @@ int StatusCommand(DirArgs& a) {
                            {"running", p.running},
                            {"interrupted", p.interrupted},
                            {"pending", p.pending},
+                           {"damaged", p.damaged},
                            {"elapsed_s", p.elapsed_s},
                            {"remaining_s", p.remaining_s ? Json(*p.remaining_s) : Json(nullptr)},
                            {"tasks", tasks},
@@ -402,7 +404,9 @@ int StatusCommand(DirArgs& a) {
             << manifest->problems.size() << " problems, " << p.total << " tasks\n";
   std::cout << "  done " << p.done << " (" << p.correct << " with a correct kernel), failed "
             << p.failed << ", running " << p.running << ", interrupted " << p.interrupted
-            << ", pending " << p.pending << "\n";
+            << ", pending " << p.pending;
+  if (p.damaged > 0) std::cout << ", damaged " << p.damaged;
+  std::cout << "\n";
   std::cout << "  elapsed " << Duration(p.elapsed_s);
   if (p.remaining_s) std::cout << ", about " << Duration(*p.remaining_s) << " left";
   std::cout << "\n";
@@ -422,7 +426,7 @@ int StatusCommand(DirArgs& a) {
     std::cout << "\n";
   }
   for (const std::string& line : SlurmLines(slurm)) std::cout << "  " << line << "\n";
-  if (p.failed + p.interrupted > 0) {
+  if (p.failed + p.interrupted + p.damaged > 0) {
     std::cout << "  rerun what is not done: kernelpro suite resume " << DisplayPath(dir.dir())
               << "\n";
   }
@@ -485,12 +489,15 @@ int ReportCommand(DirArgs& a) {
   for (const auto& [path, text] : files) {
     if (Status s = WriteFileAtomically(path, *text); !s.ok()) return Fail(s.message());
   }
+  // --require-complete: a script quoting the numbers is told they are not final.
+  const int exit_code = a.require_complete && !input->incomplete.empty() ? 1 : 0;
   if (a.json) {
     std::cout << json;
-    return 0;
+    return exit_code;
   }
   std::cout << "suite " << input->title << " (" << input->mode << ", speedups against "
             << input->baseline << ")\n";
+  if (!input->incomplete.empty()) std::cout << "  " << input->incomplete << "\n";
   for (const std::string& line : input->measurement) std::cout << "  " << line << "\n";
   PrintGroup("overall", input->stats.overall);
   for (const auto& [level, g] : input->stats.levels) {
@@ -509,7 +516,10 @@ int ReportCommand(DirArgs& a) {
   }
   std::cout << "report: " << DisplayPath(out + "/report.html") << " (also report.md, results.csv, "
             << "report.json)\n";
-  return 0;
+  if (exit_code != 0) {
+    std::cerr << "kernelpro suite report: --require-complete: " << input->incomplete << "\n";
+  }
+  return exit_code;
 }
 
 }  // namespace
@@ -601,6 +611,8 @@ CommandRunner RegisterSuiteCommand(CLI::App& app) {
                    "Clamp speedups to this before the comparison's test (the paper's capping)")
       ->check(PositiveUpTo(1e12));
   report->add_option("--out", report_args->out, "Where the report files go (default SUITE/report)");
+  report->add_flag("--require-complete", report_args->require_complete,
+                   "Exit 1 (after writing the report) while a task has no result");
   AddOption(*report, kJsonOption, report_args->json);
 
   return [=]() -> int {

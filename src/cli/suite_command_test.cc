@@ -343,6 +343,43 @@ TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {
   EXPECT_NE(text.out.find("not locked by kernelpro"), std::string::npos) << text.out;
 }
 
+TEST_F(SuiteCommandTest, AnUnfinishedOrDamagedSuiteSaysSoFirstAndScoresOnlyWhatFinished) {
+  WriteSuite(root_ / "a", {{"p", 2.0}, {"q", 3.0}, {"r", 1.5}, {"s", 4.0}}, root_ / "problems");
+  fs::remove(root_ / "a/tasks/level1/2_q/result.json");                  // still to run
+  std::ofstream(root_ / "a/tasks/level1/3_r/result.json") << "{\"stat";  // cut short
+  CliRun report = RunKernelpro({"suite", "report", (root_ / "a").string()}, 1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string first = report.out.substr(report.out.find('\n') + 1);
+  EXPECT_EQ(first.rfind("  unfinished: 2 of 4 tasks have a result (1 pending, 1 damaged: "
+                        "level1/3_r); the statistics cover the 2 of 4 problems whose tasks all "
+                        "finished\n",
+                        0),
+            0u)
+      << report.out;
+  // The statistics: the two finished problems, both correct; nothing counted as a failure.
+  EXPECT_NE(report.out.find("overall: n=2, correct 100%"), std::string::npos) << report.out;
+  const std::string md = ReadFile(root_ / "a/report/report.md");
+  EXPECT_NE(md.find("**unfinished: 2 of 4 tasks have a result"), std::string::npos);
+  EXPECT_LT(md.find("**unfinished"), md.find("Measured:"));
+  CliRun json = RunKernelpro({"suite", "report", (root_ / "a").string(), "--json"}, 1);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.json["tasks"]["damaged"], 1);
+  EXPECT_EQ(json.json["tasks"]["pending"], 1);
+  EXPECT_EQ(json.json["overall"]["n"], 2);
+  for (const Json& row : json.json["problems"]) {
+    if (row["key"] == "level1/3_r") EXPECT_EQ(row["status"], "damaged") << row;
+    if (row["key"] == "level1/2_q") EXPECT_EQ(row["status"], "pending") << row;
+  }
+  CliRun required =
+      RunKernelpro({"suite", "report", (root_ / "a").string(), "--require-complete"}, 1);
+  EXPECT_EQ(required.exit_code, 1);
+  EXPECT_NE(required.err.find("--require-complete: unfinished: 2 of 4"), std::string::npos)
+      << required.err;
+  CliRun status = RunKernelpro({"suite", "status", (root_ / "a").string()}, 1);
+  EXPECT_NE(status.out.find(", damaged 1\n"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("damaged  level1/3_r"), std::string::npos) << status.out;
+}
+
 TEST_F(SuiteCommandTest, TheProtocolPaperRecordsFifteenRunsPerTaskAtItsTemperatures) {
   // A KernelBench-like folder with three tasks, a list naming two of them, and an sbatch that
   // accepts the job array: the suite is made and submitted, nothing runs here.

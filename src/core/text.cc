@@ -138,4 +138,10 @@ std::string FormatFixed(double value, int digits) {
   return buf;
 }
 
+std::string FormatSignificant(double value, int significant) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, value);
+  return buf;
+}
+
 }  // namespace kernelpro

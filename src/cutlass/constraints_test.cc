@@ -236,12 +236,7 @@ TEST(MineConstraintsTest, FindsTheHopperAssertsWithTheirPlace) {
   }
   auto mined = MineConstraints(include_dir);
   ASSERT_TRUE(mined.ok()) << mined.status().message();
-  auto find = [&](const std::string& message) -> const Constraint* {
-    for (const Constraint& c : *mined) {
-      if (c.text.find(message) != std::string::npos) return &c;
-    }
-    return nullptr;
-  };
+  auto find = [&](const std::string& message) { return testing::FindConstraint(*mined, message); };
   const Constraint* tma = find("SM90_TMA_LOAD requires the destination be shared memory.");
   ASSERT_NE(tma, nullptr);
   EXPECT_EQ(tma->category, "tma");

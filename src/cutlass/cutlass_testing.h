@@ -1,12 +1,14 @@
 // For tests: the CUTLASS tree's include folder (the one holding cute/ and cutlass/), from
 // KERNELPRO_CUTLASS_DIR or what scripts/setup installed under .tools/; "" when there is none (the
-// test then skips, saying how to get one).
+// test then skips, saying how to get one); and a constraint found by its text.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "cutlass/constraints.h"
 
 namespace kernelpro::cutlass::testing {
 
@@ -26,6 +28,15 @@ inline std::string TestIncludeDir() {
     if (fs::exists(dir / "cute/tensor.hpp")) return dir.string();
   }
   return "";
+}
+
+// The constraint whose text holds `message`, or null.
+inline const Constraint* FindConstraint(const std::vector<Constraint>& constraints,
+                                        const std::string& message) {
+  for (const Constraint& c : constraints) {
+    if (c.text.find(message) != std::string::npos) return &c;
+  }
+  return nullptr;
 }
 
 }  // namespace kernelpro::cutlass::testing

@@ -91,12 +91,7 @@ TEST(EpilogueConstraintsTest, TheSm90EpiloguesAssertsAreMinedFromTheRealTree) {
   }
   auto mined = MineConstraints(include_dir);
   ASSERT_TRUE(mined.ok()) << mined.status().message();
-  auto find = [&](const std::string& message) -> const Constraint* {
-    for (const Constraint& c : *mined) {
-      if (c.text.find(message) != std::string::npos) return &c;
-    }
-    return nullptr;
-  };
+  auto find = [&](const std::string& message) { return testing::FindConstraint(*mined, message); };
   const Constraint* alignment = find("C/D Should meet TMA alignment requirement");
   ASSERT_NE(alignment, nullptr);
   EXPECT_EQ(alignment->category, "epilogue");

@@ -1,18 +1,12 @@
 #include "eval/eval_options.h"
 
-#include <cstdio>
+#include "core/text.h"
 
 namespace kernelpro::eval {
 namespace {
 
 constexpr double kAllcloseAtol = 1e-2;
 constexpr double kAllcloseRtol = 1e-3;
-
-std::string Short(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 }  // namespace
 
@@ -21,15 +15,15 @@ std::string CorrectnessCriterion(const EvalOptions& o) {
     if (o.precision_policy == "fail") return "strict";
     if (o.precision_policy == "warn") return "kernelbench";
   }
-  return "custom (atol " + Short(o.atol) + ", rtol " + Short(o.rtol) + ", precision-check " +
-         o.precision_policy + ")";
+  return "custom (atol " + FormatSignificant(o.atol) + ", rtol " + FormatSignificant(o.rtol) +
+         ", precision-check " + o.precision_policy + ")";
 }
 
 std::string DescribeCorrectness(const EvalOptions& o) {
-  std::string text =
-      "allclose(atol " + Short(o.atol) + ", rtol " + Short(o.rtol) + ") on every trial";
+  std::string text = "allclose(atol " + FormatSignificant(o.atol) + ", rtol " +
+                     FormatSignificant(o.rtol) + ") on every trial";
   if (o.precision_policy == "fail") {
-    text += "; an fp32 problem also within " + Short(o.precision_factor) +
+    text += "; an fp32 problem also within " + FormatSignificant(o.precision_factor) +
             "x fp32's own error of an fp64 reference";
   } else if (o.precision_policy == "warn") {
     text += "; precision against fp64 reported, not failed";

@@ -5,17 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/text.h"
 #include "profile/derived_metrics.h"
 #include "profile/ncu_runner.h"
 
 namespace kernelpro::profile {
 namespace {
 
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
+std::string Number(double value) { return FormatSignificant(value, 4); }
 
 // "1.234e+06 pJ (1.23 µJ)": pJ as asked, with a unit a person reads at a glance.
 std::string Energy(double pj) {

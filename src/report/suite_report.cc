@@ -278,6 +278,7 @@ SuiteReportView BuildSuiteReportView(const SuiteReportInput& in) {
   view.baseline = in.baseline;
   view.other_baseline = OtherBaseline(in.baseline);
   view.count_header = in.mode == "optimize" ? "seeds" : "candidates";
+  view.incomplete = in.incomplete;
   view.header = HeaderFacts(in);
   view.measurement = in.measurement;
   view.conventions = kConventions;
@@ -388,6 +389,12 @@ Json SuiteReportJson(const SuiteReportInput& in) {
   Json report{{"title", in.title},
               {"mode", in.mode},
               {"baseline", in.baseline},
+              {"incomplete", in.incomplete.empty() ? Json(nullptr) : Json(in.incomplete)},
+              {"tasks",
+               {{"total", in.tasks_total},
+                {"finished", in.tasks_finished},
+                {"pending", in.tasks_pending},
+                {"damaged", in.tasks_damaged}}},
               {"measurement", in.measurement},
               {"overall", GroupStatsJson(in.stats.overall)},
               {"levels", levels},

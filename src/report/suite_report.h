@@ -70,6 +70,11 @@ struct SuiteReportInput {
   // made before they were named) and timing methods of its results, each once.
   std::vector<std::string> criteria;
   std::vector<std::string> timing_methods;
+  // The suite's tasks by state. `incomplete` ("unfinished: 8 of 11 tasks have a result (...); the
+  // statistics cover ...") is "" when every task has a result; reports show it first. Problems
+  // with a task pending or damaged are rows without a score and count in no statistic.
+  int tasks_total = 0, tasks_finished = 0, tasks_pending = 0, tasks_damaged = 0;
+  std::string incomplete;
   std::optional<SuiteComparisonView> comparison;
 };
 

@@ -292,7 +292,9 @@ void WriteHead(const SuiteReportView& view, Out& out) {
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>" << Html(view.title) << "</title>\n<style>" << kHtmlStyle << "</style>\n"
       << "</head>\n<body>\n";
-  out << "<h1>" << Html(view.title) << "</h1>\n<table class=\"facts\">\n";
+  out << "<h1>" << Html(view.title) << "</h1>\n";
+  if (!view.incomplete.empty()) out << "<p><strong>" << Html(view.incomplete) << ".</strong></p>\n";
+  out << "<table class=\"facts\">\n";
   for (const auto& [label, value] : view.header) {
     out << "<tr><th>" << Html(label) << "</th><td>" << Html(value) << "</td></tr>\n";
   }

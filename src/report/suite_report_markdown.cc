@@ -54,6 +54,7 @@ void GroupRow(Out& out, const SuiteGroupView& g) {
 
 void WriteHeader(const SuiteReportView& view, Out& out) {
   out << "# " << view.title << "\n\n";
+  if (!view.incomplete.empty()) out << "**" << view.incomplete << ".**\n\n";
   for (const auto& [label, value] : view.header) out << "- " << label << ": " << value << "\n";
   out << "\n";
   if (!view.measurement.empty()) {

@@ -89,6 +89,7 @@ struct SuiteReportView {
   std::string baseline;        // "eager", "torch.compile"
   std::string other_baseline;  // the baseline of the other_speedup column
   std::string count_header;    // "seeds" or "candidates"
+  std::string incomplete;      // SuiteReportInput::incomplete: shown first; "" for a finished suite
   std::vector<std::pair<std::string, std::string>> header;  // label, value
   std::vector<std::string> measurement;                     // how it was measured, one a line
   std::string conventions;                                  // what fast_p and the geomeans mean

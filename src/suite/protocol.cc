@@ -1,17 +1,8 @@
 #include "suite/protocol.h"
 
-#include <cstdio>
+#include "core/text.h"
 
 namespace kernelpro::suite {
-namespace {
-
-std::string Short(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
-}  // namespace
 
 std::optional<Protocol> FindProtocol(const std::string& name) {
   if (name != "paper") return std::nullopt;
@@ -42,12 +33,13 @@ std::optional<Protocol> ProtocolFromJson(const Json& j) {
 
 std::string DescribeProtocol(const Protocol& p) {
   std::string temperatures;
-  for (double t : p.temperatures) temperatures += (temperatures.empty() ? "" : ", ") + Short(t);
+  for (double t : p.temperatures)
+    temperatures += (temperatures.empty() ? "" : ", ") + FormatSignificant(t);
   std::string text = p.name + ": " + std::to_string(p.runs()) + " runs per task (temperatures " +
                      temperatures + " x " + std::to_string(p.rounds) + " rounds), best of runs; " +
                      std::to_string(p.iterations) + " iterations x " +
                      std::to_string(p.candidates) + " candidates; unsolved = 1.0x";
-  if (p.cap > 0) text += "; speedups capped at " + Short(p.cap) + "x";
+  if (p.cap > 0) text += "; speedups capped at " + FormatSignificant(p.cap) + "x";
   return text;
 }
 

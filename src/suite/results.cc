@@ -36,6 +36,9 @@ struct TaskResults {
   std::map<std::size_t, int> tasks_of;                  // problem index -> its tasks
   std::set<std::string> environments, methods, trials;  // measurement lines, each once
   std::set<std::string> criteria;  // correctness criteria; "unrecorded" for results without one
+  std::map<std::size_t, std::vector<std::string>> damaged_of;  // problem index -> damaged tasks
+  int finished = 0, pending = 0;     // tasks with a result; tasks without one (damaged ones apart)
+  std::vector<std::string> damaged;  // task ids
 };
 
 TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) {
@@ -44,7 +47,17 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
   for (const SuiteTask& task : manifest.tasks) {
     ++read.tasks_of[task.problem];
     TaskStatus s = ReadTaskStatus(dir, task.id, now);
-    if (!s.result) continue;
+    if (s.state == TaskState::kDamaged) {
+      read.damaged_of[task.problem].push_back(task.id);
+      read.damaged.push_back(task.id);
+      continue;
+    }
+    if (!s.result || s.state == TaskState::kRunning) {
+      ++read.pending;  // not finished (a failed task being retried counts as running)
+      if (!s.result) continue;
+    } else {
+      ++read.finished;
+    }
     read.by_problem[task.problem].push_back(*s.result);
     if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
       read.environments.insert(EnvironmentLine(env));
@@ -126,7 +139,8 @@ void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProb
 // first task's failure. Counts in `without_compile` a correct problem that cannot be scored
 // against torch.compile.
 report::SuiteProblemRow ProblemRow(const SuiteProblem& problem, const std::vector<Json>& results,
-                                   int tasks, const std::string& baseline, int& without_compile) {
+                                   int tasks, const std::vector<std::string>& damaged,
+                                   const std::string& baseline, int& without_compile) {
   report::SuiteProblemRow row;
   row.key = problem.key;
   row.name = problem.name;
@@ -135,12 +149,18 @@ report::SuiteProblemRow ProblemRow(const SuiteProblem& problem, const std::vecto
   for (const Json& r : results) {
     row.candidates += static_cast<int>(JsonGet<Json>(r, "candidates", Json::array()).size());
   }
-  if (const Json* best = BestResult(results, baseline)) {
-    FillScoredRow(*best, baseline, row);
+  // Not finished: no score yet (a best of some seeds is not the best of all of them), and
+  // never a failure.
+  if (!damaged.empty()) {
+    row.status = "damaged";
+    row.message = "the result of " + Join(damaged, ", ") +
+                  " is damaged (not a result); `kernelpro suite resume` reruns it";
   } else if (results.size() < static_cast<std::size_t>(tasks)) {
     row.status = "pending";
     row.message =
         std::to_string(results.size()) + " of " + std::to_string(tasks) + " tasks finished";
+  } else if (const Json* best = BestResult(results, baseline)) {
+    FillScoredRow(*best, baseline, row);
   } else {
     // Every task finished without a kernel that can be scored: the first's failure.
     const Json& r = results.front();
@@ -240,6 +260,9 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
       case TaskState::kPending:
         ++p.pending;
         break;
+      case TaskState::kDamaged:
+        ++p.damaged;
+        break;
     }
     if (s.result) {
       if (JsonGet<bool>(*s.result, "correct", false)) ++p.correct;
@@ -256,7 +279,7 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
     }
     p.tasks.emplace_back(task.id, std::move(s));
   }
-  const int left = p.pending + p.running + p.interrupted;
+  const int left = p.pending + p.running + p.interrupted + p.damaged;
   const bool active = p.running > 0;
   if (first_start > 0) p.elapsed_s = (active || left > 0 ? now : last_finish) - first_start;
   if (timed > 0 && left > 0) {
@@ -269,6 +292,7 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
 std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblemRow>& rows) {
   std::vector<report::ScoredProblem> out;
   for (const report::SuiteProblemRow& r : rows) {
+    if (r.status == "pending" || r.status == "damaged") continue;  // not finished: no score yet
     report::ScoredProblem s;
     s.key = r.key;
     s.level = r.level;
@@ -292,9 +316,27 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const Suit
   int without_compile = 0;
   for (std::size_t i = 0; i < manifest.problems.size(); ++i) {
     input.rows.push_back(ProblemRow(manifest.problems[i], read.by_problem[i], read.tasks_of[i],
-                                    baseline, without_compile));
+                                    read.damaged_of[i], baseline, without_compile));
   }
   input.stats = report::SummarizeSuite(Scores(input.rows));
+  input.tasks_total = static_cast<int>(manifest.tasks.size());
+  input.tasks_finished = read.finished;
+  input.tasks_pending = read.pending;
+  input.tasks_damaged = static_cast<int>(read.damaged.size());
+  if (read.pending + input.tasks_damaged > 0) {
+    int finished_problems = 0;
+    for (const report::SuiteProblemRow& row : input.rows) {
+      finished_problems += row.status != "pending" && row.status != "damaged";
+    }
+    input.incomplete = "unfinished: " + std::to_string(read.finished) + " of " +
+                       std::to_string(input.tasks_total) + " tasks have a result (" +
+                       std::to_string(read.pending) + " pending" +
+                       (read.damaged.empty() ? std::string()
+                                             : ", " + std::to_string(read.damaged.size()) +
+                                                   " damaged: " + Join(read.damaged, ", ")) +
+                       "); the statistics cover the " + std::to_string(finished_problems) + " of " +
+                       std::to_string(input.rows.size()) + " problems whose tasks all finished";
+  }
   input.measurement = MeasurementLines(read, manifest, input.rows, baseline, without_compile);
   input.criteria.assign(read.criteria.begin(), read.criteria.end());
   input.timing_methods.assign(read.methods.begin(), read.methods.end());

@@ -15,7 +15,7 @@ namespace kernelpro::suite {
 
 // Counts and timing of a suite's tasks now.
 struct SuiteProgress {
-  int total = 0, done = 0, failed = 0, running = 0, interrupted = 0, pending = 0;
+  int total = 0, done = 0, failed = 0, running = 0, interrupted = 0, pending = 0, damaged = 0;
   int correct = 0;                    // done tasks with a correct kernel
   double elapsed_s = 0;               // from the first task's start to now (or to the last finish)
   std::optional<double> remaining_s;  // estimate: mean task time x tasks left / tasks at once

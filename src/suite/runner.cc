@@ -459,6 +459,7 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
       say(task.id + ": started" +
           (before.state == TaskState::kInterrupted ? " (again: its last run was interrupted)"
            : before.state == TaskState::kFailed    ? " (again: its last run failed)"
+           : before.state == TaskState::kDamaged   ? " (again: its result file was damaged)"
                                                    : ""));
       const double start = NowSeconds();
       Json result;

@@ -349,6 +349,8 @@ const char* TaskStateName(TaskState state) {
       return "done";
     case TaskState::kFailed:
       return "failed";
+    case TaskState::kDamaged:
+      return "damaged";
   }
   return "pending";
 }
@@ -356,7 +358,18 @@ const char* TaskStateName(TaskState state) {
 TaskStatus ReadTaskStatus(const SuiteDir& dir, const std::string& task, double now) {
   TaskStatus status;
   status.claim = ReadClaim(dir, task);
-  if (auto result = ReadJsonFile(dir.result(task)); result.ok()) {
+  auto result = ReadJsonFile(dir.result(task));
+  if (result.ok() &&
+      (!result->is_object() || !result->contains("status") || !(*result)["status"].is_string())) {
+    result = Status::InvalidArgument("not a task result");
+  }
+  if (!result.ok() && result.status().code() != Status::Code::kNotFound) {
+    // The file is there but holds no result: damaged, unless a live claim is rewriting it.
+    status.state = status.claim && !ClaimIsStale(*status.claim, now) ? TaskState::kRunning
+                                                                     : TaskState::kDamaged;
+    return status;
+  }
+  if (result.ok()) {
     status.result = *result;
     status.state = JsonGet<std::string>(*result, "status", "") == "error" ? TaskState::kFailed
                                                                           : TaskState::kDone;

@@ -125,6 +125,8 @@ enum class TaskState {
   kInterrupted,  // a stale claim and no result: killed or pre-empted; resume reruns it
   kDone,         // a result; the kernel may still be incorrect (that is a score, not a failure)
   kFailed,       // a result saying the task itself could not run (status "error"); resume retries
+  kDamaged,      // a result file that is not a result (cut short, not JSON, no status): resume
+                 // reruns the task; never read as a score, a failure or as pending
 };
 const char* TaskStateName(TaskState state);
 

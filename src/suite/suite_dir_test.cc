@@ -168,10 +168,13 @@ TEST_F(SuiteDirTest, CorruptedFilesAreClearErrorsOrRedoneNeverACrash) {
         "{\"mode\": \"eval\", \"problems\": [{\"key\": 3}], \"tasks\": [{\"id\": 1}]}");
   EXPECT_FALSE(OpenSuite(dir).ok());
 
-  // A result cut short by a crash of something else is no result: the task runs again.
+  // A result cut short by a crash of something else is no result: damaged (reported as such,
+  // never as pending or a failure), and the task runs again. So is JSON that is no result.
   fs::create_directories(dir.task_dir("a"));
   Write("suite/tasks/a/result.json", "{\"status\": \"corr");
-  EXPECT_EQ(ReadTaskStatus(dir, "a", NowSeconds()).state, TaskState::kPending);
+  EXPECT_EQ(ReadTaskStatus(dir, "a", NowSeconds()).state, TaskState::kDamaged);
+  Write("suite/tasks/a/result.json", "[1, 2]");
+  EXPECT_EQ(ReadTaskStatus(dir, "a", NowSeconds()).state, TaskState::kDamaged);
   // A garbled claim holds nothing: the task can be claimed.
   Write("suite/tasks/a/claim.json", "garbage");
   auto taken = TryClaim(dir, "a", 0);
