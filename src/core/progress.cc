@@ -31,16 +31,40 @@ ProgressScope::~ProgressScope() {
 
 ProgressReporter::ProgressReporter(std::ostream& out, std::string label, ProgressOptions options)
     : out_(out), label_(std::move(label)), options_(std::move(options)) {
-  if (options_.terminal && options_.tick_seconds > 0) {
+  last_line_ = Now();
+  const bool heartbeat = !options_.terminal && options_.heartbeat_seconds > 0;
+  if ((options_.terminal || heartbeat) && options_.tick_seconds > 0) {
     ticker_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto period = std::chrono::duration<double>(options_.tick_seconds);
       while (!finished_) {
         if (stop_.wait_for(lock, period, [this] { return finished_; })) break;
-        if (drawn_) DrawLocked();
+        TickLocked();
       }
     });
   }
+}
+
+void ProgressReporter::TickLocked() {
+  if (options_.terminal) {
+    if (drawn_) DrawLocked();
+    return;
+  }
+  const double now = Now();
+  if (options_.heartbeat_seconds <= 0 || order_.empty() ||
+      now - last_line_ < options_.heartbeat_seconds) {
+    return;
+  }
+  std::string line = label_ + ": still at work:";
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    const Running& r = running_.at(order_[i]);
+    line += std::string(i == 0 ? " " : "; ") + Describe(r.step) + " " + r.step.step + " " +
+            Seconds(now - r.started, "%.0f s");
+  }
+  if (!open_line_.empty()) out_ << "\n";
+  out_ << line << "\n" << std::flush;
+  open_line_.clear();
+  last_line_ = now;
 }
 
 ProgressReporter::~ProgressReporter() { Finish(); }
@@ -95,6 +119,7 @@ void ProgressReporter::StepStarted(const ProgressStep& step) {
   if (!open_line_.empty()) out_ << "\n";
   out_ << label_ << ": " << Describe(step) << ": " << step.step << "..." << std::flush;
   open_line_ = key;
+  last_line_ = Now();
 }
 
 void ProgressReporter::StepFinished(const ProgressStep& step, const std::string& outcome) {
@@ -119,6 +144,7 @@ void ProgressReporter::StepFinished(const ProgressStep& step, const std::string&
          << std::flush;
   }
   open_line_.clear();
+  last_line_ = Now();
 }
 
 void ProgressReporter::ItemFinished(const ProgressStep&) {
@@ -137,12 +163,13 @@ void ProgressReporter::WriteAbove(std::ostream& other, const std::string& line) 
     open_line_.clear();
   }
   other << line << "\n" << std::flush;
+  last_line_ = Now();
   if (redraw && !finished_) DrawLocked();
 }
 
 void ProgressReporter::Tick() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (options_.terminal && !finished_) DrawLocked();
+  if (!finished_) TickLocked();
 }
 
 void ProgressReporter::Finish() {

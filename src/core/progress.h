@@ -77,8 +77,12 @@ struct ProgressOptions {
   // Monotonic seconds; empty: std::chrono::steady_clock.
   std::function<double()> clock;
   // Seconds between redraws of the status line by the ticker thread; 0: no thread (tests call
-  // Tick()). Only used on a terminal.
+  // Tick()). On a terminal the line redraws; in plain lines the ticker checks the heartbeat.
   double tick_seconds = 1.0;
+  // Plain lines: after this many seconds without a line while steps run, one line says what is
+  // running and for how long ("eval: still at work: cand 2/3 b.py building 45 s"), again after
+  // each such silence; 0: never. (A terminal's status line shows it all the time.)
+  double heartbeat_seconds = 30;
 };
 
 class ProgressReporter : public ProgressSink {
@@ -102,7 +106,8 @@ class ProgressReporter : public ProgressSink {
   // is ended first. For the lines a command prints while work runs (optimize's iteration lines).
   void WriteAbove(std::ostream& other, const std::string& line);
 
-  // Redraws the status line (the ticker calls it; tests call it after moving the fake clock).
+  // Redraws the status line, or in plain lines writes the heartbeat when one is due (the ticker
+  // calls it; tests call it after moving the fake clock).
   void Tick();
   // Clears the status line or ends an open plain line; stops the ticker. Idempotent.
   void Finish();
@@ -122,6 +127,7 @@ class ProgressReporter : public ProgressSink {
   std::string StatusLine() const;
   void DrawLocked();
   void ClearLocked();
+  void TickLocked();  // Tick's work, the mutex held
 
   std::ostream& out_;
   std::string label_;
@@ -133,6 +139,7 @@ class ProgressReporter : public ProgressSink {
   int items_done_ = 0;
   std::string open_line_;  // plain mode: the key of the step whose line is still open
   bool drawn_ = false;     // terminal mode: a status line is on screen
+  double last_line_ = 0;   // plain mode: when the last output was written (Now())
   bool finished_ = false;
   std::thread ticker_;
   std::condition_variable stop_;

@@ -106,6 +106,38 @@ TEST(ProgressReporterTest, SequentialStepsEachTakeExactlyOneLine) {
   EXPECT_EQ(err.str(), "eval: cand 1/1 cuda_swish.py: building... done in 41.2 s\n");
 }
 
+TEST(ProgressReporterTest, APlainLogSaysWhatIsRunningAfterThirtySecondsOfSilence) {
+  double now = 0;
+  std::ostringstream err;
+  ProgressReporter progress(err, "suite", FakeClock(now, false));
+  const ProgressStep build{0, 0, "a.py", "building"};
+  const ProgressStep other{0, 0, "b.py", "building"};
+  progress.StepStarted(build);
+  progress.StepStarted(other);
+  now += 29;
+  progress.Tick();
+  const std::string before = err.str();
+  now += 2;  // 31 s since the last line
+  progress.Tick();
+  EXPECT_EQ(err.str(), before + "\nsuite: still at work: a.py building 31 s; b.py building 31 s\n");
+  now += 20;  // the heartbeat itself was a line: 20 s of silence since
+  progress.Tick();
+  now += 11;
+  progress.Tick();
+  EXPECT_NE(err.str().find("suite: still at work: a.py building 62 s; b.py building 62 s\n"),
+            std::string::npos)
+      << err.str();
+  progress.StepFinished(build, "");
+  EXPECT_NE(err.str().find("suite: a.py: building... done in 62.0 s\n"), std::string::npos)
+      << err.str();
+  // Nothing running: no heartbeat, however long the silence.
+  progress.StepFinished(other, "");
+  const std::string done = err.str();
+  now += 100;
+  progress.Tick();
+  EXPECT_EQ(err.str(), done);
+}
+
 TEST(ProgressReporterTest, TerminalModeRewritesOneStatusLineWithABar) {
   double now = 100;
   std::ostringstream err, out;
