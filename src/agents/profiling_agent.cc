@@ -1,12 +1,12 @@
 #include "agents/profiling_agent.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <sstream>
 #include <utility>
 
+#include "core/text.h"
 #include "llm/structured.h"
 #include "llm/tool_loop.h"
 #include "llm/types.h"
@@ -116,11 +116,7 @@ std::string Header(const ProfilingInput& input, bool with_stage1) {
     const roofline::ReferenceAnalysis& s = *input.stage1;
     out << "Stage 1 (roofline of the reference): " << ClassName(s.bottleneck) << ", confidence "
         << s.confidence << ".";
-    if (!s.rationale.empty()) {
-      std::string rationale = s.rationale;
-      rationale[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rationale[0])));
-      out << " " << rationale << (rationale.back() == '.' ? "" : ".");
-    }
+    if (!s.rationale.empty()) out << " " << AsSentence(s.rationale);
     out << "\n";
     // Where the candidate stands: its GPU time in one forward call, else its kernels' durations.
     double seconds = 0;

@@ -410,7 +410,8 @@ Feedback AddUserParts(const PromptContext& context, const ComponentNames& names,
   AddPart(parts, names.mode, false, text[names.mode]);
   AddPart(parts, names.examples, false, text[names.examples]);
   AddPart(parts, "problem", false, ProblemPart(context.problem));
-  if (!Trim(context.stage1).empty()) {
+  // No GPU roofline describes a CPU target.
+  if (context.device != "cpu" && !Trim(context.stage1).empty()) {
     AddPart(parts, "stage1", false, EndWithNewline(text["stage1_header"]) + "\n" + context.stage1);
   }
   Feedback feedback;

@@ -56,8 +56,8 @@ struct PromptContext {
   // "" = none.
   std::string cutlass_constraints;
   // Stage 1's analysis of the reference (roofline::RenderStageOneBrief), shown after the problem in
-  // every mode and never trimmed. "" = none (no analysis, or a CPU target, which no GPU roofline
-  // describes).
+  // every mode and never trimmed; not shown for a CPU target, which no GPU roofline describes.
+  // "" = none.
   std::string stage1;
   // Debug: the candidate that failed. Optimize: the working candidate to improve. Required there.
   std::string parent_code;

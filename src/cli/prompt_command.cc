@@ -89,7 +89,7 @@ int Run(const PromptArgs& args) {
   if (!args.analysis.empty()) {
     auto analysis = roofline::ReadReferenceAnalysisFile(args.analysis);
     if (!analysis.ok()) return Fail("--analysis " + analysis.status().message());
-    if (context.device == "cuda") context.stage1 = roofline::RenderStageOneBrief(*analysis);
+    context.stage1 = roofline::RenderStageOneBrief(*analysis);
   }
   Result<std::string> cutlass_root = CheckCutlassDir(args.cutlass_dir);
   if (!cutlass_root.ok()) return Fail(cutlass_root.status().message());

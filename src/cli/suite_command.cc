@@ -171,26 +171,6 @@ struct OptimizeSuiteArgs {
   MachineArgs machine;
 };
 
-// The ablation conditions the runs' options set (paper §5.3), as the suite records them:
-// feedback, search, memory and correctness, each with optimize's default when not given.
-Json Conditions(const std::vector<std::string>& args) {
-  Json c = {{"feedback", "tools"},
-            {"search", "mcts"},
-            {"memory", "on"},
-            {"correctness", "strict"},
-            {"energy", "off"}};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool has_value = i + 1 < args.size();
-    for (const char* name : {"feedback", "search", "correctness", "energy"}) {
-      if (a == std::string("--") + name && has_value) c[name] = args[i + 1];
-      if (a.rfind(std::string("--") + name + "=", 0) == 0) c[name] = a.substr(a.find('=') + 1);
-    }
-    if (a == "--no-memory") c["memory"] = "off";
-  }
-  return c;
-}
-
 int RunOptimizeSuite(OptimizeSuiteArgs& a) {
   std::optional<suite::Protocol> protocol;
   if (!a.protocol.empty()) {
@@ -273,7 +253,6 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
                {"args", args},
                {"seeded", seeded},
                {"compile_baseline", a.compile_baseline},
-               {"conditions", Conditions(args)},
                {"executor", {{"device", a.device}}}};
   if (protocol) m.options["protocol"] = suite::ToJson(*protocol);
   if (!a.selection.tasks.empty()) m.options["tasks"] = a.selection.tasks;

@@ -1,5 +1,6 @@
 #include "core/text.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace kernelpro {
@@ -136,6 +137,19 @@ std::string FormatFixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);
   return buf;
+}
+
+std::string LastLine(std::string_view text) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const std::size_t last = text.rfind('\n');
+  return std::string(last == std::string_view::npos ? text : text.substr(last + 1));
+}
+
+std::string AsSentence(std::string text) {
+  if (text.empty()) return text;
+  text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  if (text.back() != '.') text += '.';
+  return text;
 }
 
 std::string FormatSignificant(double value, int significant) {

@@ -73,6 +73,12 @@ std::string OneLineExcerpt(std::string_view text, std::size_t max_bytes);
 // `value` with `digits` decimals: FormatFixed(1.8449, 2) → "1.84".
 std::string FormatFixed(double value, int digits = 2);
 
+// The last line of `text` that trailing newlines leave: what a failed program said last.
+std::string LastLine(std::string_view text);
+
+// `text` as a sentence: its first letter upper case and a final '.', unless it has one. "" stays.
+std::string AsSentence(std::string text);
+
 // `value` in at most `significant` significant digits, as printf's %g writes it: 0.33, 25, 1e-05,
 // 4.823e+07 (with 4).
 std::string FormatSignificant(double value, int significant = 6);

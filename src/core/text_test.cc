@@ -127,5 +127,24 @@ TEST(FormatFixedTest, RoundsToTheGivenDecimals) {
   EXPECT_EQ(FormatFixed(0.00004, 4), "0.0000");
 }
 
+TEST(FormatSignificantTest, WritesWhatPrintfsGWrites) {
+  EXPECT_EQ(FormatSignificant(0.33), "0.33");
+  EXPECT_EQ(FormatSignificant(25), "25");
+  EXPECT_EQ(FormatSignificant(1e-5), "1e-05");
+  EXPECT_EQ(FormatSignificant(48229312, 4), "4.823e+07");
+}
+
+TEST(TextTest, LastLineIsWhatAProgramSaidLast) {
+  EXPECT_EQ(LastLine("building...\nerror: no such file\n\n"), "error: no such file");
+  EXPECT_EQ(LastLine("one line"), "one line");
+  EXPECT_EQ(LastLine(""), "");
+}
+
+TEST(TextTest, AsSentenceCapitalisesAndEndsWithAPeriod) {
+  EXPECT_EQ(AsSentence("ncu agrees with the roofline"), "Ncu agrees with the roofline.");
+  EXPECT_EQ(AsSentence("Already one."), "Already one.");
+  EXPECT_EQ(AsSentence(""), "");
+}
+
 }  // namespace
 }  // namespace kernelpro

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "core/tool_paths.h"
 #include "profile/collect.h"
 #include "profile/ncu_csv.h"
@@ -212,11 +213,7 @@ bool NsysTimeline(Executor& executor, const Json& request, std::map<std::string,
   if (!outcome.ok()) {
     metrics.notes.push_back("timeline: nsys: " + outcome.status().message());
   } else if (!std::filesystem::exists(sqlite, ec)) {
-    std::string said = outcome->process.stderr_text;
-    while (!said.empty() && said.back() == '\n') said.pop_back();
-    if (const std::size_t last = said.rfind('\n'); last != std::string::npos) {
-      said = said.substr(last + 1);
-    }
+    const std::string said = LastLine(outcome->process.stderr_text);
     metrics.notes.push_back("timeline: nsys made no report (" + outcome->process.Describe() +
                             (said.empty() ? "" : ": " + said) +
                             "); the PyTorch profiler's timeline instead");

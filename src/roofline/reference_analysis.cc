@@ -1,6 +1,5 @@
 #include "roofline/reference_analysis.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -556,11 +555,7 @@ std::string RenderStageOneBrief(const ReferenceAnalysis& a) {
     }
     out << ".\n";
   }
-  if (!a.rationale.empty()) {
-    std::string why = a.rationale;
-    why[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(why[0])));
-    out << "- Why: " << why << (why.back() == '.' ? "" : ".") << "\n";
-  }
+  if (!a.rationale.empty()) out << "- Why: " << AsSentence(a.rationale) << "\n";
   out << "- For the design: " << DesignAdvice(a.bottleneck) << "\n";
   return out.str();
 }

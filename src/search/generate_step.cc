@@ -23,9 +23,7 @@ Result<agents::PromptContext> IterationPromptContext(const RunConfig& config,
   context.num_candidates = per_candidate ? 1 : config.candidates;
   context.cutlass_dir = config.cutlass_dir;
   context.energy_preferences = config.energy == EnergyMode::kAware;
-  if (stage1 != nullptr && config.device == "cuda") {
-    context.stage1 = roofline::RenderStageOneBrief(*stage1);
-  }
+  if (stage1 != nullptr) context.stage1 = roofline::RenderStageOneBrief(*stage1);
   const std::optional<int> parent = selection.parent();
   if (!parent) return context;
   auto found = infos.find(*parent);

@@ -27,7 +27,8 @@
 namespace kernelpro::search {
 
 // Reads the problem file and the parent's candidate from `store`; their errors are returned.
-// `stage1` (may be null) becomes the prompt's Stage-1 part in every mode, on a CUDA target.
+// `stage1` (may be null) becomes the prompt's Stage-1 part in every mode (BuildPrompt leaves it
+// out for a CPU target).
 Result<agents::PromptContext> IterationPromptContext(
     const RunConfig& config, const Selection& selection, const Tree& tree,
     const std::map<int, NodeInfo>& infos, store::RunStore& store,

@@ -313,7 +313,7 @@ agents::IterationRecord IterationSummary(store::RunStore& store, const Tree& tre
   const Node& node = tree.node(best);
   r.iteration = info.iteration;
   r.mode = agents::ToString(mode);
-  r.approach = source(info);
+  r.approach = r.children[static_cast<std::size_t>(best - first_new)].code;  // read once, above
   if (node.correct() && node.speedup) r.speedup = node.speedup->estimate;
   r.feedback_excerpt = node.correct() ? info.feedback : info.errors;
   r.tool_calls = info.tools_fired;

@@ -1,6 +1,10 @@
 #include "suite/protocol.h"
 
+#include <map>
+
 #include "core/text.h"
+#include "eval/eval_options.h"
+#include "search/run_config.h"
 
 namespace kernelpro::suite {
 
@@ -41,6 +45,28 @@ std::string DescribeProtocol(const Protocol& p) {
                      std::to_string(p.candidates) + " candidates; unsolved = 1.0x";
   if (p.cap > 0) text += "; speedups capped at " + FormatSignificant(p.cap) + "x";
   return text;
+}
+
+std::string ConditionsOf(const std::vector<std::string>& args) {
+  const search::RunConfig defaults;
+  std::map<std::string, std::string> c = {
+      {"correctness", eval::CorrectnessCriterion(defaults.executor)},
+      {"energy", search::EnergyModeName(defaults.energy)},
+      {"feedback", agents::ToString(defaults.feedback)},
+      {"memory", defaults.memory ? "on" : "off"},
+      {"search", defaults.search}};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    for (const char* name : {"feedback", "search", "correctness", "energy"}) {
+      const std::string flag = std::string("--") + name;
+      if (a == flag && i + 1 < args.size()) c[name] = args[i + 1];
+      if (a.rfind(flag + "=", 0) == 0) c[name] = a.substr(flag.size() + 1);
+    }
+    if (a == "--no-memory") c["memory"] = "off";
+  }
+  std::string line;
+  for (const auto& [name, value] : c) line += (line.empty() ? "" : ", ") + name + " " + value;
+  return line;
 }
 
 }  // namespace kernelpro::suite

@@ -36,4 +36,10 @@ std::optional<Protocol> ProtocolFromJson(const Json& json);  // none for null or
 // rounds), best of runs; 30 iterations x 2 candidates; unsolved = 1.0x; speedups capped at 25x".
 std::string DescribeProtocol(const Protocol& protocol);
 
+// The ablation conditions (paper §5.3) an optimize suite's run options (its manifest's "args")
+// set, each with optimize's default (search::RunConfig's) where they do not say: "correctness
+// strict, energy off, feedback raw, memory on, search mcts". Derived, never stored: the options
+// are the suite's record.
+std::string ConditionsOf(const std::vector<std::string>& optimize_args);
+
 }  // namespace kernelpro::suite

@@ -53,11 +53,10 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
       continue;
     }
     if (!s.result || s.state == TaskState::kRunning) {
-      ++read.pending;  // not finished (a failed task being retried counts as running)
-      if (!s.result) continue;
-    } else {
-      ++read.finished;
+      ++read.pending;  // not finished (a failed task being retried is running: its old result
+      continue;        // is not the task's)
     }
+    ++read.finished;
     read.by_problem[task.problem].push_back(*s.result);
     if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
       read.environments.insert(EnvironmentLine(env));
@@ -135,6 +134,11 @@ void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProb
   row.run_report = JsonGet<std::string>(r, "run_report", "");
 }
 
+// Whether a row's tasks all finished: only those have a score and count in statistics.
+bool Finished(const report::SuiteProblemRow& row) {
+  return row.status != "pending" && row.status != "damaged";
+}
+
 // One problem's row: scored from its best result, else pending while tasks are left, else the
 // first task's failure. Counts in `without_compile` a correct problem that cannot be scored
 // against torch.compile.
@@ -192,13 +196,9 @@ std::vector<std::string> MeasurementLines(const TaskResults& read, const SuiteMa
   if (auto tasks = JsonGet<std::string>(manifest.options, "tasks", ""); !tasks.empty()) {
     lines.push_back("tasks: the list " + tasks);
   }
-  if (const Json c = JsonGet<Json>(manifest.options, "conditions", nullptr); c.is_object()) {
-    std::string line;
-    for (const auto& [name, value] : c.items()) {
-      line += (line.empty() ? "" : ", ") + name + " " +
-              (value.is_string() ? value.get<std::string>() : value.dump());
-    }
-    lines.push_back("conditions: " + line);
+  if (manifest.mode == "optimize") {
+    lines.push_back("conditions: " +
+                    ConditionsOf(JsonGet<std::vector<std::string>>(manifest.options, "args", {})));
   }
   for (const std::string& e : read.environments) lines.push_back(e);
   for (const std::string& m : read.methods) lines.push_back("timing: " + m);
@@ -292,7 +292,7 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
 std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblemRow>& rows) {
   std::vector<report::ScoredProblem> out;
   for (const report::SuiteProblemRow& r : rows) {
-    if (r.status == "pending" || r.status == "damaged") continue;  // not finished: no score yet
+    if (!Finished(r)) continue;  // no score yet
     report::ScoredProblem s;
     s.key = r.key;
     s.level = r.level;
@@ -326,7 +326,7 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const Suit
   if (read.pending + input.tasks_damaged > 0) {
     int finished_problems = 0;
     for (const report::SuiteProblemRow& row : input.rows) {
-      finished_problems += row.status != "pending" && row.status != "damaged";
+      finished_problems += Finished(row) ? 1 : 0;
     }
     input.incomplete = "unfinished: " + std::to_string(read.finished) + " of " +
                        std::to_string(input.tasks_total) + " tasks have a result (" +

@@ -218,12 +218,8 @@ Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const S
   // itself failed (a usage error, an LLM that stopped answering, a crash).
   if (!ran->exited || (ran->exit_code != 0 && ran->exit_code != 1)) {
     result["status"] = "error";
-    std::string tail = ran->stderr_text;
-    while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-    std::size_t last = tail.rfind('\n');
     result["message"] = std::string(run.resume ? "kernelpro resume " : "kernelpro optimize ") +
-                        ran->Describe() + ": " +
-                        FirstLine(last == std::string::npos ? tail : tail.substr(last + 1));
+                        ran->Describe() + ": " + FirstLine(LastLine(ran->stderr_text));
     AddRunOutcome(dir, dir.run_dir(task.id), result);
     result["status"] = "error";  // recorded progress stays; resume continues the run
     return result;
