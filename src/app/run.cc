@@ -154,13 +154,15 @@ search::EnergyMeter EnergyMeterOn(eval::Executor& executor) {
   };
 }
 
-// "iteration 2/4  optimize from n1: correct 1.52x [1.48, 1.55] accepted  | best 1.52x ...".
+// "iteration 2/4  optimize from n1: correct 1.52x [1.48, 1.55] accepted  | best n3 1.52x ...".
 std::string IterationLine(const search::IterationProgress& p, bool cost_known) {
   std::ostringstream line;
   line << "iteration " << p.iteration << "/" << p.iterations << "  " << agents::ToString(p.mode)
        << " from "
        << (p.parent == search::Tree::kRootId ? std::string("ROOT") : "n" + std::to_string(p.parent))
-       << ": " << p.outcome << "  | best " << (p.best ? RatioText(*p.best) : std::string("none"))
+       << ": " << p.outcome << "  | best "
+       << (p.best_node && p.best ? "n" + std::to_string(*p.best_node) + " " + RatioText(*p.best)
+                                 : std::string("the reference"))
        << " | cost " << llm::CostText(p.cost_usd, cost_known) << (p.resumed ? " (resumed)" : "");
   return line.str();
 }
@@ -248,6 +250,8 @@ int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& or
         std::cout << line << "\n";
       }
     }
+  } else if (auto stays = report::ReferenceStaysText(orchestrator.tree())) {
+    std::cout << "best: the reference; " << *stays << " (no best.py is written)\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
   }
@@ -255,7 +259,7 @@ int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& or
             << ")\n";
   std::cout << "LLM: " << summary.exchanges << " exchanges, cost "
             << llm::CostText(summary.cost_usd, cost_known) << "\n";
-  return summary.best ? 0 : 1;
+  return orchestrator.tree().FastestCorrectNode() ? 0 : 1;
 }
 
 }  // namespace

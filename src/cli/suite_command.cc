@@ -41,6 +41,14 @@
 
 namespace kernelpro::cli {
 namespace {
+
+// The running workers' phases for `suite status --json`: [{"phase": ..., "seconds": ...}].
+Json PhasesJson(const suite::SuiteProgress& p) {
+  Json out = Json::array();
+  for (const auto& [phase, seconds] : p.phases)
+    out.push_back({{"phase", phase}, {"seconds", seconds}});
+  return out;
+}
 namespace fs = std::filesystem;
 
 // Running the tasks, here or under Slurm, and the options of the machine they run on.
@@ -373,6 +381,7 @@ int StatusCommand(DirArgs& a) {
                            {"damaged", p.damaged},
                            {"elapsed_s", p.elapsed_s},
                            {"remaining_s", p.remaining_s ? Json(*p.remaining_s) : Json(nullptr)},
+                           {"phases", PhasesJson(p)},
                            {"tasks", tasks},
                            {"slurm", slurm}},
                           1)
@@ -389,6 +398,9 @@ int StatusCommand(DirArgs& a) {
   std::cout << "  elapsed " << Duration(p.elapsed_s);
   if (p.remaining_s) std::cout << ", about " << Duration(*p.remaining_s) << " left";
   std::cout << "\n";
+  for (const auto& [phase, seconds] : p.phases) {
+    std::cout << "  now: " << phase << " (for " << Duration(seconds) << ")\n";
+  }
   for (const auto& [id, status] : p.tasks) {
     if (status.state == suite::TaskState::kDone || status.state == suite::TaskState::kPending) {
       continue;

@@ -28,6 +28,7 @@ struct SpeedupChartCandidate {
   std::string name;                      // "n3"
   std::string status;                    // "correct", "compile_error", ...
   std::optional<RatioInterval> speedup;  // a correct candidate's, when timed
+  bool noisy = false;                    // its timing is noisy (search/best_rule.h)
 };
 // `iterations`: how many the run did (the x axis); candidates without a speedup are drawn as
 // crosses on the 0x line so that every iteration's attempts show.

@@ -67,32 +67,52 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree,
   const search::Node& parent = tree.node(node.parent);
   const bool against_parent = parent.correct() && parent.speedup.has_value();
   v.baseline = against_parent ? *parent.speedup : RatioInterval{1, 1, 1, 0};
-  v.clearly_faster = search::ClearlyFaster(v.speedup, v.baseline);
   const std::string who =
       against_parent ? "its parent " + NodeName(v.parent) + " (" + RatioText(v.baseline) + ")"
                      : std::string("the reference (1x)");
-  v.noisy = NoisyInterval(v.speedup);
+  v.noisy = node.noisy_timing || NoisyInterval(v.speedup);
   if (nodes) {
     auto info = nodes->find(v.node);
     if (info != nodes->end() && info->second.noisy_timing) v.noisy = true;
   }
-  if (v.noisy) {
-    v.clearly_faster = false;
-    v.text = NodeName(v.node) +
-             " has a noisy timing (its interval spans more than half its estimate, or its calls "
-             "spread more than their median): it is not shown to be faster than " +
-             who + "; rerun it on a quieter machine.";
-  } else if (v.clearly_faster) {
+  // The words follow the interval; a noisy timing only says the margin is uncertain.
+  v.clearly_faster = v.speedup.low > v.baseline.high;
+  const std::string noisy =
+      "its timing is noisy (its interval spans more than half its estimate, or its calls spread "
+      "more than their median)";
+  // Every best lies above the reference (search/best_rule.h); said when the parent is the baseline.
+  const std::string above_reference = against_parent && !v.clearly_faster
+                                          ? " Its whole interval lies above the reference's 1x."
+                                          : "";
+  if (v.clearly_faster) {
     v.text = NodeName(v.node) + " is faster than " + who +
-             " beyond the timing noise: its interval lies above.";
+             " beyond the timing noise: its interval " + "lies above" +
+             (v.noisy ? ", though " + noisy +
+                            ", so the margin is uncertain; rerun it on a "
+                            "quieter machine to narrow it."
+                      : ".") +
+             above_reference;
   } else if (v.speedup.high < v.baseline.low) {
     v.text = NodeName(v.node) + " is slower than " + who +
-             " beyond the timing noise: its interval lies below.";
+             " beyond the timing noise: its interval lies below" +
+             (v.noisy ? ", and " + noisy + "." : ".") + above_reference;
   } else {
     v.text = NodeName(v.node) + "'s interval overlaps " + who +
-             ": it is not shown to be faster beyond the timing noise.";
+             ": it is not shown to be faster beyond the timing noise" +
+             (v.noisy ? ", and " + noisy + "." : ".") + above_reference;
   }
   return v;
+}
+
+std::optional<std::string> ReferenceStaysText(const search::Tree& tree) {
+  if (tree.BestNode()) return std::nullopt;
+  const std::optional<int> fastest = tree.FastestCorrectNode();
+  if (!fastest) return std::nullopt;
+  const search::Node& node = tree.node(*fastest);
+  const std::string speed = node.speedup ? " (" + RatioText(*node.speedup) + ")" : "";
+  return "no kernel was shown faster than the reference: the fastest correct one, " +
+         NodeName(*fastest) + speed +
+         ", does not have its whole interval above 1x, so the reference stays the answer";
 }
 
 std::string RenderMarkdownReport(const RunReportInput& input) {

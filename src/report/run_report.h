@@ -95,14 +95,19 @@ struct BestVerdict {
   int node = 0;
   RatioInterval speedup;
   int parent = search::Tree::kRootId;
-  RatioInterval baseline;  // the parent's interval, or 1x for the reference
-  bool clearly_faster = false;
-  bool noisy = false;  // its timing is noisy (core/stats.h): never clearly faster
-  std::string text;    // one sentence for people: faster, within the noise, noisy, or slower
+  RatioInterval baseline;       // the parent's interval, or 1x for the reference
+  bool clearly_faster = false;  // its interval lies above the baseline's
+  bool noisy = false;           // its timing is noisy (core/stats.h): the margin is uncertain
+  std::string text;             // for people: faster, within the noise, or slower; noisy or not
 };
-// `nodes` (optional) tells of a noisy spread that the interval alone does not show.
+// The best by the interval rule (search/best_rule.h), judged against its parent; none while the
+// reference is the answer. `nodes` (optional) tells of a noisy spread that the interval alone does
+// not show.
 std::optional<BestVerdict> JudgeBest(const search::Tree& tree,
                                      const std::map<int, search::NodeInfo>* nodes = nullptr);
+// When correct kernels exist but none is shown faster than the reference: a clause naming the
+// fastest of them and why the reference stays the answer. None otherwise.
+std::optional<std::string> ReferenceStaysText(const search::Tree& tree);
 
 // What a run is called: the problem file's stem, or its folder's name for a KernelBench-style
 // folder (problems/swish/problem.py → "swish", tests/problems/tiny_swish.py → "tiny_swish").

@@ -100,8 +100,8 @@ std::string HtmlNodeLink(int id) {
   return "<a href=\"#" + NodeName(id) + "\">" + NodeName(id) + "</a>";
 }
 
-// The scale of the bars: the best kernel's speedup; 0 (no bars) without one.
-double BarScale(const RunReportView& view) { return view.best ? view.best->estimate : 0; }
+// The scale of the bars: the best kernel's speedup; the reference's 1x without one.
+double BarScale(const RunReportView& view) { return view.best ? view.best->estimate : 1.0; }
 
 void WriteHead(const RunReportView& view, Out& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -121,7 +121,11 @@ void WriteHead(const RunReportView& view, Out& out) {
 void WriteResult(const RunReportView& view, Out& out) {
   out << "<h2>Result</h2>\n";
   if (!view.best) {
-    out << "<p>No correct kernel was found.</p>\n";
+    out << "<p>"
+        << (view.reference_stays.empty() ? std::string("No correct kernel was found.")
+                                         : Html("Best: the reference; " + view.reference_stays +
+                                                " (no best.py is written)."))
+        << "</p>\n";
     return;
   }
   const BestResultView& best = *view.best;
@@ -160,7 +164,7 @@ std::string SpeedupFigure(const RunReportView& view) {
   std::vector<SpeedupChartCandidate> candidates;
   for (const RunNodeView& f : view.nodes) {
     if (f.root) continue;
-    candidates.push_back({f.iteration, f.name, f.status, f.speedup});
+    candidates.push_back({f.iteration, f.name, f.status, f.speedup, f.noisy});
   }
   return SpeedupChart(view.chart_iterations, candidates);
 }

@@ -35,7 +35,10 @@ void WriteHeader(const RunReportView& view, Out& out) {
 void WriteResult(const RunReportView& view, Out& out) {
   out << "## Result\n\n";
   if (!view.best) {
-    out << "No correct kernel was found.\n\n";
+    out << (view.reference_stays.empty()
+                ? "No correct kernel was found."
+                : "Best: the reference; " + view.reference_stays + " (no best.py is written).")
+        << "\n\n";
     return;
   }
   const BestResultView& best = *view.best;

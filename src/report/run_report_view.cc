@@ -268,6 +268,7 @@ RunNodeView NodeViewOf(const RunReportInput& in, const search::Node& node) {
   v.mode = Mode(node);
   v.status = node.is_root() ? "reference" : node.status ? eval::EvalStatusName(*node.status) : "?";
   if (node.correct()) v.speedup = node.speedup;
+  v.noisy = node.noisy_timing;
   if (LlmFailed(node, info)) v.status = eval::EvalStatusName(eval::EvalStatus::kLlmError);
   v.status_text = v.speedup ? v.status + " " + RatioText(*v.speedup) : v.status;
   v.speedup_text = v.speedup ? RatioText(*v.speedup) : std::string("-");
@@ -277,6 +278,7 @@ RunNodeView NodeViewOf(const RunReportInput& in, const search::Node& node) {
   if (info) {
     v.verdict = info->verdict;
     if (info->noisy_timing) v.verdict += " (noisy timing)";
+    v.noisy = v.noisy || info->noisy_timing;
     v.strategy = info->strategy;
     v.file = info->file;
     v.tools_fired = info->tools_fired;
@@ -561,6 +563,7 @@ RunReportView BuildRunReportView(const RunReportInput& in) {
   const std::optional<agents::ProblemSource> program = ProgramOf(in);
   view.header = HeaderFacts(in, program);
   view.best = BestResultOf(in, program);
+  view.reference_stays = ReferenceStaysText(tree).value_or("");
   if (view.best && !in.best_source.empty()) {
     view.best->best_kernel = BestKernelText(in, view.best, in.best_source);
   }

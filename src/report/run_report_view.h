@@ -44,6 +44,7 @@ struct RunNodeView {
   std::string status_text;               // "correct 1.55x [1.45, 1.65]", "compile_error"
   std::optional<RatioInterval> speedup;  // a correct node's, when timed
   std::string speedup_text;              // "1.55x [1.45, 1.65]"; "-" without a speedup
+  bool noisy = false;                    // its timing is noisy (search/best_rule.h)
   std::string verdict;                   // "accepted", "not accepted (noisy timing)", ""
   std::string strategy;                  // "" when the orchestrator gave none
   std::string file;                      // its candidate file, run-directory relative; "" if none
@@ -132,8 +133,11 @@ struct RooflineFigureView {
 struct RunReportView {
   std::string title;  // "kernelpro run: swish"
   std::vector<HeaderFact> header;
-  std::optional<BestResultView> best;  // none: no correct kernel was found
-  std::vector<RunNodeView> nodes;      // by tree id, ROOT first
+  std::optional<BestResultView> best;  // none: no kernel shown faster than the reference
+  // When correct kernels exist but none is shown faster: why the reference stays the answer
+  // (ReferenceStaysText). Empty otherwise.
+  std::string reference_stays;
+  std::vector<RunNodeView> nodes;  // by tree id, ROOT first
   std::vector<IterationView> iterations;
   std::optional<EnergyProxySection> energy_proxy;        // none without --energy proxies
   std::optional<MeasuredEnergySection> measured_energy;  // none when NVML measured nothing

@@ -5,29 +5,35 @@
 #include "core/text.h"
 #include "report/charts.h"
 #include "report/svg.h"
+#include "search/best_rule.h"
 
 namespace kernelpro::report {
 
 std::string SpeedupChart(int iterations, const std::vector<SpeedupChartCandidate>& candidates) {
   if (iterations < 1) return "";
-  // The best so far after each iteration, by estimate (as Tree::BestNode ranks correct nodes);
-  // iteration 0 is the reference, 1x.
+  // The best so far after each iteration by the interval rule (search/best_rule.h, as the run
+  // names its best); iteration 0 is the reference, 1x, which stays until a kernel's whole interval
+  // lies above it.
   std::vector<RatioInterval> best(iterations + 1, RatioInterval{1, 1, 1, 0});
   std::vector<std::string> best_name(iterations + 1, "the reference");
   std::vector<bool> found(iterations + 1, false);
+  std::vector<search::BestContender> seen;
+  std::vector<const SpeedupChartCandidate*> seen_from;
   double top = 1;
   for (int i = 1; i <= iterations; ++i) {
-    best[i] = best[i - 1];
-    best_name[i] = best_name[i - 1];
-    found[i] = found[i - 1];
     for (const SpeedupChartCandidate& c : candidates) {
       if (c.iteration != i || !c.speedup) continue;
       top = std::max(top, c.speedup->high);
-      if (!found[i] || c.speedup->estimate > best[i].estimate) {
-        best[i] = *c.speedup;
-        best_name[i] = c.name;
-        found[i] = true;
-      }
+      seen.push_back({*c.speedup, c.noisy});
+      seen_from.push_back(&c);
+    }
+    best[i] = best[i - 1];
+    best_name[i] = best_name[i - 1];
+    found[i] = found[i - 1];
+    if (auto pick = search::PickBest(seen)) {
+      best[i] = *seen_from[*pick]->speedup;
+      best_name[i] = seen_from[*pick]->name;
+      found[i] = true;
     }
   }
 

@@ -229,6 +229,7 @@ CandidateOutcome ToOutcome(const NodeInfo& n) {
   o.status = n.status;
   o.speedup = n.speedup;
   o.error_magnitude = n.error_magnitude;
+  o.noisy_timing = n.noisy_timing;
   return o;
 }
 

@@ -246,7 +246,10 @@ Status Orchestrator::RunIteration(int iteration) {
   progress.mode = selection.mode;
   progress.parent = selection.node;
   progress.outcome = JsonGet<std::string>(*recorded, "outcome", "");
-  if (auto best = tree.BestNode()) progress.best = tree.node(*best).speedup;
+  if (auto best = tree.BestNode()) {
+    progress.best_node = *best;
+    progress.best = tree.node(*best).speedup;
+  }
   progress.cost_usd = deps_.exchanges->cost_usd();
   progress.resumed = *replayed;
   if (memory_) memory_->Submit(JsonGet<Json>(*recorded, "memory_record", Json()));

@@ -108,9 +108,10 @@ struct IterationProgress {
   int iteration = 0;
   int iterations = 0;  // the run's budget
   agents::PromptMode mode = agents::PromptMode::kInitial;
-  int parent = Tree::kRootId;         // tree node expanded
-  std::string outcome;                // "correct 1.52x [1.48, 1.55] accepted, compile_error"
-  std::optional<RatioInterval> best;  // the global best speedup so far
+  int parent = Tree::kRootId;    // tree node expanded
+  std::string outcome;           // "correct 1.52x [1.48, 1.55] accepted, compile_error"
+  std::optional<int> best_node;  // the global best so far (Tree::BestNode); none: the reference
+  std::optional<RatioInterval> best;  // its speedup
   double cost_usd = 0;
   bool resumed = false;  // the iteration was finished by an earlier process (replayed)
 };

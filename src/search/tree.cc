@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/enum_names.h"
+#include "search/best_rule.h"
 
 namespace kernelpro::search {
 namespace {
@@ -63,7 +64,8 @@ Json NodeJson(const Node& node) {
           {"reward", node.reward},
           {"visits", node.visits},
           {"total_reward", node.total_reward},
-          {"terminal", node.terminal}};
+          {"terminal", node.terminal},
+          {"noisy_timing", node.noisy_timing}};
 }
 
 // Reads one node's fields; the structure across nodes is checked by the caller.
@@ -89,6 +91,7 @@ Result<Node> NodeFromJson(const Json& json, int index) {
   node.reward = json["reward"].get<double>();
   node.total_reward = json["total_reward"].get<double>();
   node.terminal = JsonGet<bool>(json, "terminal", false);
+  node.noisy_timing = JsonGet<bool>(json, "noisy_timing", false);
   node.candidate = JsonGet<std::string>(json, "candidate", "");
 
   auto kind = ValueOf(kNodeKindNames, JsonGet<std::string>(json, "kind", ""));
@@ -118,6 +121,8 @@ Result<Node> NodeFromJson(const Json& json, int index) {
     if (!json[key].is_number()) return error(key + std::string(" is not a number"));
     *field = json[key].get<double>();
   }
+  // A tree written before the field: its noisy intervals are still noisy.
+  node.noisy_timing = node.noisy_timing || (node.speedup && NoisyInterval(*node.speedup));
   return node;
 }
 
@@ -178,6 +183,8 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
     child.speedup = Finite(outcome.speedup);
     child.error_magnitude = Finite(outcome.error_magnitude);
     child.energy_reduction = Finite(outcome.energy_reduction);
+    child.noisy_timing =
+        outcome.noisy_timing || (child.speedup.has_value() && NoisyInterval(*child.speedup));
     nodes_[parent].children.push_back(child.id);
     ids.push_back(child.id);
     if (child.llm_error()) {
@@ -200,7 +207,7 @@ Result<std::vector<int>> Tree::AddExpansion(int parent, agents::PromptMode mode,
   return ids;
 }
 
-std::optional<int> Tree::FastestNode() const {
+std::optional<int> Tree::FastestCorrectNode() const {
   std::optional<int> best;
   for (const Node& node : nodes_) {
     if (!node.correct()) continue;
@@ -209,17 +216,32 @@ std::optional<int> Tree::FastestNode() const {
   return best;
 }
 
+std::optional<int> Tree::FastestNode() const {
+  std::vector<BestContender> contenders;
+  std::vector<int> ids;
+  for (const Node& node : nodes_) {
+    if (!node.correct() || !node.speedup) continue;
+    contenders.push_back({*node.speedup, node.noisy_timing});
+    ids.push_back(node.id);
+  }
+  const std::optional<std::size_t> pick = PickBest(contenders);
+  if (!pick) return std::nullopt;
+  return ids[*pick];
+}
+
 std::optional<int> Tree::BestNode() const {
   const std::optional<int> fastest = FastestNode();
   if (!fastest) return fastest;
   const Node& f = nodes_[*fastest];
-  if (!f.speedup || !f.energy_reduction || NoisyInterval(*f.speedup)) return fastest;
+  if (!f.energy_reduction || f.noisy_timing) return fastest;
   int best = *fastest;
   for (const Node& n : nodes_) {
     if (!n.correct() || !n.speedup || !n.energy_reduction || n.id == *fastest) continue;
     // The same speed as far as the harness can tell: neither is clearly faster than the other
-    // (the acceptance rule's test), and n's timing is not noisy (f's is not, above).
-    const bool same_speed = !NoisyInterval(*n.speedup) && !ClearlyFaster(*f.speedup, *n.speedup) &&
+    // (the acceptance rule's test), n is shown faster than the reference too, and n's timing is
+    // not noisy (f's is not, above).
+    const bool same_speed = !n.noisy_timing && ShownFasterThanReference(*n.speedup) &&
+                            !ClearlyFaster(*f.speedup, *n.speedup) &&
                             !ClearlyFaster(*n.speedup, *f.speedup);
     if (!same_speed) continue;
     const Node& b = nodes_[best];

@@ -52,6 +52,9 @@ struct CandidateOutcome {
   std::optional<double> error_magnitude;
   // Reference energy / candidate energy, for the energy-aware reward; > 1 is better.
   std::optional<double> energy_reduction;
+  // Its timing is too noisy to rank by beyond what the interval shows (a spread of calls wider
+  // than their median: NodeInfo::noisy_timing). A noisy interval is judged noisy either way.
+  bool noisy_timing = false;
 };
 
 struct Node {
@@ -69,6 +72,7 @@ struct Node {
   std::optional<RatioInterval> speedup;
   std::optional<double> error_magnitude;
   std::optional<double> energy_reduction;
+  bool noisy_timing = false;  // as CandidateOutcome's, or NoisyInterval(*speedup)
 
   // MCTS statistics. `reward` is this node's own; `visits` and `total_reward` cover the node and
   // every descendant (one visit per evaluated candidate; ROOT and LLM_ERROR nodes have no reward
@@ -130,15 +134,18 @@ class Tree {
 
   void MarkTerminal(int id) { nodes_.at(id).terminal = true; }
 
-  // The fastest correct node across the whole tree by BetterSolution (speedup, then for equal
-  // speedups the energy reduction when both nodes have one, then the earlier node), or none while
-  // no node is correct.
+  // The correct node with the highest speedup estimate (BetterSolution), shown faster than the
+  // reference or not: what the report names when no kernel is the best.
+  std::optional<int> FastestCorrectNode() const;
+  // The fastest kernel by the interval rule (search/best_rule.h): none while no correct node's
+  // whole interval lies above the reference's 1x.
   std::optional<int> FastestNode() const;
-  // The global best (paper Algorithm 1, line 26): FastestNode, except in an energy-aware search
-  // (the only one whose nodes carry energy_reduction), where speed comes first only as far as the
-  // harness can resolve it: among the correct nodes whose speedup intervals overlap the fastest's
-  // (neither of them noisy), the one with the highest energy reduction, ties to BetterSolution.
-  // A node clearly slower than the fastest is never the best, whatever it saves.
+  // The global best (paper Algorithm 1, line 26), by the interval rule: FastestNode, except in an
+  // energy-aware search (the only one whose nodes carry energy_reduction), where speed comes first
+  // only as far as the harness can resolve it: among the nodes shown faster than the reference
+  // whose intervals overlap the fastest's (neither of them noisy), the one with the highest energy
+  // reduction, ties to BetterSolution. A node clearly slower than the fastest is never the best,
+  // whatever it saves; none is the best while the reference is (the answer is the reference).
   std::optional<int> BestNode() const;
 
  private:

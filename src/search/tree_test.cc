@@ -87,18 +87,20 @@ TEST(TreeTest, NonFiniteMeasurementsAreKeptAsUnknown) {
   EXPECT_EQ(DumpJson(ToJson(*back)), DumpJson(ToJson(tree)));
 }
 
-TEST(TreeTest, BestNodeIsTheFastestCorrectNodeAnywhere) {
+TEST(TreeTest, BestNodeIsTheFastestKernelShownFasterThanTheReferenceAnywhere) {
   Tree tree;
   ASSERT_TRUE(tree.AddExpansion(Tree::kRootId, PromptMode::kInitial,
                                 {Failed(eval::EvalStatus::kIncorrect, 0.1), CompileError()},
                                 {-2, -3})
                   .ok());
   EXPECT_EQ(tree.BestNode(), std::nullopt);
-  // A correct node without timing is still a solution, below any timed one.
+  // A correct node without timing is a solution, but not shown faster than the reference: the
+  // reference stays the answer (search/best_rule.h).
   CandidateOutcome untimed;
   untimed.status = eval::EvalStatus::kCorrect;
   ASSERT_TRUE(tree.AddExpansion(1, PromptMode::kDebug, {untimed}, {0}).ok());  // node 3
-  EXPECT_EQ(tree.BestNode(), 3);
+  EXPECT_EQ(tree.BestNode(), std::nullopt);
+  EXPECT_EQ(tree.FastestCorrectNode(), 3);
   ASSERT_TRUE(tree.AddExpansion(3, PromptMode::kOptimize, {Correct(1.5), Correct(2.5)}, {0.4, 0.9})
                   .ok());  // nodes 4, 5
   ASSERT_TRUE(tree.AddExpansion(4, PromptMode::kOptimize, {Correct(2.5)}, {0.9}).ok());  // node 6

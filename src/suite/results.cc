@@ -10,6 +10,7 @@
 #include "report/suite_stats.h"
 #include "suite/environment.h"
 #include "suite/protocol.h"
+#include "suite/session.h"
 
 namespace kernelpro::suite {
 namespace fs = std::filesystem;
@@ -264,7 +265,9 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
         ++p.damaged;
         break;
     }
-    if (s.result) {
+    // Finished tasks only: a damaged or retried task's old result says nothing of its time.
+    const bool finished = s.state == TaskState::kDone || s.state == TaskState::kFailed;
+    if (s.result && finished) {
       if (JsonGet<bool>(*s.result, "correct", false)) ++p.correct;
       double start = ParseIso(JsonGet<std::string>(*s.result, "started_at", ""));
       double finish = ParseIso(JsonGet<std::string>(*s.result, "finished_at", ""));
@@ -279,11 +282,23 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
     }
     p.tasks.emplace_back(task.id, std::move(s));
   }
+  // The workers' own records: when work began (before any task, e.g. its builds), their phases,
+  // and how many tasks they run at once.
+  int live_parallel = 0;
+  for (const SuiteSession& session : ReadSessions(dir)) {
+    if (first_start == 0 || session.first_started_at < first_start) {
+      first_start = session.first_started_at;
+    }
+    if (!session.live) continue;
+    live_parallel += session.parallel;
+    p.phases.emplace_back(session.phase, now - session.phase_since);
+  }
   const int left = p.pending + p.running + p.interrupted + p.damaged;
-  const bool active = p.running > 0;
+  const bool active = p.running > 0 || live_parallel > 0;
   if (first_start > 0) p.elapsed_s = (active || left > 0 ? now : last_finish) - first_start;
   if (timed > 0 && left > 0) {
-    const int at_once = std::max(1, parallel > 0 ? parallel : std::max(1, p.running));
+    const int at_once =
+        std::max(1, parallel > 0 ? parallel : (live_parallel > 0 ? live_parallel : p.running));
     p.remaining_s = busy / timed * left / at_once;
   }
   return p;

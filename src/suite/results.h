@@ -16,9 +16,14 @@ namespace kernelpro::suite {
 // Counts and timing of a suite's tasks now.
 struct SuiteProgress {
   int total = 0, done = 0, failed = 0, running = 0, interrupted = 0, pending = 0, damaged = 0;
-  int correct = 0;                    // done tasks with a correct kernel
-  double elapsed_s = 0;               // from the first task's start to now (or to the last finish)
-  std::optional<double> remaining_s;  // estimate: mean task time x tasks left / tasks at once
+  int correct = 0;  // done tasks with a correct kernel
+  // From when work on the suite first began (its builds included: suite/session.h) to now, or to
+  // the last finish once nothing is left.
+  double elapsed_s = 0;
+  // Estimate: the mean time of the finished tasks x tasks left / the tasks the workers run at once.
+  std::optional<double> remaining_s;
+  // What the running workers are doing ("building 11 candidates, 2 at a time") and for how long.
+  std::vector<std::pair<std::string, double>> phases;
   std::vector<std::pair<std::string, TaskStatus>> tasks;  // in manifest order
 };
 SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, int parallel = 0);

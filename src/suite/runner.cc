@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "core/subprocess.h"
 #include "core/text.h"
 #include "eval/gpu_pool.h"
@@ -21,6 +22,7 @@
 #include "report/stored_run.h"
 #include "store/run_layout.h"
 #include "store/run_store.h"
+#include "suite/session.h"
 #include "suite/suite_lock.h"
 
 namespace kernelpro::suite {
@@ -167,8 +169,29 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
     furthest.Consider(eval::EvalStatusName(info.status), "");
   auto verdict = report::JudgeBest((*run)->tree, &(*run)->nodes);
   if (!verdict) {
-    result["status"] = furthest.status;
-    result["correct"] = false;
+    // Correct kernels, none shown faster than the reference: the task is correct, its row shows
+    // the fastest of them, and the verdict says the reference stays the answer (no best.py).
+    const std::optional<int> fastest = (*run)->tree.FastestCorrectNode();
+    if (!fastest) {
+      result["status"] = furthest.status;
+      result["correct"] = false;
+      return;
+    }
+    const search::Node& node = (*run)->tree.node(*fastest);
+    result["status"] = "correct";
+    result["correct"] = true;
+    result["answer"] = "reference";
+    if (node.speedup) {
+      result["speedup"] = node.speedup->estimate;
+      result["speedup_interval"] = {node.speedup->low, node.speedup->high};
+    }
+    result["noisy"] = node.noisy_timing;
+    result["fastest_node"] = *fastest;
+    result["verdict"] = report::ReferenceStaysText((*run)->tree).value_or("") + ".";
+    if (auto ms = (*run)->nodes.find(*fastest);
+        ms != (*run)->nodes.end() && ms->second.candidate_ms) {
+      result["kernel_ms"] = *ms->second.candidate_ms;
+    }
     return;
   }
   const search::NodeInfo& best = (*run)->nodes.at(verdict->node);
@@ -236,7 +259,8 @@ Json RunOptimizeTask(const SuiteDir& dir, const SuiteManifest& manifest, const S
 // and cached by content, so the device steps that follow find them built).
 void PrebuildEvalCandidates(const SuiteDir& dir, const SuiteManifest& manifest,
                             const std::vector<std::size_t>& mine, const RunnerOptions& options,
-                            const std::function<void(const std::string&)>& say) {
+                            const std::function<void(const std::string&)>& say,
+                            SessionRecorder& session) {
   std::vector<std::string> builds;
   for (std::size_t k : mine) {
     const SuiteTask& task = manifest.tasks[k];
@@ -247,11 +271,25 @@ void PrebuildEvalCandidates(const SuiteDir& dir, const SuiteManifest& manifest,
   }
   const int jobs = std::max(1, options.executor->options().jobs);
   if (builds.size() > 1 && jobs > 1) {
-    say("building " + std::to_string(builds.size()) + " candidates, " + std::to_string(jobs) +
-        " at a time");
+    const std::string phase = "building " + std::to_string(builds.size()) + " candidates, " +
+                              std::to_string(jobs) + " at a time";
+    say(phase);
+    session.Phase(phase);
+    // Each build is a progress step: a line when it starts and ends, and a heartbeat naming the
+    // builds still running after 30 s of silence (core/progress.h).
+    ProgressSink* progress = options.executor->progress();
+    const int n = static_cast<int>(builds.size());
+    if (progress) progress->BatchStarted(n);
     ParallelFor(builds.size(), static_cast<std::size_t>(jobs), [&](std::size_t i) {
+      const ProgressStep step{static_cast<int>(i) + 1, n, fs::path(builds[i]).filename().string(),
+                              "building"};
       eval::EvalResult ignored;  // failures are reported by the evaluation itself
-      options.executor->Build(builds[i], ignored);
+      {
+        ProgressScope scope(progress, step);
+        options.executor->Build(builds[i], ignored);
+        if (ignored.build_cached) scope.set_outcome("cached");
+      }
+      if (progress) progress->ItemFinished(step);
     });
   }
 }
@@ -383,14 +421,24 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
   return result;
 }
 
-Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest,
-                              const RunnerOptions& options) {
+namespace {
+
+// What a mode needs from RunnerOptions; Internal when the caller left it out.
+Status CheckRunnerOptions(const SuiteManifest& manifest, const RunnerOptions& options) {
   if (manifest.mode == "eval" && !options.executor) {
     return Status::Internal("an eval suite needs an executor");
   }
   if (manifest.mode == "optimize" && !options.optimize_child) {
     return Status::Internal("an optimize suite needs a way to start its runs");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest,
+                              const RunnerOptions& options) {
+  if (Status ready = CheckRunnerOptions(manifest, options); !ready.ok()) return ready;
   // One writer per suite (per shard): held until every task of this run has its result.
   auto lock = SuiteLock::Acquire(dir, options.shard, options.shards, options.command);
   if (!lock.ok()) return lock.status();
@@ -415,13 +463,15 @@ Result<ShardSummary> RunShard(const SuiteDir& dir, const SuiteManifest& manifest
   const int workers =
       options.gpus.empty() ? std::max(1, options.parallel) : static_cast<int>(options.gpus.size());
   Heartbeats heartbeats(dir);
+  SessionRecorder session(dir, options.shard, workers);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::string fatal;  // under mu
   std::atomic<int> finished{0};
   const std::size_t total = mine.size();
 
-  if (manifest.mode == "eval") PrebuildEvalCandidates(dir, manifest, mine, options, say);
+  if (manifest.mode == "eval") PrebuildEvalCandidates(dir, manifest, mine, options, say, session);
+  session.Phase("running tasks");
 
   auto work = [&] {
     for (std::size_t k = next++; k < mine.size() && !stop; k = next++) {

@@ -9,6 +9,12 @@ so an option that was renamed or a subcommand that went away fails here; every f
 command names must exist in the checkout. Paths under /tmp/ are moved into a fresh
 temporary folder so that the test does not meet what an earlier run left there.
 
+A sample output in the README (a ``` block whose lines after "$ COMMAND" are what it printed) is
+compared with what the same command prints now, when it runs for real here: every line of the
+sample has a shape (its first words, numbers masked: "status correct", "checks #/#") and the
+shapes must appear in the output in the same order, so a line that was renamed, dropped or moved
+fails here while measured numbers may differ. Progress lines (stderr, interleaved) are left out.
+
   usage: readme_commands_test.py KERNELPRO_TEST_HOOKS_BINARY [README]
 """
 import os
@@ -32,6 +38,53 @@ def sh_commands(readme_text):
         if in_sh and line.strip() and not line.lstrip().startswith("#"):
             commands.append((number, line.split("  #")[0].strip()))
     return commands
+
+
+def samples(readme_text):
+    """(line number, command, [output lines]) for every "$ COMMAND" in a plain ``` block."""
+    found, fence, current = [], None, None  # fence: the open block's info string, or None
+    for number, line in enumerate(readme_text.splitlines(), 1):
+        if line.startswith("```"):
+            fence = line.strip()[3:] if fence is None else None
+            current = None
+            continue
+        in_block = fence == ""
+        if not in_block:
+            continue
+        if line.startswith("$ "):
+            current = (number, line[2:].strip(), [])
+            found.append(current)
+        elif current is not None:
+            current[2].append(line)
+    return found
+
+
+PROGRESS = re.compile(r"^(eval|optimize|suite|profile|advise): ")
+STATUS_WORDS = {"ok", "warn", "fail", "FAIL"}
+
+
+def shape(line):
+    """A line's first two words with digits masked, status words and progress lines left out."""
+    if not line.strip() or PROGRESS.match(line):
+        return None
+    words = re.sub(r"[0-9]+(\.[0-9]+)?", "#", line).split()
+    if words[0] in STATUS_WORDS:
+        words = words[1:]
+    if words and words[0] == "fix:":
+        return "fix:"
+    return " ".join(words[:2]) or None
+
+
+def missing_shapes(sample_lines, output):
+    """The sample's shapes that the output lacks, in order (a subsequence test)."""
+    got = [s for s in (shape(l) for l in output.splitlines()) if s]
+    missing, at = [], 0
+    for want in (s for s in (shape(l) for l in sample_lines) if s):
+        try:
+            at = got.index(want, at) + 1
+        except ValueError:
+            missing.append(want)
+    return missing
 
 
 def runs_for_real(argv):
@@ -78,6 +131,7 @@ def main():
     shared_cache = os.environ.get("KERNELPRO_TEST_SHARED_CACHE", "")
     try:
         commands = sh_commands(text)
+        outputs = {}  # command as written -> (exit code, stdout + stderr) of its real run
         if not commands:
             failures.append("no ```sh block with commands in README.md")
         for number, command in commands:
@@ -101,6 +155,8 @@ def main():
                 run_env = dict(run_env, KERNELPRO_CACHE_DIR=shared_cache)
             done = subprocess.run([kernelpro] + argv[1:], cwd=ROOT, env=run_env,
                                   capture_output=True, text=True, timeout=900)
+            if real:
+                outputs[command] = (done.returncode, done.stdout + done.stderr)
             mode = "ran" if real else "parsed"
             print(f"{mode} (exit {done.returncode}): {command}")
             if done.returncode != 0:
@@ -111,6 +167,23 @@ def main():
                 if not verdicts or any(v != "correct" for v in verdicts):
                     failures.append(f"{where}: the README's candidates should be correct, "
                                     f"got {verdicts}: {done.stdout[-600:]}")
+        for number, command, lines in samples(text):
+            where = f"README.md:{number}: {command}"
+            argv = shlex.split(command.replace("/tmp/", scratch + "/"))
+            if argv[0] != "build/kernelpro" or not runs_for_real(argv):
+                print(f"sample not compared (needs a GPU, a key or minutes): {command}")
+                continue
+            if command not in outputs:
+                done = subprocess.run([kernelpro] + argv[1:], cwd=ROOT, env=env,
+                                      capture_output=True, text=True, timeout=900)
+                outputs[command] = (done.returncode, done.stdout + done.stderr)
+            code, output = outputs[command]
+            missing = missing_shapes(lines, output.replace(scratch + "/", "/tmp/"))
+            print(f"sample compared ({len(lines)} lines, {len(missing)} missing): {command}")
+            if missing:
+                failures.append(f"{where}: the README's sample output has lines the command no "
+                                f"longer prints (in this order): {missing}; it printed:\n"
+                                f"{output[-1500:]}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for failure in failures:
