@@ -64,12 +64,12 @@ STATUS_WORDS = {"ok", "warn", "fail", "FAIL"}
 
 
 def shape(line):
-    """A line's first two words with digits masked, status words and progress lines left out."""
+    """A line's first two words with digits masked (a check line: its name); None for progress."""
     if not line.strip() or PROGRESS.match(line):
         return None
     words = re.sub(r"[0-9]+(\.[0-9]+)?", "#", line).split()
-    if words[0] in STATUS_WORDS:
-        words = words[1:]
+    if words[0] in STATUS_WORDS:  # a check line ("ok    cache  621 MiB ..."): its name, its
+        return words[1] if len(words) > 1 else None  # status and details vary by machine
     if words and words[0] == "fix:":
         return "fix:"
     return " ".join(words[:2]) or None
