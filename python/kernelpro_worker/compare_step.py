@@ -3,7 +3,7 @@ a process that never imports the candidate (this module does not import candidat
 
 import os
 
-from . import plain
+from . import plain, reference_step
 from .loading import EXT, reference_changed
 
 
@@ -43,18 +43,24 @@ def step_compare(request):
     """Compares a candidate's recorded outputs with the reference's.
 
     `reference_dir` holds the expected outputs; `reference` (inline, from the binary's copy of the
-    reference step's result) gives their manifest and the metadata the comparison needs. A
-    candidate's output file is data it wrote: anything but plain tensors is an incorrect output."""
+    reference step's result) gives their manifest and the metadata the comparison needs. Outputs
+    too large to store (the reference's `expected_recipe`) are recomputed here from the problem,
+    the inputs tree (`inputs_dir`, `inputs_manifest`, `inputs_recipe`) and checked against their
+    digest (reference_step.recompute_expected). A candidate's output file is data it wrote:
+    anything but plain tensors is an incorrect output."""
     import torch
     from . import tensors
 
     ref_dir = request["reference_dir"]
     ref = request["reference"]
     manifest = ref.get("reference_manifest") or {}
+    recipe = ref.get("expected_recipe") or {}
     atol, rtol = request["atol"], request["rtol"]
 
     def expected(folder, name, required=True):
         rel = f"{folder}/{name}{EXT}"
+        if rel not in manifest and rel in recipe:
+            return reference_step.recompute_expected(request, rel, recipe[rel])
         if rel not in manifest:
             if not required:
                 return None

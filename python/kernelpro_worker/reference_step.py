@@ -5,20 +5,32 @@ processes that never import the candidate (this module does not import candidate
 The cache of one problem's reference (key: problem file, seeds, device, torch version, layout):
 
   CACHE/references/<key>/meta.json        what step_reference returns, minus per-call fields
-  CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt   (check and extra trials)
+  CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt   (outputs up to 4 MiB)
   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt                        (inputs up to 1 MiB)
 
 Only the inputs tree is ever named to a candidate's process. meta.json records a manifest
 {relative path: sha256} per tree and a digest of both; a cache hit is used only when every file
 matches it, and the binary passes the manifests it got here to the steps that read the files.
 
-What is not stored, because it is cheaper to recompute than to keep (a 64 MiB input costs
-64 MiB per trial, ten trials per problem and settings):
+What is not stored, because it is cheaper to recompute than to keep (a 64 MiB output costs
+64 MiB per trial and 128 MiB more per fp64 trial: 704 MiB for one problem and settings at the
+default 5 check, 2 extra and 2 fp64 trials):
   - a trial's inputs larger than STORE_INPUTS_UP_TO: `inputs_recipe` {problem, trials: {name:
     {seed, variant, sha256}}} says how to regenerate them, and the digest is covered by
     manifest_digest like the files;
+  - an expected output (set) larger than STORE_OUTPUTS_UP_TO, when the reference gave the same
+    bits twice on the first trial: `expected_recipe` {"expected/check_0.kpt": sha256} records
+    the digest save() would have returned (covered by manifest_digest too), and the compare step
+    (the referee, which never imports a candidate) runs the reference again on the trial's
+    inputs and uses the outputs only if they hash to it (recompute_expected). The comparison is
+    then the very one it would have been against the file. A reference that is not bitwise
+    reproducible has every output stored, and so does a recomputation the binary asks for
+    (`rebuild`) after a step found the reference changed;
   - the timing trials' outputs: nothing compares against them (the referee verifies timed calls
     by running the reference on the very inputs of each call).
+
+General-purpose compression is no substitute: zlib keeps 92 % of a float32 output's bytes (84 %
+with the bytes of each element split into planes), at half a second per 16 MiB.
 """
 
 import copy
@@ -32,13 +44,18 @@ import time
 from . import optrace, plain, programs
 from .common import (StepError, as_output_list, bounded, read_json, sha256_file, sha256_text,
                      to_device, write_json)
-from .loading import EXT, construct, import_torch, load_problem, sync
+from .loading import (EXT, construct, import_torch, load_problem, read_input, reference_changed,
+                      sync)
 
-REFERENCE_LAYOUT = 4  # bump when the reference cache's contents change
+REFERENCE_LAYOUT = 5  # bump when the reference cache's contents change
 # A trial's inputs larger than this are not stored: every process that needs them regenerates
 # them from their seed (what reading them back costs, about) and checks them against the digest
 # the reference step recorded. A request's `store_inputs_up_to` overrides it (tests).
 STORE_INPUTS_UP_TO = 1 << 20
+# An expected output set (one trial's outputs, or their fp64 version) larger than this is not
+# stored but recomputed by the compare step and checked against its digest; with the defaults'
+# seven expected and two fp64 files an entry stays under 50 MiB. `store_outputs_up_to` overrides.
+STORE_OUTPUTS_UP_TO = 4 << 20
 
 
 def _reference_key(request, torch):
@@ -52,16 +69,18 @@ def _reference_key(request, torch):
                        device_name, torch.__version__, str(REFERENCE_LAYOUT))[:24]
 
 
-def manifest_digest(reference_manifest, inputs_manifest, inputs_recipe=None):
+def manifest_digest(reference_manifest, inputs_manifest, inputs_recipe=None,
+                    expected_recipe=None):
     text = json.dumps({"inputs": inputs_manifest, "reference": reference_manifest,
-                       "recipe": inputs_recipe or {}}, sort_keys=True, separators=(",", ":"))
+                       "recipe": inputs_recipe or {}, "expected": expected_recipe or {}},
+                      sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _tree_problem(root, manifest, ignore=()):
     """'' when the files under `root` are exactly `manifest` ({relative path: sha256}), else the
     first difference: 'expected/check_0.kpt: content hash differs'."""
-    if not isinstance(manifest, dict) or not manifest:
+    if not isinstance(manifest, dict):
         return "no manifest"
     for rel in sorted(manifest):
         path = os.path.join(root, rel)
@@ -91,11 +110,14 @@ def _cached_reference(ref_dir, inputs_dir, key):
             or meta.get("key") != key):
         return None, "meta.json: not this reference's"
     ref_manifest, inputs_manifest = meta.get("reference_manifest"), meta.get("inputs_manifest")
-    recipe = meta.get("inputs_recipe")
+    recipe, expected_recipe = meta.get("inputs_recipe"), meta.get("expected_recipe")
     if not isinstance(ref_manifest, dict) or not isinstance(inputs_manifest, dict) or \
-            not isinstance(recipe, dict) or \
-            meta.get("manifest_digest") != manifest_digest(ref_manifest, inputs_manifest, recipe):
+            not isinstance(recipe, dict) or not isinstance(expected_recipe, dict) or \
+            meta.get("manifest_digest") != manifest_digest(ref_manifest, inputs_manifest, recipe,
+                                                           expected_recipe):
         return None, "meta.json: manifests do not match their digest"
+    if not inputs_manifest or not (ref_manifest or expected_recipe):
+        return None, "meta.json: no manifest"
     problem = _tree_problem(ref_dir, ref_manifest, ignore=("meta.json",))
     if not problem:
         problem = _tree_problem(inputs_dir, inputs_manifest)
@@ -106,7 +128,8 @@ def _cached_reference(ref_dir, inputs_dir, key):
 def _spot_check(request, torch, meta, ref_dir):
     """'' when the first check trial of a cached reference is what the problem gives today: its
     init inputs and inputs are what get_init_inputs()/get_inputs() return for their seeds, and
-    the reference's outputs on them match the cached ones (within atol/rtol). Else what differs.
+    the reference's outputs on them match the cached ones (within atol/rtol; bit for bit when
+    only their digest is cached). Else what differs.
 
     The content check alone trusts meta.json, which anything able to write the cache could have
     rewritten together with the files; this trial is recomputed, so no cache makes a wrong output
@@ -133,6 +156,11 @@ def _spot_check(request, torch, meta, ref_dir):
         with torch.no_grad():
             outputs = as_output_list(model(*inputs))
         rel = f"expected/{name}{EXT}"
+        recorded = meta["expected_recipe"].get(rel)
+        if recorded is not None and rel not in meta["reference_manifest"]:
+            if plain.digest([t.cpu() for t in outputs]) != recorded:
+                return f"{rel}: differs from a fresh run of the reference (not the same bits)"
+            return ""
         expected = plain.load(os.path.join(ref_dir, rel), sha256=meta["reference_manifest"][rel])
     except Exception as e:  # noqa: BLE001 - whatever failed, recomputing says it properly
         return f"re-running trial {name} failed: {type(e).__name__}: {bounded(str(e), 300)}"
@@ -143,6 +171,59 @@ def _spot_check(request, torch, meta, ref_dir):
         if not cmp["passed"]:
             return f"{rel}: differs from a fresh run of the reference ({cmp['reason']})"
     return ""
+
+
+# The reference's model (and its fp64 copy) in this process, for recompute_expected: one problem
+# at a time, {"key": ..., "model": ..., "fp64": ...}.
+_RECOMPUTE = {}
+
+
+def _recompute_model(request, torch, fp64):
+    key = (os.path.abspath(request["problem"]), request["device"], request["init_seed"],
+           (request.get("inputs_manifest") or {}).get("init_inputs" + EXT))
+    if _RECOMPUTE.get("key") != key:
+        _RECOMPUTE.clear()
+        init_inputs = read_input(request, "init_inputs")
+        model = construct(torch, load_problem(request["problem"]).Model, init_inputs,
+                          request["init_seed"], request["device"])
+        _RECOMPUTE.update(key=key, model=model, fp64=None)
+    if fp64 and _RECOMPUTE["fp64"] is None:
+        _RECOMPUTE["fp64"] = copy.deepcopy(_RECOMPUTE["model"]).double()
+    return _RECOMPUTE["fp64" if fp64 else "model"]
+
+
+def recompute_expected(request, rel, digest):
+    """The expected outputs `rel` ("expected/check_3.kpt", "expected64/check_0.kpt") that the
+    reference step recorded only by `digest`: the reference run again, as the reference step ran
+    it, on the trial's inputs (read or regenerated like a candidate's, and checked the same way).
+    They are returned only if they hash to `digest`, so a comparison against them is the one the
+    stored file would have given; otherwise reference_changed, which the binary answers by
+    recomputing the reference with every output stored. Runs in the referee only (the request
+    names the problem, the inputs tree and its manifest and recipe, and the device)."""
+    from . import tensors
+
+    folder, _, file = rel.partition("/")
+    name = file[:-len(EXT)] if file.endswith(EXT) else file
+    what = f"the reference's {rel}"
+    try:
+        torch = import_torch(request["device"])
+        model = _recompute_model(request, torch, fp64=folder == "expected64")
+        inputs = to_device(read_input(request, name), request["device"])
+        if folder == "expected64":
+            inputs = tensors.to_double(inputs)
+        with torch.no_grad():
+            outputs = [t.cpu() for t in as_output_list(model(*inputs))]
+        recomputed = plain.digest(outputs)
+    except StepError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
+        raise reference_changed(what, "recomputing it from the problem failed: "
+                                f"{type(e).__name__}: {bounded(str(e), 300)}") from None
+    if recomputed != digest:
+        raise reference_changed(what, "recomputed from the problem, it does not hash to the "
+                                "digest the reference step recorded: the reference's outputs "
+                                "are not the same bits in another process")
+    return outputs
 
 
 def _touch(path):
@@ -215,6 +296,10 @@ def step_reference(request):
             if problem:
                 notes.append(f"the cached reference at {ref_dir} failed its content check "
                              f"({problem}); rebuilt")
+        if request.get("rebuild"):
+            # A step found the reference changed; one cause is a reference whose recomputed
+            # outputs are not the same bits in another process: store every output this time.
+            request = dict(request, store_outputs_up_to=float("inf"))
         meta = _compute_reference(request, torch, key, ref_dir, inputs_dir)
     meta["notes"] = sorted(set(meta["notes"])) + notes
     meta.update(cached=False, reference_dir=ref_dir, inputs_dir=inputs_dir)
@@ -259,9 +344,10 @@ class _ReferenceBuild:
         self.device = request["device"]
         self.atol, self.rtol = request["atol"], request["rtol"]
         self.ref_tmp, self.inputs_tmp = ref_tmp, inputs_tmp
-        self.ref_manifest, self.inputs_manifest = {}, {}
+        self.ref_manifest, self.inputs_manifest, self.expected_recipe = {}, {}, {}
         self.recipe = {"problem": os.path.abspath(request["problem"]), "trials": {}}
         self.store_limit = request.get("store_inputs_up_to", STORE_INPUTS_UP_TO)
+        self.output_limit = request.get("store_outputs_up_to", STORE_OUTPUTS_UP_TO)
         self.model = self.baseline = self.trace = None
         self.baseline_checked = 0
         self.notes = []
@@ -279,6 +365,14 @@ class _ReferenceBuild:
             self.inputs_manifest[rel] = plain.save(os.path.join(self.inputs_tmp, rel), value)
         else:
             self.ref_manifest[rel] = plain.save(os.path.join(self.ref_tmp, rel), value)
+
+    def save_expected(self, rel, outputs):
+        """An expected output set: its file, or past the size limit only its digest (the compare
+        step recomputes it; see the module's docstring)."""
+        if _tensor_bytes(outputs) <= self.output_limit:
+            self.save("reference", rel, outputs)
+        else:
+            self.expected_recipe[rel] = plain.digest(outputs)
 
     def construct_models(self):
         """The reference's model from the saved init inputs, its operator trace, and a program's
@@ -373,6 +467,8 @@ class _ReferenceBuild:
             if not torch.equal(a, b):
                 self.notes.append("the reference is not bitwise deterministic (differences "
                                   "within tolerance)")
+                # Its outputs cannot be recomputed and checked against a digest: keep them all.
+                self.output_limit = float("inf")
 
     def _check_baseline(self, name, inputs, outputs):
         """A program with a REFERENCE must match it on every check trial."""
@@ -405,7 +501,7 @@ class _ReferenceBuild:
                 self.recipe["trials"][name] = {"seed": seed, "variant": variant,
                                                "sha256": plain.digest(list(inputs))}
             if kind != "timing":
-                self.save("reference", f"expected/{name}{EXT}", list(outputs))
+                self.save_expected(f"expected/{name}{EXT}", list(outputs))
         except plain.PlainError as e:
             raise StepError("problem_error", f"trial {name}: {e}")
         self.trials[kind].append(name)
@@ -423,7 +519,7 @@ class _ReferenceBuild:
                 self.notes.append(f"the fp64 reference is not finite on trial {name}; lowered "
                                   "precision is not checked on it")
             else:
-                self.save("reference", f"expected64/{name}{EXT}", list(out64))
+                self.save_expected(f"expected64/{name}{EXT}", list(out64))
                 self.fp64_trials.append(name)
                 self.fp64_errors.append(max(tensors.relative_l2_error(o, r)
                                             for o, r in zip(outputs, out64)
@@ -455,9 +551,9 @@ class _ReferenceBuild:
             "reference_ops": sorted(self.trace.ops),
             "seconds": time.monotonic() - started, "device": self.device,
             "reference_manifest": self.ref_manifest, "inputs_manifest": self.inputs_manifest,
-            "inputs_recipe": self.recipe,
+            "inputs_recipe": self.recipe, "expected_recipe": self.expected_recipe,
             "manifest_digest": manifest_digest(self.ref_manifest, self.inputs_manifest,
-                                               self.recipe),
+                                               self.recipe, self.expected_recipe),
         }
 
 

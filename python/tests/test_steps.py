@@ -47,12 +47,16 @@ def candidate_request(reference, cache, candidate, **fields):
                 inputs_recipe=reference["inputs_recipe"], reference=inline, **fields)
 
 
-def compare_request(reference, work, pairs):
+def compare_request(reference, work, pairs, problem=TINY):
+    """What the binary sends the referee to compare: the reference directory, the fields of the
+    reference's result the comparison needs, and what recomputing unstored outputs needs."""
     inline = {k: reference[k] for k in ("outputs", "vacuous", "fp32", "reference_fp64_error",
-                                        "fp64_trials", "reference_manifest")}
+                                        "fp64_trials", "reference_manifest", "expected_recipe")}
     return dict(BASE, reference_dir=reference["reference_dir"], reference=inline, actual_dir=work,
                 pairs=pairs, vacuous_rel_tol=1e-2, precision_policy="fail", precision_bound=1e-5,
-                precision_factor=16)
+                precision_factor=16, problem=problem, inputs_dir=reference["inputs_dir"],
+                inputs_manifest=reference["inputs_manifest"],
+                inputs_recipe=reference["inputs_recipe"])
 
 
 def test_inspect_reports_versions_paths_and_minimum_bytes():
@@ -414,3 +418,107 @@ def test_regenerated_inputs_that_differ_from_the_recipe_are_a_changed_reference(
     again = reference_step.step_reference(request)
     assert not again["cached"]
     assert any("manifests do not match their digest" in n for n in again["notes"]), again["notes"]
+
+
+def _tree_bytes(*roots):
+    return sum(os.path.getsize(os.path.join(d, f)) for root in roots
+               for d, _, files in os.walk(root) for f in files)
+
+
+def test_a_problem_with_large_outputs_keeps_its_cache_entry_small(tmp_path):
+    """An 8 MiB output, as swish's 64 MiB one in miniature: neither its inputs nor its expected
+    outputs (fp32 and fp64) are stored, so references/<key>/ and inputs/<key>/ together hold
+    meta.json and the init inputs only; before layout 5 they held 7 x 8 + 2 x 16 = 88 MiB."""
+    problem = tmp_path / "big_swish.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\n"
+                       "class Model(nn.Module):\n"
+                       "    def forward(self, x):\n        return x * torch.sigmoid(x)\n\n"
+                       "def get_inputs():\n    return [torch.randn(1 << 21)]\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    reference = reference_step.step_reference(dict(
+        BASE, problem=str(problem), cache_dir=str(tmp_path / "cache"), check_seeds=[1, 2, 3, 4, 5],
+        extra_seeds=[1001, 1002], timing_seeds=[2001, 2002, 2003], fp64_trials=2))
+    assert sorted(reference["expected_recipe"]) == [
+        "expected/check_0.kpt", "expected/check_1.kpt", "expected/check_2.kpt",
+        "expected/check_3.kpt", "expected/check_4.kpt", "expected/extra_0.kpt",
+        "expected/extra_1.kpt", "expected64/check_0.kpt", "expected64/check_1.kpt"]
+    assert reference["reference_manifest"] == {}
+    assert _tree_bytes(reference["reference_dir"], reference["inputs_dir"]) < 64 << 10
+    again = reference_step.step_reference(dict(
+        BASE, problem=str(problem), cache_dir=str(tmp_path / "cache"), check_seeds=[1, 2, 3, 4, 5],
+        extra_seeds=[1001, 1002], timing_seeds=[2001, 2002, 2003], fp64_trials=2))
+    assert again["cached"], again["notes"]  # the first check trial recomputed bit for bit
+
+
+def test_unstored_expected_outputs_are_recomputed_for_the_same_comparison(cache, tmp_path):
+    """With every output over the storage limit (0 bytes here), the compare step recomputes the
+    expected outputs: a good candidate passes with the same errors and fp64 check as against
+    stored files, a wrong output fails with the same reason."""
+    stored = reference_step.step_reference(reference_request(str(tmp_path / "stored")))
+    unstored = reference_step.step_reference(reference_request(cache, store_outputs_up_to=0,
+                                                               check_seeds=[31, 32]))
+    assert unstored["reference_manifest"] == {}
+    assert os.listdir(unstored["reference_dir"]) == ["meta.json"]
+    assert sorted(unstored["expected_recipe"]) == [
+        "expected/check_0.kpt", "expected/check_1.kpt", "expected/extra_0.kpt",
+        "expected64/check_0.kpt", "expected64/check_1.kpt"]
+    stored_same_seeds = reference_step.step_reference(
+        reference_request(str(tmp_path / "stored2"), check_seeds=[31, 32]))
+    # The digests of what was not stored are those of the files a stored entry holds.
+    for rel, digest in unstored["expected_recipe"].items():
+        assert stored_same_seeds["reference_manifest"][rel] == digest
+    work = str(tmp_path / "work")
+    checked = check_step.step_check(candidate_request(unstored, cache, GOOD,
+                                                      trials=["check_0", "check_1", "extra_0"],
+                                                      out_dir=os.path.join(work, "check")))
+    assert checked["status"] == "ok", checked
+    pairs = [["check/" + a, e] for a, e in checked["outputs"]]
+    recomputed = compare_step.step_compare(compare_request(unstored, work, pairs))
+    from_files = compare_step.step_compare(compare_request(stored_same_seeds, work, pairs))
+    assert recomputed["passed"], recomputed
+    assert recomputed == from_files
+    assert all("fp64_relative_error" in row for row in recomputed["trials"][:2])
+    from kernelpro_worker import plain
+
+    plain.save(os.path.join(work, "check", "check_1.kpt"), [torch.zeros(4096)])
+    failed = compare_step.step_compare(compare_request(unstored, work, pairs))
+    assert not failed["passed"]
+    assert failed == compare_step.step_compare(compare_request(stored_same_seeds, work, pairs))
+    assert stored["reference_manifest"]  # the default limit stores this problem's small outputs
+
+
+def test_a_forged_output_digest_is_a_changed_reference_and_fails_the_recomputed_trial(tmp_path):
+    cache = str(tmp_path / "cache")
+    reference = reference_step.step_reference(reference_request(cache, store_outputs_up_to=0))
+    work = str(tmp_path / "work")
+    from kernelpro_worker import plain
+
+    plain.save(os.path.join(work, "check", "check_1.kpt"), [torch.zeros(4096)])
+    forged = json.loads(json.dumps(reference))
+    forged["expected_recipe"]["expected/check_1.kpt"] = plain.digest([torch.zeros(4096)])
+    with pytest.raises(StepError) as err:
+        compare_step.step_compare(compare_request(forged, work, [["check/check_1", "check_1"]]))
+    assert err.value.status == "reference_changed"
+    assert err.value.message.startswith("the reference's expected/check_1.kpt changed after the "
+                                        "reference step wrote it (recomputed from the problem, ")
+    # meta.json rewritten consistently (digest of the manifests included): the spot check
+    # recomputes the first check trial and refuses the entry.
+    meta_path = os.path.join(reference["reference_dir"], "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    meta["expected_recipe"]["expected/check_0.kpt"] = plain.digest([torch.zeros(4096)])
+    meta["manifest_digest"] = reference_step.manifest_digest(
+        meta["reference_manifest"], meta["inputs_manifest"], meta["inputs_recipe"],
+        meta["expected_recipe"])
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    again = reference_step.step_reference(reference_request(cache, store_outputs_up_to=0))
+    assert not again["cached"]
+    assert any("expected/check_0.kpt: differs from a fresh run of the reference (not the same "
+               "bits)" in n for n in again["notes"]), again["notes"]
+    # The binary's answer to a changed reference (rebuild) stores every output: a reference
+    # whose outputs differ between processes is then compared against files.
+    rebuilt = reference_step.step_reference(reference_request(cache, store_outputs_up_to=0,
+                                                              rebuild=True))
+    assert rebuilt["expected_recipe"] == {}
+    assert "expected/check_1.kpt" in rebuilt["reference_manifest"]

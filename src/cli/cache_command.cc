@@ -1,6 +1,9 @@
-// `kernelpro cache [info]`: what the cache holds; `kernelpro cache prune [--older-than D]
-// [--max-size S]`: removes the least recently used builds and references (eval/cache.h), never
-// one in use.
+// `kernelpro cache [info]`: what the cache holds and the size it is held to; `kernelpro cache
+// prune [--older-than D] [--max-size S] [--include-recent]`: removes the least recently used
+// builds and references, precompiled headers last (eval/cache.h), never one locked by a running
+// process. Its first line says what it will remove and, when that does not reach S, what it keeps
+// and why; it exits 1 when the cache is still above S.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -17,6 +20,7 @@ struct CacheArgs {
   std::string dir, info_dir, prune_dir;
   bool json = false, info_json = false;
   std::string older_than, max_size;
+  bool include_recent = false;
 };
 
 // "3 days", "5 hours", "12 minutes": how long ago an entry was last used.
@@ -27,6 +31,8 @@ std::string Ago(std::filesystem::file_time_type when, std::filesystem::file_time
   if (minutes < 1) return "just now";
   return minutes == 1 ? "1 minute ago" : std::to_string(minutes) + " minutes ago";
 }
+
+std::string Entries(std::size_t n) { return n == 1 ? "1 entry" : std::to_string(n) + " entries"; }
 
 std::string Describe(const eval::CacheEntry& e, std::filesystem::file_time_type now) {
   return e.name + " (" + eval::CacheEntryKindName(e.kind) + ", " + eval::FormatByteSize(e.bytes) +
@@ -40,6 +46,8 @@ int Info(const std::string& dir_option, bool json) {
     std::cerr << "kernelpro cache: " << usage.status().message() << "\n";
     return 2;
   }
+  const char* env = std::getenv(kCacheMaxSizeEnv);
+  auto limit = eval::ParseCacheLimit(env ? env : "");
   int builds = 0, references = 0;
   for (const eval::CacheEntry& e : usage->entries) {
     builds += e.kind == eval::CacheEntryKind::kBuild;
@@ -54,7 +62,8 @@ int Info(const std::string& dir_option, bool json) {
                            {"header_bytes", usage->header_bytes},
                            {"other_bytes", usage->other_bytes},
                            {"builds", builds},
-                           {"references", references}})
+                           {"references", references},
+                           {"max_bytes", limit.ok() && *limit ? Json(**limit) : Json(nullptr)}})
               << "\n";
     return 0;
   }
@@ -74,6 +83,19 @@ int Info(const std::string& dir_option, bool json) {
       std::to_string(references) + " problem(s) and settings");
   row("precompiled headers", usage->header_bytes, "");
   row("other", usage->other_bytes, "");
+  if (!limit.ok()) {
+    std::cout << "size limit: none in force: " << kCacheMaxSizeEnv << ": "
+              << limit.status().message() << "\n";
+  } else if (!*limit) {
+    std::cout << "size limit: none (" << kCacheMaxSizeEnv << "=" << env << ")\n";
+  } else {
+    std::cout << "size limit: " << eval::FormatByteSize(**limit)
+              << (env && *env ? " (" + std::string(kCacheMaxSizeEnv) + ")"
+                              : " (the default; set " + std::string(kCacheMaxSizeEnv) +
+                                    " to change it, off for none)")
+              << ", enforced after each eval, optimize, resume and suite run: least recently used "
+                 "first, precompiled headers last\n";
+  }
   std::cout << "free space with: kernelpro cache prune --older-than 7d (or --max-size 2G)\n";
   return 0;
 }
@@ -103,6 +125,34 @@ int Prune(const CacheArgs& args) {
     }
     options.max_bytes = *size;
   }
+  if (args.include_recent) options.keep_recent = std::chrono::seconds(0);
+  const std::string in_use = args.include_recent
+                                 ? "locked by a running kernelpro"
+                                 : "used in the last 10 minutes or locked by a running kernelpro";
+  // First what will happen, before anything is removed.
+  options.dry_run = true;
+  auto plan = eval::PruneCache(dir, options);
+  if (!plan.ok()) {
+    std::cerr << "kernelpro cache prune: " << plan.status().message() << "\n";
+    return 2;
+  }
+  std::string first = "removing " + Entries(plan->removed.size()) + " (" +
+                      eval::FormatByteSize(plan->freed_bytes) + ")";
+  if (!plan->skipped_in_use.empty()) {
+    first += "; keeping " + Entries(plan->skipped_in_use.size()) + " (" +
+             eval::FormatByteSize(plan->skipped_bytes) + ") " + in_use;
+    if (!args.include_recent) first += " (--include-recent removes the unlocked ones too)";
+  }
+  if (!plan->target_reached) {
+    first += "; the cache will still hold " + eval::FormatByteSize(plan->remaining_bytes) +
+             ", above the " + eval::FormatByteSize(*options.max_bytes) + " asked for";
+    if (plan->other_bytes > 0) {
+      first += " (" + eval::FormatByteSize(plan->other_bytes) +
+               " of it torch's kernel cache and other files kernelpro never removes)";
+    }
+  }
+  std::cout << first << "\n";
+  options.dry_run = false;
   auto pruned = eval::PruneCache(dir, options);
   if (!pruned.ok()) {
     std::cerr << "kernelpro cache prune: " << pruned.status().message() << "\n";
@@ -112,9 +162,7 @@ int Prune(const CacheArgs& args) {
     std::cout << "removed " << Describe(e, options.now) << "\n";
   }
   for (const eval::CacheEntry& e : pruned->skipped_in_use) {
-    std::cout << "kept    " << Describe(e, options.now)
-              << ": may be in use (used in the last 10 minutes, or locked by a running "
-                 "kernelpro)\n";
+    std::cout << "kept    " << Describe(e, options.now) << ": may be in use (" << in_use << ")\n";
   }
   for (const std::string& error : pruned->errors) {
     std::cerr << "kernelpro cache prune: could not remove " << error << "\n";
@@ -124,7 +172,12 @@ int Prune(const CacheArgs& args) {
                     : "freed " + eval::FormatByteSize(pruned->freed_bytes))
             << "; the cache (" << dir << ") now holds "
             << eval::FormatByteSize(pruned->remaining_bytes) << "\n";
-  return pruned->errors.empty() ? 0 : 1;
+  if (!pruned->target_reached) {
+    std::cerr << "kernelpro cache prune: the cache holds "
+              << eval::FormatByteSize(pruned->remaining_bytes) << ", above --max-size "
+              << args.max_size << ": the rest is " << in_use << ", or not kernelpro's\n";
+  }
+  return pruned->errors.empty() && pruned->target_reached ? 0 : 1;
 }
 
 }  // namespace
@@ -147,9 +200,11 @@ CommandRunner RegisterCacheCommand(CLI::App& app) {
       cache->add_subcommand("prune", "Remove the least recently used builds and reference outputs");
   prune->footer(
       "--older-than removes entries last used longer ago than D; --max-size then removes the "
-      "least recently used until the cache holds at most S. Entries used in the last 10 minutes, "
-      "or locked by a running kernelpro, are kept. A removed reference is recomputed when a "
-      "problem needs it again; a removed build is rebuilt.");
+      "least recently used until the cache holds at most S, precompiled headers last. Entries "
+      "used in the last 10 minutes (unless --include-recent), or locked by a running kernelpro, "
+      "are kept; the first line says so, and the exit status is 1 when the cache is still above "
+      "S. A removed reference is recomputed when a problem needs it again; a removed build is "
+      "rebuilt; removed headers are made again by the next run that uses them.");
   AddOption(*prune, kCacheDirOption, args->prune_dir);
   AddOption(*prune, {"--older-than", "Remove entries last used more than D ago: 7d, 12h, 30m, 2w"},
             args->older_than);
@@ -158,6 +213,11 @@ CommandRunner RegisterCacheCommand(CLI::App& app) {
              "Then remove the least recently used until the cache fits in S: 500M, "
              "2G (powers of 1024)"},
             args->max_size);
+  AddOption(*prune,
+            {"--include-recent",
+             "Also remove entries used in the last 10 minutes (never one a running kernelpro "
+             "holds locked)"},
+            args->include_recent);
   return [args, info, prune] {
     if (prune->parsed()) return Prune(*args);
     if (info->parsed()) {

@@ -69,12 +69,53 @@ TEST_F(CacheCommandTest, PruneRemovesTheOldReferenceAndSaysWhatItFreed) {
   EXPECT_TRUE(fs::exists(dir_ / "builds/def/k/kp.so"));
 }
 
-TEST_F(CacheCommandTest, PruneToASizeKeepsWhatIsInUse) {
+TEST_F(CacheCommandTest, PruneToASizeItCannotReachSaysWhatItKeepsFirstAndExitsOne) {
   CliRun run = RunKernelpro({"cache", "prune", "--max-size", "0", "--cache-dir", dir_.string()});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const std::string first = run.out.substr(0, run.out.find('\n'));
+  EXPECT_EQ(first,
+            "removing 1 entry (3.0 MiB); keeping 1 entry (1.0 MiB) used in the last 10 minutes or "
+            "locked by a running kernelpro (--include-recent removes the unlocked ones too); the "
+            "cache will still hold 1.0 MiB, above the 0 B asked for");
   EXPECT_NE(run.out.find("kept    builds/def"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("the cache holds 1.0 MiB, above --max-size 0"), std::string::npos)
+      << run.err;
   EXPECT_TRUE(fs::exists(dir_ / "builds/def/k/kp.so"));
   EXPECT_FALSE(fs::exists(dir_ / "references/abc"));
+}
+
+TEST_F(CacheCommandTest, IncludeRecentReachesTheSizeAndHeadersGoLast) {
+  Write("pch/tc/torch.h.gch", 4 << 20,
+        fs::file_time_type::clock::now() - std::chrono::hours(24 * 60));
+  // 8 MiB: headers 4 (the oldest), reference 3, build 1. Down to 4 MiB: the reference and the
+  // build go although the headers are older.
+  CliRun run = RunKernelpro(
+      {"cache", "prune", "--max-size", "4M", "--include-recent", "--cache-dir", dir_.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.substr(0, run.out.find('\n')), "removing 2 entries (4.0 MiB)");
+  EXPECT_TRUE(fs::exists(dir_ / "pch/tc/torch.h.gch"));
+  EXPECT_FALSE(fs::exists(dir_ / "builds/def"));
+  EXPECT_NE(run.out.find("the cache (" + dir_.string() + ") now holds 4.0 MiB"), std::string::npos)
+      << run.out;
+}
+
+TEST_F(CacheCommandTest, InfoNamesTheSizeLimitAndItsVariable) {
+  CliRun run =
+      RunKernelpro({"cache", "--cache-dir", dir_.string()}, 5, {}, {"KERNELPRO_CACHE_MAX_SIZE"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("size limit: 10 GiB (the default; set KERNELPRO_CACHE_MAX_SIZE to change "
+                         "it, off for none), enforced after each eval, optimize, resume and suite "
+                         "run"),
+            std::string::npos)
+      << run.out;
+  CliRun set = RunKernelpro({"cache", "info", "--json", "--cache-dir", dir_.string()}, 5,
+                            {{"KERNELPRO_CACHE_MAX_SIZE", "2G"}});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(set.json["max_bytes"], 2ll << 30);
+  CliRun off = RunKernelpro({"cache", "--cache-dir", dir_.string()}, 5,
+                            {{"KERNELPRO_CACHE_MAX_SIZE", "off"}});
+  EXPECT_NE(off.out.find("size limit: none (KERNELPRO_CACHE_MAX_SIZE=off)"), std::string::npos)
+      << off.out;
 }
 
 TEST_F(CacheCommandTest, BadValuesAndNoLimitAreUsageErrorsOfOneLine) {

@@ -13,6 +13,7 @@
 
 #include "agents/benchmarking_agent.h"
 #include "core/text.h"
+#include "eval/cache.h"
 
 namespace kernelpro::cli {
 
@@ -184,6 +185,41 @@ std::string DefaultCacheDir() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::string(home) + "/.cache/kernelpro";
   return ".kernelpro/cache";
+}
+
+void EnforceCacheLimit(const std::string& cache_dir, const char* command) {
+  const char* env = std::getenv(kCacheMaxSizeEnv);
+  auto limit = eval::ParseCacheLimit(env ? env : "");
+  const std::string prefix = std::string("kernelpro ") + command + ": ";
+  if (!limit.ok()) {
+    std::cerr << prefix << kCacheMaxSizeEnv << ": " << limit.status().message()
+              << "; the cache was not pruned\n";
+    return;
+  }
+  if (!*limit) return;
+  const std::string dir = cache_dir.empty() ? DefaultCacheDir() : cache_dir;
+  eval::PruneOptions options;
+  options.max_bytes = **limit;
+  auto pruned = eval::PruneCache(dir, options);
+  if (!pruned.ok()) {
+    std::cerr << prefix
+              << "could not hold the cache to its size limit: " << pruned.status().message()
+              << "\n";
+    return;
+  }
+  const std::string size = eval::FormatByteSize(**limit);
+  if (pruned->freed_bytes > 0) {
+    std::cerr << prefix << "the cache " << dir << " was over its " << size << " limit ("
+              << kCacheMaxSizeEnv << "): removed " << pruned->removed.size()
+              << " least recently used entries (" << eval::FormatByteSize(pruned->freed_bytes)
+              << "); it holds " << eval::FormatByteSize(pruned->remaining_bytes) << "\n";
+  }
+  if (!pruned->target_reached) {
+    std::cerr << prefix << "the cache " << dir << " holds "
+              << eval::FormatByteSize(pruned->remaining_bytes) << ", above its " << size
+              << " limit (" << kCacheMaxSizeEnv << "): the rest is in use or was used in the last "
+              << "10 minutes\n";
+  }
 }
 
 Status NormalizeGpus(std::vector<std::string>& gpus) {

@@ -88,6 +88,15 @@ class CreatedDirectory {
 // $XDG_CACHE_HOME/kernelpro, else ~/.cache/kernelpro: builds and references shared by runs.
 std::string DefaultCacheDir();
 
+// The environment variable that sets the cache's size limit (eval::ParseCacheLimit).
+inline constexpr const char* kCacheMaxSizeEnv = "KERNELPRO_CACHE_MAX_SIZE";
+
+// Holds the cache `cache_dir` (empty: DefaultCacheDir()) to its limit (KERNELPRO_CACHE_MAX_SIZE,
+// default eval::kDefaultCacheMaxBytes) by removing the least recently used entries not in use,
+// precompiled headers last; one line on stderr, prefixed "kernelpro <command>: ", when it removed
+// something or could not get under the limit. Called when a run ends; never fails the command.
+void EnforceCacheLimit(const std::string& cache_dir, const char* command);
+
 // Splits the values of --gpus on commas ("--gpus 0,1" and "--gpus 0 --gpus 1" both give
 // {"0", "1"}) and checks them: each a device ordinal (digits only, not empty), none twice.
 // InvalidArgument names the bad value. Idempotent.

@@ -189,6 +189,7 @@ int Run(EvalArgs args) {
   executor->set_progress(progress.get());
   auto report = executor->Evaluate(args.problem, args.candidates);
   if (progress) progress->Finish();
+  EnforceCacheLimit(args.options.cache_dir, "eval");
   if (!report.ok()) {
     if (args.json) {
       std::cout << DumpJson(Json{{"error", report.status().message()}, {"status", nullptr}})

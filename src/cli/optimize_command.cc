@@ -98,6 +98,7 @@ int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& regist
   options.hooks = InstalledCliHooks().run;
   options.services = CliRunServices(command);
   app::RunOutcome outcome = app::RunSearch(config, options);
+  EnforceCacheLimit(config.executor.cache_dir, command);
   recorded = outcome.recorded;
   return outcome.exit_code;
 }

@@ -208,6 +208,7 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
       (shards > 1 ? "; shard " + std::to_string(shard) + " of " + std::to_string(shards) : ""));
   auto summary = suite::RunShard(dir, manifest, run);
   if (progress) progress->Finish();
+  EnforceCacheLimit(options.cache_dir, "suite");
   if (!summary.ok()) return Fail(summary.status().message());
   std::cout << ProgressLine(dir, manifest, 1) << "\n";
   std::cout << "ran " << summary->ran << " tasks here (" << summary->failed << " failed); "

@@ -179,26 +179,47 @@ Result<CacheUsage> MeasureCache(const std::string& dir) {
   return usage;
 }
 
+Result<std::optional<std::uint64_t>> ParseCacheLimit(const std::string& text) {
+  if (text.empty()) return std::optional<std::uint64_t>(kDefaultCacheMaxBytes);
+  const std::string lower = Lower(text);
+  if (lower == "off" || lower == "none") return std::optional<std::uint64_t>();
+  auto bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
+    return Status::InvalidArgument(bytes.status().message() + ", or off for no limit");
+  }
+  return std::optional<std::uint64_t>(*bytes);
+}
+
 Result<PruneResult> PruneCache(const std::string& dir, const PruneOptions& options) {
   auto usage = MeasureCache(dir);
   if (!usage.ok()) return usage.status();
   PruneResult result;
+  result.other_bytes = usage->other_bytes;
   std::uint64_t total = usage->total_bytes;
   const auto recent = options.now - options.keep_recent;
-  for (const CacheEntry& entry : usage->entries) {  // least recently used first
+  // Least recently used first, precompiled headers after everything else: every next C++ build
+  // needs them and making them again takes a minute per flag set.
+  std::vector<CacheEntry> order = usage->entries;
+  std::stable_partition(order.begin(), order.end(),
+                        [](const CacheEntry& e) { return e.kind != CacheEntryKind::kHeaders; });
+  for (const CacheEntry& entry : order) {
     const bool too_old =
         options.older_than.has_value() && entry.last_used < options.now - *options.older_than;
     const bool too_big = options.max_bytes.has_value() && total > *options.max_bytes;
     if (!too_old && !too_big) continue;
     // Not kernelpro's own layout (torch's kernel cache, files a user put there): counted, kept.
     if (entry.kind == CacheEntryKind::kOther) continue;
-    if (entry.last_used >= recent) {
-      result.skipped_in_use.push_back(entry);
-      continue;
-    }
-    std::optional<EntryLocks> locks = EntryLocks::TryAcquire(entry);
+    const bool is_recent = options.keep_recent.count() > 0 && entry.last_used >= recent;
+    std::optional<EntryLocks> locks = is_recent ? std::nullopt : EntryLocks::TryAcquire(entry);
     if (!locks) {
       result.skipped_in_use.push_back(entry);
+      result.skipped_bytes += entry.bytes;
+      continue;
+    }
+    if (options.dry_run) {
+      result.freed_bytes += entry.bytes;
+      total -= entry.bytes;
+      result.removed.push_back(entry);
       continue;
     }
     std::string error;
@@ -222,6 +243,7 @@ Result<PruneResult> PruneCache(const std::string& dir, const PruneOptions& optio
     result.removed.push_back(entry);
   }
   result.remaining_bytes = total;
+  result.target_reached = !options.max_bytes.has_value() || total <= *options.max_bytes;
   return result;
 }
 

@@ -13,7 +13,14 @@
 // An entry is the unit pruning removes: one build scope, one reference (its outputs and inputs
 // together), one precompiled-header folder. Its last use is the newest modification time of any
 // file in it (the worker touches a reference's meta.json and a build's manifest on every cache
-// hit), so pruning removes the least recently used first.
+// hit), so pruning removes the least recently used first. Precompiled headers go last of all: a
+// size limit removes them only when removing every other entry it may does not reach it (every
+// C++ build uses them; the worker's pch step makes missing ones again, a minute each).
+//
+// A reference entry is small (tens of KiB to tens of MiB): outputs and inputs above a few MiB are
+// not stored but recomputed and checked against their digest (reference_step.py). The cache is
+// held to a size (kDefaultCacheMaxBytes, or KERNELPRO_CACHE_MAX_SIZE) after every eval, optimize,
+// resume and suite run by PruneCache with that max_bytes (cli/common.h EnforceCacheLimit).
 //
 // Only builds, references and headers are pruned; anything else in the directory (torch's kernel
 // cache) is counted but kept. Pruning never removes what may be in use: an entry used within
@@ -23,6 +30,7 @@
 // trusted. Lock files themselves stay (empty files that other processes may be waiting on).
 //
 // Functions here touch only the directory they are given; not thread-safe against themselves.
+// Another process pruning the same cache at the same time is safe: locks decide who removes.
 #pragma once
 
 #include <chrono>
@@ -67,27 +75,43 @@ struct CacheUsage {
 // it exists but cannot be read.
 Result<CacheUsage> MeasureCache(const std::string& dir);
 
+// The size the cache is held to after each run when KERNELPRO_CACHE_MAX_SIZE does not say
+// otherwise.
+inline constexpr std::uint64_t kDefaultCacheMaxBytes = std::uint64_t{10} << 30;
+
+// The automatic limit a KERNELPRO_CACHE_MAX_SIZE value sets: "" is kDefaultCacheMaxBytes, "off"
+// (or "none") no limit (nullopt), anything else a size as ParseByteSize reads it.
+Result<std::optional<std::uint64_t>> ParseCacheLimit(const std::string& text);
+
 struct PruneOptions {
   // Remove entries last used longer ago than this; nullopt: no age limit.
   std::optional<std::chrono::seconds> older_than;
   // Then remove the least recently used until the cache holds at most this many bytes; nullopt:
   // no size limit.
   std::optional<std::uint64_t> max_bytes;
-  // Entries used more recently than this are never removed: a run may be using them.
+  // Entries used more recently than this are never removed: a run may be using them. Zero still
+  // keeps what a running process holds locked.
   std::chrono::seconds keep_recent = std::chrono::minutes(10);
+  // Remove nothing: the result says what would go (`removed`), what would stay and why.
+  bool dry_run = false;
   // The clock's "now" (a parameter so that tests choose it).
   std::filesystem::file_time_type now = std::filesystem::file_time_type::clock::now();
 };
 
 struct PruneResult {
-  std::vector<CacheEntry> removed;
+  std::vector<CacheEntry> removed;         // with dry_run: would be removed
   std::vector<CacheEntry> skipped_in_use;  // would have gone, but recent or locked
+  std::uint64_t skipped_bytes = 0;         // their size
+  std::uint64_t other_bytes = 0;  // files not in kernelpro's layout: counted, never removed
   std::uint64_t freed_bytes = 0;
   std::uint64_t remaining_bytes = 0;
+  // The cache holds at most max_bytes now (always true without max_bytes).
+  bool target_reached = true;
   std::vector<std::string> errors;  // entries that could not be removed (wholly), with why
 };
 
-// Removes entries as `options` say, oldest first. IoError only when the cache cannot be read.
+// Removes entries as `options` say, least recently used first and precompiled headers last.
+// IoError only when the cache cannot be read.
 Result<PruneResult> PruneCache(const std::string& dir, const PruneOptions& options);
 
 // ---- the values a user types

@@ -96,8 +96,9 @@ TEST_F(CacheTest, OlderThanRemovesWhatWasNotUsedSinceAndKeepsLockFiles) {
   options.now = now_;
   auto pruned = PruneCache(root_.string(), options);
   ASSERT_TRUE(pruned.ok()) << pruned.status().message();
+  // By age, headers too; still after the rest.
   EXPECT_EQ(Names(pruned->removed),
-            (std::vector<std::string>{"references/old", "pch/tc1", "builds/aaa"}));
+            (std::vector<std::string>{"references/old", "builds/aaa", "pch/tc1"}));
   EXPECT_EQ(pruned->freed_bytes, 4000u + 100 + 900 + 500 + 3000);
   EXPECT_EQ(pruned->remaining_bytes, 3160u);
   EXPECT_TRUE(pruned->skipped_in_use.empty());
@@ -116,12 +117,61 @@ TEST_F(CacheTest, MaxSizeRemovesLeastRecentlyUsedUntilTheCacheFits) {
   options.now = now_;
   auto pruned = PruneCache(root_.string(), options);
   ASSERT_TRUE(pruned.ok());
-  // 11660 → 6660 after the oldest reference, → 6160 after the headers, → 3160 after builds/aaa.
-  EXPECT_EQ(Names(pruned->removed),
-            (std::vector<std::string>{"references/old", "pch/tc1", "builds/aaa"}));
-  EXPECT_EQ(pruned->remaining_bytes, 3160u);
+  // 11660 → 6660 after the oldest reference, → 3660 after builds/aaa; the older headers stay.
+  EXPECT_EQ(Names(pruned->removed), (std::vector<std::string>{"references/old", "builds/aaa"}));
+  EXPECT_EQ(pruned->remaining_bytes, 3660u);
+  EXPECT_TRUE(pruned->target_reached);
   auto after = MeasureCache(root_.string());
-  EXPECT_EQ(after->total_bytes, 3160u);
+  EXPECT_EQ(after->total_bytes, 3660u);
+  EXPECT_TRUE(fs::exists(root_ / "pch/tc1/torch.h.gch"));
+}
+
+TEST_F(CacheTest, PrecompiledHeadersGoLastAndOnlyWhenNothingElseReachesTheSize) {
+  LayOut();
+  PruneOptions options;
+  options.now = now_;
+  options.max_bytes = 600;  // every other entry gone: 510 bytes, the headers (500) among them
+  auto pruned = PruneCache(root_.string(), options);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(Names(pruned->removed), (std::vector<std::string>{"references/old", "builds/aaa",
+                                                              "builds/bbb", "references/new"}));
+  EXPECT_TRUE(fs::exists(root_ / "pch/tc1/torch.h.gch"));
+  options.max_bytes = 0;
+  pruned = PruneCache(root_.string(), options);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(Names(pruned->removed), (std::vector<std::string>{"pch/tc1"}));
+  // torch's kernel cache is not kernelpro's to remove: the size is not reached, and said so.
+  EXPECT_FALSE(pruned->target_reached);
+  EXPECT_EQ(pruned->remaining_bytes, 10u);
+  EXPECT_EQ(pruned->other_bytes, 10u);
+}
+
+TEST_F(CacheTest, ADryRunRemovesNothingAndSaysWhatWouldGoAndWhatStays) {
+  LayOut();
+  Write("references/busy/meta.json", 100, hours(0));
+  PruneOptions options;
+  options.now = now_;
+  options.max_bytes = 0;
+  options.dry_run = true;
+  auto plan = PruneCache(root_.string(), options);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Names(plan->removed),
+            (std::vector<std::string>{"references/old", "builds/aaa", "builds/bbb",
+                                      "references/new", "pch/tc1"}));
+  EXPECT_EQ(Names(plan->skipped_in_use), (std::vector<std::string>{"references/busy"}));
+  EXPECT_EQ(plan->skipped_bytes, 100u);
+  EXPECT_EQ(plan->freed_bytes, 11650u);
+  EXPECT_EQ(plan->remaining_bytes, 110u);
+  EXPECT_FALSE(plan->target_reached);
+  EXPECT_EQ(MeasureCache(root_.string())->total_bytes, 11760u);  // nothing removed
+  // keep_recent 0 (--include-recent): the recent entry goes too.
+  options.keep_recent = std::chrono::seconds(0);
+  options.dry_run = false;
+  auto pruned = PruneCache(root_.string(), options);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_TRUE(pruned->skipped_in_use.empty());
+  EXPECT_FALSE(fs::exists(root_ / "references/busy"));
+  EXPECT_EQ(pruned->remaining_bytes, 10u);
 }
 
 TEST_F(CacheTest, RecentlyUsedEntriesAreNeverRemoved) {
@@ -183,6 +233,16 @@ TEST(CacheValuesTest, SizesParseStrictly) {
     if (!parsed.ok())
       EXPECT_NE(parsed.status().message().find("e.g. 500M or 2G"), std::string::npos);
   }
+}
+
+TEST(CacheValuesTest, TheAutomaticLimitIsTenGiBUnlessSetOrOff) {
+  EXPECT_EQ(*ParseCacheLimit(""), std::optional<std::uint64_t>(std::uint64_t{10} << 30));
+  EXPECT_EQ(*ParseCacheLimit("2G"), std::optional<std::uint64_t>(std::uint64_t{2} << 30));
+  EXPECT_EQ(*ParseCacheLimit("off"), std::nullopt);
+  EXPECT_EQ(*ParseCacheLimit("None"), std::nullopt);
+  auto bad = ParseCacheLimit("lots");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("or off for no limit"), std::string::npos);
 }
 
 TEST(CacheValuesTest, AgesParseStrictly) {

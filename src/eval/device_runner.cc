@@ -308,9 +308,15 @@ bool DeviceRunner::Compare(WorkerSession& referee, const Json& reference, const 
   // they must match from this process's copy of the reference step's result.
   Json compare = executor_.BaseRequest();
   compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
-  compare["reference"] = PickFields(
-      reference,
-      {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials", "reference_manifest"});
+  compare["reference"] =
+      PickFields(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials",
+                             "reference_manifest", "expected_recipe"});
+  // Expected outputs too large to store are recomputed from the problem and the trial's inputs
+  // (reference_step.recompute_expected) and checked against their digest.
+  compare["problem"] = problem_;
+  compare["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
+  compare["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+  compare["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
   compare["vacuous_rel_tol"] = options_.vacuous_rel_tol;
   compare["precision_policy"] = options_.precision_policy;
   compare["precision_bound"] = options_.precision_bound;
