@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "cli/cli_testing.h"
 #include "core/json_io.h"
@@ -299,6 +300,54 @@ void WriteSuite(const fs::path& dir, const std::vector<std::pair<std::string, do
                    {"created_at", "2026-12-01T00:00:00Z"},
                    {"version", "test"}};
   ASSERT_TRUE(WriteJsonFile((dir / "suite.json").string(), manifest).ok());
+}
+
+// Best of runs follows the interval rule (search/best_rule.h): of a problem's runs, a noisy 3.27x
+// [1.59, 5.01] does not displace a clear 2.12x [1.99, 2.45].
+TEST_F(SuiteCommandTest, AProblemsBestRunIsChosenByItsIntervalNotANoisyEstimate) {
+  const fs::path dir = root_ / "runs", file = root_ / "problems" / "level1" / "1_p.py";
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << "# p\n";
+  Json tasks = Json::array();
+  const std::vector<std::tuple<double, double, double, bool>> runs = {
+      {2.12, 1.99, 2.45, false}, {3.27, 1.59, 5.01, true}, {0.9, 0.8, 1.0, false}};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string id = "level1/1_p/seed-" + std::to_string(i + 1);
+    tasks.push_back({{"id", id}, {"problem", 0}, {"seed", i + 1}, {"candidates", Json::array()}});
+    const auto& [estimate, low, high, noisy] = runs[i];
+    Json result = {{"task", id},
+                   {"mode", "eval"},
+                   {"level", 1},
+                   {"status", "correct"},
+                   {"correct", true},
+                   {"speedup", estimate},
+                   {"noisy", noisy},
+                   {"seconds", 60},
+                   {"speedup_interval", {low, high}},
+                   {"started_at", "2026-12-01T00:00:00Z"},
+                   {"finished_at", "2026-12-01T00:01:00Z"}};
+    ASSERT_TRUE(WriteJsonFile((dir / "tasks" / id / "result.json").string(), result).ok());
+  }
+  Json manifest = {{"mode", "eval"},
+                   {"problems_dir", (root_ / "problems").string()},
+                   {"candidates_dir", ""},
+                   {"problems",
+                    {{{"key", "level1/1_p"},
+                      {"name", "1_p"},
+                      {"level", 1},
+                      {"path", file.string()},
+                      {"sha256", ""},
+                      {"task", 1}}}},
+                   {"tasks", tasks},
+                   {"options", Json::object()},
+                   {"created_at", "2026-12-01T00:00:00Z"},
+                   {"version", "test"}};
+  ASSERT_TRUE(WriteJsonFile((dir / "suite.json").string(), manifest).ok());
+  CliRun report = RunKernelpro({"suite", "report", dir.string(), "--json"}, 1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  ASSERT_EQ(report.json["problems"].size(), 1u) << report.out;
+  EXPECT_DOUBLE_EQ(report.json["problems"][0]["speedup"].get<double>(), 2.12) << report.out;
+  EXPECT_FALSE(report.json["problems"][0]["noisy"].get<bool>());
 }
 
 TEST_F(SuiteCommandTest, TwoSuitesAreComparedWithAOneSidedWilcoxonTest) {

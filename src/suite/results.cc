@@ -8,6 +8,7 @@
 
 #include "core/text.h"
 #include "report/suite_stats.h"
+#include "search/best_rule.h"
 #include "suite/environment.h"
 #include "suite/protocol.h"
 #include "suite/session.h"
@@ -81,27 +82,41 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
   return read;
 }
 
-// The correct result with the highest speedup against `baseline`; null when none can be scored
-// (against torch.compile, a result without its time cannot).
+// The best correct result against `baseline` by the interval rule (search/best_rule.h: a result
+// counts when its whole interval lies above 1x; a noisy one displaces a clear one only from
+// above); while none does, the highest estimate, so that the row still shows the fastest correct
+// kernel. Null when none can be scored (against torch.compile, a result without its time cannot).
 const Json* BestResult(const std::vector<Json>& results, const std::string& baseline) {
-  const Json* best = nullptr;
-  double best_speedup = 0;
+  std::vector<const Json*> scored;
+  std::vector<search::BestContender> contenders;
   for (const Json& r : results) {
     if (!JsonGet<bool>(r, "correct", false)) continue;
     auto s = JsonNumber(r, "speedup");
     if (!s) continue;
-    double against = *s;
+    double scale = 1;
     if (baseline == "compile") {
       auto c = CompileSpeedup(r);
       if (!c) continue;  // no torch.compile time: cannot be scored against it
-      against = *s / *c;
+      scale = 1 / *c;
     }
-    if (!best || against > best_speedup) {
-      best = &r;
-      best_speedup = against;
+    RatioInterval interval{*s, *s, *s, 0.95};
+    const Json bounds = JsonGet<Json>(r, "speedup_interval", nullptr);
+    if (bounds.is_array() && bounds.size() == 2 && bounds[0].is_number() && bounds[1].is_number()) {
+      interval.low = bounds[0].get<double>();
+      interval.high = bounds[1].get<double>();
+    }
+    interval = {interval.estimate * scale, interval.low * scale, interval.high * scale, 0.95};
+    scored.push_back(&r);
+    contenders.push_back({interval, JsonGet<bool>(r, "noisy", false) || NoisyInterval(interval)});
+  }
+  if (auto pick = search::PickBest(contenders)) return scored[*pick];
+  std::optional<std::size_t> fastest;
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    if (!fastest || contenders[i].speedup.estimate > contenders[*fastest].speedup.estimate) {
+      fastest = i;
     }
   }
-  return best;
+  return fastest ? scored[*fastest] : nullptr;
 }
 
 // A scored row from its best result: the speedups against `baseline` and the other baseline,
@@ -211,7 +226,7 @@ std::vector<std::string> MeasurementLines(const TaskResults& read, const SuiteMa
   for (const std::string& t : read.trials) lines.push_back("trials: " + t);
   lines.push_back(
       manifest.mode == "eval"
-          ? "per problem: its best correct candidate (by speedup estimate)"
+          ? "per problem: its best correct candidate (by the interval rule of docs/search.md)"
           : "per problem: the best kernel of its runs (best of seeds), as each run measured it");
   if (baseline == "compile") {
     lines.push_back(
