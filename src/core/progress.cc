@@ -55,7 +55,12 @@ void ProgressReporter::TickLocked() {
       now - last_line_ < options_.heartbeat_seconds) {
     return;
   }
-  std::string line = label_ + ": still at work:";
+  // With a known batch, how many items are done: what is left is the rest.
+  std::string line =
+      label_ + ": still at work" +
+      (items_ > 0 ? " (" + std::to_string(items_done_) + "/" + std::to_string(items_) + " done)"
+                  : std::string()) +
+      ":";
   for (std::size_t i = 0; i < order_.size(); ++i) {
     const Running& r = running_.at(order_[i]);
     line += std::string(i == 0 ? " " : "; ") + Describe(r.step) + " " + r.step.step + " " +

@@ -80,8 +80,8 @@ struct ProgressOptions {
   // Tick()). On a terminal the line redraws; in plain lines the ticker checks the heartbeat.
   double tick_seconds = 1.0;
   // Plain lines: after this many seconds without a line while steps run, one line says what is
-  // running and for how long ("eval: still at work: cand 2/3 b.py building 45 s"), again after
-  // each such silence; 0: never. (A terminal's status line shows it all the time.)
+  // running and for how long ("eval: still at work (1/3 done): cand 2/3 b.py building 45 s"), again
+  // after each such silence; 0: never. (A terminal's status line shows it all the time.)
   double heartbeat_seconds = 30;
 };
 

@@ -127,8 +127,16 @@ TEST(ProgressReporterTest, APlainLogSaysWhatIsRunningAfterThirtySecondsOfSilence
   EXPECT_NE(err.str().find("suite: still at work: a.py building 62 s; b.py building 62 s\n"),
             std::string::npos)
       << err.str();
+  // In a batch of known size the heartbeat says how many items are done.
+  progress.BatchStarted(11);
+  progress.ItemFinished(build);
+  now += 31;
+  progress.Tick();
+  EXPECT_NE(err.str().find("suite: still at work (1/11 done): a.py building 93 s"),
+            std::string::npos)
+      << err.str();
   progress.StepFinished(build, "");
-  EXPECT_NE(err.str().find("suite: a.py: building... done in 62.0 s\n"), std::string::npos)
+  EXPECT_NE(err.str().find("suite: a.py: building... done in 93.0 s\n"), std::string::npos)
       << err.str();
   // Nothing running: no heartbeat, however long the silence.
   progress.StepFinished(other, "");
