@@ -149,6 +149,10 @@ struct RecordedAdvice {
   std::string first_severity;
 };
 
+// Printed in test names as its name, not its bytes: ctest's names (and its cost data) stay the
+// same from build to build.
+void PrintTo(const RecordedAdvice& a, std::ostream* os) { *os << a.name; }
+
 class H200AdviseTest : public ::testing::TestWithParam<RecordedAdvice> {};
 
 TEST_P(H200AdviseTest, SavedArtifactsGiveTheAdviceTheGpuRunPrinted) {

@@ -128,6 +128,10 @@ struct ProviderScript {
   std::function<std::string(const Json& second_request)> tool_result_in;
 };
 
+// Printed in test names as its name, not its bytes: ctest's names (and its cost data) stay the
+// same from build to build.
+void PrintTo(const ProviderScript& p, std::ostream* os) { *os << p.name; }
+
 class ToolCallOnEveryProviderTest : public ::testing::TestWithParam<ProviderScript> {};
 
 TEST_P(ToolCallOnEveryProviderTest, TheToolRunsAndItsResultGoesBack) {

@@ -39,6 +39,10 @@ struct Expected {
   int programmer = 0, profiling = 0, memory = 0;
 };
 
+// Printed in test names as its name, not its bytes: ctest's names (and its cost data) stay the
+// same from build to build.
+void PrintTo(const Expected& e, std::ostream* os) { *os << e.run; }
+
 class H200OptimizeFixtureTest : public ::testing::TestWithParam<Expected> {
  protected:
   void SetUp() override {
