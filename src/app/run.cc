@@ -245,15 +245,14 @@ int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& or
       std::cout << "energy choice: " << *choice << "\n";
     }
     std::cout << "kernel: " << layout.best_kernel() << "\n";
-    if (auto energy = report::ViewMeasuredEnergy(report)) {
-      for (const std::string& line : report::MeasuredEnergyLines(*energy)) {
-        std::cout << line << "\n";
-      }
-    }
   } else if (auto stays = report::ReferenceStaysText(orchestrator.tree())) {
     std::cout << "best: the reference; " << *stays << " (no best.py is written)\n";
   } else {
     std::cout << "best: no correct kernel was found\n";
+  }
+  // What NVML measured of the fastest kernels, whether or not one of them is the answer.
+  if (auto energy = report::ViewMeasuredEnergy(report)) {
+    for (const std::string& line : report::MeasuredEnergyLines(*energy)) std::cout << line << "\n";
   }
   std::cout << "report: " << layout.markdown_report() << " (HTML: " << layout.html_report()
             << ")\n";

@@ -240,7 +240,10 @@ TEST_F(SuiteCommandTest, AnOptimizeSuiteResumesAKilledRunWhereItStopped) {
   EXPECT_EQ((*done)["iterations"], 3) << done->dump(2);
   EXPECT_EQ((*done)["attempts"], 2) << done->dump(2);
   EXPECT_GT(JsonGet<double>(*done, "speedup", 0), 0) << done->dump(2);
-  EXPECT_TRUE(fs::exists(task / "run/best.py"));
+  // best.py exactly when the run showed a kernel faster than the reference (on a loaded CPU its
+  // faster kernel may time too noisily to be): the result says which.
+  EXPECT_EQ(fs::exists(task / "run/best.py"), done->contains("best_node")) << done->dump(2);
+  if (!done->contains("best_node")) EXPECT_EQ((*done)["answer"], "reference") << done->dump(2);
   log = ReadFile(task / "log.txt");
   EXPECT_NE(log.find("\"start\":\"resume\""), std::string::npos) << log;
   EXPECT_NE(log.find("stopped: 3 iterations done"), std::string::npos) << log;
