@@ -70,7 +70,7 @@ std::optional<BestVerdict> JudgeBest(const search::Tree& tree,
   const std::string who =
       against_parent ? "its parent " + NodeName(v.parent) + " (" + RatioText(v.baseline) + ")"
                      : std::string("the reference (1x)");
-  v.noisy = node.noisy_timing || NoisyInterval(v.speedup);
+  v.noisy = node.noisy_timing;  // a noisy interval included (search/tree.h)
   if (nodes) {
     auto info = nodes->find(v.node);
     if (info != nodes->end() && info->second.noisy_timing) v.noisy = true;

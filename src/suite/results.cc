@@ -82,6 +82,16 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
   return read;
 }
 
+// A result's speedup interval [low, high], when it holds one.
+std::optional<std::pair<double, double>> SpeedupBounds(const Json& r) {
+  const Json bounds = JsonGet<Json>(r, "speedup_interval", nullptr);
+  if (!bounds.is_array() || bounds.size() != 2 || !bounds[0].is_number() ||
+      !bounds[1].is_number()) {
+    return std::nullopt;
+  }
+  return std::pair{bounds[0].get<double>(), bounds[1].get<double>()};
+}
+
 // The best correct result against `baseline` by the interval rule (search/best_rule.h: a result
 // counts when its whole interval lies above 1x; a noisy one displaces a clear one only from
 // above); while none does, the highest estimate, so that the row still shows the fastest correct
@@ -99,13 +109,8 @@ const Json* BestResult(const std::vector<Json>& results, const std::string& base
       if (!c) continue;  // no torch.compile time: cannot be scored against it
       scale = 1 / *c;
     }
-    RatioInterval interval{*s, *s, *s, 0.95};
-    const Json bounds = JsonGet<Json>(r, "speedup_interval", nullptr);
-    if (bounds.is_array() && bounds.size() == 2 && bounds[0].is_number() && bounds[1].is_number()) {
-      interval.low = bounds[0].get<double>();
-      interval.high = bounds[1].get<double>();
-    }
-    interval = {interval.estimate * scale, interval.low * scale, interval.high * scale, 0.95};
+    const auto [low, high] = SpeedupBounds(r).value_or(std::pair{*s, *s});
+    const RatioInterval interval{*s * scale, low * scale, high * scale, 0.95};
     scored.push_back(&r);
     contenders.push_back({interval, JsonGet<bool>(r, "noisy", false) || NoisyInterval(interval)});
   }
@@ -134,11 +139,9 @@ void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProb
     row.other_speedup = eager / *compile;
   }
   row.speedup = eager * scale;
-  const Json interval = JsonGet<Json>(r, "speedup_interval", nullptr);
-  if (interval.is_array() && interval.size() == 2 && interval[0].is_number() &&
-      interval[1].is_number()) {
-    row.speedup_low = interval[0].get<double>() * scale;
-    row.speedup_high = interval[1].get<double>() * scale;
+  if (auto bounds = SpeedupBounds(r)) {
+    row.speedup_low = bounds->first * scale;
+    row.speedup_high = bounds->second * scale;
   }
   row.noisy = JsonGet<bool>(r, "noisy", false);
   row.kernel_ms = JsonNumber(r, "kernel_ms");

@@ -167,43 +167,39 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   FurthestFailure furthest;
   for (const auto& [id, info] : (*run)->nodes)
     furthest.Consider(eval::EvalStatusName(info.status), "");
-  auto verdict = report::JudgeBest((*run)->tree, &(*run)->nodes);
-  if (!verdict) {
-    // Correct kernels, none shown faster than the reference: the task is correct, its row shows
-    // the fastest of them, and the verdict says the reference stays the answer (no best.py).
-    const std::optional<int> fastest = (*run)->tree.FastestCorrectNode();
-    if (!fastest) {
-      result["status"] = furthest.status;
-      result["correct"] = false;
-      return;
-    }
-    const search::Node& node = (*run)->tree.node(*fastest);
-    result["status"] = "correct";
-    result["correct"] = true;
-    result["answer"] = "reference";
-    if (node.speedup) {
-      result["speedup"] = node.speedup->estimate;
-      result["speedup_interval"] = {node.speedup->low, node.speedup->high};
-    }
-    result["noisy"] = node.noisy_timing;
-    result["fastest_node"] = *fastest;
-    result["verdict"] = report::ReferenceStaysText((*run)->tree).value_or("") + ".";
-    if (auto ms = (*run)->nodes.find(*fastest);
-        ms != (*run)->nodes.end() && ms->second.candidate_ms) {
-      result["kernel_ms"] = *ms->second.candidate_ms;
-    }
+  const search::Tree& tree = (*run)->tree;
+  auto verdict = report::JudgeBest(tree, &(*run)->nodes);
+  // The row's kernel: the best; while the reference stays the answer (correct kernels, none shown
+  // faster than it), the fastest correct one, and the verdict says so (no best.py).
+  const std::optional<int> shown =
+      verdict ? std::optional<int>(verdict->node) : tree.FastestCorrectNode();
+  if (!shown) {
+    result["status"] = furthest.status;
+    result["correct"] = false;
     return;
   }
-  const search::NodeInfo& best = (*run)->nodes.at(verdict->node);
+  const search::Node& node = tree.node(*shown);
   result["status"] = "correct";
   result["correct"] = true;
-  result["speedup"] = verdict->speedup.estimate;
-  result["speedup_interval"] = {verdict->speedup.low, verdict->speedup.high};
+  if (node.speedup) {
+    result["speedup"] = node.speedup->estimate;
+    result["speedup_interval"] = {node.speedup->low, node.speedup->high};
+  }
+  // The reference's own median is not kept per node, and is not made up from the ratio here.
+  if (auto info = (*run)->nodes.find(*shown);
+      info != (*run)->nodes.end() && info->second.candidate_ms) {
+    result["kernel_ms"] = *info->second.candidate_ms;
+  }
+  if (!verdict) {
+    result["answer"] = "reference";
+    result["noisy"] = node.noisy_timing;
+    result["fastest_node"] = *shown;
+    result["verdict"] = report::ReferenceStaysText(tree).value_or("") + ".";
+    return;
+  }
   result["noisy"] = verdict->noisy;
   result["best_node"] = verdict->node;
   result["verdict"] = verdict->text;
-  // The reference's own median is not kept per node, and is not made up from the ratio here.
-  if (best.candidate_ms) result["kernel_ms"] = *best.candidate_ms;
   if (fs::exists(layout.best_kernel())) result["best"] = dir.Relative(layout.best_kernel());
   result["timing_method"] =
       "as the run measured its best node (interleaved rounds against the "

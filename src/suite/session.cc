@@ -1,10 +1,8 @@
 #include "suite/session.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 
 #include "core/json_io.h"
@@ -35,8 +33,7 @@ std::optional<SuiteSession> ReadSession(const std::string& path) {
   if (s.started_at <= 0) return std::nullopt;
   if (s.first_started_at <= 0) s.first_started_at = s.started_at;
   // A process on another host cannot be asked; its record is believed until it says finished.
-  const bool alive =
-      s.host != HostName() || (s.pid > 0 && (::kill(s.pid, 0) == 0 || errno == EPERM));
+  const bool alive = s.host != HostName() || PidAlive(s.pid);
   s.live = s.finished_at <= 0 && alive;
   return s;
 }

@@ -85,12 +85,6 @@ Status CheckProblemsUnchanged(const SuiteManifest& m) {
   return Status::Ok();
 }
 
-bool PidAlive(long pid) {
-  if (pid <= 0) return false;
-  if (::kill(static_cast<pid_t>(pid), 0) == 0) return true;
-  return errno == EPERM;
-}
-
 Json ClaimJson(const Claim& c) {
   return {{"host", c.host},
           {"pid", c.pid},
@@ -115,6 +109,12 @@ std::string IsoTime(double unix_seconds) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+bool PidAlive(long pid) {
+  if (pid <= 0) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) == 0) return true;
+  return errno == EPERM;
 }
 
 std::string HostName() {

@@ -140,5 +140,7 @@ TaskStatus ReadTaskStatus(const SuiteDir& dir, const std::string& task, double n
 double NowSeconds();
 std::string IsoTime(double unix_seconds);
 std::string HostName();
+// Whether process `pid` of this host lives (one of another user counts as alive).
+bool PidAlive(long pid);
 
 }  // namespace kernelpro::suite
