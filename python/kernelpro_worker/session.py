@@ -31,6 +31,7 @@ from .timing import Timer, perturbed, tracer_for
 class Referee:
     def __init__(self):
         self.problems = {}  # problem path -> state for timing and verify
+        self.facts = {}  # problem path -> its speed-of-light facts (sol.py)
 
     def reference(self, request):
         meta = reference_step.step_reference(request)
@@ -80,6 +81,17 @@ class Referee:
         block = timer.block(request["calls"])
         return {"status": "ok", "message": "", "warmup_calls": warm, **block}
 
+    def speed_of_light(self, request):
+        """The work and machine facts of the problem's speed of light (sol.py), computed once per
+        problem and kept: every candidate of it is judged against the same bound."""
+        cached = self.facts.get(request["problem"])
+        if cached is None:
+            from .sol import speed_of_light_facts
+
+            cached = speed_of_light_facts(import_torch(request.get("device", "cpu")), request)
+            self.facts[request["problem"]] = cached
+        return cached
+
     def verify(self, request):
         """Compares the candidate's kept outputs of sampled timed calls with the reference's on
         the very same inputs, rebuilt here from (set, seed)."""
@@ -113,7 +125,7 @@ class Referee:
                 "trials": rows}
 
     COMMANDS = {"reference": reference, "compare": lambda self, r: compare_step.step_compare(r),
-                "time": time, "verify": verify}
+                "time": time, "verify": verify, "speed_of_light": speed_of_light}
 
 
 class CandidateHost:

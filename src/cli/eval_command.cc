@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/option_groups.h"
 #include "eval/executor.h"
+#include "eval/speed_of_light.h"
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
@@ -52,6 +53,20 @@ std::string Num(double v, const char* fmt = "%.3g") {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
+}
+
+// "sol         candidate 83 % of the speed of light (...); the reference 41 %", then the peaks.
+void PrintSpeedOfLight(const eval::SpeedOfLight& sol, const eval::EvalResult& r,
+                       std::ostream& out) {
+  if (!sol.available) {
+    out << "sol         no speed of light: " << sol.note << "\n";
+    return;
+  }
+  out << "sol         candidate "
+      << eval::DescribeSpeedOfLight(sol, r.candidate_time->summary.median) << "; the reference "
+      << Num(100 * sol.reference_fraction, "%.0f") << " %\n"
+      << "            peaks: " << sol.basis << "\n";
+  if (!sol.note.empty()) out << "            " << sol.note << "\n";
 }
 
 void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options,
@@ -147,6 +162,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
       }
       if (!r.timing_method.empty()) out << "timing      " << r.timing_method << "\n";
       out << eval::HostAndClockLines(r.reference_calls, r.candidate_calls);
+      if (r.speed_of_light) PrintSpeedOfLight(*r.speed_of_light, r, out);
       if (auto p = Position(stage1, r.candidate_time))
         out << "roofline    candidate " << p->summary << "\n";
       if (auto p = Position(stage1, r.reference_time))

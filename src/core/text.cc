@@ -1,6 +1,7 @@
 #include "core/text.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace kernelpro {
@@ -137,6 +138,23 @@ std::string FormatFixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);
   return buf;
+}
+
+std::string FormatSi(double value, const std::string& unit) {
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int i = 0;
+  double v = value;
+  while (std::fabs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return FormatFixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
+}
+
+std::string FormatDuration(double seconds) {
+  if (seconds >= 1e-3) return FormatFixed(seconds * 1e3, 3) + " ms";
+  if (seconds >= 1e-6) return FormatFixed(seconds * 1e6, 1) + " us";
+  return FormatFixed(seconds * 1e9, 1) + " ns";
 }
 
 std::string LastLine(std::string_view text) {

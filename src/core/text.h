@@ -73,6 +73,12 @@ std::string OneLineExcerpt(std::string_view text, std::size_t max_bytes);
 // `value` with `digits` decimals: FormatFixed(1.8449, 2) → "1.84".
 std::string FormatFixed(double value, int digits = 2);
 
+// `value` with an SI prefix and `unit`: FormatSi(17179869184, "FLOP") → "17.18 GFLOP".
+std::string FormatSi(double value, const std::string& unit);
+
+// A duration for people: 0.0337 → "33.700 ms", 3.37e-5 → "33.7 us", 4e-8 → "40.0 ns".
+std::string FormatDuration(double seconds);
+
 // The last line of `text` that trailing newlines leave: what a failed program said last.
 std::string LastLine(std::string_view text);
 

@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "eval/device_timing.h"
+#include "eval/speed_of_light.h"
 
 namespace kernelpro::eval {
 namespace {
@@ -242,6 +243,8 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
   result.time_seconds = SecondsSince(timing_start);
   if (!timed) return changed;
   cand.Close();
+  // A time below what the machine can physically do is not believed (speed_of_light.h).
+  if (!ApplySpeedOfLight(**referee, executor_.BaseRequest(), problem_, options_, result)) return "";
   if (options_.compile_baseline) TimeCompiledBaseline(executor_, problem_, **referee, result);
   result.status = EvalStatus::kCorrect;
   result.message = "";

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/enum_names.h"
+#include "eval/speed_of_light.h"
 
 namespace kernelpro::eval {
 
@@ -153,6 +154,10 @@ Json ToJson(const EvalResult& r) {
        r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"noisy_timing", NoisyTimingReason(r)},
+      {"sol_fraction", r.speed_of_light && r.speed_of_light->available
+                           ? number_or_null(r.speed_of_light->fraction)
+                           : Json(nullptr)},
+      {"speed_of_light", r.speed_of_light ? ToJson(*r.speed_of_light) : Json(nullptr)},
       {"timing_method", r.timing_method},
       {"criterion", r.criterion},
       {"device_records", r.device_records},

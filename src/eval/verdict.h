@@ -39,6 +39,19 @@ struct TimingSummary {
   std::vector<double> block_medians;  // one per timing round (drift from round to round)
 };
 
+// Where a timed candidate stands against the fastest time physically possible for the problem's
+// work on this machine (speed_of_light.h says how both numbers are made).
+struct SpeedOfLight {
+  bool available = false;  // false: no bound could be made here (`note` says why)
+  double bound_s = 0;      // the roofline's time: the reference's FLOPs and fewest bytes at peak
+  double floor_s = 0;      // no correct kernel runs faster: counted FLOPs, inputs read once
+  double fraction = 0;     // bound_s / the candidate's median time (1.0: at the speed of light)
+  double reference_fraction = 0;  // bound_s / the reference's median time
+  bool enforced = false;          // a time below the floor makes the candidate incorrect
+  std::string basis;              // the machine's peaks and where they come from
+  std::string note;               // why there is no bound, or why the floor is not enforced
+};
+
 struct EvalResult {
   std::string candidate;
   EvalStatus status = EvalStatus::kRuntimeError;
@@ -82,6 +95,9 @@ struct EvalResult {
   std::optional<double> speedup_in_process;
   // Each side's host-inclusive times, launch times, clocks and odd calls (eval/call_facts.h).
   CallFacts reference_calls, candidate_calls;
+  // Against the speed of light (set for every timed candidate; `available` false when no bound
+  // could be made).
+  std::optional<SpeedOfLight> speed_of_light;
   // Optional torch.compile baseline (--compile-baseline).
   std::optional<TimingSummary> compiled_time;
   std::optional<RatioInterval> speedup_vs_compiled;

@@ -140,6 +140,7 @@ void WriteResult(const RunReportView& view, Out& out) {
       << Html(best.verdict) << "</p>\n";
   if (best.energy_choice) out << "<p>" << Html(*best.energy_choice) << "</p>\n";
   out << "<p>Roofline: " << Html(best.roofline) << "</p>\n";
+  out << "<p>Speed of light: " << Html(best.speed_of_light) << "</p>\n";
   out << "<h3>Best lineage</h3>\n<table>\n";
   out << "<tr><th>node</th><th>iteration</th><th>mode</th><th>status</th>"
       << "<th>speedup [interval]</th><th>verdict</th><th>strategy</th></tr>\n";

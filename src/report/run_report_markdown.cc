@@ -50,6 +50,7 @@ void WriteResult(const RunReportView& view, Out& out) {
   out << best.verdict << "\n\n";
   if (best.energy_choice) out << *best.energy_choice << "\n\n";
   out << "Roofline: " << best.roofline << "\n\n";
+  out << "Speed of light: " << best.speed_of_light << "\n\n";
   out << "### Best lineage\n\n";
   out << "| node | iteration | mode | status | speedup [interval] | verdict | strategy |\n";
   out << "|---|---|---|---|---|---|---|\n";

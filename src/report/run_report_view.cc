@@ -171,6 +171,16 @@ std::string RooflineText(const RunReportInput& in) {
   return in.stage1 ? "unknown (no timing of the best kernel)." : "unknown (no Stage-1 analysis).";
 }
 
+// "83 % of the speed of light: ..." from the node's evaluation (eval/speed_of_light.h).
+std::string SpeedOfLightText(const search::NodeInfo* info) {
+  if (!info || !info->sol_fraction) {
+    return "unknown (its evaluation made no bound: an older run, or no peaks for this machine).";
+  }
+  return FormatFixed(100 * *info->sol_fraction, 0) +
+         " % of the speed of light: the fastest time the reference's work (its FLOPs and fewest "
+         "bytes) can take at the peaks of the machine it was timed on, over its median time.";
+}
+
 // ---- A failed node's errors
 
 // The first line of `text` that says something, cut to `max_chars`.
@@ -336,6 +346,7 @@ std::optional<BestResultView> BestResultOf(const RunReportInput& in,
   best.clearly_faster = verdict->clearly_faster;
   best.energy_choice = EnergyChoiceText(tree);
   best.roofline = RooflineText(in);
+  best.speed_of_light = SpeedOfLightText(Info(in, verdict->node));
   best.lineage = Lineage(tree, verdict->node);
   return best;
 }

@@ -70,7 +70,8 @@ struct BestResultView {
   bool clearly_faster = false;
   std::optional<std::string> energy_choice;  // --energy aware: why it is not the fastest
   std::string roofline;                      // its roofline position, or why it is unknown
-  std::vector<int> lineage;                  // ROOT first, the best node last
+  std::string speed_of_light;  // "83 % of the speed of light ...", or why it is unknown
+  std::vector<int> lineage;    // ROOT first, the best node last
   std::string best_kernel;  // best.py as written (header and source); "" when the source is unknown
 };
 

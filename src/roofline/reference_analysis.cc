@@ -12,23 +12,8 @@
 namespace kernelpro::roofline {
 namespace {
 
-// 17179869184 -> "17.18 G"; with unit "FLOP" -> "17.18 GFLOP".
-std::string Si(double value, const std::string& unit) {
-  static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
-  int i = 0;
-  double v = value;
-  while (std::fabs(v) >= 1000 && i < 5) {
-    v /= 1000;
-    ++i;
-  }
-  return FormatFixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
-}
-
-std::string Time(double seconds) {
-  if (seconds >= 1e-3) return FormatFixed(seconds * 1e3, 3) + " ms";
-  if (seconds >= 1e-6) return FormatFixed(seconds * 1e6, 1) + " us";
-  return FormatFixed(seconds * 1e9, 1) + " ns";
-}
+std::string Si(double value, const std::string& unit) { return FormatSi(value, unit); }
+std::string Time(double seconds) { return FormatDuration(seconds); }
 
 std::string Pct(double fraction) { return FormatFixed(fraction * 100, 0) + " %"; }
 

@@ -118,6 +118,7 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["speedup"] = IntervalJson(n.speedup);
   j["error_magnitude"] = NumberOrNull(n.error_magnitude);
   j["candidate_ms"] = NumberOrNull(n.candidate_ms);
+  if (n.sol_fraction) j["sol_fraction"] = *n.sol_fraction;
   j["noisy_timing"] = n.noisy_timing;
   j["errors"] = n.errors;
   j["feedback"] = n.feedback;
@@ -169,6 +170,7 @@ Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id
       noisy = noisy || NoisySpread(summary);
     }
     payload["noisy_timing"] = noisy;
+    if (auto sol = JsonNumber(e.result, "sol_fraction")) payload["sol_fraction"] = *sol;
   }
   if (status != eval::EvalStatus::kCorrect) {
     const Json build = JsonGet<Json>(e.result, "build", Json::object());
@@ -188,6 +190,7 @@ void ApplyVerdict(const Json& p, NodeInfo& n) {
   n.error_magnitude = JsonNumber(p, "error_magnitude");
   n.candidate_ms = JsonNumber(p, "candidate_ms");
   n.noisy_timing = JsonGet<bool>(p, "noisy_timing", false);
+  n.sol_fraction = JsonNumber(p, "sol_fraction");
   n.errors = JsonGet<std::string>(p, "errors", "");
 }
 

@@ -38,6 +38,9 @@ struct NodeInfo {
   std::optional<RatioInterval> speedup;
   std::optional<double> error_magnitude;  // how far an incorrect output was (greedy's repairs)
   std::optional<double> candidate_ms;     // median time, when timed
+  // Its time against the speed of light (eval/speed_of_light.h: the bound over its median), when
+  // the evaluation could make a bound.
+  std::optional<double> sol_fraction;
   // The timing was too noisy to rank by (core/stats.h: a wide interval, or a side's IQR above its
   // median): shown as "noisy timing", never accepted.
   bool noisy_timing = false;

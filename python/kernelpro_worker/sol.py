@@ -1,0 +1,57 @@
+"""The facts a speed-of-light judgment needs, asked of the referee once per problem.
+
+The work: the reference's FLOPs and bytes, from the Stage-1 `analyze` step (analyze.py says how
+each is counted). The machine: on a GPU its name, which the binary looks up in its hardware
+table (datasheet peaks); on the CPU, which has no such table, a calibration measured here, in the
+trusted referee: the best bandwidth of a tensor copy sized like the problem's inputs (so a working
+set that fits in the caches is calibrated in the caches too) and the best FLOP rate of a float32
+matrix product. The binary turns both into the bound and the floor (src/eval/speed_of_light.h).
+"""
+
+import time
+
+from .analyze_step import step_analyze
+
+# Bounds of the calibration copy: at least 1 MiB (a smaller copy is all call overhead), at most
+# 256 MiB (beyond every cache; more only costs time).
+_COPY_MIN_BYTES = 1 << 20
+_COPY_MAX_BYTES = 256 << 20
+_MATMUL_N = 256
+_REPEATS = 3
+
+
+def _best_seconds(fn, repeats):
+    fn()  # first touch: page faults and the allocator stay out of the number
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def calibrate_cpu(torch, input_bytes):
+    """What this CPU does at its best with torch: copy bandwidth (bytes read + written per
+    second) over a copy of about `input_bytes`, and float32 matmul FLOP/s."""
+    n_bytes = int(min(max(input_bytes or 0, _COPY_MIN_BYTES), _COPY_MAX_BYTES))
+    src = torch.ones(n_bytes // 4, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    copy_s = _best_seconds(lambda: dst.copy_(src), _REPEATS)
+    a = torch.ones(_MATMUL_N, _MATMUL_N, dtype=torch.float32)
+    b = torch.ones(_MATMUL_N, _MATMUL_N, dtype=torch.float32)
+    mm_s = _best_seconds(lambda: torch.mm(a, b), _REPEATS)
+    return {
+        "copy_bytes": 4 * (n_bytes // 4),
+        "copy_bytes_per_s": 2 * 4 * (n_bytes // 4) / max(copy_s, 1e-9),
+        "matmul_flops_per_s": 2 * _MATMUL_N ** 3 / max(mm_s, 1e-9),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def speed_of_light_facts(torch, request):
+    """The `analyze` result of the problem's reference plus, on the CPU, the calibration."""
+    analysis = step_analyze(dict(request, seed=request.get("seed", 1)))
+    facts = {"status": "ok", "message": "", "analysis": analysis}
+    if request.get("device", "cpu") != "cuda":
+        facts["calibration"] = calibrate_cpu(torch, analysis.get("input_bytes"))
+    return facts

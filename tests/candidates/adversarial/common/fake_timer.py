@@ -1,0 +1,51 @@
+"""Adversarial (common; tiny_swish on CPU, problems/swish on CUDA): fakes its own timer's results.
+
+Its swish is correct (the shared compiled swish), so every check and every sampled timed call
+passes. But in its first forward call it walks up the call stack to the harness's timer object in
+its own process and rebinds two of that one object's attributes, which no module-level patch
+guard sees: the device's activity records are dropped (so a GPU falls back to events around the
+call) and every timed row it reports is divided by 10,000. The speedup it would claim is
+thousands of times; its median time is nanoseconds for kilobytes (CPU) or 64 MiB (CUDA) of input.
+A correct harness must report: incorrect, "faster than the speed of light" (or catch the
+rebinding itself).
+"""
+import os
+import sys
+
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from swish_ext import ext as _ext  # noqa: E402  (the shared compiled swish, see swish_ext.py)
+
+_SCALE = 1e-4
+_done = []
+
+
+def _scaled(run):
+    def fake(calls, sample_p, keep):
+        rows = run(calls, sample_p, keep)
+        return [(timed, host * _SCALE, launch, None if event is None else event * _SCALE)
+                for timed, host, launch, event in rows]
+    return fake
+
+
+def _fake_the_timer():
+    frame = sys._getframe(2)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if type(owner).__name__ == "Timer" and hasattr(owner, "_run"):
+            owner.__dict__["tracer"] = None
+            owner.__dict__["_run"] = _scaled(owner._run)
+            _done.append(True)
+            return
+        frame = frame.f_back
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        if not _done:
+            _fake_the_timer()
+        return _ext.swish(x)
