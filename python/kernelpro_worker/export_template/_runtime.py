@@ -218,6 +218,8 @@ def _overlaps(a, b):
 
 def _run(key, state_tensors, args):
     model, names = _templates()[key]
+    if not names:  # no parameters or buffers: functional_call's reparametrisation costs time
+        return model(*args)
     return _functional_call(model, dict(zip(names, state_tensors)), tuple(args))
 
 
