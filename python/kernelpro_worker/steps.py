@@ -14,6 +14,7 @@ A step never lets a candidate's failure escape as an exception: the failure is c
   compare_step.py    `compare`: recorded outputs against expected ones
   profile_step.py    `run` and `trace`: the forward inside the profilers' NVTX range
   pch.py, energy.py, selftest.py   `pch`, `energy`, `timing_selftest`
+  export_step.py     `export`: a candidate as a pip-installable package (docs/export.md)
 
 Timing has no one-shot step: the long-lived workers time (session.py, timing.py).
 """
@@ -22,8 +23,8 @@ from . import analyze_step, candidate, check_step, compare_step, inspect_step, p
 from . import reference_step, scan
 
 
-# pch, energy and timing_selftest are imported only by the process that runs them, as before the
-# split: the other steps' processes (a candidate's among them) do not load their modules.
+# pch, energy, timing_selftest and export are imported only by the process that runs them, as
+# before the split: the other steps' processes (a candidate's among them) do not load their modules.
 def step_pch(request):
     from .pch import step_pch as run
 
@@ -32,6 +33,12 @@ def step_pch(request):
 
 def step_energy(request):
     from .energy import step_energy as run
+
+    return run(request)
+
+
+def step_export(request):
+    from .export_step import step_export as run
 
     return run(request)
 
@@ -55,4 +62,5 @@ STEPS = {
     "trace": profile_step.step_trace,
     "energy": step_energy,
     "timing_selftest": step_timing_selftest,
+    "export": step_export,
 }

@@ -14,7 +14,7 @@ from conftest import ROOT
 def test_every_step_the_binary_runs_is_in_the_table():
     assert sorted(steps.STEPS) == sorted([
         "scan", "pch", "inspect", "analyze", "reference", "build", "check", "compare", "run",
-        "trace", "energy", "timing_selftest"])
+        "trace", "energy", "timing_selftest", "export"])
 
 
 def test_the_table_imports_neither_torch_nor_the_steps_it_does_not_run():

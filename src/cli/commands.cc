@@ -8,7 +8,7 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 17> kSubcommands = {{
+constexpr std::array<Subcommand, 18> kSubcommands = {{
     {"eval", RegisterEvalCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
@@ -26,6 +26,7 @@ constexpr std::array<Subcommand, 17> kSubcommands = {{
     {"suite", RegisterSuiteCommand},
     {"cutlass", RegisterCutlassCommand},
     {"energy", RegisterEnergyCommand},
+    {"export", RegisterExportCommand},
 }};
 
 }  // namespace

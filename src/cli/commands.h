@@ -32,6 +32,7 @@ CommandRunner RegisterCacheCommand(CLI::App& app);
 CommandRunner RegisterSuiteCommand(CLI::App& app);
 CommandRunner RegisterCutlassCommand(CLI::App& app);
 CommandRunner RegisterEnergyCommand(CLI::App& app);
+CommandRunner RegisterExportCommand(CLI::App& app);
 
 // A subcommand: its name on the command line and the function that adds it (with its options) to
 // the app and returns what runs it.
