@@ -21,7 +21,7 @@ Json EvaluationFacts(const Json& eval_result, const std::string& source, const J
                         {"low", bounds ? interval[0] : estimate},
                         {"high", bounds ? interval[1] : estimate}};
   }
-  for (const char* key : {"reference_ms", "candidate_ms"}) {
+  for (const char* key : {"reference_ms", "candidate_ms", "sol_fraction"}) {
     const Json value = JsonGet<Json>(eval_result, key, nullptr);
     if (value.is_number()) facts[key] = value;
   }
