@@ -1,8 +1,8 @@
 """Adversarial (common; tiny_swish on CPU, problems/swish on CUDA): fakes its own timer's results.
 
 Its swish is correct (the shared compiled swish), so every check and every sampled timed call
-passes. But in its first forward call it walks up the call stack to the harness's timer object in
-its own process and rebinds two of that one object's attributes, which no module-level patch
+passes. But in its forward calls it walks up the call stack to the harness's timer object in its
+own process and rebinds two of each such object's attributes, which no module-level patch
 guard sees: the device's activity records are dropped (so a GPU falls back to events around the
 call) and every timed row it reports is divided by 10,000. The speedup it would claim is
 thousands of times; its median time is nanoseconds for kilobytes (CPU) or 64 MiB (CUDA) of input.
@@ -18,7 +18,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from swish_ext import ext as _ext  # noqa: E402  (the shared compiled swish, see swish_ext.py)
 
 _SCALE = 1e-4
-_done = []
 
 
 def _scaled(run):
@@ -34,9 +33,9 @@ def _fake_the_timer():
     while frame is not None:
         owner = frame.f_locals.get("self")
         if type(owner).__name__ == "Timer" and hasattr(owner, "_run"):
-            owner.__dict__["tracer"] = None
-            owner.__dict__["_run"] = _scaled(owner._run)
-            _done.append(True)
+            if "_run" not in owner.__dict__:  # each timer the harness makes (events, spans)
+                owner.__dict__["tracer"] = None
+                owner.__dict__["_run"] = _scaled(owner._run)
             return
         frame = frame.f_back
 
@@ -46,6 +45,5 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        if not _done:
-            _fake_the_timer()
+        _fake_the_timer()
         return _ext.swish(x)
