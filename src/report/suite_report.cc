@@ -214,6 +214,7 @@ SuiteProblemView ProblemView(const SuiteReportInput& in, const SuiteProblemRow& 
   v.other_speedup = Speedup(row.other_speedup);
   v.reference_ms = Millis(row.reference_ms);
   v.kernel_ms = Millis(row.kernel_ms);
+  v.sol = row.sol_fraction ? FormatFixed(100 * *row.sol_fraction, 0) + " %" : "-";
   v.count = in.mode == "optimize" ? row.seeds : row.candidates;
   auto link = [&](const std::string& path, const std::string& text) {
     if (path.empty()) return;
@@ -311,7 +312,7 @@ SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input) {
 std::string RenderSuiteCsv(const SuiteReportInput& in) {
   std::ostringstream out;
   out << "key,level,status,correct,speedup,speedup_low,speedup_high,other_speedup,reference_ms,"
-         "kernel_ms,noisy,seeds,candidates,best,run_report,message\n";
+         "kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message\n";
   for (const SuiteProblemRow& row : in.rows) {
     const std::vector<std::string> fields = {
         row.key,
@@ -324,6 +325,7 @@ std::string RenderSuiteCsv(const SuiteReportInput& in) {
         Plain(row.other_speedup),
         Plain(row.reference_ms),
         Plain(row.kernel_ms),
+        Plain(row.sol_fraction),
         row.noisy ? "true" : "false",
         std::to_string(row.seeds),
         std::to_string(row.candidates),
@@ -379,6 +381,7 @@ Json SuiteReportJson(const SuiteReportInput& in) {
                             {"other_speedup", NumberOrNull(row.other_speedup)},
                             {"reference_ms", NumberOrNull(row.reference_ms)},
                             {"kernel_ms", NumberOrNull(row.kernel_ms)},
+                            {"sol_fraction", NumberOrNull(row.sol_fraction)},
                             {"noisy", row.noisy},
                             {"seeds", row.seeds},
                             {"candidates", row.candidates},

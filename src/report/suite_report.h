@@ -37,6 +37,9 @@ struct SuiteProblemRow {
   // vs eager when it is torch.compile).
   std::optional<double> other_speedup;
   std::optional<double> reference_ms, kernel_ms;  // medians
+  // The kernel's time against the speed of light (eval/speed_of_light.h), when its evaluation made
+  // a bound.
+  std::optional<double> sol_fraction;
   bool noisy = false;      // its timing is noisy (core/stats.h): shown, flagged
   int seeds = 0;           // optimize: runs of this problem (best of them is the row)
   int candidates = 0;      // eval: candidates evaluated
@@ -88,7 +91,7 @@ struct SuiteReportTexts {
 };
 SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input);
 // Header then one row per problem: key,level,status,correct,speedup,speedup_low,speedup_high,
-// other_speedup,reference_ms,kernel_ms,noisy,seeds,candidates,best,run_report,message
+// other_speedup,reference_ms,kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message
 // (RFC 4180 quoting; empty cells for unknown values).
 std::string RenderSuiteCsv(const SuiteReportInput& input);
 

@@ -89,6 +89,7 @@ SuiteProblemRow Timed(SuiteProblemRow r, double speedup, double low, double high
   r.other_speedup = other;
   r.reference_ms = reference_ms;
   r.kernel_ms = reference_ms / speedup;
+  r.sol_fraction = 0.25 * speedup;  // the reference at 25 % of the speed of light
   r.best = "tasks/" + r.key + "/seed-1/run/best.py";
   return r;
 }
@@ -361,19 +362,21 @@ TEST(SuiteReportTest, CsvParsesBackToTheRows) {
   const SuiteReportInput in = Suite();
   const auto rows = ParseCsv(RenderSuiteCsv(in));
   ASSERT_EQ(rows.size(), in.rows.size() + 1);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"key", "level", "status", "correct", "speedup",
-                                               "speedup_low", "speedup_high", "other_speedup",
-                                               "reference_ms", "kernel_ms", "noisy", "seeds",
-                                               "candidates", "best", "run_report", "message"}));
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 16u) << row[0];
+  EXPECT_EQ(rows[0],
+            (std::vector<std::string>{"key", "level", "status", "correct", "speedup", "speedup_low",
+                                      "speedup_high", "other_speedup", "reference_ms", "kernel_ms",
+                                      "sol_fraction", "noisy", "seeds", "candidates", "best",
+                                      "run_report", "message"}));
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 17u) << row[0];
   EXPECT_EQ(rows[1][0], "level1/19_ReLU");
   EXPECT_EQ(rows[1][4], "1.52");
   EXPECT_EQ(rows[1][3], "true");
+  EXPECT_EQ(rows[1][10], "0.38");  // sol_fraction
   // A failure: empty cells where nothing is known, its message whole (comma, quotes, newline).
   EXPECT_EQ(rows[3][2], "compile_error");
   EXPECT_EQ(rows[3][4], "");
-  EXPECT_EQ(rows[3][15], in.rows[2].message);
-  EXPECT_EQ(rows[4][10], "true");  // noisy
+  EXPECT_EQ(rows[3][16], in.rows[2].message);
+  EXPECT_EQ(rows[4][11], "true");  // noisy
 }
 
 TEST(SuiteReportTest, JsonHasTheKeysScriptsReadAndNullsWhereNothingIsKnown) {

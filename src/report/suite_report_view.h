@@ -56,6 +56,7 @@ struct SuiteProblemView {
   bool noisy = false;
   std::string other_speedup;            // against the other baseline: "1.10x", "-"
   std::string reference_ms, kernel_ms;  // "0.120", "-"
+  std::string sol;                      // "83 %" of the speed of light, "-" when unknown
   int count = 0;                        // seeds (optimize) or candidates (eval)
   std::vector<SuiteLink> links;         // its run's report, its best kernel
   std::string message;                  // why it failed, on one line; "" when none

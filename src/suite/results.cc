@@ -146,6 +146,7 @@ void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProb
   row.noisy = JsonGet<bool>(r, "noisy", false);
   row.kernel_ms = JsonNumber(r, "kernel_ms");
   row.reference_ms = JsonNumber(r, "reference_ms");
+  row.sol_fraction = JsonNumber(r, "sol_fraction");
   if (baseline == "compile") {
     row.reference_ms = JsonNumber(JsonGet<Json>(r, "baselines", nullptr), "compile_ms");
   }

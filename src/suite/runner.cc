@@ -189,6 +189,7 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
   if (auto info = (*run)->nodes.find(*shown);
       info != (*run)->nodes.end() && info->second.candidate_ms) {
     result["kernel_ms"] = *info->second.candidate_ms;
+    if (info->second.sol_fraction) result["sol_fraction"] = *info->second.sol_fraction;
   }
   if (!verdict) {
     result["answer"] = "reference";
@@ -407,6 +408,7 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
   result["noisy"] = !JsonGet<std::string>(v, "noisy_timing", "").empty();
   result["reference_ms"] = JsonGet<Json>(v, "reference_ms", nullptr);
   result["kernel_ms"] = JsonGet<Json>(v, "candidate_ms", nullptr);
+  result["sol_fraction"] = JsonGet<Json>(v, "sol_fraction", nullptr);
   result["speedup_vs_compiled"] = JsonGet<Json>(v, "speedup_vs_compiled", nullptr);
   result["timing_method"] = JsonGet<std::string>(v, "timing_method", "");
   result["gpu"] = JsonGet<std::string>(v, "gpu", "");
