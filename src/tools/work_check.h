@@ -17,9 +17,9 @@
 //                tensor-core instructions, nor without a SASS view to tell.
 //
 // Either ratio is left unset, with a reason, when its counters or its Stage-1 number are
-// missing, or when ncu did not see every kernel
-// of the forward call (the timeline counted more launches than ncu kept). Pure functions; safe
-// from any thread.
+// missing, or when ncu may not have seen every kernel of the forward call: ncu profiles only the
+// candidate's own entry kernels, so a GPU timeline must be there and must count no more launches
+// than ncu kept. Pure functions; safe from any thread.
 #pragma once
 
 #include <optional>
