@@ -13,6 +13,7 @@
 #include "profile/ncu_catalog.h"
 #include "profile/ncu_runner.h"
 #include "tools/metric_set.h"
+#include "tools/work_check.h"
 
 namespace kernelpro::agents {
 namespace {
@@ -89,7 +90,10 @@ const tools::ToolRegistry& RegistryOf(const ProfilingInput& input) {
 
 tools::AnalysisOptions AnalysisOptionsOf(const ProfilingInput& input) {
   tools::AnalysisOptions options;
-  if (input.stage1) options.bottleneck = input.stage1->bottleneck;
+  if (input.stage1) {
+    options.bottleneck = input.stage1->bottleneck;
+    options.work = tools::ProblemWorkOf(*input.stage1);
+  }
   options.energy = input.energy_tools;
   options.overrides = input.overrides;
   return options;

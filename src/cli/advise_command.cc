@@ -14,6 +14,7 @@
 #include "profile/energy_proxy.h"
 #include "roofline/reference_analysis.h"
 #include "tools/render.h"
+#include "tools/work_check.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -130,6 +131,7 @@ struct Advice {
   std::optional<roofline::ReferenceAnalysis> stage1;
   bool class_given = false;  // --class, or the class Stage 1 gave
   RooflinePlacement placement;
+  std::optional<tools::WorkCheck> work;  // counters against Stage 1's bytes and FLOPs
   tools::Analysis analysis;
   std::string guidance;
   profile::EnergyProxyEstimate energy;
@@ -154,6 +156,7 @@ void PrintJson(const Advice& advice) {
                               {"measured_from", advice.placement.measured_from},
                               {"summary", position->summary}};
   }
+  if (advice.work) j["verified_work"] = tools::ToJson(*advice.work);
   j["notes"] = advice.profiled.metrics.notes;
   j["energy_proxy"] = profile::EnergyProxyJson(advice.energy);
   j["energy_proxy_missing"] = advice.energy.missing;
@@ -176,6 +179,7 @@ void PrintText(const Advice& advice) {
     std::cout << "roofline: " << advice.placement.position->summary << " ["
               << advice.placement.measured_from << "]\n";
   }
+  if (advice.work) std::cout << tools::RenderWorkCheck(*advice.work) << "\n";
   for (const std::string& note : advice.profiled.metrics.notes) {
     std::cout << "note: " << note << "\n";
   }
@@ -222,6 +226,10 @@ int Advise(AdviseArgs& args) {
   if (advice.stage1 && !options.bottleneck) options.bottleneck = advice.stage1->bottleneck;
   advice.class_given = options.bottleneck.has_value();
   advice.placement = PlaceOnRoofline(advice.stage1, advice.profiled.metrics);
+  if (advice.stage1) {
+    options.work = tools::ProblemWorkOf(*advice.stage1);
+    advice.work = tools::CheckWork(advice.profiled.metrics, *options.work);
+  }
   advice.analysis = registry->Analyze(advice.profiled.metrics, options);
   tools::RenderOptions render;
   render.max_chars = args.max_chars;

@@ -46,7 +46,7 @@ TEST(ToolsListTest, DocsToolsMdIsWhatTheBinaryPrints) {
   doc << in.rdbuf();
   EXPECT_NE(doc.str().find("```\n" + r.out + "```\n"), std::string::npos)
       << "docs/tools.md is out of date: regenerate it from `kernelpro tools list`";
-  EXPECT_NE(r.out.find("24 tools"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("25 tools"), std::string::npos) << r.out;
 }
 
 TEST(AdviseTest, OfflineAdviceFromSavedArtifactsAsJson) {

@@ -197,6 +197,7 @@ TEST(NcuRunnerTest, LeavesClocksAloneUnlessAskedAndFiltersByRangeAndName) {
     return it != argv.end() && it + 1 != argv.end() && *(it + 1) == b;
   };
   EXPECT_TRUE(has("--clock-control", "none"));
+  EXPECT_TRUE(has("--cache-control", "all"));  // cold caches: verified_work compares DRAM reads
   EXPECT_TRUE(has("--nvtx-include", "kernelpro/"));
   EXPECT_TRUE(has("--kernel-name", "regex:^(_Z3addPfi|_Z3mulPf)$"));
   EXPECT_TRUE(has("--kernel-name-base", "mangled"));

@@ -56,6 +56,8 @@ std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& 
                                  const std::vector<std::string>& kernel_names) {
   const std::string metrics =
       options.metrics.empty() ? NcuMetricArgument() : Join(options.metrics, ",");
+  // "--cache-control all" is ncu's default, spelled out: every kernel replay starts with L1/L2
+  // flushed, so dram__bytes_read counts each input from DRAM (tools/work_check.h relies on it).
   std::vector<std::string> argv = {ncu_path,
                                    "--csv",
                                    "--page",
@@ -64,6 +66,8 @@ std::vector<std::string> NcuArgv(const std::string& ncu_path, const NcuOptions& 
                                    "base",
                                    "--clock-control",
                                    options.lock_clocks ? "base" : "none",
+                                   "--cache-control",
+                                   "all",
                                    "--nvtx",
                                    "--nvtx-include",
                                    options.nvtx_range + "/",

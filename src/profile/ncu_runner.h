@@ -4,7 +4,9 @@
 // "kernelpro"; ncu profiles only kernels inside that range (never input generation or
 // warm-up), and only the candidate's own entry kernels when their mangled names are known
 // (`cuobjdump -symbols` of the built .so). Clock control is off by default (`--clock-control
-// none`): kernelpro never changes a GPU's clocks unless asked to with `lock_clocks`.
+// none`): kernelpro never changes a GPU's clocks unless asked to with `lock_clocks`. Caches are
+// flushed before every replay (`--cache-control all`, ncu's default, passed explicitly): DRAM
+// counters count a kernel's cold reads, which the verified_work tool compares with its inputs.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "tools/render.h"
+#include "tools/work_check.h"
 
 namespace kernelpro::search {
 
@@ -15,7 +16,10 @@ ProfileFeedback AnalyzeProfile(Result<profile::Metrics> profiled, const ProfileF
     out.metrics.notes.push_back("profile failed: " + profiled.status().message());
   }
   tools::AnalysisOptions analysis_options;
-  if (input.stage1) analysis_options.bottleneck = input.stage1->bottleneck;
+  if (input.stage1) {
+    analysis_options.bottleneck = input.stage1->bottleneck;
+    analysis_options.work = tools::ProblemWorkOf(*input.stage1);
+  }
   analysis_options.overrides = input.overrides;
   analysis_options.energy = input.energy_tools;
   out.analysis = input.registry->Analyze(out.metrics, analysis_options);

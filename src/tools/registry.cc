@@ -54,6 +54,7 @@ ToolContext MakeToolContext(const profile::Metrics& metrics, const MetricSet& se
   context.bottleneck = options.bottleneck;
   context.metrics = &metrics;
   context.overrides = options.overrides;
+  context.work = options.work;
   if (metrics.sass) {
     context.arch = metrics.sass->arch;
     if (context.arch.starts_with("sm_") && context.arch.size() >= 5) {

@@ -25,6 +25,7 @@ struct AnalysisOptions {
   std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset runs every speed tool
   bool energy = true;                              // run the energy-only tools
   ThresholdOverrides overrides;                    // tool -> threshold -> value
+  std::optional<ProblemWork> work;                 // Stage 1's bytes and FLOPs; unset: unknown
 };
 
 // Everything one analysis produced, in the registry's order.
@@ -67,7 +68,7 @@ class ToolRegistry {
 ToolOutput RunTool(const ProfilingTool& tool, const MetricSet& metrics, const ToolContext& context);
 
 // The context Analyze gives tools: arch and sm_major from the SASS view (else from ncu's device
-// attributes), the metrics record, the class and the overrides.
+// attributes), the metrics record, the class, the overrides and Stage 1's work.
 ToolContext MakeToolContext(const profile::Metrics& metrics, const MetricSet& set,
                             const AnalysisOptions& options);
 

@@ -111,6 +111,14 @@ Json ToJson(const ToolOutput& output);
 // Per-tool threshold overrides: tool name -> threshold name -> value (from config or the CLI).
 using ThresholdOverrides = std::map<std::string, std::map<std::string, double>, std::less<>>;
 
+// What the problem needs, from Stage 1 (roofline::ReferenceAnalysis; tools/work_check.h builds
+// it): the yardstick a candidate's counters are checked against (verified_work).
+struct ProblemWork {
+  double min_input_bytes = 0;  // inputs + parameters, each read once (0: unknown)
+  double flops = 0;            // analytic FLOPs, counted + estimated
+  double flops_estimated = 0;  // the part of `flops` that is a per-element estimate
+};
+
 // What a tool may know besides the metrics.
 struct ToolContext {
   std::optional<roofline::Bottleneck> bottleneck;  // Stage-1 class; unset when unknown
@@ -119,6 +127,7 @@ struct ToolContext {
   const profile::Metrics* metrics =
       nullptr;  // the full record, for per-kernel detail (may be null)
   ThresholdOverrides overrides;
+  std::optional<ProblemWork> work;  // Stage 1's yardstick; unset without Stage 1
 };
 
 class ProfilingTool {

@@ -21,6 +21,7 @@
 //   shared_bank_conflicts          ncu          x      x       x      x
 //   cache_hit_rates                ncu          .      x       .      x
 //   wave_quantization              ncu          x      x       x      x
+//   verified_work                  ncu          x      x       x      x
 //   launch_overhead                timeline     x      x       x      x
 //   kernel_fusion                  timeline     x      x       x      x
 //   sync_calls                     timeline     x      x       x      x
@@ -54,6 +55,7 @@ std::vector<std::unique_ptr<ProfilingTool>> BuiltinTools() {
   tools.push_back(MakeSharedBankConflictsTool());
   tools.push_back(MakeCacheHitRatesTool());
   tools.push_back(MakeWaveQuantizationTool());
+  tools.push_back(MakeVerifiedWorkTool());
   // System level: the timeline of one forward call.
   tools.push_back(MakeLaunchOverheadTool());
   tools.push_back(MakeKernelFusionTool());

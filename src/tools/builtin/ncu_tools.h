@@ -12,8 +12,10 @@
 //   dram_bandwidth                memory-bound kernel far below DRAM peak
 //   wave_quantization             a partial last wave (or a grid too small for the GPU)
 //   shared_bank_conflicts         shared-memory bank conflicts that stall warps (not
-//   latency-hidden) cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy
-//   kernel
+//                                 latency-hidden)
+//   cache_hit_rates               reused data missed by L1 or L2 in a memory-heavy kernel
+//   verified_work                 far fewer DRAM bytes read or FLOPs executed than the problem
+//                                 needs (Stage 1): skipped work
 #pragma once
 
 #include <memory>
@@ -34,5 +36,6 @@ std::unique_ptr<ProfilingTool> MakeDramBandwidthTool();
 std::unique_ptr<ProfilingTool> MakeWaveQuantizationTool();
 std::unique_ptr<ProfilingTool> MakeSharedBankConflictsTool();
 std::unique_ptr<ProfilingTool> MakeCacheHitRatesTool();
+std::unique_ptr<ProfilingTool> MakeVerifiedWorkTool();
 
 }  // namespace kernelpro::tools
