@@ -29,3 +29,24 @@ def test_the_referee_counts_the_work_once_per_problem():
     assert facts["analysis"]["min_bytes"] == 2 * 4096 * 4
     assert facts["calibration"]["copy_bytes_per_s"] > 0
     assert referee.speed_of_light(request) is facts  # every candidate meets the same bound
+
+
+def test_a_second_calibration_keeps_each_rate_at_its_best():
+    earlier = {"copy_bytes": 1 << 20, "copy_bytes_per_s": 5e9, "matmul_flops_per_s": 1e9,
+               "threads": 1}
+    later = {"copy_bytes": 1 << 20, "copy_bytes_per_s": 3e9, "matmul_flops_per_s": 4e9,
+             "threads": 1}
+    best = sol.best_of(earlier, later)
+    assert best["copy_bytes_per_s"] == 5e9 and best["matmul_flops_per_s"] == 4e9
+    assert best["calibrations"] == 2
+    assert sol.best_of(best, later)["calibrations"] == 3
+
+
+def test_the_referee_calibrates_again_when_asked_and_keeps_the_best():
+    referee = Referee()
+    request = {"problem": TINY_SWISH, "device": "cpu", "init_seed": 42, "seed": 1}
+    first = dict(referee.speed_of_light(request)["calibration"])
+    again = referee.speed_of_light(dict(request, recalibrate=True))["calibration"]
+    assert again["calibrations"] == 2
+    assert again["matmul_flops_per_s"] >= first["matmul_flops_per_s"]
+    assert again["copy_bytes_per_s"] >= first["copy_bytes_per_s"]

@@ -135,6 +135,9 @@ TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloo
   EXPECT_NEAR(sol.bound_s, 134217728 / 2e9, 1e-9);
   EXPECT_NEAR(sol.floor_s, 67108864 / (kCpuHeadroom * 2e9), 1e-9);
   EXPECT_NE(sol.basis.find("calibrated"), std::string::npos) << sol.basis;
+  facts["calibration"]["calibrations"] = 2;  // calibrated again before a time was called impossible
+  EXPECT_NE(SpeedOfLightFromFacts(facts, "swish.py", {}).basis.find("best of 2 calibrations"),
+            std::string::npos);
 
   facts.erase("calibration");
   EXPECT_FALSE(SpeedOfLightFromFacts(facts, "swish.py", {}).available);

@@ -72,6 +72,8 @@ def shape(line):
         return words[1] if len(words) > 1 else None  # status and details vary by machine
     if words and words[0] == "fix:":
         return "fix:"
+    if words[0] == "build":  # "build compiled in ..." or "build cached ...": the cache decides
+        return "build"
     return " ".join(words[:2]) or None
 
 
