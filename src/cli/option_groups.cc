@@ -259,6 +259,22 @@ void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& py
             o.static_checks);
   AddOption(command, {"--compile-baseline", "Also time torch.compile(Model)", nullptr, kExecutor},
             o.compile_baseline);
+  // Shapes the benchmark never showed (eval/shape_check.h): checked, never timed.
+  AddOption(command,
+            {"--shapes",
+             "Also check correctness on other input shapes: given (the problem's "
+             "get_input_variants), derived (its size constants halved, and halved plus one), off, "
+             "or auto (the default: given when the problem has get_input_variants, else derived)",
+             nullptr, kExecutor},
+            o.shapes)
+      ->check(CLI::IsMember({"auto", "given", "derived", "off"}))
+      ->capture_default_str();
+  AddOption(command,
+            {"--require-shape-generality",
+             "A candidate must pass every --shapes variant to be correct (else it stays correct "
+             "on the benchmark shape and reports call it fixed-shape)",
+             nullptr, kExecutor},
+            o.require_shape_generality);
   AddOption(command,
             {"--precompiled-headers,!--no-precompiled-headers",
              "Precompile torch's headers once (about a minute and 0.6 GB per flag set, in the "

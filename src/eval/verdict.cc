@@ -185,6 +185,7 @@ Json ToJson(const EvalResult& r) {
         {"time", r.time_seconds},
         {"total", r.total_seconds}}},
   };
+  j["shapes"] = ToJson(r.shapes);
   return j;
 }
 

@@ -37,7 +37,10 @@ struct SuiteProblemRow {
   // vs eager when it is torch.compile).
   std::optional<double> other_speedup;
   std::optional<double> reference_ms, kernel_ms;  // medians
-  bool noisy = false;      // its timing is noisy (core/stats.h): shown, flagged
+  bool noisy = false;  // its timing is noisy (core/stats.h): shown, flagged
+  // The scored kernel's shape generality (eval/shape_check.h ShapeGeneralityText): "shapes: 3/3",
+  // "fixed-shape", or "" when no shape variants were checked.
+  std::string shapes;
   int seeds = 0;           // optimize: runs of this problem (best of them is the row)
   int candidates = 0;      // eval: candidates evaluated
   std::string best;        // the best kernel's file, relative to the suite directory

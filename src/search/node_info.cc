@@ -119,6 +119,7 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["error_magnitude"] = NumberOrNull(n.error_magnitude);
   j["candidate_ms"] = NumberOrNull(n.candidate_ms);
   j["noisy_timing"] = n.noisy_timing;
+  if (!n.shapes.empty()) j["shapes"] = n.shapes;  // payloads without shape checks stay as they were
   j["errors"] = n.errors;
   j["feedback"] = n.feedback;
   j["tools_fired"] = n.tools_fired;
@@ -169,6 +170,8 @@ Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id
       noisy = noisy || NoisySpread(summary);
     }
     payload["noisy_timing"] = noisy;
+    const std::string shapes = eval::ShapeGeneralityText(JsonGet<Json>(e.result, "shapes", Json()));
+    if (!shapes.empty()) payload["shapes"] = shapes;
   }
   if (status != eval::EvalStatus::kCorrect) {
     const Json build = JsonGet<Json>(e.result, "build", Json::object());
@@ -188,6 +191,7 @@ void ApplyVerdict(const Json& p, NodeInfo& n) {
   n.error_magnitude = JsonNumber(p, "error_magnitude");
   n.candidate_ms = JsonNumber(p, "candidate_ms");
   n.noisy_timing = JsonGet<bool>(p, "noisy_timing", false);
+  n.shapes = JsonGet<std::string>(p, "shapes", "");
   n.errors = JsonGet<std::string>(p, "errors", "");
 }
 
