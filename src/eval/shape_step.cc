@@ -9,14 +9,13 @@ namespace kernelpro::eval {
 
 ShapeChecks PlannedShapeChecks(const Json& reference) {
   const Json record = JsonGet<Json>(reference, "shapes", Json::object());
-  ShapeChecks planned;
-  planned.mode = JsonGet<std::string>(record, "mode", "off");
+  Json checked = Json::array();
   for (const Json& variant : JsonGet<Json>(record, "variants", Json::array())) {
-    Json row{{"label", JsonGet<std::string>(variant, "label", "")},
-             {"inputs", JsonGet<Json>(variant, "inputs", Json::array())}};
-    planned.checked.push_back(ShapeChecksFromJson(Json{{"checked", {row}}}).checked.front());
+    checked.push_back({{"label", JsonGet<std::string>(variant, "label", "")},
+                       {"inputs", JsonGet<Json>(variant, "inputs", Json::array())}});
   }
-  return planned;
+  return ShapeChecksFromJson(
+      Json{{"mode", JsonGet<std::string>(record, "mode", "off")}, {"checked", checked}});
 }
 
 void CheckShapes(const Executor& executor, const std::string& problem, WorkerSession& referee,
