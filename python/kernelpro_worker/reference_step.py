@@ -7,6 +7,8 @@ The cache of one problem's reference (key: problem file, seeds, device, torch ve
   CACHE/references/<key>/meta.json        what step_reference returns, minus per-call fields
   CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt   (outputs up to 4 MiB)
   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt                        (inputs up to 1 MiB)
+  shape variants (shapes.py): inputs/<key>/shape_<i>.kpt, shape_<i>_init.kpt and
+  references/<key>/expected/shape_<i>.kpt, always stored (never larger than the benchmark's)
 
 Only the inputs tree is ever named to a candidate's process. meta.json records a manifest
 {relative path: sha256} per tree and a digest of both; a cache hit is used only when every file
@@ -41,7 +43,7 @@ import os
 import shutil
 import time
 
-from . import optrace, plain, programs
+from . import optrace, plain, programs, shapes
 from .common import (StepError, as_output_list, bounded, read_json, sha256_file, sha256_text,
                      to_device, write_json)
 from .loading import (EXT, construct, import_torch, load_problem, read_input, reference_changed,
@@ -62,6 +64,9 @@ def _reference_key(request, torch):
     device_name = torch.cuda.get_device_name(0) if request["device"] == "cuda" else "cpu"
     fields = {k: request.get(k) for k in ("device", "init_seed", "check_seeds", "extra_seeds",
                                           "timing_seeds", "fp64_trials")}
+    # Shape variants (shapes.py) are part of the entry only when asked for: keys stay as they were.
+    if request.get("shapes", "off") != "off":
+        fields.update(shapes=request["shapes"], shape_seed=request.get("shape_seed"))
     # A program's REFERENCE gives the expected outputs: its content is part of the key too.
     reference = programs.reference_file(request["problem"])
     related = sha256_file(reference) if reference and os.path.isfile(reference) else ""
@@ -324,6 +329,7 @@ def _compute_reference(request, torch, key, ref_dir, inputs_dir):
                             ("timing", request["timing_seeds"])):
             for i, seed in enumerate(seeds):
                 build.trial(kind, i, seed)
+        build.shapes = shapes.compute(build, request["problem"], problem, request)
         meta = build.meta(key, started)
         write_json(os.path.join(ref_tmp, "meta.json"), meta)
         _install(inputs_tmp, inputs_dir)
@@ -359,6 +365,7 @@ class _ReferenceBuild:
         self.fp64_trials = []
         self.aliases = []
         self.vacuous = ""
+        self.shapes = {"mode": "off", "variants": []}
 
     def save(self, tree, rel, value):
         if tree == "inputs":
@@ -529,6 +536,11 @@ class _ReferenceBuild:
                               "lowered precision cannot be detected")
             self.fp32 = False
 
+    def _trials(self):
+        """The trials by kind; the shape variants' (shapes.py) under "shape", when there are."""
+        names = [v["name"] for v in self.shapes["variants"]]
+        return dict(self.trials, shape=names) if names else dict(self.trials)
+
     def meta(self, key, started):
         """meta.json: what step_reference returns, minus per-call fields."""
         torch, notes, fp32 = self.torch, self.notes, self.fp32
@@ -543,7 +555,8 @@ class _ReferenceBuild:
                          "policy checks only how the candidate's source spells its calls")
         fp64_errors = self.fp64_errors
         return {
-            "status": "ok", "layout": REFERENCE_LAYOUT, "key": key, "trials": self.trials,
+            "status": "ok", "layout": REFERENCE_LAYOUT, "key": key,
+            "trials": self._trials(), "shapes": self.shapes,
             "outputs": self.metas, "output_aliases_input": self.aliases, "fp32": bool(fp32),
             "fp64_trials": self.fp64_trials if fp32 else [],
             "reference_fp64_error": max(fp64_errors) if fp64_errors and fp32 else None,

@@ -11,7 +11,8 @@ watchdog ends the process past it (the binary kills it too). Two roles:
              timed calls and compares a candidate's outputs on them with the reference's).
   candidate  runs one candidate, sandboxed. Commands: load (import and construct, once), check
              (the check trials, check_step.run_check), time (timed calls on fresh inputs; a
-             sample of their outputs is saved for the referee's verify).
+             sample of their outputs is saved for the referee's verify), shapes (the shape
+             variants, each on a ModelNew of its own: shapes.run_variants).
 
 Both answer `exit` and then end.
 """
@@ -21,7 +22,7 @@ import json
 import os
 import traceback
 
-from . import check_step, compare_step, plain, programs, reference_step
+from . import check_step, compare_step, plain, programs, reference_step, shapes
 from .candidate import load_candidate, patch_findings, save_outputs
 from .common import StepError, as_output_list, bounded, json_safe, to_device
 from .loading import EXT, classify_runtime, construct, import_torch, load_problem, read_input
@@ -217,7 +218,10 @@ class CandidateHost:
         # Half as many calls: a median for the spread, at half the cost.
         return reference_timer.block(max(1, (request["calls"] + 1) // 2))["times_ms"]
 
-    COMMANDS = {"load": load, "check": check, "time": time}
+    def shapes(self, request):
+        return shapes.run_variants(self._need(), request)
+
+    COMMANDS = {"load": load, "check": check, "time": time, "shapes": shapes}
 
 
 def _prepare(role, prepare):

@@ -99,7 +99,12 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
   for (const eval::EvalResult& r : report.results) {
     out << "\ncandidate   " << DisplayPath(r.candidate) << "\n";
     bool built = options.build_only && r.status == eval::EvalStatus::kCorrect;
-    out << "status      " << (built ? "built" : eval::EvalStatusName(r.status)) << "\n";
+    out << "status      " << (built ? "built" : eval::EvalStatusName(r.status));
+    // Shapes the benchmark never showed (eval/shape_check.h): "correct (all 3 shapes)".
+    if (!built && r.status == eval::EvalStatus::kCorrect && !r.shapes.checked.empty()) {
+      out << " " << eval::ShapeStatusText(r.shapes);
+    }
+    out << "\n";
     if (!r.gpu.empty()) out << "gpu         " << r.gpu << " (CUDA_VISIBLE_DEVICES)\n";
     if (!r.sandbox.empty() && !r.sandboxed) out << "UNSAFE      no sandbox: " << r.sandbox << "\n";
     if (!r.message.empty()) {

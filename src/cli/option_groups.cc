@@ -75,11 +75,13 @@ struct Declaration {
 // Flags that mean something else in one command group, by design: `suite`'s command forms are
 // fixed by the scripts that drive them (`suite eval --candidates DIR --dir SUITE_DIR`), where
 // elsewhere --candidates counts candidates per prompt (and `report --out` is a run's report
-// folder, `suite report --out` a suite's). They are
+// folder, `suite report --out` a suite's, `export --out` the package's). They are
 // checked within the group, not against the rest.
-bool GroupScoped(const std::string& path, const std::string& flag) {
+// The group a flag is checked within ("suite", "export"), or "" when it is checked against all.
+std::string GroupScope(const std::string& path, const std::string& flag) {
+  if (path == "export" && flag == "--out") return "export";
   const bool suite = path == "suite" || path.rfind("suite ", 0) == 0;
-  return suite && (flag == "--candidates" || flag == "--dir" || flag == "--out");
+  return suite && (flag == "--candidates" || flag == "--dir" || flag == "--out") ? "suite" : "";
 }
 
 void Walk(const CLI::App& app, const std::string& path, std::map<std::string, Declaration>& flags,
@@ -92,8 +94,10 @@ void Walk(const CLI::App& app, const std::string& path, std::map<std::string, De
     const Declaration here{path.empty() ? "kernelpro" : path, names.front(), option->get_envname(),
                            option->get_description()};
     for (const std::string& name : names) {
-      auto [seen, added] =
-          flags.emplace(GroupScoped(here.command, name) ? "suite " + name : name, here);
+      auto [seen, added] = flags.emplace(GroupScope(here.command, name).empty()
+                                             ? name
+                                             : GroupScope(here.command, name) + " " + name,
+                                         here);
       if (added) continue;
       const Declaration& first = seen->second;
       if (first.env != here.env) {
@@ -259,6 +263,22 @@ void AddExecutorOptions(CLI::App& command, eval::EvalOptions& o, std::string& py
             o.static_checks);
   AddOption(command, {"--compile-baseline", "Also time torch.compile(Model)", nullptr, kExecutor},
             o.compile_baseline);
+  // Shapes the benchmark never showed (eval/shape_check.h): checked, never timed.
+  AddOption(command,
+            {"--shapes",
+             "Also check correctness on other input shapes: given (the problem's "
+             "get_input_variants), derived (its size constants halved, and halved plus one), off, "
+             "or auto (the default: given when the problem has get_input_variants, else derived)",
+             nullptr, kExecutor},
+            o.shapes)
+      ->check(CLI::IsMember({"auto", "given", "derived", "off"}))
+      ->capture_default_str();
+  AddOption(command,
+            {"--require-shape-generality",
+             "A candidate must pass every --shapes variant to be correct (else it stays correct "
+             "on the benchmark shape and reports call it fixed-shape)",
+             nullptr, kExecutor},
+            o.require_shape_generality);
   AddOption(command,
             {"--precompiled-headers,!--no-precompiled-headers",
              "Precompile torch's headers once (about a minute and 0.6 GB per flag set, in the "

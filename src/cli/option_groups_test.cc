@@ -90,6 +90,27 @@ TEST(OptionTableTest, SharedOptionsReadOneVariableInEveryCommand) {
   }
 }
 
+// The shape options belong to the executor group: every command that evaluates takes them, with
+// one help text, and --shapes refuses modes it does not know.
+TEST(OptionTableTest, TheShapeOptionsAreExecutorOptionsOfEveryEvaluatingCommand) {
+  CLI::App app;
+  RegisterSubcommands(app);
+  const std::string help = Subcommand(app, "eval")->get_option("--shapes")->get_description();
+  for (const char* command : {"eval", "optimize", "suite eval"}) {
+    for (const char* flag : {"--shapes", "--require-shape-generality"}) {
+      const CLI::Option* option = Subcommand(app, command)->get_option_no_throw(flag);
+      ASSERT_NE(option, nullptr) << command << " " << flag;
+      EXPECT_EQ(option->get_group(), Subcommand(app, "eval")->get_option(flag)->get_group());
+    }
+    EXPECT_EQ(Subcommand(app, command)->get_option("--shapes")->get_description(), help);
+  }
+  CliRun run =
+      RunKernelpro({"eval", "--problem", kRoot + "/tests/problems/tiny_swish.py", "--candidate",
+                    kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--shapes", "sometimes"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--shapes"), std::string::npos) << run.err;
+}
+
 // A check that cannot fail proves nothing: each kind of conflict, planted in the real app at two
 // depths, is found and named.
 TEST(OptionTableTest, EveryKindOfPlantedConflictIsFound) {

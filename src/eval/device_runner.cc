@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "eval/device_timing.h"
+#include "eval/shape_step.h"
 #include "eval/speed_of_light.h"
 
 namespace kernelpro::eval {
@@ -205,6 +206,7 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
   // Load, check and compare: "checking" until the outputs are judged.
   CandidateStep checking(executor_.progress(), StepOf(item, "checking"), result);
 
+  result.shapes = ShapeChecks{PlannedShapeChecks(reference).mode, {}};
   Json candidate = executor_.CandidateRequest(result.candidate, reference);
   if (candidate.is_null()) {
     result.status = EvalStatus::kRuntimeError;
@@ -234,6 +236,18 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
       LoadAndCheck(cand, candidate, reference, work, start, result, changed);
   if (!checked) return changed;
   if (!Compare(**referee, reference, *checked, work, start, result, changed)) return changed;
+  // Shapes the benchmark never showed: before timing when they decide the verdict; else after
+  // it, so that a variant that crashes the candidate's process cannot cost its timing.
+  const bool shapes_decide = options_.require_shape_generality;
+  if (shapes_decide) {
+    CheckShapes(executor_, problem_, **referee, cand, candidate, reference, work, result, changed);
+    if (!changed.empty()) return changed;
+    if (!result.shapes.AllCorrect()) {
+      result.status = EvalStatus::kIncorrect;
+      result.message = ShapeFailureText(result.shapes);
+      return "";
+    }
+  }
 
   checking.End();
   CandidateStep timing(executor_.progress(), StepOf(item, "timing"), result);
@@ -242,6 +256,10 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
                                     work, result, changed);
   result.time_seconds = SecondsSince(timing_start);
   if (!timed) return changed;
+  if (!shapes_decide) {
+    CheckShapes(executor_, problem_, **referee, cand, candidate, reference, work, result, changed);
+    if (!changed.empty()) return changed;
+  }
   cand.Close();
   // A time below what the machine can physically do is not believed (speed_of_light.h).
   if (!ApplySpeedOfLight(**referee, executor_.BaseRequest(), problem_, options_, result)) return "";
@@ -309,22 +327,7 @@ bool DeviceRunner::Compare(WorkerSession& referee, const Json& reference, const 
                            std::string& changed) {
   // The referee compares: it alone is told where the expected outputs are, with the manifest
   // they must match from this process's copy of the reference step's result.
-  Json compare = executor_.BaseRequest();
-  compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
-  compare["reference"] =
-      PickFields(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials",
-                             "reference_manifest", "expected_recipe"});
-  // Expected outputs too large to store are recomputed from the problem and the trial's inputs
-  // (reference_step.recompute_expected) and checked against their digest.
-  compare["problem"] = problem_;
-  compare["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
-  compare["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
-  compare["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
-  compare["vacuous_rel_tol"] = options_.vacuous_rel_tol;
-  compare["precision_policy"] = options_.precision_policy;
-  compare["precision_bound"] = options_.precision_bound;
-  compare["precision_factor"] = options_.precision_factor;
-  compare["actual_dir"] = work;
+  Json compare = CompareRequest(executor_, problem_, reference, work);
   Json check_pairs = Json::array();
   for (const Json& pair : JsonGet<Json>(checked, "outputs", Json::array())) {
     check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});

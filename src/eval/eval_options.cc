@@ -64,6 +64,8 @@ Json ToJson(const EvalOptions& o) {
               {"allowed_ops", o.allowed_ops},
               {"static_checks", o.static_checks},
               {"compile_baseline", o.compile_baseline},
+              {"shapes", o.shapes},
+              {"require_shape_generality", o.require_shape_generality},
               {"precompiled_headers", o.precompiled_headers},
               {"jobs", o.jobs},
               {"gpus", o.gpus},
@@ -104,6 +106,8 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(allowed_ops);
   KP_FIELD(static_checks);
   KP_FIELD(compile_baseline);
+  KP_FIELD(shapes);
+  KP_FIELD(require_shape_generality);
   KP_FIELD(precompiled_headers);
   KP_FIELD(jobs);
   KP_FIELD(gpus);

@@ -37,6 +37,12 @@ struct EvalOptions {
   bool static_checks =
       true;  // false: skip the scan's 'fail' findings (tests of the runtime guards)
   bool compile_baseline = false;  // also time torch.compile(Model) (torch >= 2)
+  // Shape variants checked (never timed) after the benchmark's trials (eval/shape_check.h):
+  // "given" (the problem's get_input_variants), "derived" (from its size constants), "off", or
+  // "auto": given when the problem has get_input_variants, derived otherwise.
+  std::string shapes = "auto";
+  // Passing every shape variant is required for a correct verdict (else: correct, fixed-shape).
+  bool require_shape_generality = false;
   // Precompile torch's headers once per toolchain (CACHE/pch, trusted step) for later C++
   // builds: a minute and ~0.6 GB per flag set the first time, ~40 % off each C++ build after.
   // Pays off over many builds: on in optimize, off in a one-off eval.

@@ -165,6 +165,44 @@ TEST(EvalCpuTest, CorrectCandidateGetsTimesAndASpeedupInterval) {
   EXPECT_EQ(JsonGet<std::string>(r, "timing_method", ""), "host perf_counter around the call");
 }
 
+// Shapes the benchmark never showed: tiny_swish's N = 4096 derives N = 2048 and N = 2049. A
+// kernel written for the benchmark's size stays correct (timed, as before) but is seen to fail
+// them; with --require-shape-generality it is incorrect, saying on which shape.
+TEST(EvalCpuTest, AKernelThatHardCodesTheBenchmarkSizeIsSeenToFailOtherShapes) {
+  const char* general = "tests/candidates/good/cpu_tiny_swish.py";
+  const char* fixed = "tests/candidates/good/cpu_fixed_shape_swish.py";
+  Eval e = RunEval({"--problem", kTinySwish, "--candidate", general, "--candidate", fixed});
+  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
+  for (const Json& r : e.results) {
+    EXPECT_EQ(Status(r), "correct") << r.dump(1);
+    EXPECT_GT(JsonGet<double>(r, "speedup", 0), 0) << r.dump(1);  // timed as before
+    EXPECT_EQ(r["shapes"]["mode"], "derived");
+    ASSERT_EQ(r["shapes"]["checked"].size(), 2u) << r["shapes"].dump(1);
+    EXPECT_EQ(r["shapes"]["checked"][0]["label"], "N=2048");
+    EXPECT_EQ(r["shapes"]["checked"][1]["inputs"], Json::parse(R"([{"shape": [2049],
+                                                                    "dtype": "float32"}])"));
+  }
+  EXPECT_EQ(e[0]["shapes"]["all_correct"], true) << e[0]["shapes"].dump(1);
+  EXPECT_EQ(e[1]["shapes"]["all_correct"], false);
+  EXPECT_EQ(e[1]["shapes"]["checked"][0]["status"], "runtime_error");
+  EXPECT_NE(JsonGet<std::string>(e[1]["shapes"]["checked"][0], "message", "")
+                .find("invalid for input of size 2048"),
+            std::string::npos)
+      << e[1]["shapes"].dump(1);
+
+  Eval required = RunEval({"--problem", kTinySwish, "--candidate", general, "--candidate", fixed,
+                           "--require-shape-generality"},
+                          /*json=*/false);
+  ASSERT_EQ(required.exit_code, 0) << required.stderr_text;
+  const std::string& out = required.stdout_text;
+  EXPECT_NE(out.find("status      correct (all 3 shapes)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("status      incorrect\nmessage     correct on the benchmark shape; fails "
+                     "shape 2 of 3 (N=2048): "),
+            std::string::npos)
+      << out;
+}
+
 TEST(EvalCpuTest, AStageOneAnalysisPlacesEachTimedKernelAgainstTheRoofline) {
   // The analysis a user saves with `kernelpro analyze --json` (here for an H200, from the CPU).
   ProcessOptions analyze;

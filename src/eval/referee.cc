@@ -65,6 +65,9 @@ Result<Json> Referees::RunReference(const Executor& executor, const std::string&
   request["extra_seeds"] = Seeds(options.seed, 1000, options.extra_trials);
   request["timing_seeds"] = Seeds(options.seed, 2000, std::max(1, options.timing_inputs));
   request["fp64_trials"] = options.fp64_trials;
+  // The shape variants (python/kernelpro_worker/shapes.py), from seeds of their own.
+  request["shapes"] = options.shapes;
+  request["shape_seed"] = static_cast<int>(options.seed + 3000);
   auto referee = For(executor, env);
   if (!referee.ok()) return referee.status();
   SessionReply reply =
@@ -91,6 +94,28 @@ Result<Json> Referees::RunReference(const Executor& executor, const std::string&
 bool Referees::HasLoaded(const Env& env, const std::string& problem, const Json& reference) {
   std::lock_guard<std::mutex> lock(mutex_);
   return prepared_[GpuKey(env)][problem] == ManifestDigest(reference);
+}
+
+Json CompareRequest(const Executor& executor, const std::string& problem, const Json& reference,
+                    const std::string& actual_dir) {
+  const EvalOptions& options = executor.options();
+  Json compare = executor.BaseRequest();
+  compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
+  compare["reference"] =
+      PickFields(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials",
+                             "reference_manifest", "expected_recipe"});
+  // Expected outputs too large to store are recomputed from the problem and the trial's inputs
+  // (reference_step.recompute_expected) and checked against their digest.
+  compare["problem"] = problem;
+  compare["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
+  compare["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
+  compare["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
+  compare["vacuous_rel_tol"] = options.vacuous_rel_tol;
+  compare["precision_policy"] = options.precision_policy;
+  compare["precision_bound"] = options.precision_bound;
+  compare["precision_factor"] = options.precision_factor;
+  compare["actual_dir"] = actual_dir;
+  return compare;
 }
 
 Json SharedReference::Get() {

@@ -50,6 +50,13 @@ class Referees {
   std::map<std::string, std::map<std::string, std::string>> prepared_;
 };
 
+// What the referee's compare step is asked, short of the pairs to compare: where the expected
+// outputs are (only the referee is told), the fields of the reference step's result the
+// comparison needs, what recomputing an unstored output needs, and the correctness criterion;
+// the candidate's outputs are under `actual_dir`.
+Json CompareRequest(const Executor& executor, const std::string& problem, const Json& reference,
+                    const std::string& actual_dir);
+
 // One evaluation's reference, shared by its device threads. A thread whose step found the cached
 // files changed replaces it with a recomputed one; threads that saw the same stale one then take
 // the replacement instead of recomputing again.

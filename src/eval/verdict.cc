@@ -190,6 +190,7 @@ Json ToJson(const EvalResult& r) {
         {"time", r.time_seconds},
         {"total", r.total_seconds}}},
   };
+  j["shapes"] = ToJson(r.shapes);
   return j;
 }
 

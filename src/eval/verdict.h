@@ -16,6 +16,7 @@
 #include "core/stats.h"
 #include "core/subprocess.h"
 #include "eval/call_facts.h"
+#include "eval/shape_check.h"
 
 namespace kernelpro::eval {
 
@@ -76,6 +77,8 @@ struct EvalResult {
 
   // Correctness evidence: the compare step's per-trial rows.
   Json correctness = Json::array();
+  // The checks on shapes the benchmark never showed (eval/shape_check.h); mode "off" when none ran.
+  ShapeChecks shapes;
 
   // Timing (present only for correct candidates).
   std::optional<TimingSummary> reference_time;

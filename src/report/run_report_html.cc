@@ -138,6 +138,7 @@ void WriteResult(const RunReportView& view, Out& out) {
       << best.interval << ".</p>\n";
   out << "<p class=\"verdict" << (best.clearly_faster ? "" : " noise") << "\">"
       << Html(best.verdict) << "</p>\n";
+  if (!best.shapes.empty()) out << "<p>" << Html(best.shapes) << "</p>\n";
   if (best.energy_choice) out << "<p>" << Html(*best.energy_choice) << "</p>\n";
   out << "<p>Roofline: " << Html(best.roofline) << "</p>\n";
   out << "<p>Speed of light: " << Html(best.speed_of_light) << "</p>\n";

@@ -48,6 +48,7 @@ void WriteResult(const RunReportView& view, Out& out) {
   }
   out << ", **" << best.speedup << "x** over " << best.baseline << ", " << best.interval << ".\n\n";
   out << best.verdict << "\n\n";
+  if (!best.shapes.empty()) out << best.shapes << "\n\n";
   if (best.energy_choice) out << *best.energy_choice << "\n\n";
   out << "Roofline: " << best.roofline << "\n\n";
   out << "Speed of light: " << best.speed_of_light << "\n\n";

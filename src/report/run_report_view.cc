@@ -288,6 +288,7 @@ RunNodeView NodeViewOf(const RunReportInput& in, const search::Node& node) {
   if (info) {
     v.verdict = info->verdict;
     if (info->noisy_timing) v.verdict += " (noisy timing)";
+    if (info->shapes == "fixed-shape") v.verdict += " (fixed-shape)";
     v.noisy = v.noisy || info->noisy_timing;
     v.strategy = info->strategy;
     v.file = info->file;
@@ -329,6 +330,18 @@ std::vector<IterationView> IterationsOf(const search::Tree& tree,
 
 // ---- The best kernel
 
+// What the best kernel's shape checks came to (search/node_info.h NodeInfo::shapes).
+std::string ShapesSentence(const std::string& shapes) {
+  if (shapes == "fixed-shape") {
+    return "Shapes: fixed-shape (correct on the benchmark's shape, but not on every shape "
+           "variant checked; --require-shape-generality makes that a failure).";
+  }
+  if (shapes.starts_with("shapes: ")) {
+    return "Shapes: " + shapes.substr(8) + " correct (the benchmark's and the variants checked).";
+  }
+  return "";
+}
+
 std::optional<BestResultView> BestResultOf(const RunReportInput& in,
                                            const std::optional<agents::ProblemSource>& program) {
   const search::Tree& tree = *in.tree;
@@ -337,7 +350,10 @@ std::optional<BestResultView> BestResultOf(const RunReportInput& in,
   BestResultView best;
   best.node = verdict->node;
   best.name = NodeName(verdict->node);
-  if (const search::NodeInfo* info = Info(in, verdict->node)) best.file = info->file;
+  if (const search::NodeInfo* info = Info(in, verdict->node)) {
+    best.file = info->file;
+    best.shapes = ShapesSentence(info->shapes);
+  }
   best.estimate = verdict->speedup.estimate;
   best.speedup = FormatFixed(verdict->speedup.estimate);
   best.baseline = Baseline(program);

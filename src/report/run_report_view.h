@@ -68,6 +68,9 @@ struct BestResultView {
   std::string interval;  // "95% interval [1.90, 2.10]"
   std::string verdict;   // one sentence: faster than its parent, within the noise, noisy, slower
   bool clearly_faster = false;
+  // Its shape generality, one sentence: "Shapes: 3/3 correct ...", "Shapes: fixed-shape ...";
+  // "" when no shape variants were checked (eval/shape_check.h).
+  std::string shapes;
   std::optional<std::string> energy_choice;  // --energy aware: why it is not the fastest
   std::string roofline;                      // its roofline position, or why it is unknown
   std::string speed_of_light;  // "83 % of the speed of light ...", or why it is unknown

@@ -211,6 +211,7 @@ SuiteProblemView ProblemView(const SuiteReportInput& in, const SuiteProblemRow& 
   v.speedup = row.speedup;
   v.speedup_text = SpeedupWithInterval(row);
   v.noisy = row.noisy;
+  v.shapes = row.shapes;
   v.other_speedup = Speedup(row.other_speedup);
   v.reference_ms = Millis(row.reference_ms);
   v.kernel_ms = Millis(row.kernel_ms);
@@ -383,6 +384,7 @@ Json SuiteReportJson(const SuiteReportInput& in) {
                             {"kernel_ms", NumberOrNull(row.kernel_ms)},
                             {"sol_fraction", NumberOrNull(row.sol_fraction)},
                             {"noisy", row.noisy},
+                            {"shapes", row.shapes},
                             {"seeds", row.seeds},
                             {"candidates", row.candidates},
                             {"best", row.best},

@@ -40,7 +40,10 @@ struct SuiteProblemRow {
   // The kernel's time against the speed of light (eval/speed_of_light.h), when its evaluation made
   // a bound.
   std::optional<double> sol_fraction;
-  bool noisy = false;      // its timing is noisy (core/stats.h): shown, flagged
+  bool noisy = false;  // its timing is noisy (core/stats.h): shown, flagged
+  // The scored kernel's shape generality (eval/shape_check.h ShapeGeneralityText): "shapes: 3/3",
+  // "fixed-shape", or "" when no shape variants were checked.
+  std::string shapes;
   int seeds = 0;           // optimize: runs of this problem (best of them is the row)
   int candidates = 0;      // eval: candidates evaluated
   std::string best;        // the best kernel's file, relative to the suite directory

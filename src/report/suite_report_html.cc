@@ -367,7 +367,9 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
       << view.count_header << "</th><th>files</th><th>why it failed</th></tr>\n";
   for (const SuiteProblemView& row : view.problems) {
     out << "<tr><td>" << Html(row.key) << "</td><td class=\"num\">" << row.level << "</td><td>"
-        << HtmlStatus(row) << "</td><td class=\"num\">" << row.speedup_text
+        << HtmlStatus(row)
+        << (row.shapes.empty() ? "" : " <span class=\"muted\">" + Html(row.shapes) + "</span>")
+        << "</td><td class=\"num\">" << row.speedup_text
         << (row.noisy ? " <span class=\"noisy\">noisy</span>" : "") << "</td><td class=\"num\">"
         << row.other_speedup << "</td><td class=\"num\">" << row.reference_ms
         << "</td><td class=\"num\">" << row.kernel_ms << "</td><td class=\"num\">" << row.sol

@@ -107,10 +107,11 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
   for (const SuiteProblemView& row : view.problems) {
     std::vector<std::string> links;
     for (const SuiteLink& link : row.links) links.push_back(MarkdownLink(link));
-    out << "| " << Cell(row.key) << " | " << row.level << " | " << Cell(row.status) << " | "
-        << row.speedup_text << (row.noisy ? " noisy" : "") << " | " << row.other_speedup << " | "
-        << row.reference_ms << " | " << row.kernel_ms << " | " << row.sol << " | " << row.count
-        << " | " << Join(links, ", ") << " | " << MarkdownCode(row.message) << " |\n";
+    out << "| " << Cell(row.key) << " | " << row.level << " | " << Cell(row.status)
+        << (row.shapes.empty() ? "" : " (" + row.shapes + ")") << " | " << row.speedup_text
+        << (row.noisy ? " noisy" : "") << " | " << row.other_speedup << " | " << row.reference_ms
+        << " | " << row.kernel_ms << " | " << row.sol << " | " << row.count << " | "
+        << Join(links, ", ") << " | " << MarkdownCode(row.message) << " |\n";
   }
   out << "\n";
 }

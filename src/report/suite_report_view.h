@@ -54,6 +54,7 @@ struct SuiteProblemView {
   std::optional<double> speedup;  // the figures' position
   std::string speedup_text;       // "1.50x [1.40, 1.60]", "1.50x", "-"
   bool noisy = false;
+  std::string shapes;                   // "shapes: 3/3", "fixed-shape", "" (none checked)
   std::string other_speedup;            // against the other baseline: "1.10x", "-"
   std::string reference_ms, kernel_ms;  // "0.120", "-"
   std::string sol;                      // "83 %" of the speed of light, "-" when unknown

@@ -120,6 +120,7 @@ Json ToJson(int tree_id, const NodeInfo& n) {
   j["candidate_ms"] = NumberOrNull(n.candidate_ms);
   if (n.sol_fraction) j["sol_fraction"] = *n.sol_fraction;
   j["noisy_timing"] = n.noisy_timing;
+  if (!n.shapes.empty()) j["shapes"] = n.shapes;  // payloads without shape checks stay as they were
   j["errors"] = n.errors;
   j["feedback"] = n.feedback;
   j["tools_fired"] = n.tools_fired;
@@ -171,6 +172,8 @@ Json VerdictPayload(const store::EvaluationRecord& e, std::int64_t evaluation_id
     }
     payload["noisy_timing"] = noisy;
     if (auto sol = JsonNumber(e.result, "sol_fraction")) payload["sol_fraction"] = *sol;
+    const std::string shapes = eval::ShapeGeneralityText(JsonGet<Json>(e.result, "shapes", Json()));
+    if (!shapes.empty()) payload["shapes"] = shapes;
   }
   if (status != eval::EvalStatus::kCorrect) {
     const Json build = JsonGet<Json>(e.result, "build", Json::object());
@@ -191,6 +194,7 @@ void ApplyVerdict(const Json& p, NodeInfo& n) {
   n.candidate_ms = JsonNumber(p, "candidate_ms");
   n.noisy_timing = JsonGet<bool>(p, "noisy_timing", false);
   n.sol_fraction = JsonNumber(p, "sol_fraction");
+  n.shapes = JsonGet<std::string>(p, "shapes", "");
   n.errors = JsonGet<std::string>(p, "errors", "");
 }
 

@@ -45,6 +45,9 @@ struct NodeInfo {
   // median): shown as "noisy timing", never accepted.
   bool noisy_timing = false;
   std::string errors;  // a failed node: its trimmed build, runtime or correctness errors
+  // A correct node's shape generality (eval/shape_check.h ShapeGeneralityText): "shapes: 3/3",
+  // "fixed-shape", or "" when no shape variants were checked.
+  std::string shapes;
 
   // Profiling.
   std::string feedback;                  // a correct node's profiling feedback ("" when none)

@@ -144,6 +144,7 @@ void FillScoredRow(const Json& r, const std::string& baseline, report::SuiteProb
     row.speedup_high = bounds->second * scale;
   }
   row.noisy = JsonGet<bool>(r, "noisy", false);
+  row.shapes = JsonGet<std::string>(r, "shapes", "");
   row.kernel_ms = JsonNumber(r, "kernel_ms");
   row.reference_ms = JsonNumber(r, "reference_ms");
   row.sol_fraction = JsonNumber(r, "sol_fraction");

@@ -18,6 +18,7 @@
 #include "core/subprocess.h"
 #include "core/text.h"
 #include "eval/gpu_pool.h"
+#include "eval/shape_check.h"
 #include "report/run_report.h"
 #include "report/stored_run.h"
 #include "store/run_layout.h"
@@ -190,6 +191,11 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
       info != (*run)->nodes.end() && info->second.candidate_ms) {
     result["kernel_ms"] = *info->second.candidate_ms;
     if (info->second.sol_fraction) result["sol_fraction"] = *info->second.sol_fraction;
+  }
+  // Whether it is correct on shapes the benchmark never showed (eval/shape_check.h).
+  if (auto info = (*run)->nodes.find(*shown);
+      info != (*run)->nodes.end() && !info->second.shapes.empty()) {
+    result["shapes"] = info->second.shapes;
   }
   if (!verdict) {
     result["answer"] = "reference";
@@ -406,6 +412,10 @@ Json EvalTaskResult(const SuiteDir& dir, const SuiteManifest& manifest, const Su
   result["speedup"] = JsonGet<double>(v, "speedup", 0);
   result["speedup_interval"] = JsonGet<Json>(v, "speedup_interval", nullptr);
   result["noisy"] = !JsonGet<std::string>(v, "noisy_timing", "").empty();
+  if (auto shapes = eval::ShapeGeneralityText(JsonGet<Json>(v, "shapes", Json()));
+      !shapes.empty()) {
+    result["shapes"] = shapes;
+  }
   result["reference_ms"] = JsonGet<Json>(v, "reference_ms", nullptr);
   result["kernel_ms"] = JsonGet<Json>(v, "candidate_ms", nullptr);
   result["sol_fraction"] = JsonGet<Json>(v, "sol_fraction", nullptr);
