@@ -39,24 +39,29 @@ fs::path Scratch(const std::string& name) {
   return dir;
 }
 
-TEST(ExportCommandTest, ACpuCandidateInstallsWithPipAndItsOperatorMatchesTheReference) {
+TEST(ExportCommandTest, ACpuCandidateWithWeightsInstallsWithPipAndItsOperatorMatchesTheReference) {
   const fs::path dir = Scratch("cpu");
   const std::string out = (dir / "pkg").string();
   CliRun r = RunKernelpro(
-      {"export", "--device", "cpu", "--problem", kRoot + "/tests/problems/tiny_swish.py",
-       "--candidate", kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--out", out,
+      {"export", "--device", "cpu", "--problem", kRoot + "/tests/problems/small_linear.py",
+       "--candidate", kRoot + "/tests/candidates/good/cpu_small_linear.py", "--out", out,
        "--cache-dir", kCache, "--quiet"},
       10);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(Contains(r.out, "operator    torch.ops.kernelpro.tiny_swish\n")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "extensions  kp_good_cpu_tiny_swish\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "operator    torch.ops.kernelpro.small_linear\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "extensions  kp_good_cpu_small_linear\n")) << r.out;
   EXPECT_TRUE(Contains(r.out,
-                       "guards      the benchmark's inputs (get_inputs()) on cpu: 4096 "
+                       "guards      the benchmark's inputs (get_inputs()) on cpu: 64x256 "
                        "float32\n"))
       << r.out;
-  EXPECT_TRUE(fs::exists(out + "/csrc/kp_good_cpu_tiny_swish/main.cpp"));
-  EXPECT_EQ(Slurp(out + "/kernelpro_tiny_swish/candidate.py"),
-            Slurp(kRoot + "/tests/candidates/good/cpu_tiny_swish.py"))
+  // Its evaluation checked the derived shapes too: the guards serve their family.
+  EXPECT_TRUE(Contains(r.out,
+                       "shape family (all 2 checked shapes correct): any shapes of ranks "
+                       "[2] and dtypes ['float32']"))
+      << r.out;
+  EXPECT_TRUE(fs::exists(out + "/csrc/kp_good_cpu_small_linear/main.cpp"));
+  EXPECT_EQ(Slurp(out + "/kernelpro_small_linear/candidate.py"),
+            Slurp(kRoot + "/tests/candidates/good/cpu_small_linear.py"))
       << "the candidate ships verbatim";
   const std::string readme = Slurp(out + "/README.md");
   EXPECT_TRUE(Contains(readme, "- verdict: correct (strict criterion)")) << readme;
@@ -75,18 +80,18 @@ TEST(ExportCommandTest, ACpuCandidateInstallsWithPipAndItsOperatorMatchesTheRefe
   // Run from the scratch folder, so the installed package is imported, not the source folder.
   CliRun check = RunBinary("/bin/sh",
                            {"-c", "cd " + dir.string() + " && " + venv + "/bin/python -m " +
-                                      "kernelpro_tiny_swish.selftest"},
+                                      "kernelpro_small_linear.selftest"},
                            5, {}, {});
   ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_TRUE(Contains(check.out,
-                       "ok    torch.ops.kernelpro.tiny_swish matches the reference on the "
+                       "ok    torch.ops.kernelpro.small_linear matches the reference on the "
                        "benchmark inputs (cpu, atol=0.01 rtol=0.001; served by the kernel)"))
       << check.out;
   EXPECT_TRUE(Contains(check.out,
                        "ok    a call the guards refuse (a non-contiguous input) runs "
                        "the reference and matches"))
       << check.out;
-  EXPECT_TRUE(Contains(check.out, "kernelpro_tiny_swish: all checks passed")) << check.out;
+  EXPECT_TRUE(Contains(check.out, "kernelpro_small_linear: all checks passed")) << check.out;
   fs::remove_all(dir);
 }
 
