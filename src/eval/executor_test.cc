@@ -639,7 +639,13 @@ TEST(EvalCpuTest, MissingCandidateFileIsAUsageErrorNotAVerdict) {
 
 // ---- Broken problems: the evaluation cannot run; a clear error, exit code 2. ----
 
-class ProblemErrorTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+struct BrokenProblem {
+  const char* problem;
+  const char* needle;  // what the error must say
+};
+void PrintTo(const BrokenProblem& b, std::ostream* os) { *os << b.problem; }
+
+class ProblemErrorTest : public ::testing::TestWithParam<BrokenProblem> {};
 
 TEST_P(ProblemErrorTest, IsAClearErrorWithExitCode2) {
   auto [problem, needle] = GetParam();
@@ -653,13 +659,13 @@ TEST_P(ProblemErrorTest, IsAClearErrorWithExitCode2) {
 
 INSTANTIATE_TEST_SUITE_P(
     Problems, ProblemErrorTest,
-    ::testing::Values(std::make_pair("tests/problems/no_model.py", "Model"),
-                      std::make_pair("tests/problems/no_get_inputs.py", "get_inputs"),
-                      std::make_pair("tests/problems/syntax_error.py", "syntax error"),
-                      std::make_pair("tests/problems/nondeterministic.py", "nondeterministic"),
-                      std::make_pair("tests/problems/nan_reference.py",
-                                     "the reference's output 0 on trial check_0 has ")),
-    [](const auto& info) { return TestName(info.param.first); });
+    ::testing::Values(BrokenProblem{"tests/problems/no_model.py", "Model"},
+                      BrokenProblem{"tests/problems/no_get_inputs.py", "get_inputs"},
+                      BrokenProblem{"tests/problems/syntax_error.py", "syntax error"},
+                      BrokenProblem{"tests/problems/nondeterministic.py", "nondeterministic"},
+                      BrokenProblem{"tests/problems/nan_reference.py",
+                                    "the reference's output 0 on trial check_0 has "}),
+    [](const auto& info) { return TestName(info.param.problem); });
 
 // The CUTLASS tree the build step uses: kept by a run (resume), sent in every request to a process
 // that imports a candidate, and readable in its sandbox.
