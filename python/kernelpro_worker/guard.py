@@ -33,7 +33,9 @@ WATCHED = [
     "kernelpro_worker.timing.tracer_for", "kernelpro_worker.timing.SpanTracer.mark",
     "kernelpro_worker.timing.SpanTracer.open", "kernelpro_worker.timing.SpanTracer.close",
     "kernelpro_worker.timing.Timer._one", "kernelpro_worker.timing.Timer._traced",
-    "kernelpro_worker.timing.Timer.block",
+    "kernelpro_worker.timing.Timer.block", "kernelpro_worker.timing.Timer._run",
+    "kernelpro_worker.timing.Timer.prepare", "kernelpro_worker.timing.Timer.forward",
+    "kernelpro_worker.timing.Timer.warm_up", "kernelpro_worker.timing.Timer._refill",
 ]
 
 
@@ -81,9 +83,16 @@ def _unchanged(current, original, wrapper_code):
     return all(value is original for value in _cells(current) if callable(value))
 
 
+def _code(obj):
+    """A Python function's code object (None for anything else): replacing it changes what the
+    function does while the function object, which the identity checks see, stays the same."""
+    return getattr(obj, "__code__", None)
+
+
 class PatchGuard:
-    """Snapshot of watched callables and of the worker's own module globals. The objects are
-    kept, not their ids, so that an id reused after garbage collection cannot hide a change."""
+    """Snapshot of watched callables and of the worker's own module globals, with their code
+    objects. The objects are kept, not their ids, so that an id reused after garbage collection
+    cannot hide a change."""
 
     def __init__(self):
         self._wrapper_code = _dynamo_wrapper_code()
@@ -94,14 +103,24 @@ class PatchGuard:
                 for attr, value in vars(module).items():
                     if callable(value):
                         self._worker[f"{mod_name}.{attr}"] = value
+        self._codes = {name: _code(obj) for name, obj in
+                       list(self._watched.items()) + list(self._worker.items())}
+
+    def _recoded(self, name, current, original):
+        return current is original and _code(current) is not self._codes.get(name)
 
     def changed(self):
-        """Names rebound since the snapshot, sorted."""
-        names = [n for n, original in self._watched.items()
-                 if not _unchanged(_resolve(n), original, self._wrapper_code)]
+        """Names rebound (or whose code was replaced) since the snapshot, sorted."""
+        names = []
+        for n, original in self._watched.items():
+            current = _resolve(n)
+            if (not _unchanged(current, original, self._wrapper_code)
+                    or self._recoded(n, current, original)):
+                names.append(n)
         for dotted, original in self._worker.items():
             mod_name, attr = dotted.rsplit(".", 1)
             module = sys.modules.get(mod_name)
-            if module is None or getattr(module, attr, None) is not original:
+            current = getattr(module, attr, None) if module is not None else None
+            if current is not original or self._recoded(dotted, current, original):
                 names.append(dotted)
-        return sorted(names)
+        return sorted(set(names))

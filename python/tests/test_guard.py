@@ -68,3 +68,33 @@ def test_a_look_alike_wrapper_around_something_else_is_a_patch(monkeypatch):
 
     monkeypatch.setattr(torch, "manual_seed", fake)
     assert "torch.manual_seed" in guard.changed()
+
+
+def test_guard_sees_a_replaced_code_object_behind_an_unchanged_function():
+    from kernelpro_worker import tensors
+    from kernelpro_worker.timing import Timer
+
+    guard = PatchGuard()
+    original_compare, original_run = tensors.compare_output.__code__, Timer._run.__code__
+    try:
+        # The function objects stay the same; only what they run changes.
+        tensors.compare_output.__code__ = (lambda *a, **k: {"passed": True}).__code__
+        Timer._run.__code__ = (lambda self, calls, sample_p, keep: []).__code__
+        assert guard.changed() == ["kernelpro_worker.tensors.compare_output",
+                                   "kernelpro_worker.timing.Timer._run"]
+    finally:
+        tensors.compare_output.__code__, Timer._run.__code__ = original_compare, original_run
+    assert guard.changed() == []
+
+
+def test_the_timers_own_loop_is_watched_at_class_level():
+    from kernelpro_worker.timing import Timer
+
+    guard = PatchGuard()
+    original = Timer._run
+    try:
+        Timer._run = lambda self, calls, sample_p, keep: []
+        assert guard.changed() == ["kernelpro_worker.timing.Timer._run"]
+    finally:
+        Timer._run = original
+    assert guard.changed() == []
