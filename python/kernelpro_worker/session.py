@@ -185,8 +185,13 @@ class CandidateHost:
         except Exception as e:  # noqa: BLE001 - the candidate failed while being timed
             status, message = classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
+        findings = patch_findings(loaded, "while being timed")
+        if timer.rebound():
+            findings.append({"rule": "patching", "severity": "fail", "line": 0,
+                             "message": "candidate rebound the harness's timer ("
+                             + ", ".join(timer.rebound()) + ") while being timed"})
         result = {"status": "ok", "message": "", "warmup_calls": warm, "samples": samples,
-                  "findings": patch_findings(loaded, "while being timed"), **block}
+                  "findings": findings, **block}
         if request.get("problem") and programs.is_cuda_program(request["problem"]):
             # A .cu program is built by the referee; the candidate's sandbox cannot build it again.
             result["reference_note"] = ("the CUDA program is timed in the referee's process only "

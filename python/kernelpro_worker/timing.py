@@ -203,6 +203,11 @@ def clock_reader():
     return _CLOCKS[0]
 
 
+# A Timer's attributes that change as it works; every other one must stay as it was made.
+_TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "warm_mhz", "_made"}
+_GONE = object()
+
+
 def perturbed(torch, base, seed, into=None, scratch=None):
     """`base` (a list of inputs) with every floating-point tensor's elements scaled by factors
     in [0.5, 1) from `seed`; the same (base, seed) gives the same bits in any process on the same
@@ -266,6 +271,8 @@ class Timer:
         self.warmup_calls = 0
         self.tracing = False     # inside a block's profiler window: each call gets a marker
         self.last_records = []   # the device records of the last block (doctor --timing reads them)
+        # Everything else it holds, as made: what rebound() compares (the objects, not their ids).
+        self._made = {k: v for k, v in vars(self).items() if k not in _TIMER_STATE}
 
     def _seed(self):
         return int.from_bytes(self.urandom(8), "little") >> 2
@@ -281,6 +288,16 @@ class Timer:
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src)
         return buffers
+
+    def rebound(self):
+        """This timer's attributes that code in its process rebound since it was made (its
+        clocks, tracer, buffers, model), or added over its class's methods (an instance `_run`):
+        a candidate that walks up its stack to the timer can forge its rows without touching any
+        module or class the patch guard watches (guard.py). Sorted names; [] when untouched."""
+        names = [k for k, v in self._made.items() if vars(self).get(k, _GONE) is not v]
+        names += [k for k in vars(self) if k not in self._made and k not in _TIMER_STATE
+                  and k != "_made"]
+        return sorted(f"Timer.{k}" for k in names)
 
     def forward(self, args):
         with self.no_grad():

@@ -120,3 +120,18 @@ def test_without_the_profilers_records_the_timer_says_what_it_used_instead():
     assert "count the host's time to launch the call" in timer.method
     assert timer.method.endswith("(the device's activity records could not be used: the "
                                  "profiler's records held no kernel)")
+
+
+def test_a_timer_names_its_attributes_rebound_by_code_in_its_process():
+    import torch
+
+    from kernelpro_worker.timing import Timer
+
+    timer = Timer(torch, "cpu", torch.nn.Identity(), [[torch.ones(4)]], perturb=False, spans=False)
+    timer.warm_up(0.0, 2)
+    timer.block(3)
+    assert timer.rebound() == []  # its own counters and clocks change as it works
+    run = timer._run
+    timer.__dict__["_run"] = lambda calls, sample_p, keep: run(calls, sample_p, keep)
+    timer.perf = lambda: 0.0
+    assert timer.rebound() == ["Timer._run", "Timer.perf"]

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "app/run.h"
+#include "eval/executor.h"
 
 namespace kernelpro::cli {
 
@@ -20,6 +21,9 @@ struct CliHooks {
   app::RunHooks run;
   // suite eval: after each candidate's verdict is saved.
   std::function<void()> after_suite_verdict;
+  // eval: rewrites each block of a candidate's timed calls as it arrives (a forged timer result:
+  // the speed of light's end-to-end test).
+  eval::Executor::TimesHook candidate_times;
   // Stop once the arguments are read, with exit 0 (tests/readme: the README's commands that need
   // a GPU or a key still parse).
   bool stop_after_parse = false;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "agents/problem_source.h"
+#include "cli/cli_main.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
@@ -208,6 +209,7 @@ int Run(EvalArgs args) {
   if (!executor) return 2;
   std::unique_ptr<ProgressReporter> progress = MakeProgress("eval", args.quiet);
   executor->set_progress(progress.get());
+  executor->set_candidate_times_hook(InstalledCliHooks().candidate_times);
   auto report = executor->Evaluate(args.problem, args.candidates);
   if (progress) progress->Finish();
   EnforceCacheLimit(args.options.cache_dir, "eval");

@@ -86,5 +86,25 @@ TEST(EvalCommandTest, ANamedCriterionExcludesTheTolerancesItSets) {
   EXPECT_TRUE(Contains(unknown.err, "--correctness")) << unknown.err;
 }
 
+// A forged timer result, end to end: the test binary reports every timed call of an honest
+// candidate 10,000 times shorter than it took. Its nanoseconds are below what reading its inputs
+// takes at this CPU's calibrated rates (eval/speed_of_light.h), so the verdict refuses them.
+TEST(EvalCommandTest, AForgedTimeBelowTheSpeedOfLightIsIncorrectNeverFaster) {
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";  // shared
+  CliRun forged = testing::RunKernelproWithHooks(
+      {"eval", "--device", "cpu", "--problem", kRoot + "/tests/problems/tiny_swish.py",
+       "--candidate", kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--cache-dir", cache,
+       "--shapes", "off", "--json", "--quiet"},
+      10, {{"KERNELPRO_TEST_SCALE_CANDIDATE_TIMES", "1e-4"}});
+  ASSERT_EQ(forged.exit_code, 0) << forged.out << forged.err;
+  const Json& result = forged.json;  // one candidate: its result object
+  EXPECT_EQ(result["status"], "incorrect") << result.dump(1);
+  EXPECT_TRUE(Contains(result["message"].get<std::string>(), "faster than the speed of light"))
+      << result["message"];
+  EXPECT_TRUE(result["speed_of_light"]["enforced"].get<bool>());
+  EXPECT_NE(result["speed_of_light"]["basis"].get<std::string>().find("calibrated"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kernelpro::cli

@@ -13,6 +13,9 @@
 //       killed mid-task is seen to resume with nothing lost or redone.
 //   KERNELPRO_TEST_SETUP_CUTLASS_DIR=DIR
 //       look for scripts/setup's CUTLASS copy in DIR (the tests of "no tree anywhere").
+//   KERNELPRO_TEST_SCALE_CANDIDATE_TIMES=F
+//       eval: every timed call of a candidate is reported F times as long as it took (a forged
+//       timer result), so the speed of light's rejection is tested end to end.
 //   KERNELPRO_TEST_PARSE_ONLY=1
 //       stop once the arguments are read, with exit 0 (tests/readme: the README's commands that
 //       need a GPU or a key still parse).
@@ -25,6 +28,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/cli_main.h"
 #include "core/termination.h"
@@ -67,6 +71,12 @@ kernelpro::cli::CliHooks HooksFromEnvironment() {
     auto saved = std::make_shared<std::atomic<int>>(0);
     hooks.after_suite_verdict = [limit, saved] {
       if (++*saved >= limit) std::raise(SIGKILL);
+    };
+  }
+  if (const char* value = std::getenv("KERNELPRO_TEST_SCALE_CANDIDATE_TIMES"); value && *value) {
+    const double scale = std::atof(value);
+    hooks.candidate_times = [scale](std::vector<double>& times_ms) {
+      for (double& t : times_ms) t *= scale;
     };
   }
   if (const char* value = std::getenv("KERNELPRO_TEST_PARSE_ONLY");

@@ -172,7 +172,10 @@ void CandidateTiming::StartOverWithEvents(bool candidate_turn, const Json& timed
 }
 
 void CandidateTiming::KeepBlock(bool candidate_turn, const Json& timed) {
-  times_.AddBlock(candidate_turn, JsonGet<std::vector<double>>(timed, "times_ms", {}));
+  std::vector<double> times_ms = JsonGet<std::vector<double>>(timed, "times_ms", {});
+  if (candidate_turn && executor_.candidate_times_hook())
+    executor_.candidate_times_hook()(times_ms);
+  times_.AddBlock(candidate_turn, times_ms);
   (candidate_turn ? result_.candidate_calls : result_.reference_calls).Add(timed);
   if (!candidate_turn) return;
   auto here = JsonGet<std::vector<double>>(timed, "reference_times_ms", {});

@@ -46,6 +46,7 @@
 // threads never share a GPU.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -126,6 +127,11 @@ class Executor {
   // starts and ends (building, checking, timing, profiling; core/progress.h); null: nowhere. Set
   // it before the executor is used; copies made after share the sink, which must outlive them.
   void set_progress(ProgressSink* progress) { progress_ = progress; }
+  // Tests only (cli/cli_main.h, CliHooks::candidate_times): rewrites each block of the
+  // candidate's timed calls as it arrives, in milliseconds, the way a forged timer would.
+  using TimesHook = std::function<void(std::vector<double>& times_ms)>;
+  void set_candidate_times_hook(TimesHook hook) { candidate_times_hook_ = std::move(hook); }
+  const TimesHook& candidate_times_hook() const { return candidate_times_hook_; }
   ProgressSink* progress() const { return progress_; }
 
   const WorkerClient& worker() const { return worker_; }
@@ -145,6 +151,7 @@ class Executor {
   std::shared_ptr<Referees> referees_;
   std::shared_ptr<BuildHeaders> build_headers_;
   ProgressSink* progress_ = nullptr;
+  TimesHook candidate_times_hook_;
 };
 
 }  // namespace kernelpro::eval

@@ -430,10 +430,10 @@ INSTANTIATE_TEST_SUITE_P(
         Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "rebinds", true},
         Cheat{"tests/candidates/adversarial/common/patch_sync.py", kTinySwish, "time.perf_counter",
               false},
-        // Fakes its timer's rows from inside its process: its nanoseconds are below what reading
-        // its inputs takes on this machine (eval/speed_of_light.h).
+        // Rebinds its timer object's own attributes from inside its process (no module or class
+        // is touched): the timer names what changed after every block.
         Cheat{"tests/candidates/adversarial/common/fake_timer.py", kTinySwish,
-              "faster than the speed of light", false},
+              "rebound the harness's timer (Timer._run", false},
         Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish, "torch.allclose",
               true},
         Cheat{"tests/candidates/adversarial/common/patch_allclose.py", kTinySwish,

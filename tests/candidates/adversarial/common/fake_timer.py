@@ -2,12 +2,12 @@
 
 Its swish is correct (the shared compiled swish), so every check and every sampled timed call
 passes. But in its forward calls it walks up the call stack to the harness's timer object in its
-own process and rebinds two of each such object's attributes, which no module-level patch
-guard sees: the device's activity records are dropped (so a GPU falls back to events around the
+own process and rebinds two of each such object's attributes (no module or class is
+touched): the device's activity records are dropped (so a GPU falls back to events around the
 call) and every timed row it reports is divided by 10,000. The speedup it would claim is
 thousands of times; its median time is nanoseconds for kilobytes (CPU) or 64 MiB (CUDA) of input.
-A correct harness must report: incorrect, "faster than the speed of light" (or catch the
-rebinding itself).
+A correct harness must report: incorrect, the rebinding caught (the timer names its rebound
+attributes after every block), or at least "faster than the speed of light".
 """
 import os
 import sys
