@@ -140,15 +140,19 @@ std::string FormatFixed(double value, int digits) {
   return buf;
 }
 
-std::string FormatSi(double value, const std::string& unit) {
+std::pair<double, const char*> SiScaled(double value, double limit) {
   static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
   int i = 0;
-  double v = value;
-  while (std::fabs(v) >= 1000 && i < 5) {
-    v /= 1000;
+  while (std::fabs(value) >= limit && i < 5) {
+    value /= 1000;
     ++i;
   }
-  return FormatFixed(v, i == 0 ? 0 : 2) + " " + prefixes[i] + unit;
+  return {value, prefixes[i]};
+}
+
+std::string FormatSi(double value, const std::string& unit) {
+  const auto [scaled, prefix] = SiScaled(value);
+  return FormatFixed(scaled, *prefix ? 2 : 0) + " " + prefix + unit;
 }
 
 std::string FormatDuration(double seconds) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kernelpro {
@@ -75,6 +76,9 @@ std::string FormatFixed(double value, int digits = 2);
 
 // `value` with an SI prefix and `unit`: FormatSi(17179869184, "FLOP") → "17.18 GFLOP".
 std::string FormatSi(double value, const std::string& unit);
+// `value` scaled by 1000s until its magnitude is below `limit`, and the SI prefix that scaling
+// stands for ("", "k", "M", "G", "T", "P"): the number and prefix FormatSi writes.
+std::pair<double, const char*> SiScaled(double value, double limit = 1000);
 
 // A duration for people: 0.0337 → "33.700 ms", 3.37e-5 → "33.7 us", 4e-8 → "40.0 ns".
 std::string FormatDuration(double seconds);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text.h"
 #include "tools/metric_set.h"
 
 namespace kernelpro::tools {
@@ -30,14 +31,10 @@ std::string Percent(double share) { return FormatNumber(share * 100, 3) + " %"; 
 }  // namespace
 
 std::string SiQuantity(double value, const std::string& unit) {
-  static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
-  int i = 0;
-  double v = value;
-  while (std::fabs(v) >= 999.5 && i < 5) {
-    v /= 1000;
-    ++i;
-  }
-  return FormatNumber(v, 3) + " " + prefixes[i] + unit;
+  // 999.5 rather than 1000: what three significant digits would round up to "1000" takes the
+  // next prefix instead.
+  const auto [scaled, prefix] = SiScaled(value, 999.5);
+  return FormatNumber(scaled, 3) + " " + prefix + unit;
 }
 
 ProblemWork ProblemWorkOf(const roofline::ReferenceAnalysis& analysis) {
