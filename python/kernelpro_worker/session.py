@@ -186,10 +186,11 @@ class CandidateHost:
             status, message = classify_runtime(e)
             return {"status": status, "message": message, "findings": []}
         findings = patch_findings(loaded, "while being timed")
-        if timer.rebound():
+        rebound = timer.rebound()
+        if rebound:
             findings.append({"rule": "patching", "severity": "fail", "line": 0,
                              "message": "candidate rebound the harness's timer ("
-                             + ", ".join(timer.rebound()) + ") while being timed"})
+                             + ", ".join(rebound) + ") while being timed"})
         result = {"status": "ok", "message": "", "warmup_calls": warm, "samples": samples,
                   "findings": findings, **block}
         if request.get("problem") and programs.is_cuda_program(request["problem"]):

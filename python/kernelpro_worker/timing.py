@@ -290,14 +290,13 @@ class Timer:
         return buffers
 
     def rebound(self):
-        """This timer's attributes that code in its process rebound since it was made (its
-        clocks, tracer, buffers, model), or added over its class's methods (an instance `_run`):
-        a candidate that walks up its stack to the timer can forge its rows without touching any
+        """This timer's attributes that code in its process rebound, removed or added since it
+        was made (its clocks, tracer, buffers, model; an instance `_run` over its class's): a
+        candidate that walks up its stack to the timer can forge its rows without touching any
         module or class the patch guard watches (guard.py). Sorted names; [] when untouched."""
-        names = [k for k, v in self._made.items() if vars(self).get(k, _GONE) is not v]
-        names += [k for k in vars(self) if k not in self._made and k not in _TIMER_STATE
-                  and k != "_made"]
-        return sorted(f"Timer.{k}" for k in names)
+        now, made = vars(self), self._made
+        return sorted(f"Timer.{k}" for k in now.keys() | made.keys()
+                      if k not in _TIMER_STATE and now.get(k, _GONE) is not made.get(k, _GONE))
 
     def forward(self, args):
         with self.no_grad():

@@ -1,6 +1,7 @@
 #include "eval/shape_step.h"
 
 #include <map>
+#include <vector>
 
 #include "eval/candidate_step.h"
 #include "eval/referee.h"
@@ -52,6 +53,7 @@ void CheckShapes(const Executor& executor, const std::string& problem, WorkerSes
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < names.size(); ++i) index[names[i].get<std::string>()] = i;
   Json pairs = Json::array();
+  std::vector<bool> recorded(names.size(), false);  // outputs saved, so the referee compares them
   for (const Json& row : JsonGet<Json>(*ran, "variants", Json::array())) {
     auto at = index.find(JsonGet<std::string>(row, "name", ""));
     if (at == index.end()) continue;
@@ -59,6 +61,7 @@ void CheckShapes(const Executor& executor, const std::string& problem, WorkerSes
     const std::string status = JsonGet<std::string>(row, "status", "runtime_error");
     if (status == "ok") {
       pairs.push_back({"shapes/" + at->first, at->first});
+      recorded[at->second] = true;
       continue;
     }
     v.status = status == "incorrect" ? "incorrect" : "runtime_error";
@@ -66,9 +69,7 @@ void CheckShapes(const Executor& executor, const std::string& problem, WorkerSes
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
     ShapeVariantCheck& v = shapes.checked[i];
-    bool compared = false;
-    for (const Json& pair : pairs) compared = compared || pair[1] == names[i];
-    if (!compared && v.message.empty()) v.message = "no outputs were recorded";
+    if (!recorded[i] && v.message.empty()) v.message = "no outputs were recorded";
   }
   if (pairs.empty()) {
     result.shapes = shapes;

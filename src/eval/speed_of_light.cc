@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "core/text.h"
 #include "roofline/hardware.h"
@@ -73,9 +72,11 @@ SpeedOfLight SpeedOfLightFromFacts(const Json& facts, const std::string& problem
   if (!stage1.ok()) {
     return Unavailable("the reference's work could not be counted: " + stage1.status().message());
   }
+  if (!(stage1->roofline.attainable_time_s > 0)) {
+    return Unavailable("the reference's work counts to no time at all");
+  }
   SpeedOfLight sol;
-  sol.available = stage1->roofline.attainable_time_s > 0;
-  if (!sol.available) return Unavailable("the reference's work counts to no time at all");
+  sol.available = true;
   sol.bound_s = stage1->roofline.attainable_time_s;
   const double headroom = cpu ? kCpuHeadroom : 1.0;
   const double peak = HighestPeak(*machine) * headroom;
@@ -156,9 +157,9 @@ bool ApplySpeedOfLight(WorkerSession& referee, const Json& base_request, const s
   std::optional<Json> facts = ask(false);
   if (!facts) return true;
   SpeedOfLight sol = SpeedOfLightFromFacts(*facts, problem, options);
-  // A CPU's calibration is one moment of a machine that may have been busy then: before a time is
-  // called impossible, the referee measures again and keeps each rate at its best.
-  if (options.device != "cuda" && BelowFloor(PlaceAgainst(sol, result), result)) {
+  // A calibration (the CPU's) is one moment of a machine that may have been busy then: before a
+  // time is called impossible, the referee measures again and keeps each rate at its best.
+  if (facts->contains("calibration") && BelowFloor(PlaceAgainst(sol, result), result)) {
     if (std::optional<Json> again = ask(true))
       sol = SpeedOfLightFromFacts(*again, problem, options);
   }

@@ -350,7 +350,8 @@ std::optional<BestResultView> BestResultOf(const RunReportInput& in,
   BestResultView best;
   best.node = verdict->node;
   best.name = NodeName(verdict->node);
-  if (const search::NodeInfo* info = Info(in, verdict->node)) {
+  const search::NodeInfo* info = Info(in, verdict->node);
+  if (info) {
     best.file = info->file;
     best.shapes = ShapesSentence(info->shapes);
   }
@@ -362,7 +363,7 @@ std::optional<BestResultView> BestResultOf(const RunReportInput& in,
   best.clearly_faster = verdict->clearly_faster;
   best.energy_choice = EnergyChoiceText(tree);
   best.roofline = RooflineText(in);
-  best.speed_of_light = SpeedOfLightText(Info(in, verdict->node));
+  best.speed_of_light = SpeedOfLightText(info);
   best.lineage = Lineage(tree, verdict->node);
   return best;
 }

@@ -187,15 +187,11 @@ void AddRunOutcome(const SuiteDir& dir, const std::string& run_dir, Json& result
     result["speedup_interval"] = {node.speedup->low, node.speedup->high};
   }
   // The reference's own median is not kept per node, and is not made up from the ratio here.
-  if (auto info = (*run)->nodes.find(*shown);
-      info != (*run)->nodes.end() && info->second.candidate_ms) {
-    result["kernel_ms"] = *info->second.candidate_ms;
+  if (auto info = (*run)->nodes.find(*shown); info != (*run)->nodes.end()) {
+    if (info->second.candidate_ms) result["kernel_ms"] = *info->second.candidate_ms;
     if (info->second.sol_fraction) result["sol_fraction"] = *info->second.sol_fraction;
-  }
-  // Whether it is correct on shapes the benchmark never showed (eval/shape_check.h).
-  if (auto info = (*run)->nodes.find(*shown);
-      info != (*run)->nodes.end() && !info->second.shapes.empty()) {
-    result["shapes"] = info->second.shapes;
+    // Whether it is correct on shapes the benchmark never showed (eval/shape_check.h).
+    if (!info->second.shapes.empty()) result["shapes"] = info->second.shapes;
   }
   if (!verdict) {
     result["answer"] = "reference";
