@@ -9,12 +9,19 @@ call, the span from its first kernel's start to its last kernel's end (launch ga
 count) and the plain sum of its kernels' durations. Memory copies and sets the call makes count as
 kernels.
 
+`--gate-us N` queues each call's launches behind a spin kernel of about N us on the call's stream
+(torch.cuda._sleep, launched before the call's range so it is not the call's work): the call's
+kernels then run back to back, and the span holds no host launch gap (an independent gated
+reading for kernelpro's gated timer); `gate_held` counts the calls whose launches all returned
+before the spin ended. `--class Model` profiles a problem's own Model (the reference) instead of
+the candidate's ModelNew.
+
 `--prebuilt PATH` loads an extension kernelpro already built (its build.shared_objects) for a
 load_inline call of the same name, so the profiled binary is the timed one and nothing compiles
 again; other load_inline calls build as usual (TORCH_EXTENSIONS_DIR).
 
     profile_calls.py --candidate C.py --problem P1.py [P2.py ...] --json-out F.json
-                     [--calls 100] [--prebuilt X.so ...]
+                     [--calls 100] [--gate-us 0] [--class ModelNew] [--prebuilt X.so ...]
 """
 
 import argparse
@@ -118,11 +125,14 @@ def install_prebuilt(paths):
     return used
 
 
-def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
+def profile_problem(torch, candidate_module, problem_path, calls, warmup_s, gate_us=0.0,
+                    cls="ModelNew"):
     problem = _load_module("kp_bench_problem", problem_path)
     device = "cuda"
     init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in problem.get_init_inputs()]
-    model = candidate_module.ModelNew(*init).to(device)
+    model = getattr(candidate_module, cls)(*init).to(device)
+    gate_cycles = int(gate_us * 1980)  # SM cycles at Hopper's boost clock; longer at lower clocks
+    held = []
     base = [x.to(device) if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
     buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in base]
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
@@ -134,8 +144,15 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
                 torch.mul(src, torch.rand_like(src) * 0.5 + 0.5, out=dst)
         flush.zero_()
         torch.cuda.synchronize()  # the device idle when the call starts, as kernelpro's
+        released = None
+        if gate_cycles:
+            torch.cuda._sleep(gate_cycles)
+            released = torch.cuda.Event()
+            released.record()
         with torch.profiler.record_function(ANNOTATION):
             out = model(*buffers)
+        if released is not None:
+            held.append(not released.query())
         torch.cuda.synchronize()
         return out
 
@@ -146,6 +163,7 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
             n += 1
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         with torch.profiler.profile(activities=activities) as prof:
+            held.clear()
             for _ in range(calls):
                 one_call()
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,7 +172,8 @@ def profile_problem(torch, candidate_module, problem_path, calls, warmup_s):
         with open(path) as f:
             trace = json.load(f, parse_float=Decimal)
     spans = call_spans(trace)
-    return {"problem": problem_path, "warmup_calls": n,
+    return {"problem": problem_path, "warmup_calls": n, "gate_us": gate_us,
+            "gate_held": sum(held) if gate_cycles else None,
             **summarize_calls(spans), "per_call": spans}
 
 
@@ -165,12 +184,15 @@ def main():
     parser.add_argument("--json-out", required=True)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--warmup-s", type=float, default=0.5)
+    parser.add_argument("--gate-us", type=float, default=0.0)
+    parser.add_argument("--class", dest="cls", default="ModelNew")
     parser.add_argument("--prebuilt", nargs="*", default=[])
     a = parser.parse_args()
     import torch
     used = install_prebuilt(a.prebuilt)
     candidate = _load_module("kp_bench_candidate", a.candidate)
-    rows = [profile_problem(torch, candidate, p, a.calls, a.warmup_s) for p in a.problem]
+    rows = [profile_problem(torch, candidate, p, a.calls, a.warmup_s, a.gate_us, a.cls)
+            for p in a.problem]
     benchlib.write_json(a.json_out, {"candidate": a.candidate, "prebuilt_used": used,
                                      "torch": torch.__version__, "rows": rows})
 

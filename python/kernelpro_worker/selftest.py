@@ -4,22 +4,19 @@ Two checks, on whatever GPU the process sees, in about a minute, with the timer 
 uses (timing.Timer):
 
   span  short torch calls of one and of three kernels, 2^10 to 2^24 elements, timed by the timer
-        in 3 blocks, each call's time read two more ways:
-        - the same calls' device records read without the timer's markers or attribution
-          (`regroup`: the next `kernels` records off the harness's stream): the timer's median
-          against theirs, which checks that every call gets its own work and nothing else;
-        - the device work of a call (its kernels' summed durations) against a plain loop's
-          (`plain_loop`: one profiler session over flush, synchronize, call, synchronize, with
-          none of the timer's preparation), which checks that the harness's flush, idle device
-          and marker leave the kernels' own times as they are.
-        Pass: both within max(1 us, 3 %). For one kernel the span is the device work.
-        Shown, not judged: the plain loop's span. The gaps between kernels launched one by one
-        from Python are the host's launch time, and the harness's work before each call (the
-        refill, flush and marker on its own stream, the poll) lengthens them: 10 to 25 % more
-        per three-op call than a plain loop on an H200 host (bench/gap_probe.py, five runs; the
-        harness's work on the call's stream instead gained back 0.5 to 2.6 us of 4 to 10, and no
-        preparation tried matched the plain loop). Two loops of such calls in one process also
-        differ by up to 3.5 us from host noise alone, so no 1 us check of them could hold.
+        in 3 blocks (gated: gate.py), each call's time read two more ways:
+        - the same calls' device records read without the timer's markers, attribution or gate
+          reading (`regroup`: the next `kernels` records off the harness's stream, spin kernels
+          left out): the timer's median against theirs, which checks that every call gets its
+          own work and nothing else;
+        - a plain loop's (`plain_loop`: one profiler session over flush, synchronize, gate, call,
+          synchronize, with none of the timer's preparation): its gated span against the
+          timer's, which checks the gate and the harness's preparation leave the call's time as
+          an independent gated reading has it, and its kernels' summed durations against the
+          timer's calls'.
+        Pass: within max(0.5 us, 3 %) and every timed call held by the gate. For one kernel the
+        span is the device work. Shown, not judged: the plain loop's ungated span, which holds
+        the host's launch gaps between kernels launched one by one from Python.
   self  a reference against itself: two timers of one model (each with its own input buffers,
         as the referee and a candidate's process have) in blocks of 10 calls, alternating
         (A B B A ...) with idle pauses between blocks as between the referee's and a candidate's
@@ -32,9 +29,11 @@ them (src/cli/timing_selftest.h).
 import statistics
 import time
 
+from .gate import is_gate
 from .timing import Timer, clock_reader
 
-ABS_TOL_US = 1.0
+ABS_TOL_US = 0.5         # a span against an independent gated reading
+DEVICE_ABS_TOL_US = 1.0  # summed kernel durations against a plain loop's
 REL_TOL = 0.03
 SELF_TOL = 0.01
 
@@ -57,27 +56,31 @@ def regroup(records, harness_stream, kernels):
     """The timer's block records (timing.Timer.last_records) read without its markers: the
     records off the harness's stream, `kernels` per call in launch order."""
     return _per_call([(e["correlation"], e["start_ns"], e["end_ns"]) for e in records
-                      if e["stream"] != harness_stream], kernels)
+                      if e["stream"] != harness_stream and not is_gate(e)], kernels)
 
 
-def plain_loop(torch, call, flush, calls, kernels):
+def plain_loop(torch, call, flush, calls, kernels, gate_cycles=0):
     """(span_us, busy_us) per call from one profiler session over a plain loop (the L2 flush on
-    the call's stream, a device synchronisation, the call, another): each call is the `kernels`
-    records after its flush's. None when the records do not come in groups of 1 + kernels."""
+    the call's stream, a device synchronisation, with `gate_cycles` a spin of that many cycles on
+    the call's stream, the call, another synchronisation): each call is the `kernels` records
+    after its flush's (and its spin's). None when the records do not come in such groups."""
     cuda = torch.autograd.DeviceType.CUDA
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
             flush.zero_()
             torch.cuda.synchronize()
+            if gate_cycles:
+                torch.cuda._sleep(gate_cycles)
             call()
             torch.cuda.synchronize()
     records = sorted((e.correlation_id(), e.start_ns(), e.end_ns())
                      for e in prof.profiler.kineto_results.events()
                      if e.device_type() == cuda and not e.is_user_annotation())
-    group = 1 + kernels
+    skip = 2 if gate_cycles else 1
+    group = skip + kernels
     if len(records) != calls * group:
         return None
-    return _per_call([r for i, r in enumerate(records) if i % group], kernels)
+    return _per_call([r for i, r in enumerate(records) if i % group >= skip], kernels)
 
 
 def _model(torch, fn):
@@ -105,8 +108,8 @@ SPAN_CASES += [("2x+1, relu", _three_kernels, 3, e) for e in (10, 22)]
 SELF_CASES = [("relu", _one_kernel, 22), ("swish", _swish, 24)]
 
 
-def _within(a, b):
-    return abs(a - b) <= max(ABS_TOL_US, REL_TOL * b)
+def _within(a, b, abs_us=ABS_TOL_US):
+    return abs(a - b) <= max(abs_us, REL_TOL * b)
 
 
 def _span_check(torch, name, fn, kernels, exp, calls):
@@ -114,30 +117,42 @@ def _span_check(torch, name, fn, kernels, exp, calls):
     timer = Timer(torch, "cuda", _model(torch, fn), [[x.clone()], [x.clone()]])
     timer.warm_up(0.1, 3)
     row = {"check": "span", "case": f"{name} 2^{exp}", "kernels": kernels, "method": timer.method}
-    times, same = [], []
+    times, same, held, gate_us = [], [], True, None
     for _ in range(3):
-        times += timer.block(calls)["times_ms"]
+        block = timer.block(calls)
+        times += block["times_ms"]
+        held = held and bool(block.get("gate_held"))
+        gate_us = block.get("gate_us") or gate_us
         read = (regroup(timer.last_records, timer.tracer.stream_id, kernels)
                 if timer.tracer is not None else None)
         same = None if read is None or same is None else same + read
     row["timer_us"] = statistics.median(times) * 1e3
+    row["gate_held"], row["gate_us"] = held, gate_us
+    if not held:
+        row["gate_note"] = timer.gate.note if timer.gate is not None else timer.gate_note
     with torch.no_grad():
         plain = plain_loop(torch, lambda: fn(x), timer.flush, calls, kernels)
+        gated = (plain_loop(torch, lambda: fn(x), timer.flush, calls, kernels,
+                            timer.gate.cycles()) if timer.gate is not None else None)
     if plain:
         row["plain_us"] = statistics.median(p[0] for p in plain)
         row["plain_device_us"] = statistics.median(p[1] for p in plain)
-    if not same or not plain:
+    if gated:
+        row["plain_gated_us"] = statistics.median(p[0] for p in gated)
+    if not same or not plain or not gated:
         row.update(profiler_us=None, passed=False,
                    note=timer.tracer_note if timer.tracer is None else
                    f"the profiler's records did not come in groups of {kernels}"
-                   if not same else f"the plain loop's records did not come in groups of "
-                   f"{1 + kernels}")
+                   if not same else "the plain loop's records did not come in groups of "
+                   f"{1 + kernels}" if not plain else
+                   "no gated plain loop: " + (timer.gate_note or "its records did not group"))
         return row
     row["profiler_us"] = statistics.median(s[0] for s in same)
     row["device_us"] = statistics.median(s[1] for s in same)
     row["diff_us"] = row["timer_us"] - row["profiler_us"]
-    row["passed"] = (_within(row["timer_us"], row["profiler_us"])
-                     and _within(row["device_us"], row["plain_device_us"]))
+    row["passed"] = (held and _within(row["timer_us"], row["profiler_us"])
+                     and _within(row["timer_us"], row["plain_gated_us"])
+                     and _within(row["device_us"], row["plain_device_us"], DEVICE_ABS_TOL_US))
     return row
 
 

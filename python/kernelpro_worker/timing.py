@@ -19,17 +19,22 @@ kernel, copy or memset to the end of its last, read from the profiler's activity
 through torch.profiler's kineto results). Everything the harness does on the device (the refill,
 the L2 flush, the marker, keeping a sampled call's outputs) runs on a private stream of its own,
 and the device is synchronised before the call and after it, so the span holds the call's work and
-nothing else; the host's time before the call's first launch is not in it, the gaps between the
-call's kernels are. Each call is preceded by a marker (a small host-to-device copy on the private
+nothing else; the host's time before the call's first launch is not in it. Each timed call's
+launches are queued behind a gate (gate.py: a spin kernel on the call's stream), so the gaps
+between its kernels are the device's own, not the host's time to launch them; whether the gate
+held is checked for every call, and a call it cannot hold is timed ungated and said so. The busy
+time (the union of the call's kernel, copy and memset intervals) is returned beside the span.
+Each call is preceded by a marker (a small host-to-device copy on the private
 stream): CUPTI numbers every launch in order, from any thread, so every device record whose launch
-falls between two markers belongs to the call between them (`attribute`). Work that no call
+falls between two markers belongs to the call between them (`split`). Work that no call
 launched (a thread of the candidate's, launching between calls) is counted in the call it is found
 beside and the result says so (`foreign_calls`). A call that launched no device work at all is
 timed by the host (`no_device_work_calls`).
 
-The host-inclusive time of every call (from calling forward to the end of the device
-synchronisation after it, as KernelBench counts it) is returned beside the span, and so is the
-host's time to launch the call. Where the profiler's records cannot be had, calls are timed with
+The host-inclusive time of a call (from calling forward to the end of the device
+synchronisation after it, as KernelBench counts it) is returned beside the span: the ungated
+(warm-up) calls' since the last block, as gated calls wait behind the gate; so is the host's time
+to launch each timed call. Where the profiler's records cannot be had, calls are timed with
 CUDA events around the call on an idle device, which counts the host's launch time, and the
 method says so and why.
 
@@ -42,9 +47,12 @@ import os
 import time
 from bisect import bisect_right
 
+from .gate import Gate, read_call
+
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
 MARKER_BYTES = 4093  # the size of the harness's marker copy (odd, so no tensor of work has it)
 LOW_CLOCK = 0.9  # a block below this share of the warm-up's SM clock is timed again
+EVENTS_ASKED = "events asked for"  # the tracer's note when the request asked for events
 
 
 def _is_marker(event, harness_stream=None):
@@ -54,21 +62,21 @@ def _is_marker(event, harness_stream=None):
             and event["bytes"] in (0, MARKER_BYTES))
 
 
-def attribute(events, harness_stream, calls):
+def split(events, harness_stream, calls):
     """Splits a block's device records among its calls.
 
-    `events`: dicts {correlation, stream, start_ns, end_ns, bytes} of every kernel, copy and memset
-    of the block (annotations left out). The harness's markers (MARKER_BYTES copies on
+    `events`: dicts {correlation, stream, start_ns, end_ns, bytes, name} of every kernel, copy and
+    memset of the block (annotations left out). The harness's markers (MARKER_BYTES copies on
     `harness_stream`) open the calls: `calls` + 1 of them, one before each call and one after the
-    last. Returns (spans, foreign, problem): spans[i] = (start_ns, end_ns, records) of call i's
-    work, or None when it launched none; foreign[i] = how many records of call i were launched
-    outside its window (before the block's first marker or after its last); problem = "" or why the
+    last. Returns (records, foreign, problem): records[i] = the records of call i's work (a list,
+    empty when it launched none); foreign[i] = how many records of call i were launched outside
+    its window (before the block's first marker or after its last); problem = "" or why the
     records cannot be split (the markers are not all there)."""
     markers = sorted(e["correlation"] for e in events if _is_marker(e, harness_stream))
     if len(markers) != calls + 1:
         return None, None, (f"{len(markers)} of the {calls + 1} markers were in the profiler's "
                             "records")
-    spans = [None] * calls
+    records = [[] for _ in range(calls)]
     foreign = [0] * calls
     for e in events:
         if e["stream"] == harness_stream:
@@ -77,11 +85,18 @@ def attribute(events, harness_stream, calls):
         if not 0 <= i < calls:  # before the first marker or after the last: the nearest call
             i = min(max(i, 0), calls - 1)
             foreign[i] += 1
-        span = spans[i]
-        if span is None:
-            spans[i] = (e["start_ns"], e["end_ns"], 1)
-        else:
-            spans[i] = (min(span[0], e["start_ns"]), max(span[1], e["end_ns"]), span[2] + 1)
+        records[i].append(e)
+    return records, foreign, ""
+
+
+def attribute(events, harness_stream, calls):
+    """`split`, each call's records as (start_ns, end_ns, count) of its whole work, or None when
+    it launched none: the span of an ungated call."""
+    records, foreign, problem = split(events, harness_stream, calls)
+    if problem:
+        return None, None, problem
+    spans = [(min(e["start_ns"] for e in r), max(e["end_ns"] for e in r), len(r)) if r else None
+             for r in records]
     return spans, foreign, ""
 
 
@@ -204,7 +219,8 @@ def clock_reader():
 
 
 # A Timer's attributes that change as it works; every other one must stay as it was made.
-_TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "warm_mhz", "_made"}
+_TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "last_calls", "warm_mhz",
+                "_made"}
 _GONE = object()
 
 
@@ -238,10 +254,12 @@ def perturbed(torch, base, seed, into=None, scratch=None):
 
 class Timer:
     """Times `model(*args)` (without autograd) on buffers refilled from `base_sets` before every
-    call. `block` returns a dict: times_ms (the calls' times: the device span on CUDA, the host's
-    on the CPU), host_ms, launch_us and what happened (see the module's docstring)."""
+    call. `block` returns a dict: times_ms (the calls' times: the gated device span on CUDA, the
+    host's on the CPU), busy_ms, host_ms, launch_us, the gate's facts and what happened (see the
+    module's docstring and gate.py)."""
 
-    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, spans=True):
+    def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, spans=True,
+                 gate=True):
         self.torch, self.cuda, self.model = torch, device == "cuda", model
         self.no_grad = torch.no_grad
         self.base_sets = base_sets
@@ -256,12 +274,21 @@ class Timer:
         self.flush = None
         self.tracer, self.tracer_note = None, ""
         self.clock, self.warm_mhz = None, None
+        self.gate, self.gate_note = None, "" if self.cuda else "no gate on the CPU"
+        self.ungated_host = []  # host-inclusive times of ungated calls since the last block (ms)
         if self.cuda:
-            self.tracer, self.tracer_note = tracer_for(torch) if spans else (None, "not asked for")
+            self.tracer, self.tracer_note = tracer_for(torch) if spans else (None, EVENTS_ASKED)
             self.stream = self.tracer.stream if self.tracer is not None else torch.cuda.Stream()
             self.stream_context = torch.cuda.stream
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
             self.clock = clock_reader()
+            if gate:
+                try:
+                    self.gate = Gate(torch, self.clock.sm_mhz())
+                except Exception as e:  # noqa: BLE001 - no torch.cuda._sleep: ungated, and said
+                    self.gate_note = f"the gate could not be made ({type(e).__name__}: {e})"
+            else:
+                self.gate_note = "the gate was not asked for"
             if flush_bytes < 0:  # twice the L2, so no input survives in cache between calls
                 l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (128 << 20)
                 flush_bytes = 2 * l2
@@ -271,6 +298,7 @@ class Timer:
         self.warmup_calls = 0
         self.tracing = False     # inside a block's profiler window: each call gets a marker
         self.last_records = []   # the device records of the last block (doctor --timing reads them)
+        self.last_calls = []     # gate.read_call of each call of the last traced block
         # Everything else it holds, as made: what rebound() compares (the objects, not their ids).
         self._made = {k: v for k, v in vars(self).items() if k not in _TIMER_STATE}
 
@@ -326,15 +354,18 @@ class Timer:
         self.synchronize()
         return set_index, seed, args
 
-    def _one(self):
-        """One call on fresh inputs: (set, seed, outputs, host_ms, launch_s, event_ms); host_ms
-        from calling forward to the end of the device's work, launch_s to forward's return (None
-        on the CPU), event_ms the events' time where the device's records are not used."""
+    def _one(self, gated=False):
+        """One call on fresh inputs: (set, seed, outputs, host_ms, launch_s, event_ms, early);
+        host_ms from calling forward to the end of the device's work, launch_s to forward's return
+        (None on the CPU), event_ms the events' time where the device's records are not used,
+        early whether a gated call's gate had already ended when forward returned. A gated call
+        waits behind the gate (gate.py): its host_ms holds the gate and is not reported."""
         set_index, seed, args = self.prepare()
         if not self.cuda:
             t0 = self.perf()
             out = self.forward(args)
-            return set_index, seed, out, (self.perf() - t0) * 1e3, None, None
+            return set_index, seed, out, (self.perf() - t0) * 1e3, None, None, False
+        released = self.gate.close() if gated else None
         events = self.tracer is None
         if events:
             begin, end = self.Event(enable_timing=True), self.Event(enable_timing=True)
@@ -342,16 +373,22 @@ class Timer:
         t0 = self.perf()
         out = self.forward(args)
         t1 = self.perf()
+        early = released is not None and released.query()
         if events:
             end.record()
         self.synchronize()  # every stream: the call's work is done
         t2 = self.perf()
+        if not gated and self.calls > 2:  # the first calls load modules: not the call's time
+            self.ungated_host.append((t2 - t0) * 1e3)
+            if self.gate is not None:
+                self.gate.saw_launch((t1 - t0) * 1e6)
         return (set_index, seed, out, (t2 - t0) * 1e3, t1 - t0,
-                begin.elapsed_time(end) if events else None)
+                begin.elapsed_time(end) if events else None, early)
 
     def warm_up(self, seconds, min_calls):
-        """Untimed calls: module load, autotuning and allocator growth stay out of the numbers,
-        and the GPU leaves its idle clocks; the SM clock reached is read at the end."""
+        """Untimed, ungated calls: module load, autotuning and allocator growth stay out of the
+        numbers, the GPU leaves its idle clocks, and the host-inclusive times and launch times
+        are read; the SM clock reached is read at the end."""
         if not self.cuda:
             seconds = min(seconds, 0.05)  # no clocks to ramp up; caches and the allocator only
         start = self.perf()
@@ -368,13 +405,13 @@ class Timer:
         self.warmup_calls += n
         return n
 
-    def _run(self, calls, sample_p, keep):
+    def _run(self, calls, sample_p, keep, gated):
         """`calls` timed calls (and an untimed one after each kept call): the per-call rows."""
-        rows = []  # (timed, host_ms, launch_s, event_ms)
+        rows = []  # (timed, host_ms, launch_s, event_ms, early)
         for _ in range(calls):
             index = self.calls
-            set_index, seed, out, host_ms, launch_s, event_ms = self._one()
-            rows.append((True, host_ms, launch_s, event_ms))
+            set_index, seed, out, host_ms, launch_s, event_ms, early = self._one(gated)
+            rows.append((True, host_ms, launch_s, event_ms, early))
             if keep is not None and sample_p > 0:
                 draw = int.from_bytes(self.urandom(4), "little") / 2**32
                 if draw < sample_p:
@@ -392,40 +429,80 @@ class Timer:
             del out
         return rows
 
-    def _traced(self, calls, sample_p, keep):
-        """A block inside the profiler: (rows, spans, foreign, problem)."""
+    def _traced(self, calls, sample_p, keep, gated):
+        """A block inside the profiler: (rows, per-call gate.read_call, foreign, problem)."""
         self.tracer.open()
         self.tracing = True
         try:
-            rows = self._run(calls, sample_p, keep)
+            rows = self._run(calls, sample_p, keep, gated)
             self.tracer.mark()
             self.synchronize()
         finally:
             self.tracing = False
             records = self.tracer.close()
         self.last_records = records
-        spans, foreign, problem = attribute(records, self.tracer.stream_id, len(rows))
-        return rows, spans, foreign, problem
+        per_call, foreign, problem = split(records, self.tracer.stream_id, len(rows))
+        read = None
+        if not problem:
+            # Untimed calls (after a kept sample) were not gated.
+            read = [read_call(r, gated and row[0]) for r, row in zip(per_call, rows)]
+        self.last_calls = read or []
+        return rows, read, foreign, problem
+
+    def _gate_missed(self, rows, read):
+        """Why the gate did not hold some timed call of the block, or ""."""
+        late = sum(1 for row in rows if row[0] and row[4])
+        early = sum(1 for row, r in zip(rows, read or [None] * len(rows))
+                    if row[0] and r is not None and r["early"] > 0)
+        if not late and not early:
+            return ""
+        parts = []
+        if late:
+            parts.append(f"{late} call(s) were still launching when the gate ended (forward "
+                         "waits on the device inside, or launches for longer than the gate)")
+        if early:
+            parts.append(f"{early} call(s) had device work that started before the gate ended "
+                         "(work on a stream the gate does not hold)")
+        return "; ".join(parts)
 
     def block(self, calls, sample_p=0.0, keep=None):
         """`calls` timed calls. `keep(call_index, set_index, seed, outputs)` is called for the
         calls drawn into the sample (probability sample_p each, drawn after the call)."""
         result = {"no_device_work_calls": 0, "foreign_calls": 0, "low_clock_blocks": 0,
-                  "repeated_blocks": 0}
-        attempts = 0
+                  "repeated_blocks": 0, "gate_retries": 0}
+        attempts = record_attempts = 0
+        missed = ""
         while True:
             attempts += 1
+            gated = self.gate is not None and self.gate.on
+            if gated:
+                self.gate.size()
+            asked_cycles = self.gate.cycles() if gated else 0
             before = self.clock.sm_mhz() if self.clock is not None else None
-            spans = foreign = None
+            read = foreign = None
             if self.tracer is not None:
-                rows, spans, foreign, problem = self._traced(calls, sample_p, keep)
+                rows, read, foreign, problem = self._traced(calls, sample_p, keep, gated)
                 if problem:
-                    if attempts < 2:
+                    record_attempts += 1
+                    if record_attempts < 2:
                         continue
                     raise RuntimeError("the device's activity records of a timed block were "
                                        f"incomplete twice: {problem}")
+                if gated:
+                    self.gate.calibrate([r["gate_ns"][1] - r["gate_ns"][0] for r in read
+                                         if r["gate_ns"]], asked_cycles)
             else:
-                rows = self._run(calls, sample_p, keep)
+                rows = self._run(calls, sample_p, keep, gated)
+            if gated:
+                missed = self._gate_missed(rows, read)
+                if missed:
+                    result["gate_retries"] += 1
+                    if result["gate_retries"] == 1 and self.gate.lengthen():
+                        continue  # the same block again behind a gate four times as long
+                    self.gate.turn_off(
+                        f"the gate did not hold at {self.gate.length_us:.0f} us: {missed}; "
+                        "calls are timed without it, the host's launch gaps included")
+                    continue  # the block again, ungated
             after = self.clock.sm_mhz() if self.clock is not None else None
             low = (self.warm_mhz is not None and before is not None and after is not None
                    and min(before, after) < LOW_CLOCK * self.warm_mhz)
@@ -434,38 +511,62 @@ class Timer:
                 self.warm_up(0.05, 1)
                 continue
             break
-        times, host, launch = [], [], []
-        for i, (timed, host_ms, launch_s, event_ms) in enumerate(rows):
+        times, busy, host, launch = [], [], [], []
+        for i, (timed, host_ms, launch_s, event_ms, _) in enumerate(rows):
             if not timed:
                 continue
-            host.append(host_ms)
+            if not gated:
+                host.append(host_ms)
             if launch_s is not None:
                 launch.append(launch_s * 1e6)
-            if spans is not None:
-                span = spans[i]
-                if span is None:  # no device work: the host's time is all the call took
+            if read is not None:
+                call = read[i]
+                if call["span_ns"] is None:  # no device work: the host's time is all it took
                     result["no_device_work_calls"] += 1
-                    times.append(host_ms)
+                    times.append(launch_s * 1e3 if gated else host_ms)
+                    busy.append(0.0)
                 else:
-                    times.append((span[1] - span[0]) / 1e6)
+                    times.append((call["span_ns"][1] - call["span_ns"][0]) / 1e6)
+                    busy.append(call["busy_ns"] / 1e6)
                     result["foreign_calls"] += foreign[i] > 0
             else:
                 times.append(event_ms if event_ms is not None else host_ms)
+        if gated:  # the gated calls' host times hold the gate: the ungated calls' instead
+            host = list(self.ungated_host)
+        self.ungated_host.clear()
         result.update(times_ms=times, host_ms=host, launch_us=launch,
                       sm_mhz=[m for m in (before, after) if m is not None],
                       warm_sm_mhz=self.warm_mhz, low_clock_blocks=int(bool(low)),
                       method=self.method, clock_note=self.clock.note if self.clock else "",
                       spans=self.tracer is not None, spans_note=self.tracer_note)
+        if read is not None:
+            result["busy_ms"] = busy
+        if self.cuda:
+            result.update(gate_held=gated, gate_note=self.gate_note if self.gate is None
+                          else self.gate.note,
+                          gate_us=round(self.gate.length_us, 1) if gated else None)
         return result
 
     @property
     def method(self):
         if not self.cuda:
             return "host perf_counter around the call"
+        gate = getattr(self, "gate", None)
+        gated = gate is not None and gate.on
         if self.tracer is not None:
+            if gated:
+                return ("span of the call's device work on every stream (first kernel or copy "
+                        "start to last end) from CUPTI activity records, the call's launches "
+                        "queued behind a gate so no host launch gap is in it, L2 flushed and the "
+                        "device idle before the call")
             return ("span of the call's device work on every stream (first kernel or copy start "
                     "to last end) from CUPTI activity records, L2 flushed and the device idle "
-                    "before the call; the host's time before the first launch is not counted")
-        return ("cuda events around the call on an idle device after the L2 flush, which count "
-                "the host's time to launch the call (the device's activity records could not "
-                f"be used: {self.tracer_note})")
+                    "before the call; the host's time before the first launch is not counted, "
+                    "the gaps between the call's launches are (ungated: "
+                    f"{gate.note if gate is not None else self.gate_note})")
+        why = ("events were asked for: the device's activity records could not be read in one "
+               "of the evaluation's processes" if self.tracer_note == EVENTS_ASKED else
+               f"the device's activity records could not be used: {self.tracer_note}")
+        return ("cuda events around the call on an idle device after the L2 flush"
+                + (", the call's launches queued behind a gate" if gated else
+                   ", which count the host's time to launch the call") + f" ({why})")

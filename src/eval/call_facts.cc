@@ -19,6 +19,11 @@ std::optional<double> MedianOf(const std::vector<double>& values) {
 void CallFacts::Add(const Json& reply) {
   for (double v : JsonGet<std::vector<double>>(reply, "host_ms", {})) host_ms.push_back(v);
   for (double v : JsonGet<std::vector<double>>(reply, "launch_us", {})) launch_us.push_back(v);
+  for (double v : JsonGet<std::vector<double>>(reply, "busy_ms", {})) busy_ms.push_back(v);
+  if (Json held = JsonGet<Json>(reply, "gate_held", Json(nullptr)); held.is_boolean()) {
+    (held.get<bool>() ? gated_blocks : ungated_blocks) += 1;
+    if (auto note = JsonGet<std::string>(reply, "gate_note", ""); !note.empty()) gate_note = note;
+  }
   foreign_calls += JsonGet<int>(reply, "foreign_calls", 0);
   no_device_work_calls += JsonGet<int>(reply, "no_device_work_calls", 0);
   repeated_blocks += JsonGet<int>(reply, "repeated_blocks", 0);
@@ -34,6 +39,7 @@ void CallFacts::Add(const Json& reply) {
 
 std::optional<double> CallFacts::HostMedianMs() const { return MedianOf(host_ms); }
 std::optional<double> CallFacts::LaunchMedianUs() const { return MedianOf(launch_us); }
+std::optional<double> CallFacts::BusyMedianMs() const { return MedianOf(busy_ms); }
 
 std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_median_ms,
                                        const std::string& who) {
@@ -46,10 +52,17 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
                        " us to launch a call (median), more than its " +
                        FormatFixed(device_median_ms * 1e3, 1) +
                        " us of device work; back to back, its calls would run at the host's "
-                       "pace (fewer launches or less Python in forward would help). Gaps between "
-                       "its kernels are host time, which the harness's work before each call "
-                       "lengthens (10 to 25 % against a plain loop on an H200: `kernelpro doctor "
-                       "--timing` shows it on this GPU)"});
+                       "pace (fewer launches or less Python in forward would help). The time "
+                       "measured is the gated device span, which leaves the launches out: "
+                       "host_ms beside it counts them, as KernelBench does"});
+  }
+  if (facts.ungated_blocks > 0) {
+    out.push_back({"gate_not_held", "warn",
+                   side + std::to_string(facts.ungated_blocks) +
+                       " timing block(s) could not be gated, so the host's launch gaps between "
+                       "its kernels are in its time (" +
+                       (facts.gate_note.empty() ? std::string("no reason given") : facts.gate_note) +
+                       ")"});
   }
   if (facts.foreign_calls > 0) {
     out.push_back({"foreign_work", "warn",
@@ -84,6 +97,12 @@ std::string HostAndClockLines(const CallFacts& reference, const CallFacts& candi
     out += "host        reference " + ms(*ref_host) + ", candidate " + ms(*cand_host) +
            " per call with the host's launch and synchronisation (not the verdict's times)\n";
   }
+  auto ref_busy = reference.BusyMedianMs();
+  auto cand_busy = candidate.BusyMedianMs();
+  if (ref_busy && cand_busy) {
+    out += "busy        reference " + ms(*ref_busy) + ", candidate " + ms(*cand_busy) +
+           " per call with the device's own gaps between kernels left out\n";
+  }
   const int low = reference.min_sm_mhz > 0 && candidate.min_sm_mhz > 0
                       ? std::min(reference.min_sm_mhz, candidate.min_sm_mhz)
                       : std::max(reference.min_sm_mhz, candidate.min_sm_mhz);
@@ -102,8 +121,12 @@ std::string HostAndClockLines(const CallFacts& reference, const CallFacts& candi
 }
 
 Json CallFactsJson(const CallFacts& facts) {
+  const bool any_gate = facts.gated_blocks + facts.ungated_blocks > 0;
   return Json{{"host_ms", NumberOrNull(facts.HostMedianMs())},
               {"launch_us", NumberOrNull(facts.LaunchMedianUs())},
+              {"busy_ms", NumberOrNull(facts.BusyMedianMs())},
+              {"gate_held", any_gate ? Json(facts.ungated_blocks == 0) : Json(nullptr)},
+              {"gate_note", facts.gate_note},
               {"foreign_calls", facts.foreign_calls},
               {"no_device_work_calls", facts.no_device_work_calls},
               {"repeated_blocks", facts.repeated_blocks},
