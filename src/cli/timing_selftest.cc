@@ -16,8 +16,8 @@ std::string Signed(double value) { return (value >= 0 ? "+" : "") + FormatFixed(
 // The self-test's allowance (python/kernelpro_worker/selftest.py): 0.5 us for a span against a
 // gated reading, 1 us for summed kernel durations.
 std::string Allowed(double reference, double abs_us = 0.5) {
-  return "allowed max(" + FormatFixed(abs_us, abs_us < 1 ? 1 : 0) + " us, 3 %) = " +
-         FormatFixed(std::max(abs_us, 0.03 * reference), 2) + " us";
+  return "allowed max(" + FormatFixed(abs_us, abs_us < 1 ? 1 : 0) +
+         " us, 3 %) = " + FormatFixed(std::max(abs_us, 0.03 * reference), 2) + " us";
 }
 
 // "span  2x+1, relu 2^10 (3 kernels): timer 24.86 us, the same calls read apart 24.86 us (diff

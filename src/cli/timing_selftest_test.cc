@@ -21,15 +21,19 @@ Json Result(bool self_passes) {
                  {"device_us", 1.25},
                  {"plain_device_us", 1.20},
                  {"plain_us", 1.20},
+                 {"plain_gated_us", 1.24},
+                 {"gate_held", true},
                  {"passed", true}},
                 {{"check", "span"},
-                 {"case", "2x+1, relu 2^22"},
+                 {"case", "2x+1, relu 2^10"},
                  {"kernels", 3},
-                 {"timer_us", 40.0},
-                 {"profiler_us", 39.5},
-                 {"device_us", 24.0},
-                 {"plain_device_us", 23.9},
-                 {"plain_us", 35.2},
+                 {"timer_us", 5.89},
+                 {"profiler_us", 5.89},
+                 {"device_us", 3.58},
+                 {"plain_device_us", 3.63},
+                 {"plain_gated_us", 5.84},
+                 {"plain_us", 25.07},
+                 {"gate_held", true},
                  {"passed", true}},
                 {{"check", "self"},
                  {"case", "relu 2^22"},
@@ -46,15 +50,19 @@ TEST(TimingSelftestTest, EachCheckIsOneLineWithItsNumbersAndTheVerdict) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("pass  span  relu 2^10 (1 kernel): timer 1.25 us, the same calls read apart "
-                      "1.25 us (diff +0.00 us, allowed max(1 us, 3 %) = 1.00 us); device work 1.25 "
-                      "us, a plain loop's 1.20 us (diff +0.05 us, allowed max(1 us, 3 %) = 1.00 "
-                      "us); a plain loop's span 1.20 us\n"),
+                      "1.25 us (diff +0.00 us, allowed max(0.5 us, 3 %) = 0.50 us); device work "
+                      "1.25 us, a plain loop's 1.20 us (diff +0.05 us, allowed max(1 us, 3 %) = "
+                      "1.00 us); a plain loop's gated span 1.24 us (diff +0.01 us, allowed "
+                      "max(0.5 us, 3 %) = 0.50 us); ungated 1.20 us\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("(3 kernels): timer 40.00 us, the same calls read apart 39.50 us (diff +0.50 "
-                      "us, allowed max(1 us, 3 %) = 1.19 us); device work 24.00 us, a plain loop's "
-                      "23.90 us (diff +0.10 us, allowed max(1 us, 3 %) = 1.00 us); a plain loop's "
-                      "span 35.20 us\n"),
+  // The H100's numbers (2026-12-06): gated, three kernels read as their work and the device's
+  // own gaps; ungated, the host's launch gaps quadruple it.
+  EXPECT_NE(text.find("(3 kernels): timer 5.89 us, the same calls read apart 5.89 us (diff +0.00 "
+                      "us, allowed max(0.5 us, 3 %) = 0.50 us); device work 3.58 us, a plain "
+                      "loop's 3.63 us (diff -0.05 us, allowed max(1 us, 3 %) = 1.00 us); a plain "
+                      "loop's gated span 5.84 us (diff +0.05 us, allowed max(0.5 us, 3 %) = 0.50 "
+                      "us); ungated 25.07 us\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("pass  self  relu 2^22 (9.9 us) against itself: 1.0020x (allowed 1 +- "
@@ -67,18 +75,34 @@ TEST(TimingSelftestTest, EachCheckIsOneLineWithItsNumbersAndTheVerdict) {
   EXPECT_EQ(TimingSelftestExitCode(Result(true)), 0);
 }
 
-TEST(TimingSelftestTest, APlainLoopsDifferentHostTimeIsExplainedNotJudged) {
+TEST(TimingSelftestTest, APlainLoopsUngatedHostTimeIsExplainedNotJudged) {
   const std::string text = RenderTimingSelftest(Result(true));
-  EXPECT_NE(text.find("note: calls of several kernels launched one by one from Python read up to "
-                      "+4.80 us against a plain loop"),
+  EXPECT_NE(text.find("note: ungated, calls of several kernels launched one by one from Python "
+                      "read up to +19.18 us longer"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("3 of 3 checks passed"), std::string::npos) << text;
   EXPECT_EQ(TimingSelftestExitCode(Result(true)), 0);
 
   Json close = Result(true);
-  close["checks"][1]["plain_us"] = 39.6;  // within a microsecond: nothing to explain
+  close["checks"][1]["plain_us"] = 6.5;  // within a microsecond: nothing to explain
   EXPECT_EQ(RenderTimingSelftest(close).find("note:"), std::string::npos);
+}
+
+TEST(TimingSelftestTest, AGateThatDidNotHoldFailsTheCheckAndSaysWhy) {
+  Json result = Result(true);
+  result["checks"][1]["gate_held"] = false;
+  result["checks"][1]["gate_note"] =
+      "the gate did not hold at 400 us: 3 call(s) were still "
+      "launching when the gate ended";
+  result["checks"][1]["passed"] = false;
+  const std::string text = RenderTimingSelftest(result);
+  EXPECT_NE(text.find("ungated 25.07 us; the gate did not hold: the gate did not hold at 400 us: "
+                      "3 call(s) were still launching when the gate ended\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL  span  2x+1, relu 2^10"), std::string::npos) << text;
+  EXPECT_EQ(TimingSelftestExitCode(result), 1);
 }
 
 TEST(TimingSelftestTest, AFailedCheckIsShoutedAndTheExitCodeSaysSo) {

@@ -57,12 +57,12 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
                        "host_ms beside it counts them, as KernelBench does"});
   }
   if (facts.ungated_blocks > 0) {
-    out.push_back({"gate_not_held", "warn",
-                   side + std::to_string(facts.ungated_blocks) +
-                       " timing block(s) could not be gated, so the host's launch gaps between "
-                       "its kernels are in its time (" +
-                       (facts.gate_note.empty() ? std::string("no reason given") : facts.gate_note) +
-                       ")"});
+    out.push_back(
+        {"gate_not_held", "warn",
+         side + std::to_string(facts.ungated_blocks) +
+             " timing block(s) could not be gated, so the host's launch gaps between "
+             "its kernels are in its time (" +
+             (facts.gate_note.empty() ? std::string("no reason given") : facts.gate_note) + ")"});
   }
   if (facts.foreign_calls > 0) {
     out.push_back({"foreign_work", "warn",

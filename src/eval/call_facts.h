@@ -44,7 +44,8 @@ struct CallFacts {
 
 // The warnings a side's facts call for, given its median device time (ms): "host-bound" when the
 // host's launch time per call passes the device time, work launched outside the calls, calls with
-// no device work, blocks timed at a low clock, blocks the gate did not hold. `who` names the side ("candidate", "reference").
+// no device work, blocks timed at a low clock, blocks the gate did not hold. `who` names the side
+// ("candidate", "reference").
 std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_median_ms,
                                        const std::string& who);
 

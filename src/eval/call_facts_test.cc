@@ -34,6 +34,50 @@ TEST(CallFactsTest, BlocksAddUpToMediansAndAClockRange) {
   EXPECT_TRUE(CallFactsFindings(facts, 0.050, "candidate").empty());
 }
 
+TEST(CallFactsTest, GatedBlocksGiveBusyTimeAndSayTheGateHeld) {
+  CallFacts facts;
+  Json block = Block({0.0180}, {22.0});
+  block["busy_ms"] = {0.0035, 0.0036};
+  block["gate_held"] = true;
+  facts.Add(block);
+  Json j = CallFactsJson(facts);
+  EXPECT_EQ(j["gate_held"], true);
+  EXPECT_DOUBLE_EQ(j["busy_ms"].get<double>(), 0.00355);
+  EXPECT_EQ(Find(CallFactsFindings(facts, 0.0058, "candidate"), "gate_not_held"), nullptr);
+  const std::string lines = HostAndClockLines(facts, facts);
+  EXPECT_NE(lines.find("busy        reference 0.0036 ms, candidate 0.0036 ms per call with the "
+                       "device's own gaps between kernels left out"),
+            std::string::npos)
+      << lines;
+}
+
+TEST(CallFactsTest, ABlockTheGateDidNotHoldIsSaidWithItsReason) {
+  CallFacts facts;
+  Json held = Block({0.01}, {20.0});
+  held["gate_held"] = true;
+  Json missed = Block({0.01}, {20.0});
+  missed["gate_held"] = false;
+  missed["gate_note"] =
+      "the gate did not hold at 400 us: 5 call(s) had device work that "
+      "started before the gate ended (work on a stream the gate does not hold)";
+  facts.Add(held);
+  facts.Add(missed);
+  EXPECT_EQ(CallFactsJson(facts)["gate_held"], false);
+  const auto findings = CallFactsFindings(facts, 0.1, "candidate");
+  const Finding* f = Find(findings, "gate_not_held");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("candidate: 1 timing block(s) could not be gated, so the host's "
+                            "launch gaps between its kernels are in its time (the gate did not "
+                            "hold at 400 us: 5 call(s) had device work that started before the "
+                            "gate ended"),
+            std::string::npos)
+      << f->message;
+  // On the CPU there is no gate: nothing is said of it.
+  CallFacts cpu;
+  cpu.Add(Block({0.01}, {}));
+  EXPECT_TRUE(CallFactsJson(cpu)["gate_held"].is_null());
+}
+
 TEST(CallFactsTest, ACallSlowerToLaunchThanToRunIsCalledHostBound) {
   CallFacts facts;
   facts.Add(Block({0.030}, {25.0}));
