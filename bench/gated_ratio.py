@@ -9,7 +9,8 @@ gives the gated ratio: the reference's median span over the candidate's. Beside 
 the calls' summed kernel durations (which leaves out the device's own ~1 us between kernels, so a
 fused kernel's saving of it does not show) and, for KernelBench's few-shot pairs, KernelBench's
 own ratio (its host-inclusive CUDA events) when `--kernelbench-results` holds a
-bench/kernelbench_side_by_side.py record of the pair.
+bench/kernelbench_side_by_side.py record of the pair; kernelpro's speedup of such a pair is then
+taken from that record's own kernelpro run instead of a second evaluation.
 
 Pairs: `--pair NAME=PROBLEM:CANDIDATE` (repeatable), and with `--kernelbench KB` the few-shot
 pairs named by `--kernelbench-pairs` (default: add fuse_gelu), copied from the checkout.
@@ -58,6 +59,21 @@ def kernelbench_ratio(results_dir, name):
         ref, cand = kb.get("ref_runtime_ms"), kb.get("runtime_ms")
         if ref and cand and ref > 0 and cand > 0:
             return ref / cand
+    return None
+
+
+def kernelbench_kernelpro(results_dir, name):
+    """kernelpro's own warm result of a KernelBench pair from a kernelbench_side_by_side record
+    (the same pair, the same binary, one lease), or None: no second evaluation is needed."""
+    path = os.path.join(results_dir or "", "rows", f"{name}.json")
+    if not results_dir or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        record = json.load(f)
+    for state in ("kernelpro_warm", "kernelpro_cold"):
+        results = (record.get(state) or {}).get("results") or []
+        if results and results[0].get("speedup") is not None:
+            return results[0]
     return None
 
 
@@ -145,13 +161,18 @@ def main():
     env = dict(os.environ, TORCH_EXTENSIONS_DIR=os.path.join(args.out, "torch_extensions"))
     rows = []
     for name, (problem, candidate) in pairs.items():
-        run = benchlib.run_kernelpro(benchlib.kernelpro_command(args.kernelpro, problem,
-                                                                [candidate]),
-                                     timeout_s=args.timeout_s)
-        result = run.results[0] if run.results else {}
-        print(f"{name} kernelpro ({run.wall_s:.1f} s): {result.get('status')} "
-              f"{benchlib.fmt(result.get('speedup'), 3, 'x')}"
-              + ("" if run.results else f" {run.stderr_tail[-300:]}"), flush=True)
+        result = kernelbench_kernelpro(args.kernelbench_results, name)
+        if result is not None:
+            print(f"{name} kernelpro (kernelbench_side_by_side's run): {result.get('status')} "
+                  f"{benchlib.fmt(result.get('speedup'), 3, 'x')}", flush=True)
+        else:
+            run = benchlib.run_kernelpro(benchlib.kernelpro_command(args.kernelpro, problem,
+                                                                    [candidate]),
+                                         timeout_s=args.timeout_s)
+            result = run.results[0] if run.results else {}
+            print(f"{name} kernelpro ({run.wall_s:.1f} s): {result.get('status')} "
+                  f"{benchlib.fmt(result.get('speedup'), 3, 'x')}"
+                  + ("" if run.results else f" {run.stderr_tail[-300:]}"), flush=True)
         prebuilt = ((result.get("build") or {}).get("shared_objects")) or []
         reference = profile(args, name, "Model", problem, problem, [], env)
         cand = profile(args, name, "ModelNew", candidate, problem, prebuilt, env)
