@@ -36,6 +36,13 @@ WATCHED = [
     "kernelpro_worker.timing.Timer.block", "kernelpro_worker.timing.Timer._run",
     "kernelpro_worker.timing.Timer.prepare", "kernelpro_worker.timing.Timer.forward",
     "kernelpro_worker.timing.Timer.warm_up", "kernelpro_worker.timing.Timer._refill",
+    "kernelpro_worker.timing.split", "kernelpro_worker.timing.read_call",
+    "kernelpro_worker.timing.Timer._gate_missed",
+    # The gate that queues each timed call's launches (gate.py).
+    "torch.cuda._sleep", "kernelpro_worker.gate.read_call", "kernelpro_worker.gate.busy_ns",
+    "kernelpro_worker.gate.is_gate", "kernelpro_worker.gate.Gate.close",
+    "kernelpro_worker.gate.Gate.size", "kernelpro_worker.gate.Gate.lengthen",
+    "kernelpro_worker.gate.Gate.calibrate", "kernelpro_worker.gate.Gate.cycles",
 ]
 
 

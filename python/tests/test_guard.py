@@ -98,3 +98,18 @@ def test_the_timers_own_loop_is_watched_at_class_level():
     finally:
         Timer._run = original
     assert guard.changed() == []
+
+
+def test_the_gate_and_the_reading_of_gated_calls_are_watched():
+    from kernelpro_worker import gate, timing
+
+    guard = PatchGuard()
+    originals = gate.Gate.close, timing.read_call
+    try:
+        gate.Gate.close = lambda self: None  # no gate: every call would look ungated
+        timing.read_call = lambda records, gated: {"span_ns": (0, 1)}  # forged spans
+        assert guard.changed() == ["kernelpro_worker.gate.Gate.close",
+                                   "kernelpro_worker.timing.read_call"]
+    finally:
+        gate.Gate.close, timing.read_call = originals
+    assert guard.changed() == []
