@@ -21,10 +21,11 @@ _SCALE = 1e-4
 
 
 def _scaled(run):
-    def fake(calls, sample_p, keep):
-        rows = run(calls, sample_p, keep)
-        return [(timed, host * _SCALE, launch, None if event is None else event * _SCALE)
-                for timed, host, launch, event in rows]
+    # Whatever the loop's arguments: rows are (timed, host_ms, launch_s, event_ms, ...).
+    def fake(*args, **kwargs):
+        rows = run(*args, **kwargs)
+        return [(row[0], row[1] * _SCALE, row[2], None if row[3] is None else row[3] * _SCALE)
+                + tuple(row[4:]) for row in rows]
     return fake
 
 
