@@ -46,14 +46,19 @@ def parse_pair(text):
     return name, (os.path.abspath(problem), os.path.abspath(candidate))
 
 
+def _side_by_side_record(results_dir, name):
+    """The kernelbench_side_by_side record of a pair, or {}."""
+    path = os.path.join(results_dir or "", "rows", f"{name}.json")
+    if not results_dir or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
 def kernelbench_ratio(results_dir, name):
     """KernelBench's own ratio (reference mean over candidate mean, warm run) from a
     kernelbench_side_by_side record, or None."""
-    path = os.path.join(results_dir or "", "rows", f"{name}.json")
-    if not results_dir or not os.path.exists(path):
-        return None
-    with open(path) as f:
-        record = json.load(f)
+    record = _side_by_side_record(results_dir, name)
     for state in ("kernelbench_warm", "kernelbench_cold"):
         kb = record.get(state) or {}
         ref, cand = kb.get("ref_runtime_ms"), kb.get("runtime_ms")
@@ -65,11 +70,7 @@ def kernelbench_ratio(results_dir, name):
 def kernelbench_kernelpro(results_dir, name):
     """kernelpro's own warm result of a KernelBench pair from a kernelbench_side_by_side record
     (the same pair, the same binary, one lease), or None: no second evaluation is needed."""
-    path = os.path.join(results_dir or "", "rows", f"{name}.json")
-    if not results_dir or not os.path.exists(path):
-        return None
-    with open(path) as f:
-        record = json.load(f)
+    record = _side_by_side_record(results_dir, name)
     for state in ("kernelpro_warm", "kernelpro_cold"):
         results = (record.get(state) or {}).get("results") or []
         if results and results[0].get("speedup") is not None:
