@@ -17,15 +17,15 @@ checked for every timed call, both ways:
   device  no record of the call started before the gate's own record ended (work on a stream the
           gate does not hold, such as a candidate's private non-blocking stream, runs at once).
 
-A block with a call the gate did not hold is timed again with a gate four times as long; if it
-still does not hold, the timer turns the gate off for good and times calls ungated, saying why
+A block with a call the gate did not hold is timed again with a gate four times as long, up to
+twice; if it still does not hold, the timer turns the gate off for good and times calls ungated, saying why
 (`gate_held: false`, `gate_note`). Ungated, a call's span only grows by the host's gaps, so
 defeating the gate never makes a call look faster.
 
 Warm-up calls are never gated (as NVBench's); their host-inclusive times (forward called to the
 device idle, the way KernelBench's events count a call) are reported beside the gated spans, and
-their launch times size the gate: four times the slowest recent launch plus 50 us, at least
-100 us, at most 50 ms. The spin is given in SM cycles; cycles per microsecond start from the SM
+their launch times size the gate: four times the 90th percentile of the recent launches plus
+50 us, at least 100 us, at most 50 ms. The spin is given in SM cycles; cycles per microsecond start from the SM
 clock (NVML) and follow the gate records' measured lengths.
 """
 
@@ -33,6 +33,7 @@ KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel, as CUPTI names it
 MIN_US = 100.0
 MAX_US = 50_000.0
 RETRY_FACTOR = 4.0
+RETRIES = 2
 LAUNCH_FACTOR = 4.0
 LAUNCH_MARGIN_US = 50.0
 DEFAULT_MHZ = 1980.0  # Hopper's boost clock, until the clock or a gate record says otherwise
@@ -105,8 +106,11 @@ class Gate:
         del self.launches[:-RECENT]
 
     def size(self):
-        """The length for the next block, from the recent launches."""
-        wanted = LAUNCH_FACTOR * max(self.launches, default=0.0) + LAUNCH_MARGIN_US
+        """The length for the next block, from the recent launches: their 90th percentile, so one
+        host hiccup (a garbage collection) does not make every later call wait long."""
+        ordered = sorted(self.launches)
+        slow = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] if ordered else 0.0
+        wanted = LAUNCH_FACTOR * slow + LAUNCH_MARGIN_US
         self.length_us = min(MAX_US, max(self.floor_us, wanted))
         return self.length_us
 

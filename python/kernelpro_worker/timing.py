@@ -47,6 +47,7 @@ import os
 import time
 from bisect import bisect_right
 
+from . import gate as gate_module
 from .gate import Gate, read_call
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
@@ -497,7 +498,7 @@ class Timer:
                 missed = self._gate_missed(rows, read)
                 if missed:
                     result["gate_retries"] += 1
-                    if result["gate_retries"] == 1 and self.gate.lengthen():
+                    if result["gate_retries"] <= gate_module.RETRIES and self.gate.lengthen():
                         continue  # the same block again behind a gate four times as long
                     self.gate.turn_off(
                         f"the gate did not hold at {self.gate.length_us:.0f} us: {missed}; "

@@ -49,10 +49,14 @@ def test_the_gate_is_sized_from_the_launches_lengthened_on_a_miss_and_capped():
         g.saw_launch(us)
     assert g.size() == pytest.approx(4 * 35 + 50)
     assert g.cycles() == int(190 * 1500)
-    assert g.lengthen() and g.length_us == pytest.approx(760)
-    assert g.size() == pytest.approx(760)  # a retry's length is a floor from then on
-    g.calibrate([500_000, 380_000, 400_000], asked_cycles=760 * 1500)  # the clock ran higher
-    assert g.cycles_per_us == pytest.approx(760 * 1500 / 400)
+    # One hiccup among many launches does not size the gate.
+    for us in [30.0] * 20 + [20_000.0]:
+        g.saw_launch(us)
+    assert g.size() == pytest.approx(4 * 30 + 50)
+    assert g.lengthen() and g.length_us == pytest.approx(680)
+    assert g.size() == pytest.approx(680)  # a retry's length is a floor from then on
+    g.calibrate([500_000, 340_000, 400_000], asked_cycles=680 * 1500)  # the clock ran higher
+    assert g.cycles_per_us == pytest.approx(680 * 1500 / 400)
     g.length_us = gate.MAX_US
     assert not g.lengthen()
 
@@ -160,7 +164,7 @@ def test_work_on_a_stream_the_gate_does_not_hold_is_timed_ungated_and_said():
     timer, _, _ = _timer(side_stream)
     timer.warm_up(0.0, 3)
     block = timer.block(3)
-    assert block["gate_held"] is False and block["gate_retries"] == 2
+    assert block["gate_held"] is False and block["gate_retries"] == gate.RETRIES + 1
     assert "stream the gate does not hold" in block["gate_note"]
     assert "ungated" in block["method"]
     # Later blocks stay ungated without trying again.
