@@ -135,3 +135,13 @@ def test_a_timer_names_its_attributes_rebound_by_code_in_its_process():
     timer.__dict__["_run"] = lambda calls, sample_p, keep: run(calls, sample_p, keep)
     timer.perf = lambda: 0.0
     assert timer.rebound() == ["Timer._run", "Timer.perf"]
+
+
+def test_events_the_harness_asked_for_are_not_called_unusable_records():
+    from kernelpro_worker.timing import EVENTS_ASKED
+
+    timer = Timer.__new__(Timer)
+    timer.cuda, timer.tracer, timer.tracer_note = True, None, EVENTS_ASKED
+    assert "could not be used" not in timer.method
+    assert timer.method.endswith("(events were asked for: the device's activity records could "
+                                 "not be read in one of the evaluation's processes)")
