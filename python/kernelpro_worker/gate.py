@@ -18,15 +18,15 @@ checked for every timed call, both ways:
           gate does not hold, such as a candidate's private non-blocking stream, runs at once).
 
 A block with a call the gate did not hold is timed again with a gate four times as long, up to
-twice; if it still does not hold, the timer turns the gate off for good and times calls ungated, saying why
-(`gate_held: false`, `gate_note`). Ungated, a call's span only grows by the host's gaps, so
-defeating the gate never makes a call look faster.
+twice; if it still does not hold, the timer turns the gate off for good and times calls ungated,
+saying why (`gate_held: false`, `gate_note`). Ungated, a call's span only grows by the host's
+gaps, so defeating the gate never makes a call look faster.
 
 Warm-up calls are never gated (as NVBench's); their host-inclusive times (forward called to the
 device idle, the way KernelBench's events count a call) are reported beside the gated spans, and
 their launch times size the gate: four times the 90th percentile of the recent launches plus
-50 us, at least 100 us, at most 50 ms. The spin is given in SM cycles; cycles per microsecond start from the SM
-clock (NVML) and follow the gate records' measured lengths.
+50 us, at least 100 us, at most 50 ms. The spin is given in SM cycles; cycles per microsecond
+start from the SM clock (NVML) and follow the gate records' measured lengths.
 """
 
 KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel, as CUPTI names it
