@@ -22,7 +22,7 @@ import json
 import os
 import traceback
 
-from . import check_step, compare_step, plain, programs, reference_step, shapes
+from . import check_step, compare_step, devmem, plain, programs, reference_step, shapes
 from .candidate import load_candidate, patch_findings, save_outputs
 from .common import StepError, as_output_list, bounded, json_safe, to_device
 from .loading import EXT, classify_runtime, construct, import_torch, load_problem, read_input
@@ -265,6 +265,20 @@ def _prepare(role, prepare):
             pass
 
 
+def _with_memory(result, used, role, command):
+    """The request's device memory (devmem.py) into its reply; an out-of-memory failure's
+    message made one line that names the process and the step."""
+    if not isinstance(result, dict):
+        return
+    if used is not None:
+        result["device_memory"] = used
+    line = devmem.oom_line(str(result.get("message", "")), role, command, used)
+    if line and result.get("status") not in (None, "ok"):
+        result["message"] = line
+        result["status"] = "runtime_error" if result["status"] == "worker_error" else \
+            result["status"]
+
+
 def serve(setup):
     role = setup["role"]
     # torch now, before the first request: a worker started ahead of its turn has it imported by
@@ -278,6 +292,7 @@ def serve(setup):
     # Bound before any candidate code runs; the channel itself is no secret (a candidate in this
     # process could write to it: README, "What the harness does not stop").
     dumps, loads = json.dumps, json.loads
+    memory = devmem.StepMemory(torch)
     with open(setup["to_worker"], "rb") as requests, \
             open(setup["from_worker"], "wb", buffering=0) as replies:
         for line in requests:
@@ -297,6 +312,7 @@ def serve(setup):
                 result = {"status": "worker_error",
                           "message": f"unknown command '{command}' for {role}"}
             else:
+                memory.begin()
                 try:
                     result = commands[command](host, request)
                 except StepError as e:
@@ -304,6 +320,7 @@ def serve(setup):
                 except BaseException as e:  # noqa: BLE001 - report, never die without a reply
                     result = {"status": "worker_error", "message": f"{type(e).__name__}: {e}\n"
                               + bounded(traceback.format_exc(), 4000)}
+                _with_memory(result, memory.end(), role, command)
             faulthandler.cancel_dump_traceback_later()
             try:
                 text = dumps({"id": ident, "result": json_safe(result)}, allow_nan=False)

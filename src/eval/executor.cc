@@ -53,7 +53,11 @@ Status ComputeReference(Executor& executor, EvalReport& report, SharedReference&
   if (JsonGet<bool>(*reference, "cached", false)) computing.set_outcome("cached");
   report.reference = *reference;
   shared.Set(*reference);
-  for (EvalResult& r : results) r.reference_seconds = SecondsSince(reference_start);
+  for (EvalResult& r : results) {
+    r.reference_seconds = SecondsSince(reference_start);
+    r.device_memory.Add("referee", "reference",
+                        JsonGet<Json>(*reference, "device_memory", nullptr));
+  }
   return Status::Ok();
 }
 

@@ -168,6 +168,7 @@ Json ToJson(const EvalResult& r) {
       {"candidate_host_ms", number_or_null(r.candidate_calls.HostMedianMs())},
       {"reference_calls", CallFactsJson(r.reference_calls)},
       {"candidate_calls", CallFactsJson(r.candidate_calls)},
+      {"peak_device_bytes", DeviceMemoryJson(r.device_memory)},
       {"reference_timing", timing(r.reference_time)},
       {"candidate_timing", timing(r.candidate_time)},
       {"compiled_timing", timing(r.compiled_time)},
