@@ -20,6 +20,7 @@ Both answer `exit` and then end.
 import faulthandler
 import json
 import os
+import time
 import traceback
 
 from . import check_step, compare_step, devmem, plain, programs, reference_step, shapes
@@ -313,6 +314,7 @@ def serve(setup):
                           "message": f"unknown command '{command}' for {role}"}
             else:
                 memory.begin()
+                started = time.perf_counter()
                 try:
                     result = commands[command](host, request)
                 except StepError as e:
@@ -321,6 +323,8 @@ def serve(setup):
                     result = {"status": "worker_error", "message": f"{type(e).__name__}: {e}\n"
                               + bounded(traceback.format_exc(), 4000)}
                 _with_memory(result, memory.end(), role, command)
+                if isinstance(result, dict):
+                    result["seconds"] = time.perf_counter() - started
             faulthandler.cancel_dump_traceback_later()
             try:
                 text = dumps({"id": ident, "result": json_safe(result)}, allow_nan=False)

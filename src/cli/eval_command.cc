@@ -182,7 +182,7 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
     } else if (!r.compiled_note.empty()) {
       out << "compiled    " << r.compiled_note << "\n";
     }
-    out << eval::DeviceMemoryLine(r.device_memory);
+    out << eval::DeviceMemoryLine(r.step_costs);
     if (!r.shared_objects.empty()) {
       out << "build       " << (r.build_cached ? "cached" : "compiled") << " in "
           << Num(r.build_seconds, "%.1f") << " s: " << DisplayPath(r.shared_objects.front())

@@ -104,7 +104,7 @@ std::optional<Json> AskSession(WorkerSession& session, const std::string& step, 
     return std::nullopt;
   }
   Json& json = *reply.result;
-  result.device_memory.Add(session.role(), step, JsonGet<Json>(json, "device_memory", nullptr));
+  result.step_costs.Add(session.role(), step, json);
   std::string status = JsonGet<std::string>(json, "status", "ok");
   if (status == "reference_changed" && reference_changed) {
     *reference_changed = JsonGet<std::string>(json, "message", "the reference's files changed");

@@ -55,8 +55,7 @@ Status ComputeReference(Executor& executor, EvalReport& report, SharedReference&
   shared.Set(*reference);
   for (EvalResult& r : results) {
     r.reference_seconds = SecondsSince(reference_start);
-    r.device_memory.Add("referee", "reference",
-                        JsonGet<Json>(*reference, "device_memory", nullptr));
+    r.step_costs.Add("referee", "reference", *reference);
   }
   return Status::Ok();
 }

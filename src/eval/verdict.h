@@ -16,8 +16,8 @@
 #include "core/stats.h"
 #include "core/subprocess.h"
 #include "eval/call_facts.h"
-#include "eval/device_memory.h"
 #include "eval/shape_check.h"
+#include "eval/step_costs.h"
 
 namespace kernelpro::eval {
 
@@ -99,8 +99,8 @@ struct EvalResult {
   std::optional<double> speedup_in_process;
   // Each side's host-inclusive times, launch times, clocks and odd calls (eval/call_facts.h).
   CallFacts reference_calls, candidate_calls;
-  // The peak device memory of each process, per step (eval/device_memory.h).
-  DeviceMemory device_memory;
+  // The seconds and peak device memory of each process, per step (eval/step_costs.h).
+  StepCosts step_costs;
   // Against the speed of light (set for every timed candidate; `available` false when no bound
   // could be made).
   std::optional<SpeedOfLight> speed_of_light;

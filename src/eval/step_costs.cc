@@ -1,4 +1,4 @@
-#include "eval/device_memory.h"
+#include "eval/step_costs.h"
 
 #include <algorithm>
 
@@ -13,18 +13,23 @@ std::string Gib(long long bytes) {
 
 }  // namespace
 
-void DeviceMemory::Add(const std::string& role, const std::string& step, const Json& reply_memory) {
-  if (!reply_memory.is_object()) return;
-  const auto peak = JsonGet<long long>(reply_memory, "peak_reserved_bytes", -1);
+void StepCosts::Add(const std::string& role, const std::string& step, const Json& reply) {
+  if (!reply.is_object()) return;
+  if (Json secs = JsonGet<Json>(reply, "seconds", nullptr); secs.is_number()) {
+    seconds[role][step] += secs.get<double>();
+  }
+  const Json memory = JsonGet<Json>(reply, "device_memory", nullptr);
+  if (!memory.is_object()) return;
+  const auto peak = JsonGet<long long>(memory, "peak_reserved_bytes", -1);
   if (peak < 0) return;
   long long& kept = peak_bytes[role][step];
   kept = std::max(kept, peak);
-  const auto free = JsonGet<long long>(reply_memory, "free_bytes", -1);
+  const auto free = JsonGet<long long>(memory, "free_bytes", -1);
   if (free >= 0) min_free_bytes = min_free_bytes < 0 ? free : std::min(min_free_bytes, free);
-  total_bytes = std::max(total_bytes, JsonGet<long long>(reply_memory, "total_bytes", 0));
+  total_bytes = std::max(total_bytes, JsonGet<long long>(memory, "total_bytes", 0));
 }
 
-long long DeviceMemory::PeakOf(const std::string& role) const {
+long long StepCosts::PeakOf(const std::string& role) const {
   auto it = peak_bytes.find(role);
   if (it == peak_bytes.end()) return 0;
   long long most = 0;
@@ -32,8 +37,8 @@ long long DeviceMemory::PeakOf(const std::string& role) const {
   return most;
 }
 
-Json DeviceMemoryJson(const DeviceMemory& memory) {
-  if (memory.empty()) return nullptr;
+Json PeakDeviceBytesJson(const StepCosts& memory) {
+  if (memory.peak_bytes.empty()) return nullptr;
   Json out = Json::object();
   for (const auto& [role, steps] : memory.peak_bytes) {
     for (const auto& [step, bytes] : steps) out[role][step] = bytes;
@@ -43,7 +48,15 @@ Json DeviceMemoryJson(const DeviceMemory& memory) {
   return out;
 }
 
-std::string DeviceMemoryLine(const DeviceMemory& memory, long long threshold_bytes) {
+Json StepSecondsJson(const StepCosts& costs) {
+  Json out = Json::object();
+  for (const auto& [role, steps] : costs.seconds) {
+    for (const auto& [step, secs] : steps) out[role][step] = secs;
+  }
+  return out;
+}
+
+std::string DeviceMemoryLine(const StepCosts& memory, long long threshold_bytes) {
   bool large = false;
   std::string parts;
   for (const char* role : {"referee", "candidate"}) {
