@@ -44,6 +44,13 @@ def summarize(name, results, repeats):
         return benchlib.ms_to_us(benchlib.median([r.get(key) for r in correct]))
 
     speedups = [r.get("speedup") for r in correct]
+    # Where a run's ratio comes from: the kernels' own durations (busy times, reference over
+    # candidate) and the ratio inside the candidate's process alone (its copy of the reference
+    # timed beside it). A busy ratio off 1.00x with an in-process ratio just as far off says the
+    # two timings differ in the kernel itself (memory placement), not in launches or processes.
+    busy = [benchlib.ratio((r.get("reference_calls") or {}).get("busy_ms"),
+                           (r.get("candidate_calls") or {}).get("busy_ms")) for r in correct]
+    in_process = [r.get("speedup_in_process") for r in correct]
     within = sum(s is not None and abs(s - 1.0) <= SPEEDUP_TOLERANCE for s in speedups)
     excluding = sum(benchlib.interval_excludes(r.get("speedup_interval"), 1.0) for r in correct)
     return {
@@ -57,12 +64,15 @@ def summarize(name, results, repeats):
         "max_speedup": max(speedups) if speedups else None,
         "within_1pct": within,
         "intervals_excluding_1": excluding,
+        "median_busy_ratio": benchlib.median([b for b in busy if b is not None]),
+        "median_in_process": benchlib.median([x for x in in_process if x is not None]),
         "passed": len(correct) == repeats and within == repeats and excluding <= MAX_EXCLUDING,
     }
 
 
 HEADERS = ["problem", "reference us", "candidate us", "median speedup", "range",
-           "within 1 % of 1.00x", "intervals excluding 1.00x (<= 1)", "pass"]
+           "within 1 % of 1.00x", "intervals excluding 1.00x (<= 1)", "busy ratio",
+           "in-process ratio", "pass"]
 
 
 def table_row(s):
@@ -71,7 +81,9 @@ def table_row(s):
             f"{benchlib.fmt(s['min_speedup'], 3)} .. {benchlib.fmt(s['max_speedup'], 3)}",
             f"{s['within_1pct']}/{s['runs']}" + ("" if s["correct"] == s["runs"]
                                                  else f" ({s['correct']} correct)"),
-            f"{s['intervals_excluding_1']}/{s['runs']}", "pass" if s["passed"] else "FAIL"]
+            f"{s['intervals_excluding_1']}/{s['runs']}",
+            benchlib.fmt(s.get("median_busy_ratio"), 3, "x"),
+            benchlib.fmt(s.get("median_in_process"), 3, "x"), "pass" if s["passed"] else "FAIL"]
 
 
 def main():

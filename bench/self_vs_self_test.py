@@ -75,3 +75,18 @@ def test_batch_puts_every_repeat_in_one_call_as_its_own_candidate(tmp_path):
     assert out.startswith("relu_4m x3 in one call:")
     assert out.count("--candidate") == 3
     assert sorted(os.listdir(tmp_path / "candidates")) == [f"relu_4m_self_{i}.py" for i in (1, 2, 3)]
+
+
+def test_the_busy_and_in_process_ratios_say_where_a_bias_comes_from():
+    # The H100's relu_4m (2026-12-06): the candidate's kernel itself about 1 % longer, and the
+    # same inside its own process.
+    run = dict(result(0.987, 0.977, 1.002), speedup_in_process=0.983,
+               reference_calls={"busy_ms": 0.013328}, candidate_calls={"busy_ms": 0.0135035})
+    s = self_vs_self.summarize("relu_4m", [run], 1)
+    assert abs(s["median_busy_ratio"] - 0.013328 / 0.0135035) < 1e-9
+    assert s["median_in_process"] == 0.983
+    row = self_vs_self.table_row(s)
+    assert row[7] == "0.987x" and row[8] == "0.983x"
+    # Results without those fields (the CPU, older records) leave the columns empty.
+    plain = self_vs_self.summarize("p", [result(1.0, 0.99, 1.01)], 1)
+    assert plain["median_busy_ratio"] is None and plain["median_in_process"] is None
