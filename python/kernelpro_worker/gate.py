@@ -13,7 +13,10 @@ on the device inside (a synchronize, an .item()) just waits for the gate to end.
 checked for every timed call, both ways:
 
   host    the gate's event was still pending when forward returned (`Event.query()` right after
-          forward): every launch of the call had been enqueued before the gate released;
+          forward): every launch of the call had been enqueued before the gate released (the
+          same fact is read from the profiler's runtime-API records where it keeps them, and
+          reported beside, `gate_runtime_late`: calls whose last launch returned after their
+          gate's record ended; the event decides);
   device  no record of the call started before the gate's own record ended (work on a stream the
           gate does not hold, such as a candidate's private non-blocking stream, runs at once).
 
@@ -69,6 +72,24 @@ def read_call(records, gated):
         out["early"] = (len(ordered) if gate is None
                         else sum(e["start_ns"] < gate["end_ns"] for e in ordered))
     return out
+
+
+def launched_after_release(calls, launch_ends):
+    """The runtime-API cross-check of the gate: of the gated calls' records (each call's list, its
+    gate record in it), how many calls had a launch that returned (`launch_ends`: correlation ->
+    the runtime call's end, host time on the profiler's clock) after their gate's record ended.
+    None when the profiler kept no runtime-API record of any of them (nothing to check with)."""
+    late = checked = 0
+    for records in calls:
+        ordered = sorted(records, key=lambda e: e["correlation"])
+        gate = next((e for e in ordered if is_gate(e)), None)
+        ends = [launch_ends[e["correlation"]] for e in ordered
+                if e is not gate and e["correlation"] in launch_ends]
+        if gate is None or not ends:
+            continue
+        checked += 1
+        late += max(ends) > gate["end_ns"]
+    return late if checked else None
 
 
 def busy_ns(records):

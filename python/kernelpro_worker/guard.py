@@ -43,6 +43,7 @@ WATCHED = [
     "kernelpro_worker.gate.is_gate", "kernelpro_worker.gate.Gate.close",
     "kernelpro_worker.gate.Gate.size", "kernelpro_worker.gate.Gate.lengthen",
     "kernelpro_worker.gate.Gate.calibrate", "kernelpro_worker.gate.Gate.cycles",
+    "kernelpro_worker.gate.launched_after_release", "kernelpro_worker.timing._launch_ends",
 ]
 
 

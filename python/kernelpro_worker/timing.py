@@ -48,7 +48,7 @@ import time
 from bisect import bisect_right
 
 from . import gate as gate_module
-from .gate import Gate, read_call
+from .gate import Gate, launched_after_release, read_call
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
 MARKER_BYTES = 4093  # the size of the harness's marker copy (odd, so no tensor of work has it)
@@ -115,6 +115,21 @@ def _device_records(torch, result):
     return out
 
 
+def _launch_ends(torch, result):
+    """{correlation: end_ns} of the host's runtime-API calls (cudaLaunchKernel, cudaMemcpyAsync,
+    ...) among a kineto result's records: when each launch returned. Empty when the profiler kept
+    none (a check the gate's event already makes; this one is reported beside it)."""
+    cuda = torch.autograd.DeviceType.CUDA
+    ends = {}
+    for e in result.events():
+        if e.device_type() == cuda or e.is_user_annotation():
+            continue
+        name = e.name()
+        if name.startswith(("cuda", "cu")) and e.correlation_id():
+            ends[e.correlation_id()] = e.end_ns()
+    return ends
+
+
 class SpanTracer:
     """CUPTI activity records of the device's work, through torch.profiler, one block at a time;
     the harness's private stream and its markers. `calibrate()` finds the private stream's id in
@@ -129,6 +144,7 @@ class SpanTracer:
         self.activities = [torch.profiler.ProfilerActivity.CUDA]
         self.stream_id = None
         self.active = None
+        self.launch_ends = {}  # the last block's runtime-API calls: correlation -> end_ns
 
     def mark(self):
         with self.torch.cuda.stream(self.stream):
@@ -142,7 +158,12 @@ class SpanTracer:
         """Stops the profiler; returns the block's device records."""
         profiler, self.active = self.active, None
         profiler.__exit__(None, None, None)
-        return _device_records(self.torch, profiler.profiler.kineto_results)
+        results = profiler.profiler.kineto_results
+        try:
+            self.launch_ends = _launch_ends(self.torch, results)
+        except Exception:  # noqa: BLE001 - only a cross-check: its absence is said
+            self.launch_ends = {}
+        return _device_records(self.torch, results)
 
     def calibrate(self):
         torch = self.torch
@@ -221,7 +242,7 @@ def clock_reader():
 
 # A Timer's attributes that change as it works; every other one must stay as it was made.
 _TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "last_calls", "warm_mhz",
-                "_made"}
+                "runtime_late", "_made"}
 _GONE = object()
 
 
@@ -300,6 +321,7 @@ class Timer:
         self.tracing = False     # inside a block's profiler window: each call gets a marker
         self.last_records = []   # the device records of the last block (doctor --timing reads them)
         self.last_calls = []     # gate.read_call of each call of the last traced block
+        self.runtime_late = None  # gate.launched_after_release of the last gated traced block
         # Everything else it holds, as made: what rebound() compares (the objects, not their ids).
         self._made = {k: v for k, v in vars(self).items() if k not in _TIMER_STATE}
 
@@ -448,6 +470,10 @@ class Timer:
             # Untimed calls (after a kept sample) were not gated.
             read = [read_call(r, gated and row[0]) for r, row in zip(per_call, rows)]
         self.last_calls = read or []
+        if read is not None and gated:
+            self.runtime_late = launched_after_release(
+                [r for r, row in zip(per_call, rows) if row[0]],
+                getattr(self.tracer, "launch_ends", {}))
         return rows, read, foreign, problem
 
     def _gate_missed(self, rows, read):
@@ -545,7 +571,9 @@ class Timer:
         if self.cuda:
             result.update(gate_held=gated, gate_note=self.gate_note if self.gate is None
                           else self.gate.note,
-                          gate_us=round(self.gate.length_us, 1) if gated else None)
+                          gate_us=round(self.gate.length_us, 1) if gated else None,
+                          gate_runtime_late=self.runtime_late if gated else None)
+            self.runtime_late = None
         return result
 
     @property

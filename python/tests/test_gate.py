@@ -186,3 +186,24 @@ def test_a_gated_call_with_no_device_work_is_timed_by_its_launch_not_the_gate():
     block = timer.block(3)
     assert block["gate_held"] is True and block["no_device_work_calls"] == 3
     assert all(t < 1.0 for t in block["times_ms"])  # host time of forward, never the gate's
+
+
+def test_the_runtime_records_cross_check_counts_calls_launched_after_their_gate():
+    held = [_rec(1, 0, 100_000, "spin_kernel"), _rec(2, 101_000, 102_000),
+            _rec(3, 102_500, 103_000)]
+    late = [_rec(11, 200_000, 300_000, "spin_kernel"), _rec(12, 301_000, 302_000),
+            _rec(13, 340_000, 341_000)]
+    # Host-side ends of the launches (the gate's own launch included): call 2's last launch
+    # returned at 320 us, after its gate ended at 300 us (a forward that synchronised inside).
+    ends = {1: -5_000, 2: 30_000, 3: 35_000, 11: 195_000, 12: 250_000, 13: 320_000}
+    assert gate.launched_after_release([held, late], ends) == 1
+    assert gate.launched_after_release([held], ends) == 0
+    # The profiler kept no runtime-API record: nothing to check with, and said so.
+    assert gate.launched_after_release([held, late], {}) is None
+
+
+def test_a_gated_block_says_when_no_runtime_records_were_there_to_check():
+    timer, _, _ = _timer(_three_kernels)
+    timer.warm_up(0.0, 3)
+    block = timer.block(2)
+    assert block["gate_held"] is True and block["gate_runtime_late"] is None

@@ -24,6 +24,9 @@ void CallFacts::Add(const Json& reply) {
     (held.get<bool>() ? gated_blocks : ungated_blocks) += 1;
     if (auto note = JsonGet<std::string>(reply, "gate_note", ""); !note.empty()) gate_note = note;
   }
+  if (Json late = JsonGet<Json>(reply, "gate_runtime_late", Json(nullptr)); late.is_number()) {
+    gate_runtime_late = std::max(gate_runtime_late, 0) + late.get<int>();
+  }
   foreign_calls += JsonGet<int>(reply, "foreign_calls", 0);
   no_device_work_calls += JsonGet<int>(reply, "no_device_work_calls", 0);
   repeated_blocks += JsonGet<int>(reply, "repeated_blocks", 0);
@@ -127,6 +130,8 @@ Json CallFactsJson(const CallFacts& facts) {
               {"busy_ms", NumberOrNull(facts.BusyMedianMs())},
               {"gate_held", any_gate ? Json(facts.ungated_blocks == 0) : Json(nullptr)},
               {"gate_note", facts.gate_note},
+              {"gate_runtime_late",
+               facts.gate_runtime_late >= 0 ? Json(facts.gate_runtime_late) : Json(nullptr)},
               {"foreign_calls", facts.foreign_calls},
               {"no_device_work_calls", facts.no_device_work_calls},
               {"repeated_blocks", facts.repeated_blocks},

@@ -26,11 +26,14 @@ struct CallFacts {
   int gated_blocks = 0;           // blocks whose every timed call the gate held
   int ungated_blocks = 0;         // blocks timed without the gate on a GPU (gate_note says why)
   std::string gate_note;          // why the gate was off, when it was
-  int foreign_calls = 0;          // calls whose span includes work launched outside the call
-  int no_device_work_calls = 0;   // calls that launched no device work: timed by the host
-  int repeated_blocks = 0;        // blocks timed again because the clock was below the warm-up's
-  int low_clock_blocks = 0;       // blocks still below 0.9 x the warm-up's clock when timed again
-  int min_sm_mhz = 0;             // the lowest SM clock read before or after a block; 0: none read
+  // Gated calls whose last launch returned after their gate ended by the profiler's runtime-API
+  // records (a cross-check of the gate's own event, which decides); -1: no records to check.
+  int gate_runtime_late = -1;
+  int foreign_calls = 0;         // calls whose span includes work launched outside the call
+  int no_device_work_calls = 0;  // calls that launched no device work: timed by the host
+  int repeated_blocks = 0;       // blocks timed again because the clock was below the warm-up's
+  int low_clock_blocks = 0;      // blocks still below 0.9 x the warm-up's clock when timed again
+  int min_sm_mhz = 0;            // the lowest SM clock read before or after a block; 0: none read
   int max_sm_mhz = 0;
   int warm_sm_mhz = 0;     // the clock the warm-up reached; 0: not read
   std::string clock_note;  // why the clock was not read, when it was not
@@ -56,7 +59,8 @@ std::vector<Finding> CallFactsFindings(const CallFacts& facts, double device_med
 std::string HostAndClockLines(const CallFacts& reference, const CallFacts& candidate);
 
 // {"host_ms": median or null, "launch_us": median or null, "busy_ms": median or null,
-//  "gate_held": true/false (null on the CPU), "gate_note", "foreign_calls", ...,
+//  "gate_held": true/false (null on the CPU), "gate_note", "gate_runtime_late" (null: not
+//  checked), "foreign_calls", ...,
 //  "sm_mhz": [min, max] or null, "warm_sm_mhz", "clock_note"}.
 Json CallFactsJson(const CallFacts& facts);
 

@@ -39,9 +39,11 @@ TEST(CallFactsTest, GatedBlocksGiveBusyTimeAndSayTheGateHeld) {
   Json block = Block({0.0180}, {22.0});
   block["busy_ms"] = {0.0035, 0.0036};
   block["gate_held"] = true;
+  block["gate_runtime_late"] = 0;
   facts.Add(block);
   Json j = CallFactsJson(facts);
   EXPECT_EQ(j["gate_held"], true);
+  EXPECT_EQ(j["gate_runtime_late"], 0);  // the runtime records agree: no launch after a gate
   EXPECT_DOUBLE_EQ(j["busy_ms"].get<double>(), 0.00355);
   EXPECT_EQ(Find(CallFactsFindings(facts, 0.0058, "candidate"), "gate_not_held"), nullptr);
   const std::string lines = HostAndClockLines(facts, facts);
@@ -76,6 +78,7 @@ TEST(CallFactsTest, ABlockTheGateDidNotHoldIsSaidWithItsReason) {
   CallFacts cpu;
   cpu.Add(Block({0.01}, {}));
   EXPECT_TRUE(CallFactsJson(cpu)["gate_held"].is_null());
+  EXPECT_TRUE(CallFactsJson(cpu)["gate_runtime_late"].is_null());
 }
 
 TEST(CallFactsTest, ACallSlowerToLaunchThanToRunIsCalledHostBound) {
