@@ -47,30 +47,34 @@ def is_gate(record):
     return KERNEL in record.get("name", "")
 
 
+def _gate_and_work(records, gated):
+    """(the call's gate record or None, its other records in launch order): the gate is the first
+    spin kernel of a gated call in launch order; in an ungated call a spin is work."""
+    ordered = sorted(records, key=lambda e: e["correlation"])
+    if gated:
+        for i, e in enumerate(ordered):
+            if is_gate(e):
+                return e, ordered[:i] + ordered[i + 1:]
+    return None, ordered
+
+
 def read_call(records, gated):
     """One call's device records (the harness's stream left out), read under the gate.
 
     Returns {"span_ns": (start, end) or None, "busy_ns": union of the work's intervals,
     "records": how many, "gate_ns": (start, end) or None, "early": records that started before
-    the gate ended}. The gate is the first spin kernel of the call in launch order; it is neither
-    in the span nor in the busy time. A gated call whose gate record is missing counts as early."""
-    ordered = sorted(records, key=lambda e: e["correlation"])
-    gate = None
-    if gated:
-        for i, e in enumerate(ordered):
-            if is_gate(e):
-                gate = e
-                ordered = ordered[:i] + ordered[i + 1:]
-                break
-    out = {"span_ns": None, "busy_ns": 0, "records": len(ordered),
+    the gate ended}. The gate (`_gate_and_work`) is neither in the span nor in the busy time. A
+    gated call whose gate record is missing counts as early."""
+    gate, work = _gate_and_work(records, gated)
+    out = {"span_ns": None, "busy_ns": 0, "records": len(work),
            "gate_ns": (gate["start_ns"], gate["end_ns"]) if gate else None, "early": 0}
-    if not ordered:
+    if not work:
         return out
-    out["span_ns"] = (min(e["start_ns"] for e in ordered), max(e["end_ns"] for e in ordered))
-    out["busy_ns"] = busy_ns(ordered)
+    out["span_ns"] = (min(e["start_ns"] for e in work), max(e["end_ns"] for e in work))
+    out["busy_ns"] = busy_ns(work)
     if gated:
-        out["early"] = (len(ordered) if gate is None
-                        else sum(e["start_ns"] < gate["end_ns"] for e in ordered))
+        out["early"] = (len(work) if gate is None
+                        else sum(e["start_ns"] < gate["end_ns"] for e in work))
     return out
 
 
@@ -81,10 +85,8 @@ def launched_after_release(calls, launch_ends):
     None when the profiler kept no runtime-API record of any of them (nothing to check with)."""
     late = checked = 0
     for records in calls:
-        ordered = sorted(records, key=lambda e: e["correlation"])
-        gate = next((e for e in ordered if is_gate(e)), None)
-        ends = [launch_ends[e["correlation"]] for e in ordered
-                if e is not gate and e["correlation"] in launch_ends]
+        gate, work = _gate_and_work(records, gated=True)
+        ends = [launch_ends[e["correlation"]] for e in work if e["correlation"] in launch_ends]
         if gate is None or not ends:
             continue
         checked += 1
@@ -116,7 +118,6 @@ class Gate:
         self.length_us = MIN_US
         self.launches = []       # recent ungated launch times, us
         self.note = ""
-        self.retries = 0
 
     @property
     def on(self):
@@ -139,7 +140,6 @@ class Gate:
         """After a block the gate did not hold: four times as long; False when at the cap."""
         if self.length_us >= MAX_US:
             return False
-        self.retries += 1
         self.floor_us = min(MAX_US, self.length_us * RETRY_FACTOR)
         self.length_us = self.floor_us
         return True

@@ -29,7 +29,7 @@ WATCHED = [
     "torch.profiler.profile.start", "torch.profiler.profile.stop",
     "torch.autograd.profiler.profile.__enter__", "torch.autograd.profiler.profile.__exit__",
     "torch.autograd._enable_profiler", "torch.autograd._disable_profiler",
-    "kernelpro_worker.timing.attribute", "kernelpro_worker.timing._device_records",
+    "kernelpro_worker.timing._device_records",
     "kernelpro_worker.timing.tracer_for", "kernelpro_worker.timing.SpanTracer.mark",
     "kernelpro_worker.timing.SpanTracer.open", "kernelpro_worker.timing.SpanTracer.close",
     "kernelpro_worker.timing.Timer._one", "kernelpro_worker.timing.Timer._traced",
@@ -40,7 +40,8 @@ WATCHED = [
     "kernelpro_worker.timing.Timer._gate_missed",
     # The gate that queues each timed call's launches (gate.py).
     "torch.cuda._sleep", "kernelpro_worker.gate.read_call", "kernelpro_worker.gate.busy_ns",
-    "kernelpro_worker.gate.is_gate", "kernelpro_worker.gate.Gate.close",
+    "kernelpro_worker.gate.is_gate", "kernelpro_worker.gate._gate_and_work",
+    "kernelpro_worker.gate.Gate.close",
     "kernelpro_worker.gate.Gate.size", "kernelpro_worker.gate.Gate.lengthen",
     "kernelpro_worker.gate.Gate.calibrate", "kernelpro_worker.gate.Gate.cycles",
     "kernelpro_worker.gate.launched_after_release", "kernelpro_worker.timing._launch_ends",

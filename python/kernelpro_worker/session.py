@@ -276,8 +276,8 @@ def _with_memory(result, used, role, command):
     line = devmem.oom_line(str(result.get("message", "")), role, command, used)
     if line and result.get("status") not in (None, "ok"):
         result["message"] = line
-        result["status"] = "runtime_error" if result["status"] == "worker_error" else \
-            result["status"]
+        if result["status"] == "worker_error":
+            result["status"] = "runtime_error"
 
 
 def serve(setup):

@@ -47,7 +47,7 @@ import os
 import time
 from bisect import bisect_right
 
-from . import gate as gate_module
+from .gate import RETRIES as GATE_RETRIES
 from .gate import Gate, launched_after_release, read_call
 
 SCALE_LOW = 0.5  # factors are drawn from [SCALE_LOW, 1)
@@ -90,19 +90,8 @@ def split(events, harness_stream, calls):
     return records, foreign, ""
 
 
-def attribute(events, harness_stream, calls):
-    """`split`, each call's records as (start_ns, end_ns, count) of its whole work, or None when
-    it launched none: the span of an ungated call."""
-    records, foreign, problem = split(events, harness_stream, calls)
-    if problem:
-        return None, None, problem
-    spans = [(min(e["start_ns"] for e in r), max(e["end_ns"] for e in r), len(r)) if r else None
-             for r in records]
-    return spans, foreign, ""
-
-
 def _device_records(torch, result):
-    """The kernels, copies and memsets of a kineto result as `attribute` takes them."""
+    """The kernels, copies and memsets of a kineto result as `split` takes them."""
     cuda = torch.autograd.DeviceType.CUDA
     out = []
     for e in result.events():
@@ -241,8 +230,7 @@ def clock_reader():
 
 
 # A Timer's attributes that change as it works; every other one must stay as it was made.
-_TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "last_calls", "warm_mhz",
-                "runtime_late", "_made"}
+_TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "warm_mhz", "_made"}
 _GONE = object()
 
 
@@ -320,8 +308,6 @@ class Timer:
         self.warmup_calls = 0
         self.tracing = False     # inside a block's profiler window: each call gets a marker
         self.last_records = []   # the device records of the last block (doctor --timing reads them)
-        self.last_calls = []     # gate.read_call of each call of the last traced block
-        self.runtime_late = None  # gate.launched_after_release of the last gated traced block
         # Everything else it holds, as made: what rebound() compares (the objects, not their ids).
         self._made = {k: v for k, v in vars(self).items() if k not in _TIMER_STATE}
 
@@ -453,7 +439,8 @@ class Timer:
         return rows
 
     def _traced(self, calls, sample_p, keep, gated):
-        """A block inside the profiler: (rows, per-call gate.read_call, foreign, problem)."""
+        """A block inside the profiler: (rows, per-call gate.read_call, foreign, problem,
+        gate.launched_after_release of its timed calls or None)."""
         self.tracer.open()
         self.tracing = True
         try:
@@ -465,16 +452,14 @@ class Timer:
             records = self.tracer.close()
         self.last_records = records
         per_call, foreign, problem = split(records, self.tracer.stream_id, len(rows))
-        read = None
-        if not problem:
-            # Untimed calls (after a kept sample) were not gated.
-            read = [read_call(r, gated and row[0]) for r, row in zip(per_call, rows)]
-        self.last_calls = read or []
-        if read is not None and gated:
-            self.runtime_late = launched_after_release(
-                [r for r, row in zip(per_call, rows) if row[0]],
-                getattr(self.tracer, "launch_ends", {}))
-        return rows, read, foreign, problem
+        if problem:
+            return rows, None, foreign, problem, None
+        # Untimed calls (after a kept sample) were not gated.
+        read = [read_call(r, gated and row[0]) for r, row in zip(per_call, rows)]
+        late = (launched_after_release([r for r, row in zip(per_call, rows) if row[0]],
+                                       getattr(self.tracer, "launch_ends", {}))
+                if gated else None)
+        return rows, read, foreign, problem, late
 
     def _gate_missed(self, rows, read):
         """Why the gate did not hold some timed call of the block, or ""."""
@@ -497,18 +482,17 @@ class Timer:
         calls drawn into the sample (probability sample_p each, drawn after the call)."""
         result = {"no_device_work_calls": 0, "foreign_calls": 0, "low_clock_blocks": 0,
                   "repeated_blocks": 0, "gate_retries": 0}
-        attempts = record_attempts = 0
-        missed = ""
+        record_attempts = 0
         while True:
-            attempts += 1
             gated = self.gate is not None and self.gate.on
             if gated:
                 self.gate.size()
             asked_cycles = self.gate.cycles() if gated else 0
             before = self.clock.sm_mhz() if self.clock is not None else None
-            read = foreign = None
+            read = foreign = runtime_late = None
             if self.tracer is not None:
-                rows, read, foreign, problem = self._traced(calls, sample_p, keep, gated)
+                rows, read, foreign, problem, runtime_late = self._traced(calls, sample_p, keep,
+                                                                          gated)
                 if problem:
                     record_attempts += 1
                     if record_attempts < 2:
@@ -524,7 +508,7 @@ class Timer:
                 missed = self._gate_missed(rows, read)
                 if missed:
                     result["gate_retries"] += 1
-                    if result["gate_retries"] <= gate_module.RETRIES and self.gate.lengthen():
+                    if result["gate_retries"] <= GATE_RETRIES and self.gate.lengthen():
                         continue  # the same block again behind a gate four times as long
                     self.gate.turn_off(
                         f"the gate did not hold at {self.gate.length_us:.0f} us: {missed}; "
@@ -572,8 +556,7 @@ class Timer:
             result.update(gate_held=gated, gate_note=self.gate_note if self.gate is None
                           else self.gate.note,
                           gate_us=round(self.gate.length_us, 1) if gated else None,
-                          gate_runtime_late=self.runtime_late if gated else None)
-            self.runtime_late = None
+                          gate_runtime_late=runtime_late)
         return result
 
     @property
