@@ -42,6 +42,14 @@ class StepMemory:
             except Exception:  # noqa: BLE001
                 pass
 
+    def release(self):
+        """Hands the memory torch's allocator holds but no tensor uses back to the device."""
+        if self._started():
+            try:
+                self.cuda.empty_cache()
+            except Exception:  # noqa: BLE001 - a device in a failed state: nothing to hand back
+                pass
+
     def end(self):
         if not self._started():
             return None

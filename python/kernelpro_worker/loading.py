@@ -98,7 +98,8 @@ def reference_changed(what, error):
 def read_input(request, name):
     """Trial inputs (or the init inputs) from the inputs tree, checked against the manifest the
     binary passed from the reference step's result; or, for inputs too large to be stored,
-    regenerated from the recipe it passed (`inputs_recipe`) and checked against its digest."""
+    regenerated from the recipe it passed (`inputs_recipe`) and checked against its
+    fingerprint."""
     rel = name + EXT
     sha = (request.get("inputs_manifest") or {}).get(rel)
     recipe = request.get("inputs_recipe") or {}
@@ -117,7 +118,8 @@ _PROBLEMS = {}  # problem path -> module, for regenerating inputs in this proces
 
 def _regenerate_input(request, name, recipe):
     """A trial's inputs as the reference step made them: get_inputs() under the trial's seed, on
-    the device, with the extra trials' perturbation; they must hash to the recorded digest."""
+    the device, with the extra trials' perturbation; they must have the recorded fingerprint
+    (tensors.fingerprint, computed on the device)."""
     from . import tensors
 
     what = f"the problem's inputs of trial {name}"
@@ -133,11 +135,11 @@ def _regenerate_input(request, name, recipe):
             inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]),
                                                 signs=bool(variant["signs"]),
                                                 scales=bool(variant["scales"]))
-        digest = plain.digest(list(inputs))
+        digest = tensors.fingerprint(inputs)
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
         raise reference_changed(what, f"regenerating them from their seed failed: "
                                 f"{type(e).__name__}: {bounded(str(e), 300)}") from None
-    if digest != trial.get("sha256"):
+    if digest != trial.get("fingerprint"):
         raise reference_changed(what, "regenerated from their seed, they differ from what the "
                                 "reference step recorded")
     return inputs

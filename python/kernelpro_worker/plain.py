@@ -134,17 +134,19 @@ def _chunks(value):
     return [MAGIC, struct.pack("<Q", len(header)), header] + blobs
 
 
-def save(path, value):
+def save(path, value, hashed=True):
     """Writes `value` (tensors, numbers, strings, None, lists, tuples, str-keyed dicts) to
-    `path`; returns the SHA-256 of the file's bytes as hex."""
+    `path`; returns the SHA-256 of the file's bytes as hex (None with `hashed` false: a
+    candidate's outputs, read back unhashed, need none, and it costs a second per 2 GiB)."""
     chunks = _chunks(value)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256() if hashed else None
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as f:
         for chunk in chunks:
             f.write(chunk)
-            digest.update(chunk)
-    return digest.hexdigest()
+            if digest is not None:
+                digest.update(chunk)
+    return digest.hexdigest() if digest is not None else None
 
 
 def digest(value):

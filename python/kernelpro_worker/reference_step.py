@@ -18,14 +18,17 @@ What is not stored, because it is cheaper to recompute than to keep (a 64 MiB ou
 64 MiB per trial and 128 MiB more per fp64 trial: 704 MiB for one problem and settings at the
 default 5 check, 2 extra and 2 fp64 trials):
   - a trial's inputs larger than STORE_INPUTS_UP_TO: `inputs_recipe` {problem, trials: {name:
-    {seed, variant, sha256}}} says how to regenerate them, and the digest is covered by
-    manifest_digest like the files;
+    {seed, variant, fingerprint}}} says how to regenerate them, and their fingerprint
+    (tensors.fingerprint, on the device) is covered by manifest_digest like the files;
   - an expected output (set) larger than STORE_OUTPUTS_UP_TO, when the reference gave the same
-    bits twice on the first trial: `expected_recipe` {"expected/check_0.kpt": sha256} records
-    the digest save() would have returned (covered by manifest_digest too), and the compare step
-    (the referee, which never imports a candidate) runs the reference again on the trial's
-    inputs and uses the outputs only if they hash to it (recompute_expected). The comparison is
-    then the very one it would have been against the file. A reference that is not bitwise
+    bits twice on the first trial: `expected_recipe` {"expected/check_0.kpt": fingerprint}
+    records tensors.fingerprint of the outputs, computed on the device without a copy to the
+    host (covered by manifest_digest too), and the compare step (the referee, which never
+    imports a candidate) runs the reference again on the trial's inputs and uses the outputs,
+    where they are, only if they give the same fingerprint (recompute_expected). The comparison
+    is then the very one it would have been against a file. A fingerprint tells same bits from
+    different ones, not a forgery: both sides of it are computed by the referee from the
+    problem, the seeds and digest-checked inputs. A reference that is not bitwise
     reproducible has every output stored, and so does a recomputation the binary asks for
     (`rebuild`) after a step found the reference changed;
   - the timing trials' outputs: nothing compares against them (the referee verifies timed calls
@@ -49,14 +52,15 @@ from .common import (StepError, as_output_list, bounded, read_json, sha256_file,
 from .loading import (EXT, construct, import_torch, load_problem, read_input, reference_changed,
                       sync)
 
-REFERENCE_LAYOUT = 5  # bump when the reference cache's contents change
+REFERENCE_LAYOUT = 6  # bump when the reference cache's contents change
 # A trial's inputs larger than this are not stored: every process that needs them regenerates
 # them from their seed (what reading them back costs, about) and checks them against the digest
 # the reference step recorded. A request's `store_inputs_up_to` overrides it (tests).
 STORE_INPUTS_UP_TO = 1 << 20
 # An expected output set (one trial's outputs, or their fp64 version) larger than this is not
-# stored but recomputed by the compare step and checked against its digest; with the defaults'
-# seven expected and two fp64 files an entry stays under 50 MiB. `store_outputs_up_to` overrides.
+# stored but recomputed by the compare step and checked against its fingerprint; with the
+# defaults' seven expected and two fp64 files an entry stays under 50 MiB.
+# `store_outputs_up_to` overrides.
 STORE_OUTPUTS_UP_TO = 4 << 20
 
 
@@ -152,9 +156,13 @@ def _spot_check(request, torch, meta, ref_dir):
             return "init_inputs.kpt: differs from what get_init_inputs() returns"
         inputs = to_device(tensors.generate_inputs(problem, request["check_seeds"][0]),
                            request["device"])
-        recorded = meta["inputs_manifest"].get(name + EXT) or \
-            ((meta["inputs_recipe"].get("trials") or {}).get(name) or {}).get("sha256")
-        if plain.digest(inputs) != recorded:
+        stored = meta["inputs_manifest"].get(name + EXT)
+        if stored is not None:
+            same = plain.digest(inputs) == stored
+        else:
+            recipe = (meta["inputs_recipe"].get("trials") or {}).get(name) or {}
+            same = tensors.fingerprint(inputs) == recipe.get("fingerprint")
+        if not same:
             return f"inputs of {name}: differ from what get_inputs() returns for its seed"
         model = construct(torch, problem.Model, init_inputs, request["init_seed"],
                           request["device"])
@@ -163,7 +171,7 @@ def _spot_check(request, torch, meta, ref_dir):
         rel = f"expected/{name}{EXT}"
         recorded = meta["expected_recipe"].get(rel)
         if recorded is not None and rel not in meta["reference_manifest"]:
-            if plain.digest([t.cpu() for t in outputs]) != recorded:
+            if tensors.fingerprint(outputs) != recorded:
                 return f"{rel}: differs from a fresh run of the reference (not the same bits)"
             return ""
         expected = plain.load(os.path.join(ref_dir, rel), sha256=meta["reference_manifest"][rel])
@@ -172,7 +180,7 @@ def _spot_check(request, torch, meta, ref_dir):
     if len(outputs) != len(expected):
         return f"{rel}: {len(expected)} outputs where the reference returns {len(outputs)}"
     for j, (o, e) in enumerate(zip(outputs, expected)):
-        cmp = tensors.compare_output(o.cpu(), e, request["atol"], request["rtol"], index=j)
+        cmp = tensors.compare_output(o, e, request["atol"], request["rtol"], index=j)
         if not cmp["passed"]:
             return f"{rel}: differs from a fresh run of the reference ({cmp['reason']})"
     return ""
@@ -201,10 +209,11 @@ def recompute_expected(request, rel, digest):
     """The expected outputs `rel` ("expected/check_3.kpt", "expected64/check_0.kpt") that the
     reference step recorded only by `digest`: the reference run again, as the reference step ran
     it, on the trial's inputs (read or regenerated like a candidate's, and checked the same way).
-    They are returned only if they hash to `digest`, so a comparison against them is the one the
-    stored file would have given; otherwise reference_changed, which the binary answers by
-    recomputing the reference with every output stored. Runs in the referee only (the request
-    names the problem, the inputs tree and its manifest and recipe, and the device)."""
+    They are returned, on the device, only if their fingerprint is `digest`, so a comparison
+    against them is the one a stored file would have given; otherwise reference_changed, which
+    the binary answers by recomputing the reference with every output stored. Runs in the
+    referee only (the request names the problem, the inputs tree and its manifest and recipe,
+    and the device)."""
     from . import tensors
 
     folder, _, file = rel.partition("/")
@@ -217,17 +226,17 @@ def recompute_expected(request, rel, digest):
         if folder == "expected64":
             inputs = tensors.to_double(inputs)
         with torch.no_grad():
-            outputs = [t.cpu() for t in as_output_list(model(*inputs))]
-        recomputed = plain.digest(outputs)
+            outputs = as_output_list(model(*inputs))
+        recomputed = tensors.fingerprint(outputs)
     except StepError:
         raise
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
         raise reference_changed(what, "recomputing it from the problem failed: "
                                 f"{type(e).__name__}: {bounded(str(e), 300)}") from None
     if recomputed != digest:
-        raise reference_changed(what, "recomputed from the problem, it does not hash to the "
-                                "digest the reference step recorded: the reference's outputs "
-                                "are not the same bits in another process")
+        raise reference_changed(what, "recomputed from the problem, it does not give the "
+                                "fingerprint the reference step recorded: the reference's "
+                                "outputs are not the same bits in another process")
     return outputs
 
 
@@ -379,7 +388,7 @@ class _ReferenceBuild:
         if _tensor_bytes(outputs) <= self.output_limit:
             self.save("reference", rel, outputs)
         else:
-            self.expected_recipe[rel] = plain.digest(outputs)
+            self.expected_recipe[rel] = self.tensors.fingerprint(outputs)
 
     def construct_models(self):
         """The reference's model from the saved init inputs, its operator trace, and a program's
@@ -506,7 +515,7 @@ class _ReferenceBuild:
                 self.save("inputs", name + EXT, list(inputs))
             else:
                 self.recipe["trials"][name] = {"seed": seed, "variant": variant,
-                                               "sha256": plain.digest(list(inputs))}
+                                               "fingerprint": self.tensors.fingerprint(inputs)}
             if kind != "timing":
                 self.save_expected(f"expected/{name}{EXT}", list(outputs))
         except plain.PlainError as e:

@@ -1,5 +1,8 @@
 """Input generation, perturbation, poisoning and comparison of tensors."""
 
+import hashlib
+import math
+
 import torch
 
 
@@ -57,19 +60,19 @@ def all_finite(tensors):
                if t.is_floating_point() or t.is_complex())
 
 
-def nonfinite_text(t, where=""):
+def nonfinite_text(t):
     """'12 NaN values (of 4096)', '3 infinite values (of 4096)', '12 NaN and 3 infinite values
-    (of 4096)' — counting only where `where` (a bool mask) is true, if given; '' when none."""
+    (of 4096)'; '' when none."""
     if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
         return ""
-    nan, inf = torch.isnan(t), torch.isinf(t)
-    if isinstance(where, torch.Tensor):
-        nan, inf = nan & where, inf & where
-    n_nan, n_inf = int(nan.sum()), int(inf.sum())
+    return _nonfinite_words(int(torch.isnan(t).sum()), int(torch.isinf(t).sum()), t.numel())
+
+
+def _nonfinite_words(n_nan, n_inf, numel):
     if not n_nan and not n_inf:
         return ""
     parts = ([f"{n_nan} NaN"] if n_nan else []) + ([f"{n_inf} infinite"] if n_inf else [])
-    return f"{' and '.join(parts)} values (of {t.numel()})"
+    return f"{' and '.join(parts)} values (of {numel})"
 
 
 def poison_allocator(metas, device):
@@ -102,6 +105,30 @@ def overlaps(a, b):
     return sa[0] < sb[1] and sb[0] < sa[1] and sa != (0, 0) and sb != (0, 0)
 
 
+# Comparisons work through outputs in pieces of this many elements, in float64, on the device of
+# the tensors (CUDA when either is there): a 4 GiB output is never converted whole, and its
+# temporaries stay near 1 GiB wherever it lives. Tests make it small.
+CHUNK = 1 << 24
+
+
+def _work_device(*ts):
+    for t in ts:
+        if t.device.type != "cpu":
+            return t.device
+    return ts[0].device
+
+
+def _pieces(*ts, dtype=None):
+    """Aligned flat pieces of equally sized tensors, each moved to their common work device (and
+    converted to `dtype`, if given)."""
+    device = _work_device(*ts)
+    flats = [t.detach().reshape(-1) for t in ts]
+    n = flats[0].numel()
+    for start in range(0, n, CHUNK):
+        piece = [f[start:start + CHUNK].to(device) for f in flats]
+        yield [p.to(dtype) if dtype is not None else p for p in piece]
+
+
 def compare_output(actual, expected, atol, rtol, index=0):
     """Elementwise allclose with errors: dict(passed, max_abs_err, max_rel_err,
     mismatch_fraction, reason). `index` names the output in the reasons."""
@@ -117,47 +144,49 @@ def compare_output(actual, expected, atol, rtol, index=0):
     if actual.numel() == 0:
         result.update(passed=True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
         return result
-    a = actual.double()
-    e = expected.double()
-    both_nan = torch.isnan(a) & torch.isnan(e)
-    same_inf = torch.isinf(a) & torch.isinf(e) & (torch.sign(a) == torch.sign(e))
-    diff = (a - e).abs()
-    diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
-    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-    rel = diff / e.abs().clamp_min(1e-12)
-    rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
-    bad = diff > (atol + rtol * e.abs().nan_to_num(0.0, 0.0, 0.0))
-    result["max_abs_err"] = float(diff.max())
-    result["max_rel_err"] = float(rel.max())
-    result["mismatch_fraction"] = float(bad.double().mean())
-    result["passed"] = not bool(bad.any())
+    max_abs = max_rel = 0.0
+    n_bad = n_nan = n_inf = 0
+    for a, e in _pieces(actual, expected):
+        a, e = a.double(), e.double()
+        both_nan = torch.isnan(a) & torch.isnan(e)
+        same_inf = torch.isinf(a) & torch.isinf(e) & (torch.sign(a) == torch.sign(e))
+        diff = (a - e).abs()
+        diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
+        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+        rel = diff / e.abs().clamp_min(1e-12)
+        rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
+        bad = diff > (atol + rtol * e.abs().nan_to_num(0.0, 0.0, 0.0))
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float(rel.max()))
+        piece_bad = int(bad.sum())
+        n_bad += piece_bad
+        if piece_bad:
+            finite = torch.isfinite(e)
+            n_nan += int((torch.isnan(a) & finite).sum())
+            n_inf += int((torch.isinf(a) & finite).sum())
+    numel = actual.numel()
+    result.update(max_abs_err=max_abs, max_rel_err=max_rel, mismatch_fraction=n_bad / numel,
+                  passed=n_bad == 0)
     # NaN or infinity where the reference is finite: said as such, since "max abs error inf" does
     # not tell a user their kernel returned memory it never wrote.
-    nonfinite = nonfinite_text(actual, torch.isfinite(expected)) if not result["passed"] else ""
+    nonfinite = _nonfinite_words(n_nan, n_inf, numel) if n_bad else ""
     if nonfinite:
         result["reason"] = f"output {index} has {nonfinite}"
-    elif not result["passed"]:
-        result["reason"] = (f"{int(bad.sum())} of {bad.numel()} elements "
+    elif n_bad:
+        result["reason"] = (f"{n_bad} of {numel} elements "
                             f"({100 * result['mismatch_fraction']:.3g}%) outside atol={atol}, "
                             f"rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
     return result
 
 
-def same_values(a, b):
-    """Bitwise-equal values, with NaN equal to NaN (torch.equal treats NaN as unequal)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point():
-        nan_a, nan_b = torch.isnan(a), torch.isnan(b)
-        return (torch.equal(nan_a, nan_b)
-                and torch.equal(a.masked_fill(nan_a, 0), b.masked_fill(nan_b, 0)))
-    return torch.equal(a, b)
 
 
 def relative_l2_error(actual, expected):
-    e = expected.double()
-    denom = float(e.norm())
-    num = float((actual.double() - e).norm())
+    num = denom = 0.0
+    for a, e in _pieces(actual, expected, dtype=torch.float64):
+        denom += float((e * e).sum())
+        num += float(((a - e) ** 2).sum())
+    denom, num = math.sqrt(denom), math.sqrt(num)
     if denom == 0.0:
         return 0.0 if num == 0.0 else float("inf")
     return num / denom
@@ -169,12 +198,69 @@ def vacuity(expected_outputs, atol, rtol):
     for i, e in enumerate(expected_outputs):
         if not e.is_floating_point() or e.numel() == 0:
             continue
-        d = e.double()
-        tol = atol + rtol * d.abs()
-        if bool((d.abs() <= tol).all()):
+        small, largest, total = True, 0.0, 0.0
+        for (d,) in _pieces(e, dtype=torch.float64):
+            small = small and bool((d.abs() <= atol + rtol * d.abs()).all())
+            largest = max(largest, float(d.abs().max()))
+            total += float(d.sum())
+        if small:
             return (f"output {i}: an all-zero tensor passes the tolerance "
-                    f"(max |ref| = {float(d.abs().max()):.3g})")
-        c = float(d.mean())
-        if bool(((d - c).abs() <= tol).all()):
+                    f"(max |ref| = {largest:.3g})")
+        c = total / e.numel()
+        if all(bool(((d - c).abs() <= atol + rtol * d.abs()).all())
+               for (d,) in _pieces(e, dtype=torch.float64)):
             return f"output {i}: a constant tensor ({c:.3g}) passes the tolerance"
     return ""
+
+
+# Two odd multipliers and offsets for fingerprint()'s position weights (any odd constants do).
+_FP_KEYS = ((0x9E3779B97F4A7C15, 0x632BE59BD9B4E019), (0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9))
+_WRAP = 1 << 64
+
+
+def _signed(x):
+    x %= _WRAP
+    return x - _WRAP if x >= 1 << 63 else x
+
+
+def fingerprint(values):
+    """A digest of values' bits, computed where they live (on the GPU for CUDA tensors, with no
+    copy to the host): per tensor its dtype, its shape and two sums, modulo 2^64, of its 32-bit
+    words times odd weights drawn from their positions; lists and tuples element by element;
+    anything else by its repr; then SHA-256 over the lot. It tells whether a computation gave
+    the same bits again (a changed word changes each sum, the weights being odd); it is no
+    defence against someone choosing the bits, so it is only compared between values that
+    processes which never ran candidate code made themselves (the reference's large inputs and
+    outputs, reference_step.py) or between two readings of the same tensor (check_step.py)."""
+    h = hashlib.sha256(b"kernelpro-fingerprint-1")
+    _fingerprint_into(h, list(values))
+    return "fp1:" + h.hexdigest()
+
+
+def _fingerprint_into(h, value):
+    if isinstance(value, (list, tuple)):
+        h.update(f"{type(value).__name__}[{len(value)}]|".encode())
+        for v in value:
+            _fingerprint_into(h, v)
+        return
+    if not isinstance(value, torch.Tensor):
+        h.update(f"{type(value).__name__}:{value!r}|".encode())
+        return
+    h.update(f"{value.dtype}{list(value.shape)}|".encode())
+    flat = value.detach().reshape(-1)
+    if flat.numel() == 0:
+        return
+    if not flat.is_contiguous() or (flat.storage_offset() * flat.element_size()) % 8:
+        flat = flat.clone()
+    raw = flat.view(torch.uint8)
+    whole = raw.numel() // 4 * 4
+    h.update(bytes(raw[whole:].cpu().tolist()))  # the last 1-3 bytes of an odd size
+    words = raw[:whole].view(torch.int32)
+    sums = [0, 0]
+    for start in range(0, words.numel(), CHUNK):
+        w = words[start:start + CHUNK].to(torch.int64)
+        pos = torch.arange(start, start + w.numel(), dtype=torch.int64, device=w.device)
+        for k, (mul, add) in enumerate(_FP_KEYS):
+            weight = (pos * _signed(mul) + _signed(add)) | 1
+            sums[k] = (sums[k] + int((w * weight).sum())) % _WRAP
+    h.update(b"".join(s.to_bytes(8, "little") for s in sums))

@@ -13,9 +13,10 @@ TORCH_OOM = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. 
 
 
 def _fake_cuda(started=True):
-    state = {"resets": 0}
+    state = {"resets": 0, "emptied": 0}
     cuda = types.SimpleNamespace(
         is_initialized=lambda: started,
+        empty_cache=lambda: state.__setitem__("emptied", state["emptied"] + 1),
         reset_peak_memory_stats=lambda: state.__setitem__("resets", state["resets"] + 1),
         mem_get_info=lambda: (int(1.37 * GIB), int(79.18 * GIB)),
         max_memory_reserved=lambda: int(4.5 * GIB), max_memory_allocated=lambda: 4 * GIB)
@@ -30,6 +31,18 @@ def test_a_request_on_the_gpu_reports_its_peaks_and_the_free_memory():
     assert state["resets"] == 1
     assert used == {"peak_reserved_bytes": int(4.5 * GIB), "peak_allocated_bytes": 4 * GIB,
                     "free_bytes": int(1.37 * GIB), "total_bytes": int(79.18 * GIB)}
+
+
+def test_cached_memory_goes_back_after_a_step_but_not_between_timing_blocks():
+    from kernelpro_worker import session
+
+    torch, state = _fake_cuda()
+    devmem.StepMemory(torch).release()
+    assert state["emptied"] == 1
+    idle, idle_state = _fake_cuda(started=False)
+    devmem.StepMemory(idle).release()
+    assert idle_state["emptied"] == 0
+    assert session.KEEP_MEMORY == ("time",)
 
 
 def test_nothing_is_said_before_cuda_starts_or_on_the_cpu():

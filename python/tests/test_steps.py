@@ -464,9 +464,12 @@ def test_unstored_expected_outputs_are_recomputed_for_the_same_comparison(cache,
         "expected64/check_0.kpt", "expected64/check_1.kpt"]
     stored_same_seeds = reference_step.step_reference(
         reference_request(str(tmp_path / "stored2"), check_seeds=[31, 32]))
-    # The digests of what was not stored are those of the files a stored entry holds.
-    for rel, digest in unstored["expected_recipe"].items():
-        assert stored_same_seeds["reference_manifest"][rel] == digest
+    # The fingerprints of what was not stored are those of the tensors a stored entry holds.
+    from kernelpro_worker import plain, tensors
+
+    for rel, fingerprint in unstored["expected_recipe"].items():
+        kept = plain.load(os.path.join(stored_same_seeds["reference_dir"], rel))
+        assert fingerprint.startswith("fp1:") and tensors.fingerprint(kept) == fingerprint
     work = str(tmp_path / "work")
     checked = check_step.step_check(candidate_request(unstored, cache, GOOD,
                                                       trials=["check_0", "check_1", "extra_0"],
@@ -478,8 +481,6 @@ def test_unstored_expected_outputs_are_recomputed_for_the_same_comparison(cache,
     assert recomputed["passed"], recomputed
     assert recomputed == from_files
     assert all("fp64_relative_error" in row for row in recomputed["trials"][:2])
-    from kernelpro_worker import plain
-
     plain.save(os.path.join(work, "check", "check_1.kpt"), [torch.zeros(4096)])
     failed = compare_step.step_compare(compare_request(unstored, work, pairs))
     assert not failed["passed"]
@@ -491,11 +492,11 @@ def test_a_forged_output_digest_is_a_changed_reference_and_fails_the_recomputed_
     cache = str(tmp_path / "cache")
     reference = reference_step.step_reference(reference_request(cache, store_outputs_up_to=0))
     work = str(tmp_path / "work")
-    from kernelpro_worker import plain
+    from kernelpro_worker import plain, tensors
 
     plain.save(os.path.join(work, "check", "check_1.kpt"), [torch.zeros(4096)])
     forged = json.loads(json.dumps(reference))
-    forged["expected_recipe"]["expected/check_1.kpt"] = plain.digest([torch.zeros(4096)])
+    forged["expected_recipe"]["expected/check_1.kpt"] = tensors.fingerprint([torch.zeros(4096)])
     with pytest.raises(StepError) as err:
         compare_step.step_compare(compare_request(forged, work, [["check/check_1", "check_1"]]))
     assert err.value.status == "reference_changed"
@@ -506,7 +507,7 @@ def test_a_forged_output_digest_is_a_changed_reference_and_fails_the_recomputed_
     meta_path = os.path.join(reference["reference_dir"], "meta.json")
     with open(meta_path) as f:
         meta = json.load(f)
-    meta["expected_recipe"]["expected/check_0.kpt"] = plain.digest([torch.zeros(4096)])
+    meta["expected_recipe"]["expected/check_0.kpt"] = tensors.fingerprint([torch.zeros(4096)])
     meta["manifest_digest"] = reference_step.manifest_digest(
         meta["reference_manifest"], meta["inputs_manifest"], meta["inputs_recipe"],
         meta["expected_recipe"])

@@ -50,11 +50,6 @@ def test_overlap_detects_views_and_not_separate_tensors():
     assert not tensors.overlaps(x.clone(), x)
 
 
-def test_same_values_treats_nan_as_equal_to_itself():
-    a = torch.tensor([1.0, float("nan"), 3.0])
-    assert tensors.same_values(a, a.clone())
-    assert not torch.equal(a, a.clone())  # why same_values exists
-    assert not tensors.same_values(a, torch.tensor([1.0, 2.0, 3.0]))
 
 
 class _Problem:
@@ -93,3 +88,66 @@ def test_a_tensor_off_the_cpu_under_device_cpu_is_named():
     else:
         raise AssertionError("no error")
     assert len(tensors.generate_inputs(Meta(), 1)) == 2  # not on cpu: nothing said
+
+
+def _whole_and_chunked(monkeypatch, fn, *args):
+    whole = fn(*args)
+    monkeypatch.setattr(tensors, "CHUNK", 7)  # many pieces, the last one short
+    return whole, fn(*args)
+
+
+def test_a_comparison_in_pieces_reports_what_the_whole_one_does(monkeypatch):
+    ref = torch.linspace(-3, 3, 1000)
+    out = ref.clone()
+    out[:10] += 0.5
+    out[500] = float("nan")
+    out[501] = float("inf")
+    whole, chunked = _whole_and_chunked(monkeypatch, tensors.compare_output, out, ref, 1e-2, 1e-3)
+    assert not chunked["passed"]
+    assert chunked == whole
+    assert "1 NaN and 1 infinite values (of 1000)" in chunked["reason"]
+    close = ref + 1e-4
+    whole, chunked = _whole_and_chunked(monkeypatch, tensors.compare_output, close, ref, 1e-2, 0)
+    assert chunked["passed"] and chunked["max_abs_err"] == whole["max_abs_err"]
+
+
+def test_mismatches_are_counted_across_pieces(monkeypatch):
+    monkeypatch.setattr(tensors, "CHUNK", 10)
+    ref = torch.zeros(100)
+    out = ref.clone()
+    out[::10] = 1.0  # one bad element in each piece
+    r = tensors.compare_output(out, ref, 1e-2, 1e-3)
+    assert "10 of 100 elements (10%)" in r["reason"] and r["mismatch_fraction"] == 0.1
+
+
+def test_l2_error_and_vacuity_agree_in_pieces(monkeypatch):
+    ref = torch.randn(999)
+    out = ref + 1e-3 * torch.randn(999)
+    whole, chunked = _whole_and_chunked(monkeypatch, tensors.relative_l2_error, out, ref)
+    assert abs(whole - chunked) < 1e-12 * whole
+    assert "all-zero" in tensors.vacuity([torch.randn(1000) * 1e-4], 1e-2, 1e-3)
+    assert "constant" in tensors.vacuity([5.0 + torch.randn(1000) * 1e-4], 1e-2, 1e-3)
+    assert tensors.vacuity([torch.randn(1000)], 1e-2, 1e-3) == ""
+
+
+def test_a_fingerprint_sees_every_bit_dtype_and_shape():
+    x = torch.randn(1001)
+    fp = tensors.fingerprint([x])
+    assert fp.startswith("fp1:") and fp == tensors.fingerprint([x.clone()])
+    for i in (0, 500, 1000):
+        y = x.clone()
+        y.view(torch.int32)[i] ^= 1  # the lowest bit of one element
+        assert tensors.fingerprint([y]) != fp
+    assert tensors.fingerprint([x.reshape(7, 143)]) != fp
+    assert tensors.fingerprint([x.double()]) == tensors.fingerprint([x.double().clone()])
+    odd = torch.arange(7, dtype=torch.uint8)  # 7 bytes: a tail past the last whole word
+    changed = odd.clone()
+    changed[6] = 99
+    assert tensors.fingerprint([odd]) != tensors.fingerprint([changed])
+    assert tensors.fingerprint([x[1:]]) == tensors.fingerprint([x[1:].clone()])  # offset view
+
+
+def test_a_fingerprint_is_the_same_in_pieces(monkeypatch):
+    x = torch.randn(1000)
+    whole, chunked = _whole_and_chunked(monkeypatch, tensors.fingerprint, [x])
+    assert whole == chunked

@@ -213,7 +213,7 @@ TEST(MountsForRequestTest, TheProblemThatRegeneratesLargeInputsIsReadable) {
   Json check = {{"candidate", root + "/tests/candidates/good/cpu_tiny_swish.py"},
                 {"inputs_recipe",
                  {{"problem", root + "/problems/swish/problem.py"},
-                  {"trials", {{"check_0", {{"seed", 1}, {"sha256", "0"}}}}}}}};
+                  {"trials", {{"check_0", {{"seed", 1}, {"fingerprint", "0"}}}}}}}};
   SandboxMounts mounts = MountsForRequest("check", check);
   EXPECT_NE(std::find(mounts.read_only.begin(), mounts.read_only.end(),
                       root + "/problems/swish/problem.py"),
