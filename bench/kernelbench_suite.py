@@ -9,13 +9,17 @@ static scan before anything runs: it requires a `class ModelNew` (compile_error 
 not define class ModelNew"), and a subclass `class ModelNew(Model)` fails its reference_access
 rule. The renamed file is one KernelBench and kernelpro both take as it is.
 
-kernelpro: one `kernelpro eval --json --device cuda --torch-ops allow --problem P --candidate C`
-process per task, as a user runs it, its wall seconds measured around the process; each task
-starts from an empty --cache-dir (a scratch folder outside OUT), so no reference output is
-reused from an earlier task or run (`--cache-dir DIR` shares one instead). `kernelpro suite
-eval` could take the same candidates (OUT/candidates has its `--candidates` layout,
-levelN/STEM.py), but it runs every task in one process (builds first, then the device steps),
-so a task's wall time as a user waits for it would not be measured; hence `eval` per task.
+kernelpro (default, `--kernelpro-mode suite`): one `kernelpro suite eval --problems
+KB/KernelBench --candidates OUT/candidates --tasks LIST --device cuda --torch-ops allow` process
+over the tasks not done yet (a "part": its suite directory is OUT/kernelpro-suites/<hash of the
+list>), as a user runs a benchmark: every candidate is built first, then the tasks run one after
+the other with the referee kept warm. A task's wall seconds are the suite's own record of it
+(tasks/<task>/result.json); the part's time beyond its tasks (start-up, the builds) is kept in
+OUT/kernelpro-suites/<part>-part.json and counted once in the totals. The cache starts empty for
+each run of this script (a scratch folder outside OUT), so no reference output is reused from an
+earlier run (`--cache-dir DIR` shares one instead). `--kernelpro-mode eval` runs one `kernelpro
+eval --json` process per task instead, each with an empty cache, its wall seconds measured around
+the process.
 
 KernelBench: ONE warm Python process (bench/kernelbench_eval_loop.py) imports its evaluator
 once and runs `eval_kernel_against_ref` over all the tasks with the arguments
@@ -42,6 +46,7 @@ wall seconds at most 1.5x KernelBench's; no task where kernelpro's peak device m
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import re
@@ -166,11 +171,12 @@ def write_candidate(out, key, problem, form="rename"):
 # ---- rows (pure: records in, numbers and Markdown out) ----
 
 def kernelpro_peak_bytes(result):
-    """The most any of kernelpro's processes reserved in any step, or None."""
+    """kernelpro's processes together, at most: the referee's largest step peak plus the
+    candidate's (each what torch's allocator reserved in that process), or None."""
     peaks = (result or {}).get("peak_device_bytes") or {}
-    values = [v for side in ("referee", "candidate")
-              for v in (peaks.get(side) or {}).values() if isinstance(v, (int, float))]
-    return max(values) if values else None
+    sides = [[v for v in (peaks.get(side) or {}).values() if isinstance(v, (int, float))]
+             for side in ("referee", "candidate")]
+    return sum(max(v) for v in sides if v) if any(sides) else None
 
 
 def kernelbench_record_status(record):
@@ -190,6 +196,7 @@ def summarize(row):
         phases = result.get("phase_seconds") or {}
         s.update(kp_status=result.get("status") or ("timeout" if code == 124 else "error"),
                  kp_wall_s=kp_run.get("wall_s"), kp_speedup=result.get("speedup"),
+                 kp_part=kp_run.get("part"), kp_part_overhead_s=kp_run.get("part_overhead_s"),
                  kp_peak_bytes=kernelpro_peak_bytes(result),
                  kp_reference_s=phases.get("reference"), kp_check_s=phases.get("check"),
                  kp_time_s=phases.get("time"))
@@ -253,7 +260,10 @@ HEADERS = ["task", "status kernelpro / KernelBench", "wall s kernelpro / KernelB
 def totals(summaries):
     both = [s for s in summaries if s.get("kp_wall_s") is not None
             and s.get("kb_wall_s") is not None]
-    kp_wall = sum(s["kp_wall_s"] for s in both)
+    # A suite part's own time (start-up, builds first) counts once for the part, beside its
+    # tasks' seconds.
+    parts = {s["kp_part"]: s["kp_part_overhead_s"] for s in both if s.get("kp_part")}
+    kp_wall = sum(s["kp_wall_s"] for s in both) + sum(v or 0.0 for v in parts.values())
     kb_wall = sum(s["kb_wall_s"] + s["kb_startup_s"] for s in both)
     kb_correct = [s for s in summaries if s["kb_status"] == "correct"]
     return {
@@ -266,6 +276,7 @@ def totals(summaries):
             [s["task"] for s in kb_correct if s["kp_status"] != "correct"],
         "tasks_with_both_walls": len(both),
         "kernelpro_wall_s": kp_wall,
+        "kernelpro_suite_overhead_s": sum(v or 0.0 for v in parts.values()),
         "kernelbench_wall_s": kb_wall,
         "kernelbench_startup_s": sum(s["kb_startup_s"] for s in both),
         "wall_ratio": benchlib.ratio(kp_wall, kb_wall),
@@ -289,7 +300,8 @@ def render_totals(t):
         f"{t['kernelpro_correct_where_kernelbench_correct']}/{t['kernelbench_correct']} "
         f"(target: all; {_met(not missed)})" + (f": not {', '.join(missed)}" if missed else ""),
         f"wall seconds over the {t['tasks_with_both_walls']} tasks with both sides: kernelpro "
-        f"{t['kernelpro_wall_s']:.1f}, KernelBench {t['kernelbench_wall_s']:.1f} (its process "
+        f"{t['kernelpro_wall_s']:.1f} (its suite start-up and builds "
+        f"{t.get('kernelpro_suite_overhead_s', 0.0):.1f} included), KernelBench {t['kernelbench_wall_s']:.1f} (its process "
         f"start-up {t['kernelbench_startup_s']:.1f} included), ratio "
         f"{benchlib.fmt(ratio, 2, 'x')} (target <= {WALL_RATIO_TARGET}x; "
         f"{_met(ratio is not None and ratio <= WALL_RATIO_TARGET)})",
@@ -321,8 +333,10 @@ def render(rows):
     """The table and the totals over `rows`; also returns the totals."""
     summaries = [summarize(r) for r in sorted(rows, key=_task_order)]
     t = totals(summaries)
-    text = ("kernelpro eval (one process per task) vs KernelBench eval_kernel_against_ref (one "
-            "warm process), each task's own Model as its candidate\n\n"
+    modes = sorted({"suite eval (one process per part)" if (r.get("kernelpro") or {}).get("part")
+                    else "eval (one process per task)" for r in rows if r.get("kernelpro")})
+    text = (f"kernelpro {' + '.join(modes) or 'not run'} vs KernelBench eval_kernel_against_ref "
+            "(one warm process), each task's own Model as its candidate\n\n"
             + benchlib.markdown_table(HEADERS, [table_row(s) for s in summaries])
             + "\n\n" + "\n".join(render_totals(t)))
     failures = render_failures(summaries)
@@ -394,6 +408,86 @@ def kernelpro_side(args, tasks):
         row = update_row(args.out, t["task"], base_row(t), "kernelpro", run)
         s = summarize(row)
         print(f"{t['task']}: kernelpro {s['kp_status']} in {s['kp_wall_s']:.1f} s", flush=True)
+
+
+def task_list_text(tasks):
+    """The suite's task-list file ('level1: 7 11' a line) for `tasks`."""
+    by_level = {}
+    for t in tasks:
+        by_level.setdefault(t["level"], []).append(t["number"])
+    return "".join(f"level{level}: {' '.join(str(n) for n in sorted(numbers))}\n"
+                   for level, numbers in sorted(by_level.items()))
+
+
+def suite_record(suite_dir, key, part, command, code, overhead_s):
+    """The kernelpro record of task `key` from the suite's directory: its verdict and the task's
+    own wall seconds (the suite's result.json); None when the suite never finished it."""
+    task_dir = os.path.join(suite_dir, "tasks", key)
+    try:
+        with open(os.path.join(task_dir, "result.json")) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        return None
+    verdicts = []
+    for path in sorted(glob.glob(os.path.join(task_dir, "candidates", "*.json"))):
+        with open(path) as f:
+            verdicts.append(json.load(f))
+    if not verdicts:
+        verdicts = [{"status": result.get("status") or "error",
+                     "message": result.get("message") or "no verdict recorded"}]
+    return {"command": command, "wall_s": result.get("seconds"), "exit_code": code,
+            "results": verdicts, "part": part, "part_overhead_s": overhead_s,
+            "stderr_tail": ""}
+
+
+def kernelpro_suite_side(args, tasks):
+    """`kernelpro suite eval` over the tasks not done yet (one part: one suite directory, one
+    process that builds every candidate first and keeps its referee warm across tasks); each
+    row's kernelpro record is the task's verdict and its own wall seconds, and the part's time
+    beyond its tasks' (start-up, builds) is kept with it."""
+    todo = [t for t in tasks if not (args.resume and has_side(args.out, t["task"], "kernelpro"))]
+    for t in tasks:
+        if t not in todo:
+            print(f"{t['task']}: kernelpro done earlier, skipped", flush=True)
+    if not todo:
+        return
+    listing = task_list_text(todo)
+    part = hashlib.sha256(listing.encode()).hexdigest()[:10]
+    suites = os.path.join(args.out, "kernelpro-suites")
+    os.makedirs(suites, exist_ok=True)
+    suite_dir = os.path.join(suites, part)
+    list_file = suite_dir + "-tasks.txt"
+    with open(list_file, "w") as f:
+        f.write(listing)
+    cache = args.cache_dir or os.path.join(args.scratch, "kernelpro-cache")
+    command = [args.kernelpro, "suite", "eval", "--problems",
+               os.path.join(args.kernelbench, "KernelBench"), "--candidates",
+               os.path.join(args.out, "candidates"), "--tasks", list_file, "--dir", suite_dir,
+               "--device", "cuda", "--torch-ops", "allow", "--cache-dir", cache] + \
+        args.kernelpro_arg
+    if args.dry_run:
+        print(f"kernelpro suite over {len(todo)} tasks: {shlex.join(command)}")
+        return
+    run = benchlib.run_kernelpro(command, timeout_s=args.timeout_s * len(todo))
+    records = {t["task"]: suite_record(suite_dir, t["task"], part, command, run.exit_code, None)
+               for t in todo}
+    busy = sum(r["wall_s"] or 0.0 for r in records.values() if r)
+    overhead = max(0.0, run.wall_s - busy)
+    benchlib.write_json(suite_dir + "-part.json", {
+        "tasks": [t["task"] for t in todo], "wall_s": run.wall_s, "tasks_s": busy,
+        "overhead_s": overhead, "exit_code": run.exit_code, "stderr_tail": run.stderr_tail})
+    for t in todo:
+        record = records[t["task"]]
+        if record is None:
+            record = {"command": command, "wall_s": None, "exit_code": run.exit_code,
+                      "results": [], "part": part, "stderr_tail": run.stderr_tail}
+        record["part_overhead_s"] = overhead
+        row = update_row(args.out, t["task"], base_row(t), "kernelpro", record)
+        s = summarize(row)
+        print(f"{t['task']}: kernelpro {s['kp_status']} in {benchlib.fmt(s['kp_wall_s'], 1)} s",
+              flush=True)
+    print(f"kernelpro suite part {part}: {run.wall_s:.1f} s, of which {overhead:.1f} s beyond "
+          "its tasks (start-up, builds)", flush=True)
 
 
 def base_row(t):
@@ -518,6 +612,10 @@ def main():
                         "fresh one per task, so no reference output is reused)")
     parser.add_argument("--kernelpro-arg", action="append", default=[],
                         help="extra argument for kernelpro eval (repeatable)")
+    parser.add_argument("--kernelpro-mode", choices=["suite", "eval"], default="suite",
+                        help="suite: one `kernelpro suite eval` over the tasks (builds first, "
+                             "one warm referee; default); eval: one `kernelpro eval` process "
+                             "per task")
     parser.add_argument("--resume", action="store_true",
                         help="skip each side a task's row in OUT already has (not an error)")
     parser.add_argument("--skip-kernelbench", action="store_true")
@@ -544,7 +642,10 @@ def main():
         if not args.skip_kernelbench:
             kernelbench_side(args, tasks)
         if not args.skip_kernelpro:
-            kernelpro_side(args, tasks)
+            if args.kernelpro_mode == "suite":
+                kernelpro_suite_side(args, tasks)
+            else:
+                kernelpro_side(args, tasks)
     finally:
         shutil.rmtree(args.scratch, ignore_errors=True)
     if args.dry_run:

@@ -150,17 +150,18 @@ def row(task, kp=None, kb=None):
 def test_a_row_gives_statuses_walls_phases_peaks_and_speedups():
     s = suite.summarize(row("level1/1_Square", kernelpro_run(),
                             kernelbench_record("level1/1_Square")))
-    assert s["kp_peak_bytes"] == 3 * GIB  # max over both processes' steps, not total_bytes
-    assert not s["peak_over"]
+    # The referee's largest step plus the candidate's: the processes together, at most.
+    assert s["kp_peak_bytes"] == 5 * GIB
+    assert not s["peak_over"]  # 5 GiB <= 2 x 2 GiB + 2 GiB
     assert suite.table_row(s) == ["level1/1_Square", "correct / correct", "20.0 / 5.0",
-                                  "4.0 / 3.0 / 10.0", "3.00 / 2.00", "1.01x / 0.98x"]
+                                  "4.0 / 3.0 / 10.0", "5.00 / 2.00", "1.01x / 0.98x"]
 
 
 def test_a_peak_over_twice_kernelbenchs_plus_two_gib_is_flagged():
     s = suite.summarize(row("level2/3_Conv", kernelpro_run(peaks=(10 * GIB, GIB)),
                             kernelbench_record("level2/3_Conv", peak=3 * GIB)))
-    assert s["peak_over"]  # 10 GiB > 2 x 3 GiB + 2 GiB
-    assert suite.table_row(s)[4] == "10.00 (over) / 3.00"
+    assert s["peak_over"]  # 10 + 1 GiB > 2 x 3 GiB + 2 GiB
+    assert suite.table_row(s)[4] == "11.00 (over) / 3.00"
     assert not suite.peak_over(8 * GIB, 3 * GIB) and suite.peak_over(8 * GIB + 1, 3 * GIB)
     assert not suite.peak_over(None, 3 * GIB)
 
@@ -315,8 +316,64 @@ def test_a_dry_run_writes_the_candidates_and_runs_nothing(tmp_path, monkeypatch,
     suite.main()
     printed = capsys.readouterr().out
     assert "KernelBench loop over 2 tasks:" in printed
-    assert "--torch-ops allow" in printed and "level1/2_B kernelpro:" in printed
+    assert "kernelpro suite over 2 tasks:" in printed and "--torch-ops allow" in printed
+    assert "suite eval --problems" in printed
     assert sorted(os.listdir(out / "candidates" / "level1")) == ["1_A.py", "2_B.py"]
     assert not (out / "rows").exists() and not (out / "table.md").exists()
     tasks = json.loads(next((out / "kernelbench-loop").glob("*-tasks.json")).read_text())
     assert [t["task"] for t in tasks] == ["level1/1_A", "level1/2_B"]
+
+
+FAKE_KERNELPRO = r"""#!/usr/bin/env python3
+# `kernelpro suite eval ... --tasks LIST --dir SUITE`: finishes every listed task but 'Slow'.
+import json, os, sys
+args = sys.argv[1:]
+assert args[:2] == ["suite", "eval"], args
+suite_dir = args[args.index("--dir") + 1]
+problems = args[args.index("--problems") + 1]
+for line in open(args[args.index("--tasks") + 1]):
+    level, _, numbers = line.partition(":")
+    for n in numbers.split():
+        folder = os.path.join(problems, level.strip())
+        stem = next(f[:-3] for f in os.listdir(folder) if f.startswith(n + "_"))
+        if "Slow" in stem:
+            continue
+        task = os.path.join(suite_dir, "tasks", level.strip(), stem)
+        os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
+        json.dump({"status": "done", "seconds": 12.5}, open(os.path.join(task, "result.json"), "w"))
+        json.dump({"status": "correct", "speedup": 1.0, "phase_seconds": {"total": 12.0},
+                   "peak_device_bytes": {"referee": {"reference": 2 << 30},
+                                         "candidate": {"time": 1 << 30}}},
+                  open(os.path.join(task, "candidates", "000.json"), "w"))
+"""
+
+
+def test_the_suite_mode_reads_each_tasks_verdict_and_seconds_and_counts_its_start_up_once(
+        tmp_path, monkeypatch, capsys):
+    kb = make_kernelbench(tmp_path / "kb", ["level1/1_A", "level1/2_Slow", "level2/1_C"])
+    fake = tmp_path / "kernelpro"
+    fake.write_text(FAKE_KERNELPRO)
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    monkeypatch.setattr(sys, "argv", ["kernelbench_suite.py", "--kernelbench", kb, "--out",
+                                      str(out), "--tasks", "level1:1-2,level2:1",
+                                      "--kernelpro", str(fake), "--skip-kernelbench"])
+    suite.main()
+    printed = capsys.readouterr().out
+    assert "level1/1_A: kernelpro correct in 12.5 s" in printed
+    assert "level1/2_Slow: kernelpro error in – s" in printed
+    lists = list((out / "kernelpro-suites").glob("*-tasks.txt"))
+    assert [p.read_text() for p in lists] == ["level1: 1 2\nlevel2: 1\n"]
+    part = json.loads(next((out / "kernelpro-suites").glob("*-part.json")).read_text())
+    assert part["tasks_s"] == 25.0  # the fake's tasks claim more than it ran: no overhead
+    assert part["overhead_s"] == max(0.0, part["wall_s"] - 25.0)
+    rows = {r["task"]: r for r in suite.load_rows(str(out))}
+    s = suite.summarize(rows["level2/1_C"])
+    assert s["kp_status"] == "correct" and s["kp_wall_s"] == 12.5
+    assert s["kp_peak_bytes"] == 3 << 30
+    # With KernelBench's side in, the part's own time counts once in kernelpro's total.
+    for key in rows:
+        suite.update_row(str(out), key, {"task": key}, "kernelbench", kernelbench_record(key))
+    _, t = suite.render(suite.load_rows(str(out)))
+    assert t["kernelpro_wall_s"] == pytest.approx(25.0 + part["overhead_s"])
+    assert not suite.has_side(str(out), "level1/2_Slow", "kernelpro")  # --resume runs it again
