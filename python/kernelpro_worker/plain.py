@@ -11,6 +11,7 @@ Layout:
     8 bytes   header length H, little-endian unsigned
     H bytes   header, UTF-8 JSON: {"format": "kernelpro-plain", "version": 1,
                                    "value": <encoded value>, "tensors": [<tensor>, ...]}
+              (the writer pads it with spaces so that the data starts at a multiple of 64)
     the rest  tensor data: each tensor's bytes, C order, little-endian, back to back
 
 A <tensor> is {"dtype": "float32", "shape": [4096], "offset": 0, "nbytes": 16384}, its offset
@@ -34,6 +35,7 @@ FORMAT = "kernelpro-plain"
 VERSION = 1
 _PREFIX = len(MAGIC) + 8
 _MAX_HEADER = 64 << 20
+ALIGN = 64  # where the writer starts the data, counted from the file's first byte
 
 # dtype names as torch spells them without "torch."; the ones a torch build lacks are skipped.
 DTYPE_NAMES = (
@@ -131,6 +133,9 @@ def _chunks(value):
         offset += nbytes
     header = json.dumps({"format": FORMAT, "version": VERSION, "value": encoded,
                          "tensors": entries}, allow_nan=False, sort_keys=True).encode("utf-8")
+    # Spaces (JSON whitespace) up to a multiple of ALIGN: the data then starts aligned, and a
+    # reader can use its tensors in place instead of copying them.
+    header += b" " * (-(_PREFIX + len(header)) % ALIGN)
     return [MAGIC, struct.pack("<Q", len(header)), header] + blobs
 
 
@@ -229,7 +234,9 @@ def loads(data):
             tensors.append(torch.empty(shape, dtype=dtype))
         else:
             flat = torch.frombuffer(data, dtype=dtype, count=numel, offset=data_start + offset)
-            tensors.append(flat.reshape(shape).clone())  # own memory, aligned, independent of data
+            if flat.data_ptr() % flat.element_size():
+                flat = flat.clone()  # an unaligned element (older files): a copy of its own
+            tensors.append(flat.reshape(shape))
     if data_start + expected_offset != len(data):
         raise PlainError(f"the tensors take {expected_offset} bytes but the file holds "
                          f"{len(data) - data_start} after the header")

@@ -138,3 +138,33 @@ def test_the_worker_never_pickles():
                                      (word, words[i + 2]) in banned):
                 found.append(f"{name}:{tokens[i].start[0]}: {word}")
     assert found == []
+
+
+def test_the_data_starts_aligned_and_is_read_in_place(tmp_path):
+    import struct
+
+    path = str(tmp_path / "a.kpt")
+    x = torch.arange(1000, dtype=torch.float32)
+    plain.save(path, [x, torch.ones(3, dtype=torch.float64)])
+    raw = open(path, "rb").read()
+    (header_len,) = struct.unpack("<Q", raw[8:16])
+    assert (16 + header_len) % plain.ALIGN == 0
+    data = bytearray(raw)
+    loaded = plain.loads(data)
+    assert torch.equal(loaded[0], x)
+    data[16 + header_len] ^= 0xFF  # the tensors are views of the bytes read, not copies
+    assert not torch.equal(loaded[0], x)
+
+
+def test_a_file_without_the_padding_still_loads(tmp_path):
+    import json
+    import struct
+
+    header = json.dumps({"format": "kernelpro-plain", "version": 1, "value": {"tensor": 0},
+                         "tensors": [{"dtype": "float32", "shape": [3], "offset": 0,
+                                      "nbytes": 12}]}).encode()
+    header = header + b" " * (1 - (16 + len(header)) % 2)  # an odd start: unaligned floats
+    data = bytearray(plain.MAGIC + struct.pack("<Q", len(header)) + header
+                     + torch.tensor([1.0, 2.0, 3.0]).numpy().tobytes())
+    assert (16 + len(header)) % 4
+    assert torch.equal(plain.loads(data), torch.tensor([1.0, 2.0, 3.0]))
