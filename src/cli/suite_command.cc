@@ -49,6 +49,16 @@ Json PhasesJson(const suite::SuiteProgress& p) {
     out.push_back({{"phase", phase}, {"seconds", seconds}});
   return out;
 }
+
+// A task's costs for `suite status --json`: "seconds" (its wall time, once finished),
+// "peak_device_bytes" and "min_free_bytes" (suite/task_costs.h); null where unknown.
+void AddCostsJson(const suite::TaskCosts& costs, Json& task) {
+  task["seconds"] = NumberOrNull(costs.seconds);
+  task["peak_device_bytes"] = costs.peak ? Json(costs.peak->bytes) : Json(nullptr);
+  task["min_free_bytes"] =
+      costs.peak && costs.peak->min_free_bytes ? Json(*costs.peak->min_free_bytes) : Json(nullptr);
+}
+
 namespace fs = std::filesystem;
 
 // Running the tasks, here or under Slurm, and the options of the machine they run on.
@@ -352,6 +362,21 @@ std::vector<std::string> SlurmLines(const Json& slurm) {
   return lines;
 }
 
+// "  slowest: level1/11_4D (2m41s, 40.4 GiB), level3/43_Min (33s)\n": the (up to) three finished
+// tasks that took longest, with their peak device memory when known; "" before any finished.
+std::string SlowestLine(const suite::SuiteProgress& p) {
+  std::vector<std::string> parts;
+  for (const suite::TaskProgress* task : suite::SlowestTasks(p, 3)) {
+    std::string part = task->id + " (" + Duration(*task->costs.seconds);
+    if (task->costs.peak) {
+      part += ", " + FormatFixed(static_cast<double>(task->costs.peak->bytes) / (1LL << 30), 1) +
+              " GiB";
+    }
+    parts.push_back(part + ")");
+  }
+  return parts.empty() ? "" : "  slowest: " + Join(parts, ", ") + "\n";
+}
+
 int StatusCommand(DirArgs& a) {
   const suite::SuiteDir dir(a.dir);
   auto manifest = suite::OpenSuite(dir, /*check_problems=*/false);
@@ -360,12 +385,14 @@ int StatusCommand(DirArgs& a) {
   Json slurm = SlurmStates(dir);
   if (a.json) {
     Json tasks = Json::array();
-    for (const auto& [id, status] : p.tasks) {
-      Json t = {{"task", id}, {"state", suite::TaskStateName(status.state)}};
+    for (const suite::TaskProgress& task : p.tasks) {
+      const suite::TaskStatus& status = task.status;
+      Json t = {{"task", task.id}, {"state", suite::TaskStateName(status.state)}};
       if (status.result) {
         t["status"] = JsonGet<std::string>(*status.result, "status", "");
         t["speedup"] = JsonGet<Json>(*status.result, "speedup", nullptr);
       }
+      AddCostsJson(task.costs, t);
       if (status.claim) t["host"] = status.claim->host, t["pid"] = status.claim->pid;
       tasks.push_back(t);
     }
@@ -394,18 +421,19 @@ int StatusCommand(DirArgs& a) {
             << p.failed << ", running " << p.running << ", interrupted " << p.interrupted
             << ", pending " << p.pending;
   if (p.damaged > 0) std::cout << ", damaged " << p.damaged;
-  std::cout << "\n";
+  std::cout << "\n" << SlowestLine(p);
   std::cout << "  elapsed " << Duration(p.elapsed_s);
   if (p.remaining_s) std::cout << ", about " << Duration(*p.remaining_s) << " left";
   std::cout << "\n";
   for (const auto& [phase, seconds] : p.phases) {
     std::cout << "  now: " << phase << " (for " << Duration(seconds) << ")\n";
   }
-  for (const auto& [id, status] : p.tasks) {
+  for (const suite::TaskProgress& task : p.tasks) {
+    const suite::TaskStatus& status = task.status;
     if (status.state == suite::TaskState::kDone || status.state == suite::TaskState::kPending) {
       continue;
     }
-    std::cout << "  " << suite::TaskStateName(status.state) << "  " << id;
+    std::cout << "  " << suite::TaskStateName(status.state) << "  " << task.id;
     if (status.claim && status.state != suite::TaskState::kFailed) {
       std::cout << "  (" << status.claim->host << " pid " << status.claim->pid << ", shard "
                 << status.claim->shard << ", since "

@@ -119,6 +119,10 @@ TEST_F(SuiteCommandTest, ACpuSuiteIsEvaluatedReportedAndNotRedone) {
   EXPECT_EQ(status.json["done"], 3);
   EXPECT_EQ(status.json["correct"], 2);
   EXPECT_EQ(status.json["pending"], 0);
+  for (const Json& task : status.json["tasks"]) {  // a CPU suite: its time, no device memory
+    EXPECT_GT(task["seconds"].get<double>(), 0) << task;
+    EXPECT_TRUE(task["peak_device_bytes"].is_null()) << task;
+  }
 
   CliRun report = RunKernelpro({"suite", "report", suite.string(), "--json"}, 1);
   ASSERT_EQ(report.exit_code, 0) << report.err;
@@ -430,6 +434,62 @@ TEST_F(SuiteCommandTest, AnUnfinishedOrDamagedSuiteSaysSoFirstAndScoresOnlyWhatF
   CliRun status = RunKernelpro({"suite", "status", (root_ / "a").string()}, 1);
   EXPECT_NE(status.out.find(", damaged 1\n"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find("damaged  level1/3_r"), std::string::npos) << status.out;
+}
+
+// Each task's wall time and peak device memory (its verdicts' processes together), in status and
+// in the report's rows.
+TEST_F(SuiteCommandTest, StatusAndReportSayWhatEachTaskCost) {
+  const fs::path suite = root_ / "a";
+  WriteSuite(suite, {{"p", 2.0}, {"q", 3.0}, {"r", 1.5}}, root_ / "problems");
+  const long long gib = 1LL << 30;
+  // seconds; referee and candidate peaks in GiB (none: a CPU verdict)
+  const std::vector<std::tuple<std::string, double, long long, long long>> costs = {
+      {"level1/1_p", 125, 21, 12}, {"level1/2_q", 161, 19, 22}, {"level1/3_r", 33, 0, 0}};
+  auto manifest = ReadJsonFile((suite / "suite.json").string());
+  ASSERT_TRUE(manifest.ok());
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const auto& [id, seconds, referee, candidate] = costs[i];
+    (*manifest)["tasks"][i]["candidates"] = {(root_ / "cands/x.py").string()};
+    const fs::path task = suite / "tasks" / id;
+    auto result = ReadJsonFile((task / "result.json").string());
+    ASSERT_TRUE(result.ok());
+    (*result)["seconds"] = seconds;
+    (*result)["candidates"] = Json::array({Json{{"status", "correct"}}});
+    ASSERT_TRUE(WriteJsonFile((task / "result.json").string(), *result).ok());
+    Json verdict = {{"status", "correct"}, {"peak_device_bytes", nullptr}};
+    if (referee > 0) {
+      verdict["peak_device_bytes"] = {{"referee", {{"reference", referee * gib}}},
+                                      {"candidate", {{"time", candidate * gib}}},
+                                      {"min_free_bytes", 37 * gib}};
+    }
+    ASSERT_TRUE(WriteJsonFile((task / "candidates/000.json").string(), verdict).ok());
+  }
+  ASSERT_TRUE(WriteJsonFile((suite / "suite.json").string(), *manifest).ok());
+
+  CliRun status = RunKernelpro({"suite", "status", suite.string()}, 1);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("pending 0\n  slowest: level1/2_q (2m41s, 41.0 GiB), level1/1_p "
+                            "(2m05s, 33.0 GiB), level1/3_r (33s)\n"),
+            std::string::npos)
+      << status.out;
+  CliRun json = RunKernelpro({"suite", "status", suite.string(), "--json"}, 1);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const Json& q = json.json["tasks"][1];
+  EXPECT_DOUBLE_EQ(q["seconds"].get<double>(), 161);
+  EXPECT_EQ(q["peak_device_bytes"].get<long long>(), 41 * gib);
+  EXPECT_EQ(q["min_free_bytes"].get<long long>(), 37 * gib);
+  EXPECT_TRUE(json.json["tasks"][2]["peak_device_bytes"].is_null());
+
+  CliRun report = RunKernelpro({"suite", "report", suite.string(), "--json"}, 1);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_DOUBLE_EQ(report.json["problems"][0]["seconds"].get<double>(), 125);
+  EXPECT_EQ(report.json["problems"][0]["peak_device_bytes"].get<long long>(), 33 * gib);
+  const std::string md = ReadFile(suite / "report/report.md");
+  EXPECT_NE(md.find("| 1 | 161.0 | 41.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 33.0 | - |"), std::string::npos) << md;
+  const std::string csv = ReadFile(suite / "report/results.csv");
+  EXPECT_NE(csv.find(",message,seconds,peak_device_bytes\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",161," + std::to_string(41 * gib) + "\n"), std::string::npos) << csv;
 }
 
 TEST_F(SuiteCommandTest, TheProtocolPaperRecordsFifteenRunsPerTaskAtItsTemperatures) {

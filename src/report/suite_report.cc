@@ -63,6 +63,16 @@ std::string Plain(const std::optional<double>& value) {
   return buffer;
 }
 
+// A wall time in seconds, "160.6"; a size in GiB, "21.8"; "-" when unknown.
+std::string WallSeconds(const std::optional<double>& seconds) {
+  return seconds ? FormatFixed(*seconds, 1) : std::string("-");
+}
+
+std::string Gib(const std::optional<long long>& bytes) {
+  return bytes ? FormatFixed(static_cast<double>(*bytes) / static_cast<double>(1LL << 30), 1)
+               : std::string("-");
+}
+
 std::string CapLabel(double cap) { return svg::Num(cap); }
 
 std::string LevelLabel(int level) {
@@ -217,6 +227,8 @@ SuiteProblemView ProblemView(const SuiteReportInput& in, const SuiteProblemRow& 
   v.kernel_ms = Millis(row.kernel_ms);
   v.sol = row.sol_fraction ? FormatFixed(100 * *row.sol_fraction, 0) + " %" : "-";
   v.count = in.mode == "optimize" ? row.seeds : row.candidates;
+  v.wall_seconds = WallSeconds(row.seconds);
+  v.peak_gib = Gib(row.peak_device_bytes);
   auto link = [&](const std::string& path, const std::string& text) {
     if (path.empty()) return;
     v.links.push_back({text, path, kReportToSuite + path, Linkable(path)});
@@ -313,7 +325,8 @@ SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input) {
 std::string RenderSuiteCsv(const SuiteReportInput& in) {
   std::ostringstream out;
   out << "key,level,status,correct,speedup,speedup_low,speedup_high,other_speedup,reference_ms,"
-         "kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message\n";
+         "kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message,seconds,"
+         "peak_device_bytes\n";
   for (const SuiteProblemRow& row : in.rows) {
     const std::vector<std::string> fields = {
         row.key,
@@ -333,6 +346,8 @@ std::string RenderSuiteCsv(const SuiteReportInput& in) {
         row.best,
         row.run_report,
         row.message,
+        Plain(row.seconds),
+        row.peak_device_bytes ? std::to_string(*row.peak_device_bytes) : "",
     };
     for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << CsvField(fields[i]);
     out << "\n";
@@ -371,25 +386,29 @@ Json SuiteReportJson(const SuiteReportInput& in) {
   }
   Json problems = Json::array();
   for (const SuiteProblemRow& row : in.rows) {
-    problems.push_back(Json{{"key", row.key},
-                            {"name", row.name},
-                            {"level", row.level},
-                            {"status", row.status},
-                            {"correct", row.correct},
-                            {"speedup", NumberOrNull(row.speedup)},
-                            {"speedup_low", NumberOrNull(row.speedup_low)},
-                            {"speedup_high", NumberOrNull(row.speedup_high)},
-                            {"other_speedup", NumberOrNull(row.other_speedup)},
-                            {"reference_ms", NumberOrNull(row.reference_ms)},
-                            {"kernel_ms", NumberOrNull(row.kernel_ms)},
-                            {"sol_fraction", NumberOrNull(row.sol_fraction)},
-                            {"noisy", row.noisy},
-                            {"shapes", row.shapes},
-                            {"seeds", row.seeds},
-                            {"candidates", row.candidates},
-                            {"best", row.best},
-                            {"run_report", row.run_report},
-                            {"message", row.message}});
+    problems.push_back(
+        Json{{"key", row.key},
+             {"name", row.name},
+             {"level", row.level},
+             {"status", row.status},
+             {"correct", row.correct},
+             {"speedup", NumberOrNull(row.speedup)},
+             {"speedup_low", NumberOrNull(row.speedup_low)},
+             {"speedup_high", NumberOrNull(row.speedup_high)},
+             {"other_speedup", NumberOrNull(row.other_speedup)},
+             {"reference_ms", NumberOrNull(row.reference_ms)},
+             {"kernel_ms", NumberOrNull(row.kernel_ms)},
+             {"sol_fraction", NumberOrNull(row.sol_fraction)},
+             {"noisy", row.noisy},
+             {"shapes", row.shapes},
+             {"seeds", row.seeds},
+             {"candidates", row.candidates},
+             {"best", row.best},
+             {"run_report", row.run_report},
+             {"message", row.message},
+             {"seconds", NumberOrNull(row.seconds)},
+             {"peak_device_bytes",
+              row.peak_device_bytes ? Json(*row.peak_device_bytes) : Json(nullptr)}});
   }
   Json report{{"title", in.title},
               {"mode", in.mode},

@@ -49,6 +49,11 @@ struct SuiteProblemRow {
   std::string best;        // the best kernel's file, relative to the suite directory
   std::string run_report;  // optimize: the run's report.html, relative to the suite directory
   std::string message;     // why it failed, one line
+  // What its finished tasks cost (suite/task_costs.h): their wall time, summed over its seeds in
+  // optimize mode, and the largest device memory kernelpro's processes held together in any of
+  // them (eval mode; unknown on CPU, for optimize runs and for results made before it was kept).
+  std::optional<double> seconds;
+  std::optional<long long> peak_device_bytes;
 };
 
 struct SuiteComparisonView {
@@ -94,8 +99,9 @@ struct SuiteReportTexts {
 };
 SuiteReportTexts RenderSuiteReports(const SuiteReportInput& input);
 // Header then one row per problem: key,level,status,correct,speedup,speedup_low,speedup_high,
-// other_speedup,reference_ms,kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message
-// (RFC 4180 quoting; empty cells for unknown values).
+// other_speedup,reference_ms,kernel_ms,sol_fraction,noisy,seeds,candidates,best,run_report,message,
+// seconds,peak_device_bytes (RFC 4180 quoting; empty cells for unknown values). The last two are
+// last so that a script reading columns by position finds the others where they were.
 std::string RenderSuiteCsv(const SuiteReportInput& input);
 
 // The statistics for scripts:

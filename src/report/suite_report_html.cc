@@ -364,7 +364,8 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
   out << "<h2>Problems</h2>\n<table>\n<tr><th>problem</th><th>level</th><th>status</th>"
       << "<th>speedup [interval]</th><th>vs " << Html(view.other_baseline) << "</th><th>"
       << Html(view.baseline) << " (ms)</th><th>kernel (ms)</th><th>speed of light</th><th>"
-      << view.count_header << "</th><th>files</th><th>why it failed</th></tr>\n";
+      << view.count_header << "</th><th>wall s</th><th>peak GiB</th><th>files</th><th>why it "
+      << "failed</th></tr>\n";
   for (const SuiteProblemView& row : view.problems) {
     out << "<tr><td>" << Html(row.key) << "</td><td class=\"num\">" << row.level << "</td><td>"
         << HtmlStatus(row)
@@ -373,7 +374,8 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
         << (row.noisy ? " <span class=\"noisy\">noisy</span>" : "") << "</td><td class=\"num\">"
         << row.other_speedup << "</td><td class=\"num\">" << row.reference_ms
         << "</td><td class=\"num\">" << row.kernel_ms << "</td><td class=\"num\">" << row.sol
-        << "</td><td class=\"num\">" << row.count << "</td><td class=\"files\">";
+        << "</td><td class=\"num\">" << row.count << "</td><td class=\"num\">" << row.wall_seconds
+        << "</td><td class=\"num\">" << row.peak_gib << "</td><td class=\"files\">";
     std::vector<std::string> links;
     for (const SuiteLink& link : row.links) links.push_back(HtmlLink(link));
     out << Join(links, " · ") << "</td><td class=\"why muted\">" << Html(row.message)
@@ -383,7 +385,9 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
       << " with its interval; <em>speed of light</em>: the fastest time the problem's work can "
       << "take at the peaks of the machine it was timed on, over the kernel's median "
       << "(docs/harness.md, Trust); <em>noisy</em>: the timing's interval or spread is too wide to "
-      << "trust (rerun on a quieter machine).";
+      << "trust (rerun on a quieter machine); <em>wall s</em>: the time its tasks took; "
+      << "<em>peak GiB</em>: the most device memory kernelpro's processes held together while "
+      << "evaluating it (eval suites on a GPU).";
   if (view.optimize) out << " Each row is the best of the problem's seeds.";
   out << "</caption>\n</table>\n";
 }

@@ -102,8 +102,9 @@ void WriteBandsAndCaps(const SuiteReportView& view, Out& out) {
 void WriteProblems(const SuiteReportView& view, Out& out) {
   out << "## Problems\n\n| problem | level | status | speedup [interval] | vs "
       << view.other_baseline << " | " << view.baseline << " (ms) | kernel (ms) | speed of light | "
-      << view.count_header << " | files | why it failed |\n"
-      << "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+      << view.count_header << " | wall s | peak GiB | files | why it failed |\n"
+      << "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+      << "---:|---:|---|---|\n";
   for (const SuiteProblemView& row : view.problems) {
     std::vector<std::string> links;
     for (const SuiteLink& link : row.links) links.push_back(MarkdownLink(link));
@@ -111,7 +112,8 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
         << (row.shapes.empty() ? "" : " (" + row.shapes + ")") << " | " << row.speedup_text
         << (row.noisy ? " noisy" : "") << " | " << row.other_speedup << " | " << row.reference_ms
         << " | " << row.kernel_ms << " | " << row.sol << " | " << row.count << " | "
-        << Join(links, ", ") << " | " << MarkdownCode(row.message) << " |\n";
+        << row.wall_seconds << " | " << row.peak_gib << " | " << Join(links, ", ") << " | "
+        << MarkdownCode(row.message) << " |\n";
   }
   out << "\n";
 }

@@ -78,6 +78,7 @@ SuiteProblemRow Row(std::string key, int level, std::string status) {
   r.correct = status == "correct";
   r.seeds = 3;
   r.run_report = "tasks/" + key + "/seed-1/run/report.html";
+  r.seconds = 3 * 240.5;  // its three runs; an optimize run's memory is not known
   return r;
 }
 
@@ -369,8 +370,8 @@ TEST(SuiteReportTest, CsvParsesBackToTheRows) {
             (std::vector<std::string>{"key", "level", "status", "correct", "speedup", "speedup_low",
                                       "speedup_high", "other_speedup", "reference_ms", "kernel_ms",
                                       "sol_fraction", "noisy", "seeds", "candidates", "best",
-                                      "run_report", "message"}));
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 17u) << row[0];
+                                      "run_report", "message", "seconds", "peak_device_bytes"}));
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 19u) << row[0];
   EXPECT_EQ(rows[1][0], "level1/19_ReLU");
   EXPECT_EQ(rows[1][4], "1.52");
   EXPECT_EQ(rows[1][3], "true");
@@ -379,7 +380,41 @@ TEST(SuiteReportTest, CsvParsesBackToTheRows) {
   EXPECT_EQ(rows[3][2], "compile_error");
   EXPECT_EQ(rows[3][4], "");
   EXPECT_EQ(rows[3][16], in.rows[2].message);
-  EXPECT_EQ(rows[4][11], "true");  // noisy
+  EXPECT_EQ(rows[4][11], "true");   // noisy
+  EXPECT_EQ(rows[1][17], "721.5");  // seconds: three runs of 240.5 s
+  EXPECT_EQ(rows[1][18], "");       // peak_device_bytes: unknown for optimize runs
+}
+
+// An eval suite on a GPU: each problem's wall time and peak device memory, in every rendering.
+TEST(SuiteReportTest, EachProblemShowsItsWallTimeAndPeakDeviceMemory) {
+  SuiteReportInput in = Suite();
+  in.mode = "eval";
+  for (SuiteProblemRow& row : in.rows) row.candidates = 2;
+  in.rows[0].seconds = 160.599;
+  in.rows[0].peak_device_bytes = 43415240704;  // 40.43 GiB: referee 18.67 + candidate 21.77
+  in.rows[1].seconds.reset();                  // a result from before times were kept
+  in.rows[1].peak_device_bytes.reset();
+  const std::string md = RenderSuiteMarkdown(in);
+  EXPECT_TRUE(Contains(md, "| candidates | wall s | peak GiB | files | why it failed |")) << md;
+  EXPECT_TRUE(Contains(md, "| 38 % | 2 | 160.6 | 40.4 | [run report]")) << md;
+  EXPECT_TRUE(Contains(md, "| 16 % | 2 | - | - | [run report]")) << md;
+  const std::string html = RenderSuiteHtml(in);
+  EXPECT_TRUE(Contains(html, "<th>candidates</th><th>wall s</th><th>peak GiB</th><th>files</th>"));
+  EXPECT_TRUE(Contains(html,
+                       "<td class=\"num\">2</td><td class=\"num\">160.6</td><td "
+                       "class=\"num\">40.4</td><td class=\"files\">"))
+      << html;
+  const auto csv = ParseCsv(RenderSuiteCsv(in));
+  EXPECT_EQ(csv[1][17], "160.599");
+  EXPECT_EQ(csv[1][18], "43415240704");
+  EXPECT_EQ(csv[2][17], "");
+  EXPECT_EQ(csv[2][18], "");
+  const Json json = SuiteReportJson(in);
+  EXPECT_DOUBLE_EQ(json["problems"][0]["seconds"].get<double>(), 160.599);
+  EXPECT_EQ(json["problems"][0]["peak_device_bytes"].get<long long>(), 43415240704);
+  EXPECT_TRUE(json["problems"][1]["seconds"].is_null());
+  EXPECT_TRUE(json["problems"][1]["peak_device_bytes"].is_null());
+  EXPECT_DOUBLE_EQ(json["problems"][2]["seconds"].get<double>(), 721.5);
 }
 
 TEST(SuiteReportTest, JsonHasTheKeysScriptsReadAndNullsWhereNothingIsKnown) {

@@ -59,6 +59,8 @@ struct SuiteProblemView {
   std::string reference_ms, kernel_ms;  // "0.120", "-"
   std::string sol;                      // "83 %" of the speed of light, "-" when unknown
   int count = 0;                        // seeds (optimize) or candidates (eval)
+  std::string wall_seconds;             // its tasks' wall time: "160.6", "-" when unknown
+  std::string peak_gib;                 // kernelpro's peak device memory: "21.8", "-"
   std::vector<SuiteLink> links;         // its run's report, its best kernel
   std::string message;                  // why it failed, on one line; "" when none
 };

@@ -39,6 +39,7 @@ struct TaskResults {
   std::set<std::string> environments, methods, trials;  // measurement lines, each once
   std::set<std::string> criteria;  // correctness criteria; "unrecorded" for results without one
   std::map<std::size_t, std::vector<std::string>> damaged_of;  // problem index -> damaged tasks
+  std::map<std::size_t, std::vector<TaskCosts>> costs_of;  // problem index -> its finished tasks'
   int finished = 0, pending = 0;     // tasks with a result; tasks without one (damaged ones apart)
   std::vector<std::string> damaged;  // task ids
 };
@@ -60,6 +61,7 @@ TaskResults ReadTaskResults(const SuiteDir& dir, const SuiteManifest& manifest) 
     }
     ++read.finished;
     read.by_problem[task.problem].push_back(*s.result);
+    read.costs_of[task.problem].push_back(CostsOfTask(*s.result, ReadTaskVerdicts(dir, task)));
     if (const Json env = JsonGet<Json>(*s.result, "environment", nullptr); env.is_object()) {
       read.environments.insert(EnvironmentLine(env));
     }
@@ -201,6 +203,15 @@ report::SuiteProblemRow ProblemRow(const SuiteProblem& problem, const std::vecto
   return row;
 }
 
+// What a problem's finished tasks cost: their wall times summed (its seeds, in optimize mode), and
+// the largest peak of any of them.
+void AddCosts(const std::vector<TaskCosts>& costs, report::SuiteProblemRow& row) {
+  for (const TaskCosts& c : costs) {
+    if (c.seconds) row.seconds = row.seconds.value_or(0) + *c.seconds;
+    if (c.peak) row.peak_device_bytes = std::max(row.peak_device_bytes.value_or(0), c.peak->bytes);
+  }
+}
+
 // How the rows were measured and chosen, as the report's "measurement" lines say it.
 std::vector<std::string> MeasurementLines(const TaskResults& read, const SuiteManifest& manifest,
                                           const std::vector<report::SuiteProblemRow>& rows,
@@ -287,20 +298,24 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
     }
     // Finished tasks only: a damaged or retried task's old result says nothing of its time.
     const bool finished = s.state == TaskState::kDone || s.state == TaskState::kFailed;
+    TaskCosts costs;
     if (s.result && finished) {
       if (JsonGet<bool>(*s.result, "correct", false)) ++p.correct;
       double start = ParseIso(JsonGet<std::string>(*s.result, "started_at", ""));
       double finish = ParseIso(JsonGet<std::string>(*s.result, "finished_at", ""));
       if (start > 0 && (first_start == 0 || start < first_start)) first_start = start;
       last_finish = std::max(last_finish, finish);
-      busy += JsonGet<double>(*s.result, "seconds", 0);
-      ++timed;
+      costs = CostsOfTask(*s.result, ReadTaskVerdicts(dir, task));
+      if (costs.seconds) {  // a task of unknown time is not taken as one of no time
+        busy += *costs.seconds;
+        ++timed;
+      }
     }
     if (s.claim && s.state == TaskState::kRunning &&
         (first_start == 0 || s.claim->started_at < first_start)) {
       first_start = s.claim->started_at;
     }
-    p.tasks.emplace_back(task.id, std::move(s));
+    p.tasks.push_back({task.id, std::move(s), std::move(costs)});
   }
   // The workers' own records: when work began (before any task, e.g. its builds), their phases,
   // and how many tasks they run at once.
@@ -322,6 +337,18 @@ SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, i
     p.remaining_s = busy / timed * left / at_once;
   }
   return p;
+}
+
+std::vector<const TaskProgress*> SlowestTasks(const SuiteProgress& progress, std::size_t n) {
+  std::vector<const TaskProgress*> timed;
+  for (const TaskProgress& task : progress.tasks) {
+    if (task.costs.seconds) timed.push_back(&task);
+  }
+  std::stable_sort(timed.begin(), timed.end(), [](const TaskProgress* a, const TaskProgress* b) {
+    return *a->costs.seconds > *b->costs.seconds;
+  });
+  if (timed.size() > n) timed.resize(n);
+  return timed;
 }
 
 std::vector<report::ScoredProblem> Scores(const std::vector<report::SuiteProblemRow>& rows) {
@@ -352,6 +379,7 @@ Result<report::SuiteReportInput> ReadSuiteReport(const SuiteDir& dir, const Suit
   for (std::size_t i = 0; i < manifest.problems.size(); ++i) {
     input.rows.push_back(ProblemRow(manifest.problems[i], read.by_problem[i], read.tasks_of[i],
                                     read.damaged_of[i], baseline, without_compile));
+    AddCosts(read.costs_of[i], input.rows.back());
   }
   input.stats = report::SummarizeSuite(Scores(input.rows));
   input.tasks_total = static_cast<int>(manifest.tasks.size());

@@ -10,8 +10,16 @@
 #include "core/status.h"
 #include "report/suite_report.h"
 #include "suite/suite_dir.h"
+#include "suite/task_costs.h"
 
 namespace kernelpro::suite {
+
+// A task as `suite status` shows it.
+struct TaskProgress {
+  std::string id;
+  TaskStatus status;
+  TaskCosts costs;  // finished tasks (done or failed) only: nothing known of the others
+};
 
 // Counts and timing of a suite's tasks now.
 struct SuiteProgress {
@@ -20,13 +28,18 @@ struct SuiteProgress {
   // From when work on the suite first began (its builds included: suite/session.h) to now, or to
   // the last finish once nothing is left.
   double elapsed_s = 0;
-  // Estimate: the mean time of the finished tasks x tasks left / the tasks the workers run at once.
+  // Estimate: the mean wall time of the finished tasks (those whose time is known: TaskCosts)
+  // x tasks left / the tasks the workers run at once.
   std::optional<double> remaining_s;
   // What the running workers are doing ("building 11 candidates, 2 at a time") and for how long.
   std::vector<std::pair<std::string, double>> phases;
-  std::vector<std::pair<std::string, TaskStatus>> tasks;  // in manifest order
+  std::vector<TaskProgress> tasks;  // in manifest order
 };
 SuiteProgress ReadProgress(const SuiteDir& dir, const SuiteManifest& manifest, int parallel = 0);
+
+// The finished tasks that took longest, slowest first (ties in manifest order): at most `n`, of
+// those whose wall time is known.
+std::vector<const TaskProgress*> SlowestTasks(const SuiteProgress& progress, std::size_t n);
 
 // "eager" or "compile" (`--baseline`): what the rows' speedups are against. Against torch.compile
 // a row's speedup is its speedup over eager divided by torch.compile's own speedup over eager,
