@@ -6,6 +6,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/json_io.h"
 #include "core/parallel.h"
 
 namespace kernelpro::eval {
@@ -60,6 +61,11 @@ bool ReadBuildResult(const Json& json, EvalResult& result) {
 
 }  // namespace
 
+bool BuildsTorchExtension(const std::string& source) {
+  return source.find("cpp_extension") != std::string::npos ||
+         source.find("load_inline") != std::string::npos;
+}
+
 void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult& result) {
   const EvalOptions& options = executor.options();
   const WorkerClient& worker = executor.worker();
@@ -86,7 +92,10 @@ void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult
   }
   // Not cached: offer the precompiled headers (made now by the first build that gets here).
   if (options.precompiled_headers) {
-    OfferPrecompiledHeaders(executor.HeadersForBuilds(&result.build_notes), request);
+    auto source = ReadFileText(candidate);
+    if (!source.ok() || BuildsTorchExtension(*source)) {
+      OfferPrecompiledHeaders(executor.HeadersForBuilds(&result.build_notes), request);
+    }
   }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());

@@ -20,6 +20,13 @@
 
 namespace kernelpro::eval {
 
+// Whether a candidate's source compiles a C++/CUDA extension through torch's cpp_extension
+// (load_inline, load, CUDAExtension...): only such a build waits for the precompiled headers.
+// A source that names neither `cpp_extension` nor `load_inline` (pure PyTorch, Triton) is built
+// without them, so a suite of such candidates never pays the pch step (about 90 s on an H100
+// host, for nothing); one that builds an extension by another path is still built, as text.
+bool BuildsTorchExtension(const std::string& source);
+
 // Builds `candidate` (a path) into `result`: its shared objects, build time, whether it was
 // cached, notes and diagnostics; its status kCorrect when it built, else its verdict.
 void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult& result);

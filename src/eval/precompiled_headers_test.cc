@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "eval/builder.h"
 #include "eval/executor.h"
 
 namespace kernelpro::eval {
@@ -138,6 +139,22 @@ TEST(PrecompiledHeadersTest, WithoutPrecompiledHeadersNothingStartsAhead) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(Runs(executor), 0);
   EXPECT_TRUE(executor.PreparedHeaders().dir.empty());
+}
+
+}  // namespace
+}  // namespace kernelpro::eval
+
+namespace kernelpro::eval {
+namespace {
+
+TEST(PrecompiledHeadersTest, OnlyASourceThatBuildsATorchExtensionWaitsForThem) {
+  EXPECT_TRUE(BuildsTorchExtension("from torch.utils.cpp_extension import load_inline\n"));
+  EXPECT_TRUE(BuildsTorchExtension("import torch.utils.cpp_extension as ext\next.load(...)\n"));
+  EXPECT_TRUE(BuildsTorchExtension("mod = load_inline(name='k', cpp_sources=[src])\n"));
+  EXPECT_FALSE(
+      BuildsTorchExtension("class ModelNew(nn.Module):\n  def forward(self, x):\n"
+                           "    return torch.relu(x)\n"));
+  EXPECT_FALSE(BuildsTorchExtension("import triton\nimport triton.language as tl\n"));
 }
 
 }  // namespace
