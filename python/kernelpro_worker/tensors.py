@@ -226,7 +226,8 @@ def _signed(x):
 def fingerprint(values):
     """A digest of values' bits, computed where they live (on the GPU for CUDA tensors, with no
     copy to the host): per tensor its dtype, its shape and two sums, modulo 2^64, of its 32-bit
-    words times odd weights drawn from their positions; lists and tuples element by element;
+    words times odd weights drawn from their positions (a host tensor: its bytes, as plain SHA-256
+    is faster there); lists and tuples element by element;
     anything else by its repr; then SHA-256 over the lot. It tells whether a computation gave
     the same bits again (a changed word changes each sum, the weights being odd); it is no
     defence against someone choosing the bits, so it is only compared between values that
@@ -253,8 +254,19 @@ def _fingerprint_into(h, value):
     if not flat.is_contiguous() or (flat.storage_offset() * flat.element_size()) % 8:
         flat = flat.clone()
     raw = flat.view(torch.uint8)
+    if raw.device.type == "cpu":  # on the host, hashing the bytes themselves is the fast way
+        h.update(b"bytes|")
+        h.update(raw.numpy())
+    else:
+        h.update(word_sums(raw))
+
+
+def word_sums(raw):
+    """fingerprint()'s digest of a device tensor's bytes (`raw`, 1-D uint8), without copying
+    them to the host: the last 1-3 bytes of an odd size as they are, then two sums, modulo
+    2^64, of the 32-bit words times odd weights drawn from their positions."""
     whole = raw.numel() // 4 * 4
-    h.update(bytes(raw[whole:].cpu().tolist()))  # the last 1-3 bytes of an odd size
+    tail = bytes(raw[whole:].cpu().tolist())
     words = raw[:whole].view(torch.int32)
     sums = [0, 0]
     for start in range(0, words.numel(), CHUNK):
@@ -263,4 +275,4 @@ def _fingerprint_into(h, value):
         for k, (mul, add) in enumerate(_FP_KEYS):
             weight = (pos * _signed(mul) + _signed(add)) | 1
             sums[k] = (sums[k] + int((w * weight).sum())) % _WRAP
-    h.update(b"".join(s.to_bytes(8, "little") for s in sums))
+    return tail + b"".join(s.to_bytes(8, "little") for s in sums)

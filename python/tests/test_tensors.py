@@ -151,3 +151,21 @@ def test_a_fingerprint_is_the_same_in_pieces(monkeypatch):
     x = torch.randn(1000)
     whole, chunked = _whole_and_chunked(monkeypatch, tensors.fingerprint, [x])
     assert whole == chunked
+
+
+def test_the_device_sums_see_every_word_and_do_not_depend_on_the_pieces(monkeypatch):
+    """word_sums is what a CUDA tensor's fingerprint uses; it runs the same on the host."""
+    x = torch.randn(1001)
+    raw = x.view(torch.uint8)
+    sums = tensors.word_sums(raw)
+    assert sums == tensors.word_sums(raw.clone())
+    for i in (0, 500, 1000):
+        y = x.clone()
+        y.view(torch.int32)[i] ^= 1
+        assert tensors.word_sums(y.view(torch.uint8)) != sums
+    monkeypatch.setattr(tensors, "CHUNK", 7)
+    assert tensors.word_sums(raw) == sums
+    odd = torch.arange(7, dtype=torch.uint8)
+    changed = odd.clone()
+    changed[6] = 99  # in the tail past the last whole word
+    assert tensors.word_sums(odd) != tensors.word_sums(changed)
