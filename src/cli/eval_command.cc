@@ -191,6 +191,17 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
   }
 }
 
+// What `eval` exits with once it evaluated: 0 only when every candidate is correct (a script's
+// `kernelpro eval ... && deploy` must not pass a crashing kernel), 1 when one is not, 2 when there
+// was nothing to evaluate.
+int ExitCode(const std::vector<eval::EvalResult>& results) {
+  if (results.empty()) return 2;
+  for (const eval::EvalResult& r : results) {
+    if (r.status != eval::EvalStatus::kCorrect) return 1;
+  }
+  return 0;
+}
+
 int Run(EvalArgs args) {
   std::optional<roofline::ReferenceAnalysis> stage1;
   if (!args.analysis_file.empty()) {
@@ -248,7 +259,7 @@ int Run(EvalArgs args) {
   } else {
     PrintHuman(*report, args.options, stage1, std::cout);
   }
-  return 0;
+  return ExitCode(report->results);
 }
 
 }  // namespace
@@ -260,7 +271,11 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
       "eval", "Build, check and time candidate kernels against a problem's PyTorch reference");
   // A repeated option takes its last value, as in most command-line tools.
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  cmd->footer("--json prints one JSON object per candidate, one per line");
+  cmd->footer(
+      "--json prints one JSON object per candidate, one per line.\n"
+      "Exit codes: 0 every candidate evaluated is correct (built, with --build-only); 1 one is "
+      "not (incorrect, runtime_error, timeout, compile_error); 2 bad input, or nothing could be "
+      "evaluated");
   AddOption(*cmd, kProblemOption, args->problem)->required()->check(InputFile());
   AddOption(*cmd, kCandidateOption, args->candidates)
       ->required()

@@ -96,14 +96,35 @@ TEST(EvalCommandTest, AForgedTimeBelowTheSpeedOfLightIsIncorrectNeverFaster) {
        "--candidate", kRoot + "/tests/candidates/good/cpu_tiny_swish.py", "--cache-dir", cache,
        "--shapes", "off", "--json", "--quiet"},
       10, {{"KERNELPRO_TEST_SCALE_CANDIDATE_TIMES", "1e-4"}});
-  ASSERT_EQ(forged.exit_code, 0) << forged.out << forged.err;
-  const Json& result = forged.json;  // one candidate: its result object
+  ASSERT_EQ(forged.exit_code, 1) << forged.out << forged.err;  // incorrect: the check failed
+  const Json& result = forged.json;                            // one candidate: its result object
   EXPECT_EQ(result["status"], "incorrect") << result.dump(1);
   EXPECT_TRUE(Contains(result["message"].get<std::string>(), "faster than the speed of light"))
       << result["message"];
   EXPECT_TRUE(result["speed_of_light"]["enforced"].get<bool>());
   EXPECT_NE(result["speed_of_light"]["basis"].get<std::string>().find("calibrated"),
             std::string::npos);
+}
+
+// The exit code gates a script: 0 only when every candidate is correct, 1 when any one is not.
+TEST(EvalCommandTest, OneCandidateThatIsNotCorrectMakesTheExitCodeOne) {
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache";  // shared
+  const std::string problem = kRoot + "/tests/problems/tiny_swish.py";
+  const std::string good = kRoot + "/tests/candidates/good/cpu_tiny_swish.py";
+  const std::vector<std::string> common = {
+      "--device",        "cpu", "--problem",       problem, "--cache-dir",    cache,
+      "--shapes",        "off", "--trials",        "2",     "--extra-trials", "0",
+      "--timing-trials", "10",  "--timing-rounds", "1",     "--quiet"};
+  std::vector<std::string> mixed = {"eval", "--candidate", good, "--candidate",
+                                    kRoot + "/tests/candidates/faults/common/no_modelnew.py"};
+  mixed.insert(mixed.end(), common.begin(), common.end());
+  CliRun r = RunKernelpro(mixed, 10);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "status      correct")) << r.out;  // both verdicts printed
+  EXPECT_TRUE(Contains(r.out, "status      compile_error")) << r.out;
+  std::vector<std::string> alone = {"eval", "--candidate", good};
+  alone.insert(alone.end(), common.begin(), common.end());
+  EXPECT_EQ(RunKernelpro(alone, 10).exit_code, 0);
 }
 
 }  // namespace

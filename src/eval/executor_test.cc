@@ -194,7 +194,7 @@ TEST(EvalCpuTest, AKernelThatHardCodesTheBenchmarkSizeIsSeenToFailOtherShapes) {
   Eval required = RunEval({"--problem", kTinySwish, "--candidate", general, "--candidate", fixed,
                            "--require-shape-generality"},
                           /*json=*/false);
-  ASSERT_EQ(required.exit_code, 0) << required.stderr_text;
+  ASSERT_EQ(required.exit_code, 1) << required.stderr_text;  // one candidate is not correct
   const std::string& out = required.stdout_text;
   EXPECT_NE(out.find("status      correct (all 3 shapes)\n"), std::string::npos) << out;
   EXPECT_NE(out.find("status      incorrect\nmessage     correct on the benchmark shape; fails "
@@ -404,7 +404,7 @@ TEST_P(CheatTest, IsCaughtAndScoredIncorrect) {
   std::vector<std::string> args = {"--problem", c.problem, "--candidate", c.candidate};
   if (!c.static_checks) args.push_back("--no-static-checks");
   Eval e = RunEval(args);
-  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.exit_code, 1) << e.stderr_text;  // a candidate that is not correct
   ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
   EXPECT_VERDICT(e[0], "incorrect", c.needle);
 }
@@ -544,7 +544,7 @@ class FaultTest : public ::testing::TestWithParam<Fault> {};
 TEST_P(FaultTest, IsClassifiedWithAShortMessage) {
   const Fault& f = GetParam();
   Eval e = RunEval({"--problem", kTinySwish, "--candidate", f.candidate, "--timeout", "20"});
-  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.exit_code, 1) << e.stderr_text;  // a candidate that is not correct
   ASSERT_EQ(e.results.size(), 1u) << e.stdout_text;
   EXPECT_VERDICT(e[0], f.status, f.needle);
 }
@@ -604,7 +604,7 @@ TEST(EvalCpuTest, ACandidateThatRewritesTheReferenceIsNotBelievedAndHonestOnesSt
   // test is about what happens when that is not seen.
   Eval e = RunEval({"--problem", kTinySwish, "--cache-dir", cache, "--unsafe-no-sandbox",
                     "--no-static-checks", "--candidate", poison, "--candidate", good});
-  ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
+  ASSERT_EQ(e.exit_code, 1) << e.stderr_text;  // the poisoner is not correct
   ASSERT_EQ(e.results.size(), 2u) << e.stdout_text;
   EXPECT_VERDICT(e[0], "runtime_error", "changed on disk again");
   const char* what =
