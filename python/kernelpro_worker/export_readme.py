@@ -15,9 +15,16 @@ def _speedup_line(ev):
     return line
 
 
+def shown_faster(ev):
+    """Whether the verdict shows the kernel faster than the reference: its speedup interval lies
+    wholly above 1x (package_export.h ShownFaster)."""
+    return ((ev.get("speedup") or {}).get("low") or 0) > 1.0
+
+
 def readme(meta, guard_lines):
     ev = meta.get("evaluation") or {}
     pkg, op = meta["package"], meta["op_name"]
+    python = meta.get("python") or "python3"
     where = ev.get("device_name") or meta["device"]
     if ev.get("torch_version"):
         where += f", torch {ev['torch_version']}"
@@ -33,6 +40,15 @@ def readme(meta, guard_lines):
         "",
         "## Measured",
         "",
+    ]
+    if not shown_faster(ev):
+        lines += [
+            "**Warning: this kernel was not shown faster than the reference** (speedup "
+            f"{_speedup_line(ev)}). It was exported as asked; the reference may serve you "
+            "better.",
+            "",
+        ]
+    lines += [
         f"- verdict: {ev.get('status', 'unknown')}"
         + (f" ({ev['criterion']} criterion)" if ev.get("criterion") else ""),
         f"- speedup: {_speedup_line(ev)}",
@@ -57,9 +73,13 @@ def readme(meta, guard_lines):
         "## Install and use",
         "",
         "```bash",
-        "pip install --no-build-isolation DIR    # DIR: this folder; builds against your torch",
-        f"python -m {pkg}.selftest               # the operator against the reference",
+        f"{python} -m pip install --no-build-isolation DIR   # DIR: this folder",
+        f"{python} -m {pkg}.selftest   # the operator against the reference",
         "```",
+        "",
+        f"`{python}` is the interpreter kernelpro ran with torch; the package builds against the "
+        "torch of the interpreter that installs it, so use one that has torch (a bare `pip` on "
+        "PATH may belong to another Python).",
         "",
         "```python",
         f"import {pkg}",

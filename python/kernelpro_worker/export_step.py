@@ -246,7 +246,10 @@ def step_export(request):
     if getattr(problem, "BaselineModel", None) is not None or not hasattr(problem, "Model"):
         raise StepError("export_error", "the problem is a Triton or CUDA program; kernelpro "
                         "export takes KernelBench-style problems (class Model) only")
-    name = op_name(request["problem"])
+    name = request.get("name") or op_name(request["problem"])
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        raise StepError("export_error", f"the operator name {name!r} is not a lowercase Python "
+                        "identifier")
     package = "kernelpro_" + name
     _, calls, notes = capture_extensions(request, torch, problem)
     spec, sig, init, n_out = benchmark_facts(torch, problem, request["init_seed"])
@@ -271,7 +274,8 @@ def step_export(request):
             "candidate_file": os.path.basename(request["candidate"]),
             "device": device, "init_seed": request["init_seed"], "atol": request["atol"],
             "rtol": request["rtol"], "inputs": spec, "init_inputs": init, "outputs": n_out,
-            "extensions": entries, "evaluation": evaluation, "notes": notes}
+            "extensions": entries, "evaluation": evaluation, "notes": notes,
+            "python": request.get("python") or "python3"}
     _write(os.path.join(pkg_dir, "export.json"), json.dumps(meta, indent=1) + "\n")
     _write(os.path.join(pkg_dir, "guards.json"),
            json.dumps(dict(guards, derivation=why), indent=1) + "\n")

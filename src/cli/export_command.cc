@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <regex>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -29,6 +30,7 @@ struct ExportArgs {
   std::string candidate;
   std::string out_dir;
   std::string python;
+  std::string name;
   bool quiet = false;
   eval::EvalOptions options;
 };
@@ -115,14 +117,19 @@ int ChooseRunBest(ExportArgs& args, Chosen& chosen) {
   return 0;
 }
 
-void PrintSummary(const Chosen& chosen, const packaging::ExportedPackage& p,
-                  const std::string& out) {
+void PrintSummary(const Chosen& chosen, const packaging::ExportedPackage& p, const std::string& out,
+                  const std::string& python) {
   std::cout << "exported    " << p.package << " (pip: " << p.distribution << ") in "
             << DisplayPath(out) << "\n";
   std::cout << "operator    torch.ops.kernelpro." << p.op_name << "\n";
   std::cout << "kernel      " << chosen.label << ": "
             << JsonGet<std::string>(chosen.request.evaluation, "status", "unknown") << ", "
             << SpeedupText(chosen.request.evaluation) << "\n";
+  if (!packaging::ShownFaster(chosen.request.evaluation)) {
+    std::cout << "warning     not shown faster than the reference ("
+              << SpeedupText(chosen.request.evaluation)
+              << "): exported as asked; the package's README says so too\n";
+  }
   std::cout << "extensions  "
             << (p.extensions.empty() ? std::string("none (shipped as Python)") : "");
   for (std::size_t i = 0; i < p.extensions.size(); ++i) {
@@ -133,8 +140,10 @@ void PrintSummary(const Chosen& chosen, const packaging::ExportedPackage& p,
     std::cout << (i ? "            " : "guards      ") << p.guards[i] << "\n";
   }
   for (const std::string& note : p.notes) std::cout << "note        " << note << "\n";
-  std::cout << "install     pip install --no-build-isolation " << DisplayPath(out) << "\n";
-  std::cout << "check       python -m " << p.package << ".selftest\n";
+  // The interpreter kernelpro runs (it has torch): a bare pip or python may not be that one.
+  std::cout << "install     " << python << " -m pip install --no-build-isolation "
+            << DisplayPath(out) << "\n";
+  std::cout << "check       " << python << " -m " << p.package << ".selftest\n";
 }
 
 // --out must be new or empty: an export never mixes with older files.
@@ -162,6 +171,7 @@ int RunExport(ExportArgs& args) {
   auto out = CreatedDirectory::Create(args.out_dir, "--out");
   if (!out.ok()) return Fail(2, out.status().message());
   chosen.request.out_dir = fs::absolute(args.out_dir).lexically_normal().string();
+  chosen.request.name = args.name;
   chosen.request.problem = fs::absolute(chosen.request.problem).string();
   chosen.request.candidate = fs::absolute(chosen.request.candidate).string();
   auto package = packaging::WritePackage(*executor, chosen.request);
@@ -169,7 +179,7 @@ int RunExport(ExportArgs& args) {
     out->Undo();
     return Fail(1, package.status().message());
   }
-  PrintSummary(chosen, *package, args.out_dir);
+  PrintSummary(chosen, *package, args.out_dir, executor->worker().python());
   return 0;
 }
 
@@ -188,13 +198,25 @@ CommandRunner RegisterExportCommand(CLI::App& app) {
   AddOption(*cmd, kProblemOption, args->problem)->check(InputFile());
   AddOption(*cmd, kCandidateOption, args->candidate)->check(InputFile());
   cmd->add_option("--out", args->out_dir, "The package's folder (new or empty)")->required();
+  cmd->add_option("--name", args->name,
+                  "The operator's name: torch.ops.kernelpro.NAME, package kernelpro_NAME "
+                  "(default: from the problem file's name)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            static const std::regex kName("[a-z_][a-z0-9_]*");
+            return std::regex_match(v, kName)
+                       ? std::string()
+                       : "a lowercase Python identifier (letters, digits, _), not " + v;
+          },
+          "NAME"));
   AddDeviceOption(*cmd, args->options.device);
   AddExecutorOptions(*cmd, args->options, args->python);
   AddProgressOptions(*cmd, args->quiet);
   cmd->footer(
       "With RUN_DIR the run's device and problem are used (--problem: the problem file when the "
       "run's stored path is gone; it must be unchanged). Install the result with pip install "
-      "--no-build-isolation DIR (docs/export.md).");
+      "--no-build-isolation DIR with the Python that has torch, as the output says "
+      "(docs/export.md).");
   return [args] { return RunExport(*args); };
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli/cli_testing.h"
 #include "core/json_io.h"
+#include "export/package_export.h"
 
 namespace kernelpro::cli {
 namespace {
@@ -63,8 +64,13 @@ TEST(ExportCommandTest, ACpuCandidateWithWeightsInstallsWithPipAndItsOperatorMat
   EXPECT_EQ(Slurp(out + "/kernelpro_small_linear/candidate.py"),
             Slurp(kRoot + "/tests/candidates/good/cpu_small_linear.py"))
       << "the candidate ships verbatim";
+  // The commands to run name the interpreter kernelpro used (it has torch), not a bare pip.
+  EXPECT_TRUE(Contains(r.out, "install     /")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " -m pip install --no-build-isolation ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " -m kernelpro_small_linear.selftest\n")) << r.out;
   const std::string readme = Slurp(out + "/README.md");
   EXPECT_TRUE(Contains(readme, "- verdict: correct (strict criterion)")) << readme;
+  EXPECT_FALSE(Contains(readme, "\npip install")) << readme;
   EXPECT_TRUE(Contains(readme, "- speedup: ")) << readme;
 
   // A fresh venv that sees Debian's torch, pip without network, the package's own checks.
@@ -102,13 +108,15 @@ TEST(ExportCommandTest, ARunsBestKernelCarriesItsCudaSourcesAndMeasuredSpeedup) 
   const std::string out = (dir / "pkg").string();
   CliRun r = RunKernelpro(
       {"export", (dir / "run").string(), "--problem", kRoot + "/problems/swish/problem.py", "--out",
-       out, "--cache-dir", kCache, "--quiet"},
+       out, "--cache-dir", kCache, "--quiet", "--name", "swish_fast"},
       5);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(Contains(r.out, "operator    torch.ops.kernelpro.swish\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "operator    torch.ops.kernelpro.swish_fast\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " -m kernelpro_swish_fast.selftest\n")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "warning")) << r.out;  // 2.5x, its interval above 1x
   EXPECT_TRUE(Contains(r.out, "n8 of ")) << r.out;
   EXPECT_TRUE(Contains(r.out, ": correct, 2.513x [2.499, 2.524]\n")) << r.out;
-  const Json meta = Json::parse(Slurp(out + "/kernelpro_swish/export.json"), nullptr, false);
+  const Json meta = Json::parse(Slurp(out + "/kernelpro_swish_fast/export.json"), nullptr, false);
   ASSERT_TRUE(meta.is_object());
   EXPECT_EQ(meta["device"], "cuda");
   ASSERT_EQ(meta["extensions"].size(), 1u) << meta.dump(1);
@@ -119,6 +127,25 @@ TEST(ExportCommandTest, ARunsBestKernelCarriesItsCudaSourcesAndMeasuredSpeedup) 
   EXPECT_TRUE(Contains(readme, "- where: cuda: NVIDIA H200")) << readme;
   EXPECT_TRUE(Contains(readme, "the best kernel of run")) << readme;
   fs::remove_all(dir);
+}
+
+TEST(ExportCommandTest, OnlyAnIntervalWhollyAboveOneIsShownFaster) {
+  auto facts = [](double low, double high) {
+    return Json{{"speedup", {{"estimate", (low + high) / 2}, {"low", low}, {"high", high}}}};
+  };
+  EXPECT_TRUE(packaging::ShownFaster(facts(1.02, 1.10)));
+  EXPECT_FALSE(packaging::ShownFaster(facts(0.98, 1.10)));  // the interval reaches 1x
+  EXPECT_FALSE(packaging::ShownFaster(facts(0.12, 0.14)));  // slower
+  EXPECT_FALSE(packaging::ShownFaster(Json::object()));     // never timed
+}
+
+TEST(ExportCommandTest, ANameThatIsNotAnIdentifierIsRefused) {
+  CliRun r = RunKernelpro({"export", "--problem", kRoot + "/problems/swish/problem.py",
+                           "--candidate", kRoot + "/problems/swish/candidates/cpu_swish.py",
+                           "--out", "/tmp/kp-export-never", "--name", "My-Op"},
+                          1);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "--name")) << r.err;
 }
 
 TEST(ExportCommandTest, NothingToExportIsExitOneWithTheReason) {

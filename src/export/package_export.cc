@@ -35,6 +35,11 @@ Json EvaluationFacts(const Json& eval_result, const std::string& source, const J
   return facts;
 }
 
+bool ShownFaster(const Json& evaluation) {
+  const Json speedup = JsonGet<Json>(evaluation, "speedup", nullptr);
+  return speedup.is_object() && JsonGet<double>(speedup, "low", 0) > 1.0;
+}
+
 Result<ExportedPackage> WritePackage(const eval::Executor& executor, const ExportRequest& request) {
   Json step = executor.BaseRequest();
   step["problem"] = request.problem;
@@ -42,6 +47,10 @@ Result<ExportedPackage> WritePackage(const eval::Executor& executor, const Expor
   step["device"] = request.device;
   step["out_dir"] = request.out_dir;
   step["evaluation"] = request.evaluation;
+  if (!request.name.empty()) step["name"] = request.name;
+  // The interpreter the package's README tells the user to install and check it with: the one
+  // kernelpro runs, which has torch (a bare `pip` or `python` on PATH may not).
+  step["python"] = executor.worker().python();
   const eval::EvalOptions& options = executor.options();
   if (!options.cutlass_include_dir.empty()) {
     step["cutlass"] = {{"include_dir", options.cutlass_include_dir},

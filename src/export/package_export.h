@@ -28,7 +28,15 @@ struct ExportRequest {
   std::string device;     // "cuda" or "cpu": where the kernel was verified, and will be served
   std::string out_dir;    // the package's folder; exists and is empty
   Json evaluation = Json::object();  // EvaluationFacts
+  // The operator's name (`--name`): torch.ops.kernelpro.<name>, package kernelpro_<name>; empty:
+  // derived from the problem file's name.
+  std::string name;
 };
+
+// Whether a verdict's facts (EvaluationFacts) show the kernel faster than the reference: its
+// speedup interval lies wholly above 1x. A kernel that was not timed, or whose interval reaches
+// 1x or below, is exported with a warning (the command's output and the package's README).
+bool ShownFaster(const Json& evaluation);
 
 // What the export step wrote.
 struct ExportedPackage {
