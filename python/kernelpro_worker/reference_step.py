@@ -279,6 +279,9 @@ def _nonfinite(tensors_list):
 
 def step_reference(request):
     """Computes (or finds cached, checked) inputs and reference outputs for every trial."""
+    probed = dict(_PROBED)
+    _PROBED.clear()
+    request = dict(request, probed=probed)
     device = request["device"]
     torch = import_torch(device)
 
@@ -318,6 +321,41 @@ def step_reference(request):
     meta["notes"] = sorted(set(meta["notes"])) + notes
     meta.update(cached=False, reference_dir=ref_dir, inputs_dir=inputs_dir)
     return meta
+
+
+def step_probe_inputs(request):
+    """Whether the problem can make its inputs, asked before any candidate is built, so that a
+    problem whose get_init_inputs() or get_inputs() raises is refused at once rather than after
+    the builds: both run once, on the host, under the init seed and the first check seed. A
+    reference already cached for the same settings made them before; then nothing runs (the
+    reference step checks that entry as always). The request is the reference step's."""
+    from . import tensors
+
+    torch = import_torch(request["device"])
+    key = _reference_key(request, torch)
+    if os.path.exists(os.path.join(request["cache_dir"], "references", key, "meta.json")):
+        return {"status": "ok", "message": "", "cached": True}
+    problem = load_problem(request["problem"])
+    torch.manual_seed(request["init_seed"])
+    try:
+        problem.get_init_inputs()
+    except Exception as e:  # noqa: BLE001 - the problem's own code
+        raise StepError("problem_error", f"get_init_inputs() failed: {type(e).__name__}: {e}")
+    for seed in request["check_seeds"][:1]:
+        try:
+            values = tensors.generate_inputs(problem, seed, request["device"])
+        except Exception as e:  # noqa: BLE001
+            raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
+        # The reference step that follows takes them instead of calling get_inputs() again (a
+        # KernelBench task's inputs can take seconds to make).
+        _PROBED.clear()
+        _PROBED[(os.path.abspath(request["problem"]), seed)] = values
+    return {"status": "ok", "message": "", "cached": False}
+
+
+# The inputs step_probe_inputs made, for the reference step right after it: {(problem, seed):
+# values}; emptied by every reference step, so they are never held longer.
+_PROBED = {}
 
 
 def _compute_reference(request, torch, key, ref_dir, inputs_dir):
@@ -430,8 +468,10 @@ class _ReferenceBuild:
         """Trial `i` of `kind` (check, extra, timing): its inputs from `seed`, the reference's
         outputs on them, and what the reference step records of both."""
         tensors, name = self.tensors, f"{kind}_{i}"
+        probed = (self.request.get("probed") or {}).pop((self.recipe["problem"], seed), None)
         try:
-            base = tensors.generate_inputs(self.problem, seed, self.device)
+            base = probed if probed is not None else \
+                tensors.generate_inputs(self.problem, seed, self.device)
         except Exception as e:  # noqa: BLE001
             raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
         inputs = to_device(base, self.device)

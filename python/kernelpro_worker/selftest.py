@@ -178,10 +178,21 @@ def _self_check(torch, name, fn, exp, rounds, pause_s):
             if clocks else None}
 
 
+NEEDS_A_GPU = ("doctor --timing checks the GPU's timing and needs a CUDA GPU with a CUDA build "
+               "of torch ({why}); on this machine `kernelpro doctor` checks the rest, and CPU "
+               "evaluations (`kernelpro eval --device cpu`) need no timing check")
+
+
 def step_timing_selftest(request):
+    from .common import StepError
     from .loading import import_torch
 
-    torch = import_torch("cuda")
+    try:
+        torch = import_torch("cuda")
+    except StepError as e:
+        # import_torch's own advice (--device cpu) is an option doctor does not take.
+        why = e.message.split(";")[0]
+        return {"status": "unavailable", "message": NEEDS_A_GPU.format(why=why)}
     calls = int(request.get("calls", 30))
     started = time.perf_counter()
     checks = [_span_check(torch, *case, calls) for case in SPAN_CASES]

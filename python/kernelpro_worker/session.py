@@ -5,7 +5,8 @@ lines through a FIFO (`to_worker` in SETUP.json); each reply is one JSON line on
 {"id": <the request's id>, "result": {...}}. A request carries `timeout_s`: the worker's own
 watchdog ends the process past it (the binary kills it too). Two roles:
 
-  referee    never imports candidate code. Commands: reference (step_reference, then keeps the
+  referee    never imports candidate code. Commands: probe_inputs (step_probe_inputs: can the
+             problem make its inputs, before any build), reference (step_reference, then keeps the
              problem's model and timing inputs), compare (step_compare), time (times the
              reference on fresh inputs, timing.Timer), verify (rebuilds the inputs of sampled
              timed calls and compares a candidate's outputs on them with the reference's).
@@ -133,6 +134,7 @@ class Referee:
                 "trials": rows}
 
     COMMANDS = {"reference": reference, "compare": lambda self, r: compare_step.step_compare(r),
+                "probe_inputs": lambda self, r: reference_step.step_probe_inputs(r),
                 "time": time, "verify": verify, "speed_of_light": speed_of_light}
 
 

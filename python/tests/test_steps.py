@@ -523,3 +523,47 @@ def test_a_forged_output_digest_is_a_changed_reference_and_fails_the_recomputed_
                                                               rebuild=True))
     assert rebuilt["expected_recipe"] == {}
     assert "expected/check_1.kpt" in rebuilt["reference_manifest"]
+
+
+def test_the_inputs_probe_refuses_a_problem_that_cannot_make_them_and_skips_a_cached_one(
+        tmp_path):
+    broken = tmp_path / "broken_inputs.py"
+    broken.write_text("import torch\nimport torch.nn as nn\n\n"
+                      "class Model(nn.Module):\n"
+                      "    def forward(self, x):\n        return x\n\n"
+                      "def get_inputs():\n    raise ValueError('no data here')\n\n"
+                      "def get_init_inputs():\n    return []\n")
+    cache = str(tmp_path / "cache")
+    with pytest.raises(StepError) as err:
+        reference_step.step_probe_inputs(reference_request(cache, problem=str(broken)))
+    assert err.value.status == "problem_error"
+    assert err.value.message == "get_inputs() failed: ValueError: no data here"
+    fresh = reference_step.step_probe_inputs(reference_request(cache))
+    assert fresh == {"status": "ok", "message": "", "cached": False}
+    reference_step.step_reference(reference_request(cache))
+    assert reference_step.step_probe_inputs(reference_request(cache))["cached"]
+
+
+def test_the_reference_step_takes_the_probes_inputs_instead_of_making_them_again(tmp_path):
+    from kernelpro_worker import plain, tensors
+
+    counted = tmp_path / "counted_inputs.py"
+    calls = tmp_path / "calls"
+    counted.write_text("import torch\nimport torch.nn as nn\n\n"
+                       "class Model(nn.Module):\n"
+                       "    def forward(self, x):\n        return x * 2\n\n"
+                       "def get_inputs():\n"
+                       f"    open({str(calls)!r}, 'a').write('x')\n"
+                       "    return [torch.randn(64)]\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    request = reference_request(str(tmp_path / "cache"), problem=str(counted), check_seeds=[7],
+                                extra_seeds=[], timing_seeds=[2001])
+    reference_step.step_probe_inputs(request)
+    assert calls.read_text() == "x"
+    made = reference_step.step_reference(request)
+    # check_0 came from the probe: get_inputs() ran for the timing trial and the first trial's
+    # second run only (the nondeterminism check reruns the model, not get_inputs).
+    assert calls.read_text() == "xx", calls.read_text()
+    assert made["inputs_manifest"]["check_0.kpt"] == plain.digest(
+        tensors.generate_inputs(reference_step.load_problem(str(counted)), 7))
+    assert not reference_step._PROBED

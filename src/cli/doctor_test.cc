@@ -288,5 +288,16 @@ TEST(DoctorCommandTest, JsonOnThisMachineListsEveryCheck) {
   EXPECT_EQ(run.json["checks"][10]["detail"].get<std::string>(), "OPENAI_API_KEY set");
 }
 
+// Without a GPU, --timing says what it needs and what to run instead, never an option doctor
+// refuses (import_torch's own advice is --device cpu).
+TEST(DoctorCommandTest, TimingWithoutAGpuSaysItNeedsOneAndNamesNoOptionDoctorRefuses) {
+  testing::CliRun run =
+      testing::RunKernelpro({"doctor", "--timing", "--python", "/usr/bin/python3"}, 5);
+  if (run.exit_code != 2) GTEST_SKIP() << "this machine's torch has CUDA: the check ran";
+  EXPECT_NE(run.err.find("needs a CUDA GPU"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("`kernelpro doctor` checks the rest"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("use --device cpu"), std::string::npos) << run.err;
+}
+
 }  // namespace
 }  // namespace kernelpro::cli

@@ -49,7 +49,8 @@ TEST(EvalCommandTest, AProgramIsCheckedAgainstItsReferenceAndTimedAgainstItself)
   // The criterion the verdict was judged by, and the problem as the user would type it.
   EXPECT_TRUE(Contains(text.out,
                        "criterion   strict: allclose(atol 0.01, rtol 0.001) on every trial; an "
-                       "fp32 problem also within 16x fp32's own error of an fp64 reference\n"))
+                       "fp32 problem also within 16x fp32's own error of an fp64 reference, or "
+                       "1e-05 where that is smaller\n"))
       << text.out;
 
   std::vector<std::string> json_args = args;

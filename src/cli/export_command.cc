@@ -4,8 +4,8 @@
 //   kernelpro export --problem P --candidate C --out DIR      a candidate, evaluated first
 //
 // Exit codes: 0 written; 1 nothing to export (the run has no best kernel, the candidate is not
-// correct) or the export step failed; 2 bad input (both forms or neither, a non-empty --out, a
-// problem changed since the run).
+// correct) or the export step failed; 2 bad input (both forms or neither, a folder without a
+// run, a non-empty --out, a problem changed since the run).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -81,6 +81,13 @@ int ChooseCandidate(ExportArgs& args, eval::Executor& executor, Chosen& chosen) 
 
 // The run-directory form: the run's best kernel and its stored verdict.
 int ChooseRunBest(ExportArgs& args, Chosen& chosen) {
+  // A folder that holds no run is bad input (2), not a run that found nothing (1).
+  std::error_code unreadable;
+  if (!fs::is_regular_file(fs::path(args.run_dir) / store::kRunStoreFileName, unreadable)) {
+    return Fail(2, args.run_dir + " is not a run directory (no " +
+                       std::string(store::kRunStoreFileName) +
+                       "); give a run's directory, or --problem and --candidate");
+  }
   auto best = packaging::ReadRunBest(args.run_dir);
   if (!best.ok()) {
     const bool none = best.status().code() == Status::Code::kNotFound;

@@ -172,6 +172,11 @@ TEST(ExportCommandTest, NothingToExportIsExitOneWithTheReason) {
   EXPECT_TRUE(Contains(bad.err, "is incorrect, not correct")) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "b"));
 
+  // A folder that holds no run is bad input, as the rest is: 2, not 1.
+  CliRun empty = RunKernelpro({"export", dir.string(), "--out", (dir / "d").string()}, 2);
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
+  EXPECT_TRUE(Contains(empty.err, "is not a run directory (no run.db)")) << empty.err;
+
   CliRun neither = RunKernelpro({"export", "--out", (dir / "c").string()}, 2);
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_TRUE(Contains(neither.err, "give a run directory, or --problem and --candidate"))

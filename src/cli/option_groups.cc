@@ -75,11 +75,12 @@ struct Declaration {
 // Flags that mean something else in one command group, by design: `suite`'s command forms are
 // fixed by the scripts that drive them (`suite eval --candidates DIR --dir SUITE_DIR`), where
 // elsewhere --candidates counts candidates per prompt (and `report --out` is a run's report
-// folder, `suite report --out` a suite's, `export --out` the package's). They are
-// checked within the group, not against the rest.
+// folder, `suite report --out` a suite's, `export --out` the package's, and `export --name` the
+// operator's name where elsewhere it names saved profiler outputs). They are checked within the
+// group, not against the rest.
 // The group a flag is checked within ("suite", "export"), or "" when it is checked against all.
 std::string GroupScope(const std::string& path, const std::string& flag) {
-  if (path == "export" && flag == "--out") return "export";
+  if (path == "export" && (flag == "--out" || flag == "--name")) return "export";
   const bool suite = path == "suite" || path.rfind("suite ", 0) == 0;
   return suite && (flag == "--candidates" || flag == "--dir" || flag == "--out") ? "suite" : "";
 }

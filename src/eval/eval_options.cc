@@ -24,12 +24,14 @@ std::string DescribeCorrectness(const EvalOptions& o) {
                      FormatSignificant(o.rtol) + ") on every trial";
   if (o.precision_policy == "fail") {
     text += "; an fp32 problem also within " + FormatSignificant(o.precision_factor) +
-            "x fp32's own error of an fp64 reference";
+            "x fp32's own error of an fp64 reference, or " + FormatSignificant(o.precision_bound) +
+            " where that is smaller";
   } else if (o.precision_policy == "warn") {
     text += "; precision against fp64 reported, not failed";
   } else {
     text += "; precision against fp64 not checked";
   }
+  if (o.require_shape_generality) text += "; every checked shape too (--require-shape-generality)";
   return text;
 }
 

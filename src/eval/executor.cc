@@ -144,6 +144,11 @@ Result<Json> Executor::PrepareReference(const std::string& problem) {
   return referees_->RunReference(*this, problem, lease.Env(), /*rebuild=*/false);
 }
 
+Status Executor::ProbeInputs(const std::string& problem) {
+  GpuPool::Lease lease = gpu_pool_->Acquire();
+  return referees_->ProbeInputs(*this, problem, lease.Env());
+}
+
 Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
   GpuPool::Lease lease = gpu_pool_->Acquire();
   const std::map<std::string, std::string> env = lease.Env();
@@ -193,7 +198,11 @@ Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
   if (!options_.build_only) device.StartFirstAhead();
 
   // 3. Builds in parallel (CPU-bound, one cache directory per source), while the referee starts
-  // and prepares the reference on the device.
+  // and prepares the reference on the device; but not before the problem has shown it can make
+  // its inputs: a problem whose get_inputs() raises is refused without building anything.
+  if (!options_.build_only) {
+    if (Status probed = ProbeInputs(report.problem); !probed.ok()) return probed;
+  }
   SharedReference reference;
   std::thread building([&] { BuildAll(*this, batch); });
   Status reference_status = Status::Ok();

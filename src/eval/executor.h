@@ -1,7 +1,8 @@
 // The executor: evaluates candidates against a problem, end to end, the way kernelpro trusts.
 //
-//   scan (static checks) ─► reference (in the referee, cached per problem) ─► build (parallel,
-//   cached) ─► one candidate process: load, check ─► the referee compares ─► timing in
+//   scan (static checks) ─► inputs probe (can the problem make its inputs? before any build) ─►
+//   reference (in the referee, cached per problem) ─► build (parallel, cached, beside the
+//   reference) ─► one candidate process: load, check ─► the referee compares ─► timing in
 //   interleaved rounds (the referee times the reference, the candidate's process the candidate,
 //   block after block on one GPU) ─► the referee verifies a sample of the timed calls ─► speedup
 //   with a round-bootstrap interval
@@ -99,6 +100,9 @@ class Executor {
   // The reference step runs on the first free GPU of gpu_pool(), leased for the step alone (the
   // caller must hold no lease of this pool).
   Result<Json> PrepareReference(const std::string& problem);
+  // Whether the problem can make its inputs, on a leased GPU's referee (Referees::ProbeInputs):
+  // Evaluate asks before it builds any candidate.
+  Status ProbeInputs(const std::string& problem);
   // Times the eager reference against torch.compile(Model) (BaselineTimes) on the first free GPU.
   // Unavailable when this torch has no torch.compile or compiling fails (the reason says which).
   Result<BaselineTimes> MeasureBaselines(const std::string& problem);

@@ -197,10 +197,18 @@ TEST(EvalCpuTest, AKernelThatHardCodesTheBenchmarkSizeIsSeenToFailOtherShapes) {
   ASSERT_EQ(required.exit_code, 1) << required.stderr_text;  // one candidate is not correct
   const std::string& out = required.stdout_text;
   EXPECT_NE(out.find("status      correct (all 3 shapes)\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("status      incorrect\nmessage     correct on the benchmark shape; fails "
-                     "shape 2 of 3 (N=2048): "),
+  EXPECT_NE(out.find("status      incorrect\nmessage     not shape-general, as "
+                     "--require-shape-generality requires: fails shape 2 of 3 (N=2048): "),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("; every checked shape too (--require-shape-generality)\n"),
+            std::string::npos)
+      << out;  // the criterion names the requirement
+  Eval lenient = RunEval({"--problem", kTinySwish, "--candidate", fixed}, /*json=*/false);
+  EXPECT_NE(lenient.stdout_text.find("status      correct (fixed-shape: correct on the benchmark "
+                                     "shape; fails shape 2 of 3 (N=2048): "),
+            std::string::npos)
+      << lenient.stdout_text;
 }
 
 TEST(EvalCpuTest, AStageOneAnalysisPlacesEachTimedKernelAgainstTheRoofline) {
@@ -663,9 +671,31 @@ INSTANTIATE_TEST_SUITE_P(
                       BrokenProblem{"tests/problems/no_get_inputs.py", "get_inputs"},
                       BrokenProblem{"tests/problems/syntax_error.py", "syntax error"},
                       BrokenProblem{"tests/problems/nondeterministic.py", "nondeterministic"},
+                      BrokenProblem{"tests/problems/raising_inputs.py",
+                                    "problem error: get_inputs() failed: FileNotFoundError: "
+                                    "inputs.npy: no such file"},
                       BrokenProblem{"tests/problems/nan_reference.py",
                                     "the reference's output 0 on trial check_0 has "}),
     [](const auto& info) { return TestName(info.param.problem); });
+
+// A problem that cannot make its inputs is refused before any candidate is built: in an empty
+// cache, the C++ candidate's build would take a minute here and leave its build scope behind.
+TEST(EvalCpuTest, AProblemWhoseInputsRaiseIsRefusedBeforeAnyBuild) {
+  const std::string cache = std::string(KERNELPRO_BINARY_DIR) + "/test-cache-raising-inputs";
+  std::filesystem::remove_all(cache);
+  Eval e = RunEval({"--problem", "tests/problems/raising_inputs.py", "--candidate",
+                    "tests/candidates/good/cpu_tiny_swish.py", "--cache-dir", cache});
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.stderr_text.find("get_inputs() failed"), std::string::npos) << e.stderr_text;
+  // A build leaves files in its scope (sources, objects, the record); the scan leaves none.
+  std::error_code ec;
+  if (std::filesystem::exists(cache + "/builds", ec)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(cache + "/builds")) {
+      EXPECT_FALSE(entry.is_regular_file()) << "a build ran: " << entry.path();
+    }
+  }
+  std::filesystem::remove_all(cache);
+}
 
 // The CUTLASS tree the build step uses: kept by a run (resume), sent in every request to a process
 // that imports a candidate, and readable in its sandbox.

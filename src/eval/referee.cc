@@ -54,8 +54,10 @@ Result<WorkerSession*> Referees::For(const Executor& executor, const Env& env) {
   return slot.get();
 }
 
-Result<Json> Referees::RunReference(const Executor& executor, const std::string& problem,
-                                    const Env& env, bool rebuild) {
+namespace {
+
+// The reference step's request (the inputs probe takes the same: its cache key is the same).
+Json ReferenceRequest(const Executor& executor, const std::string& problem, bool rebuild) {
   const EvalOptions& options = executor.options();
   Json request = executor.BaseRequest();
   request["problem"] = problem;
@@ -68,12 +70,13 @@ Result<Json> Referees::RunReference(const Executor& executor, const std::string&
   // The shape variants (python/kernelpro_worker/shapes.py), from seeds of their own.
   request["shapes"] = options.shapes;
   request["shape_seed"] = static_cast<int>(options.seed + 3000);
-  auto referee = For(executor, env);
-  if (!referee.ok()) return referee.status();
-  SessionReply reply =
-      (*referee)->Call("reference", request, std::chrono::seconds(options.reference_timeout_s));
+  return request;
+}
+
+// A referee step's reply as a result: the reply itself when its status is ok, else why not.
+Result<Json> ReferenceReply(const SessionReply& reply, const std::string& step) {
   if (!reply.result) {
-    std::string why = ClassifyProcessFailure("the reference step", *reply.ended).second;
+    std::string why = ClassifyProcessFailure("the " + step, *reply.ended).second;
     if (!reply.error.empty()) why = reply.error + ": " + why;
     return Status::Internal("the reference could not be computed: " + why);
   }
@@ -84,6 +87,30 @@ Result<Json> Referees::RunReference(const Executor& executor, const std::string&
     if (status == "device_error") return Status::Unavailable(message);
     return Status::InvalidArgument("problem error: " + message);
   }
+  return meta;
+}
+
+}  // namespace
+
+Status Referees::ProbeInputs(const Executor& executor, const std::string& problem, const Env& env) {
+  auto referee = For(executor, env);
+  if (!referee.ok()) return referee.status();
+  SessionReply reply =
+      (*referee)->Call("probe_inputs", ReferenceRequest(executor, problem, false),
+                       std::chrono::seconds(executor.options().reference_timeout_s));
+  return ReferenceReply(reply, "inputs probe").status();
+}
+
+Result<Json> Referees::RunReference(const Executor& executor, const std::string& problem,
+                                    const Env& env, bool rebuild) {
+  const EvalOptions& options = executor.options();
+  auto referee = For(executor, env);
+  if (!referee.ok()) return referee.status();
+  SessionReply reply = (*referee)->Call("reference", ReferenceRequest(executor, problem, rebuild),
+                                        std::chrono::seconds(options.reference_timeout_s));
+  auto result = ReferenceReply(reply, "reference step");
+  if (!result.ok()) return result.status();
+  const Json& meta = *result;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     prepared_[GpuKey(env)][problem] = ManifestDigest(meta);

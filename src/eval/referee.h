@@ -40,6 +40,10 @@ class Referees {
   // passes its content check (`rebuild`: computed even then). Returns the step's metadata.
   Result<Json> RunReference(const Executor& executor, const std::string& problem, const Env& env,
                             bool rebuild);
+  // Whether `problem` can make its inputs (get_init_inputs() and one get_inputs()), asked of that
+  // referee before any candidate is built; nothing runs when its reference is cached already.
+  // InvalidArgument ("problem error: get_inputs() failed: ...") when it cannot.
+  Status ProbeInputs(const Executor& executor, const std::string& problem, const Env& env);
   // Whether that GPU's referee has loaded `reference` (the same manifest digest) for `problem`.
   bool HasLoaded(const Env& env, const std::string& problem, const Json& reference);
 

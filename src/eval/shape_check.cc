@@ -62,14 +62,15 @@ std::string FailureSentence(const ShapeChecks& s, std::size_t i) {
 std::string ShapeStatusText(const ShapeChecks& s) {
   if (s.checked.empty()) return "";
   if (auto failed = s.FirstFailure())
-    return "on the benchmark shape; " + FailureSentence(s, *failed);
+    return "(fixed-shape: correct on the benchmark shape; " + FailureSentence(s, *failed) + ")";
   return "(all " + std::to_string(s.checked.size() + 1) + " shapes)";
 }
 
 std::string ShapeFailureText(const ShapeChecks& s) {
   auto failed = s.FirstFailure();
   if (!failed) return "";
-  return "correct on the benchmark shape; " + FailureSentence(s, *failed);
+  return "not shape-general, as --require-shape-generality requires: " +
+         FailureSentence(s, *failed) + " (correct on the benchmark shape)";
 }
 
 std::string ShapeGeneralityText(const Json& shapes) {

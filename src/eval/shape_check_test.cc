@@ -47,11 +47,11 @@ TEST(ShapeCheckTest, TheVerdictJsonCarriesTheShapesInTheirFixedForm) {
 TEST(ShapeCheckTest, TheStatusTextCountsTheBenchmarkAsShapeOne) {
   EXPECT_EQ(ShapeStatusText(TwoVariants("correct")), "(all 3 shapes)");
   EXPECT_EQ(ShapeStatusText(TwoVariants("runtime_error")),
-            "on the benchmark shape; fails shape 3 of 3 (batch_size=9, dim=8193): max abs error "
-            "0.5");
+            "(fixed-shape: correct on the benchmark shape; fails shape 3 of 3 (batch_size=9, "
+            "dim=8193): max abs error 0.5)");
   EXPECT_EQ(ShapeFailureText(TwoVariants("incorrect")),
-            "correct on the benchmark shape; fails shape 3 of 3 (batch_size=9, dim=8193): max abs "
-            "error 0.5");
+            "not shape-general, as --require-shape-generality requires: fails shape 3 of 3 "
+            "(batch_size=9, dim=8193): max abs error 0.5 (correct on the benchmark shape)");
   EXPECT_EQ(ShapeFailureText(TwoVariants("correct")), "");
   EXPECT_EQ(ShapeStatusText(ShapeChecks{}), "");
 }
