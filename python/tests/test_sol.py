@@ -18,6 +18,7 @@ def test_cpu_calibration_measures_a_copy_sized_like_the_inputs_and_a_matmul():
     assert big["copy_bytes"] == 256 << 20  # never larger than 256 MiB: beyond every cache
     for c in (small, big):
         assert c["copy_bytes_per_s"] > 0 and c["matmul_flops_per_s"] > 0 and c["threads"] >= 1
+        assert c["vector_flops_per_s"] > 0
 
 
 def test_the_referee_counts_the_work_once_per_problem():

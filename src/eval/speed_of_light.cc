@@ -20,10 +20,13 @@ double HighestPeak(const roofline::GpuSpec& gpu) {
 
 std::string Threads(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
 
-// The CPU as the roofline sees it: every precision at the calibrated matmul rate, the calibrated
-// copy bandwidth as its memory's.
+// The CPU as the roofline sees it: every precision at the higher of the calibrated matmul and
+// vector rates (a torch with a slow BLAS multiplies matrices below its element-wise kernels'
+// rate), the calibrated copy bandwidth as its memory's.
 Result<roofline::GpuSpec> CalibratedCpu(const Json& calibration) {
-  const double flops = JsonGet<double>(calibration, "matmul_flops_per_s", 0.0);
+  const double matmul = JsonGet<double>(calibration, "matmul_flops_per_s", 0.0);
+  const double vector = JsonGet<double>(calibration, "vector_flops_per_s", 0.0);
+  const double flops = std::max(matmul, vector);
   const double bandwidth = JsonGet<double>(calibration, "copy_bytes_per_s", 0.0);
   if (!(flops > 0) || !(bandwidth > 0)) {
     return Status::InvalidArgument("the CPU calibration measured no rate");
@@ -33,7 +36,8 @@ Result<roofline::GpuSpec> CalibratedCpu(const Json& calibration) {
   cpu.name = "this CPU";
   cpu.source = "calibrated in the referee: a " +
                FormatSi(JsonGet<double>(calibration, "copy_bytes", 0.0), "B") + " tensor copy at " +
-               FormatSi(bandwidth, "B/s") + ", a float32 matmul at " + FormatSi(flops, "FLOP/s") +
+               FormatSi(bandwidth, "B/s") + ", a float32 matmul at " + FormatSi(matmul, "FLOP/s") +
+               (vector > 0 ? ", float32 vector work at " + FormatSi(vector, "FLOP/s") : "") +
                " on " + Threads(JsonGet<int>(calibration, "threads", 0));
   if (const int n = JsonGet<int>(calibration, "calibrations", 1); n > 1) {
     cpu.source += ", each the best of " + std::to_string(n) + " calibrations";

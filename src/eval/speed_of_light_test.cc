@@ -143,6 +143,26 @@ TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloo
   EXPECT_FALSE(SpeedOfLightFromFacts(facts, "swish.py", {}).available);
 }
 
+// A torch whose BLAS is slow multiplies matrices below its vector kernels' rate (Debian's 1.13:
+// 1.9 GFLOP/s against 9.6): work is priced at the higher rate, or honest element-wise and
+// reduction kernels read above 100 % (issue 43: RowMean 142 %, now 82 %).
+TEST(SpeedOfLightTest, OnTheCpuWorkIsPricedAtTheHigherOfTheMatmulAndVectorRates) {
+  Json facts = SwishFacts();  // 33.5 MFLOP, 128 MiB at least
+  facts["analysis"]["device"] = "cpu";
+  facts["analysis"]["device_name"] = nullptr;
+  facts["calibration"] = {{"copy_bytes", 1 << 20},
+                          {"copy_bytes_per_s", 1e12},  // the FLOPs decide
+                          {"matmul_flops_per_s", 2e9},
+                          {"vector_flops_per_s", 8e9},
+                          {"threads", 1}};
+  SpeedOfLight sol = SpeedOfLightFromFacts(facts, "swish.py", {});
+  ASSERT_TRUE(sol.available) << sol.note;
+  EXPECT_NEAR(sol.bound_s, 33554432 / 8e9, 1e-6);
+  EXPECT_NE(sol.basis.find("float32 vector work at 8.00 GFLOP/s"), std::string::npos) << sol.basis;
+  facts["calibration"].erase("vector_flops_per_s");  // an older calibration: the matmul's rate
+  EXPECT_NEAR(SpeedOfLightFromFacts(facts, "swish.py", {}).bound_s, 33554432 / 2e9, 1e-6);
+}
+
 TEST(SpeedOfLightTest, AnUnknownGpuOrAFailedCountGivesNoBoundAndTheCandidateKeepsItsVerdict) {
   SpeedOfLight unknown = SpeedOfLightFromFacts(SwishFacts("NVIDIA Future 9000"), "swish.py", {});
   EXPECT_FALSE(unknown.available);
