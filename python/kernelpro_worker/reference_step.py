@@ -64,6 +64,12 @@ STORE_INPUTS_UP_TO = 1 << 20
 STORE_OUTPUTS_UP_TO = 4 << 20
 
 
+def _entry_dirs(request, key):
+    """The cache entry of `key`: (CACHE/references/<key>, CACHE/inputs/<key>)."""
+    cache = request["cache_dir"]
+    return os.path.join(cache, "references", key), os.path.join(cache, "inputs", key)
+
+
 def _reference_key(request, torch):
     device_name = torch.cuda.get_device_name(0) if request["device"] == "cuda" else "cpu"
     fields = {k: request.get(k) for k in ("device", "init_seed", "check_seeds", "extra_seeds",
@@ -286,9 +292,7 @@ def step_reference(request):
     torch = import_torch(device)
 
     key = _reference_key(request, torch)
-    cache = request["cache_dir"]
-    ref_dir = os.path.join(cache, "references", key)
-    inputs_dir = os.path.join(cache, "inputs", key)
+    ref_dir, inputs_dir = _entry_dirs(request, key)
     os.makedirs(os.path.dirname(ref_dir), exist_ok=True)
     os.makedirs(os.path.dirname(inputs_dir), exist_ok=True)
     # One process computes or checks a key at a time; others wait and then find it cached.
@@ -332,8 +336,8 @@ def step_probe_inputs(request):
     from . import tensors
 
     torch = import_torch(request["device"])
-    key = _reference_key(request, torch)
-    if os.path.exists(os.path.join(request["cache_dir"], "references", key, "meta.json")):
+    ref_dir, _ = _entry_dirs(request, _reference_key(request, torch))
+    if os.path.exists(os.path.join(ref_dir, "meta.json")):
         return {"status": "ok", "message": "", "cached": True}
     problem = load_problem(request["problem"])
     torch.manual_seed(request["init_seed"])
@@ -341,14 +345,15 @@ def step_probe_inputs(request):
         problem.get_init_inputs()
     except Exception as e:  # noqa: BLE001 - the problem's own code
         raise StepError("problem_error", f"get_init_inputs() failed: {type(e).__name__}: {e}")
-    for seed in request["check_seeds"][:1]:
+    _PROBED.clear()
+    if request["check_seeds"]:
+        seed = request["check_seeds"][0]
         try:
             values = tensors.generate_inputs(problem, seed, request["device"])
         except Exception as e:  # noqa: BLE001
             raise StepError("problem_error", f"get_inputs() failed: {type(e).__name__}: {e}")
         # The reference step that follows takes them instead of calling get_inputs() again (a
         # KernelBench task's inputs can take seconds to make).
-        _PROBED.clear()
         _PROBED[(os.path.abspath(request["problem"]), seed)] = values
     return {"status": "ok", "message": "", "cached": False}
 

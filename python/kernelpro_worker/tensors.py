@@ -179,8 +179,6 @@ def compare_output(actual, expected, atol, rtol, index=0):
     return result
 
 
-
-
 def relative_l2_error(actual, expected):
     num = denom = 0.0
     for a, e in _pieces(actual, expected, dtype=torch.float64):
@@ -227,12 +225,12 @@ def fingerprint(values):
     """A digest of values' bits, computed where they live (on the GPU for CUDA tensors, with no
     copy to the host): per tensor its dtype, its shape and two sums, modulo 2^64, of its 32-bit
     words times odd weights drawn from their positions (a host tensor: its bytes, as plain SHA-256
-    is faster there); lists and tuples element by element;
-    anything else by its repr; then SHA-256 over the lot. It tells whether a computation gave
-    the same bits again (a changed word changes each sum, the weights being odd); it is no
-    defence against someone choosing the bits, so it is only compared between values that
-    processes which never ran candidate code made themselves (the reference's large inputs and
-    outputs, reference_step.py) or between two readings of the same tensor (check_step.py)."""
+    is faster there); lists and tuples element by element; anything else by its repr; then
+    SHA-256 over the lot. It tells whether a computation gave the same bits again (a changed
+    word changes each sum, the weights being odd); it is no defence against someone choosing the
+    bits, so it is only compared between values that processes which never ran candidate code
+    made themselves (the reference's large inputs and outputs, reference_step.py) or between two
+    readings of the same tensor (check_step.py)."""
     h = hashlib.sha256(b"kernelpro-fingerprint-1")
     _fingerprint_into(h, list(values))
     return "fp1:" + h.hexdigest()

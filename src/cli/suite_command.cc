@@ -369,8 +369,7 @@ std::string SlowestLine(const suite::SuiteProgress& p) {
   for (const suite::TaskProgress* task : suite::SlowestTasks(p, 3)) {
     std::string part = task->id + " (" + Duration(*task->costs.seconds);
     if (task->costs.peak) {
-      part += ", " + FormatFixed(static_cast<double>(task->costs.peak->bytes) / (1LL << 30), 1) +
-              " GiB";
+      part += ", " + FormatGib(task->costs.peak->bytes, 1) + " GiB";
     }
     parts.push_back(part + ")");
   }

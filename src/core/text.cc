@@ -140,6 +140,10 @@ std::string FormatFixed(double value, int digits) {
   return buf;
 }
 
+std::string FormatGib(long long bytes, int digits) {
+  return FormatFixed(static_cast<double>(bytes) / static_cast<double>(1LL << 30), digits);
+}
+
 std::pair<double, const char*> SiScaled(double value, double limit) {
   static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
   int i = 0;

@@ -73,6 +73,9 @@ std::string OneLineExcerpt(std::string_view text, std::size_t max_bytes);
 
 // `value` with `digits` decimals: FormatFixed(1.8449, 2) → "1.84".
 std::string FormatFixed(double value, int digits = 2);
+// A size in GiB (2^30 bytes) with `digits` decimals, without the unit: FormatGib(3 << 30, 1) →
+// "3.0".
+std::string FormatGib(long long bytes, int digits);
 
 // `value` with an SI prefix and `unit`: FormatSi(17179869184, "FLOP") → "17.18 GFLOP".
 std::string FormatSi(double value, const std::string& unit);

@@ -127,6 +127,12 @@ TEST(FormatFixedTest, RoundsToTheGivenDecimals) {
   EXPECT_EQ(FormatFixed(0.00004, 4), "0.0000");
 }
 
+TEST(FormatGibTest, BytesInGibibytesWithTheGivenDecimals) {
+  EXPECT_EQ(FormatGib(3LL << 30, 1), "3.0");
+  EXPECT_EQ(FormatGib(43415240704, 2), "40.43");  // not 43.42: 2^30, not 10^9
+  EXPECT_EQ(FormatGib(0, 1), "0.0");
+}
+
 TEST(FormatSignificantTest, WritesWhatPrintfsGWrites) {
   EXPECT_EQ(FormatSignificant(0.33), "0.33");
   EXPECT_EQ(FormatSignificant(25), "25");

@@ -7,9 +7,7 @@
 namespace kernelpro::eval {
 namespace {
 
-std::string Gib(long long bytes) {
-  return FormatFixed(static_cast<double>(bytes) / static_cast<double>(1LL << 30), 2) + " GiB";
-}
+std::string Gib(long long bytes) { return FormatGib(bytes, 2) + " GiB"; }
 
 }  // namespace
 

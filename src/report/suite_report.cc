@@ -69,8 +69,7 @@ std::string WallSeconds(const std::optional<double>& seconds) {
 }
 
 std::string Gib(const std::optional<long long>& bytes) {
-  return bytes ? FormatFixed(static_cast<double>(*bytes) / static_cast<double>(1LL << 30), 1)
-               : std::string("-");
+  return bytes ? FormatGib(*bytes, 1) : std::string("-");
 }
 
 std::string CapLabel(double cap) { return svg::Num(cap); }
