@@ -69,7 +69,6 @@ def main():
     flush = timer.flush
     base = [x.clone()]
     bufs = [x.clone()]
-    scratch = [torch.empty_like(x)]
 
     def busy():
         junk = []
@@ -89,7 +88,7 @@ def main():
             return
         if cond == "all-default":
             timing.perturbed(torch, base, int.from_bytes(os.urandom(8), "little") >> 2,
-                             into=bufs, scratch=scratch)
+                             into=bufs)
             flush.zero_()
             tracer.target.copy_(tracer.source, non_blocking=True)
             ready = torch.cuda.Event()
@@ -101,7 +100,7 @@ def main():
         with torch.cuda.stream(side):
             if cond in ("refill", "poll", "module", "default-marker", "tail-event"):
                 timing.perturbed(torch, base, int.from_bytes(os.urandom(8), "little") >> 2,
-                                 into=bufs, scratch=scratch)
+                                 into=bufs)
             flush.zero_()
             if cond not in ("side-flush", "default-marker"):
                 tracer.mark()

@@ -88,6 +88,7 @@ class LoadedCandidate:
         self.cache, self.guard, self.trace, self.init_inputs = cache, guard, trace, init_inputs
         # Everything the harness calls is bound before the candidate can rebind anything.
         self.save, self.equal, self.clone = plain.save, torch.equal, torch.Tensor.clone
+        self.to_host = torch.Tensor.cpu
         self.calls = 0  # forward calls made through the harness
 
 

@@ -137,6 +137,10 @@ def _regenerate_input(request, name, recipe):
                                                 scales=bool(variant["scales"]))
         digest = tensors.fingerprint(inputs)
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
+        if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
+            # Not a changed reference: recomputing it would only run out of memory again.
+            raise StepError("runtime_error", f"{what} could not be made again: "
+                            f"{type(e).__name__}: {e}") from None
         raise reference_changed(what, f"regenerating them from their seed failed: "
                                 f"{type(e).__name__}: {bounded(str(e), 300)}") from None
     if digest != trial.get("fingerprint"):

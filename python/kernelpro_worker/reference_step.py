@@ -62,6 +62,10 @@ STORE_INPUTS_UP_TO = 1 << 20
 # defaults' seven expected and two fp64 files an entry stays under 50 MiB.
 # `store_outputs_up_to` overrides.
 STORE_OUTPUTS_UP_TO = 4 << 20
+# The timing trials' input sets together, past the first: each process that times holds every set
+# on the device beside the buffer it refills (a 6 GiB input times 3 sets is 18 GiB more per
+# process). Sets past this are not made; every timed call still gets inputs of its own.
+TIMING_SETS_UP_TO = 2 << 30
 
 
 def _entry_dirs(request, key):
@@ -410,6 +414,7 @@ class _ReferenceBuild:
         self.baseline_checked = 0
         self.notes = []
         self.trials = {"check": [], "extra": [], "timing": []}
+        self.timing_set_bytes = None  # the first timing set's inputs
         self.metas = None  # the outputs' shapes and dtypes, from the first trial
         self.fp32 = None
         self.fp64_model = None
@@ -473,6 +478,8 @@ class _ReferenceBuild:
         """Trial `i` of `kind` (check, extra, timing): its inputs from `seed`, the reference's
         outputs on them, and what the reference step records of both."""
         tensors, name = self.tensors, f"{kind}_{i}"
+        if kind == "timing" and i > 0 and self._timing_sets_full(i):
+            return
         probed = (self.request.get("probed") or {}).pop((self.recipe["problem"], seed), None)
         try:
             base = probed if probed is not None else \
@@ -502,10 +509,27 @@ class _ReferenceBuild:
         if self.baseline is not None and kind == "check":
             self._check_baseline(name, inputs, outputs)
         self._store(kind, name, seed, variant, inputs, outputs)
+        if kind == "timing" and self.timing_set_bytes is None:
+            self.timing_set_bytes = _tensor_bytes(inputs)
         if kind == "check" and not self.vacuous:
             self.vacuous = tensors.vacuity(outputs, self.atol, self.rtol)
         if self.fp32 and kind == "check" and i < self.request.get("fp64_trials", 2):
             self._fp64(name, inputs, outputs)
+
+    def _timing_sets_full(self, i):
+        """Whether timing set `i` would take the sets together past TIMING_SETS_UP_TO (said once
+        in the notes)."""
+        each = self.timing_set_bytes
+        limit = self.request.get("timing_sets_up_to", TIMING_SETS_UP_TO)
+        if each is None or (i + 1) * each <= limit:
+            return False
+        if i == len(self.trials["timing"]):
+            asked = len(self.request["timing_seeds"])
+            self.notes.append(f"timed on {i} input set(s), not {asked}: each is "
+                              f"{each / (1 << 30):.2f} GiB and the sets together are kept "
+                              f"under {limit / (1 << 30):.2f} GiB; every timed call still gets "
+                              "fresh inputs")
+        return True
 
     def _first_outputs(self, inputs, outputs):
         """The outputs' metadata, from the first trial; and the reference run again on the same

@@ -37,17 +37,27 @@ class Referee:
         self.facts = {}  # problem path -> its speed-of-light facts (sol.py)
 
     def reference(self, request):
+        self._unload_others(request["problem"])
         meta = reference_step.step_reference(request)
         self.problems.pop(request["problem"], None)  # a recomputed reference: load it again
         if meta.get("status", "ok") == "ok":
             self.problems[request["problem"]] = {"meta": meta, "request": request}
         return meta
 
+    def _unload_others(self, problem):
+        """One problem's model, timing inputs and timers on the device at a time: a suite's warm
+        referee goes from task to task, and a task's 50 GiB of timing buffers must not stay into
+        the next one (a problem come back to is loaded again from its cache entry)."""
+        for path, state in self.problems.items():
+            if path != problem and "model" in state:
+                self.problems[path] = {"meta": state["meta"], "request": state["request"]}
+
     def _loaded(self, problem):
         state = self.problems.get(problem)
         if state is None:
             raise StepError("worker_error", f"no reference prepared for {problem} in this referee")
         if "model" not in state:
+            self._unload_others(problem)
             meta, request = state["meta"], state["request"]
             device = request["device"]
             torch = import_torch(device)
@@ -117,7 +127,12 @@ class Referee:
                 name = str(sample["file"])
                 if os.path.basename(name) != name or not name.startswith("timed_"):
                     raise ValueError(f"{name!r} is not a kept output's name")
-                inputs = perturbed(torch, state["sets"][int(sample["set"])], int(sample["seed"]))
+                set_index = int(sample["set"])
+                # Into the timer's own buffers where it has them (no timed call runs meanwhile):
+                # no second copy of inputs that may be gigabytes.
+                timer = state.get("timer") or state.get("timer_events")
+                inputs = perturbed(torch, state["sets"][set_index], int(sample["seed"]),
+                                   into=timer.buffers[set_index] if timer is not None else None)
                 with torch.no_grad():
                     want = as_output_list(model(*inputs))  # compared where it is
                 actual = plain.load(os.path.join(request["actual_dir"], name))
@@ -161,13 +176,18 @@ class CandidateHost:
     def time(self, request):
         loaded = self._need()
         torch, model = loaded.torch, loaded.model
-        save, clone = loaded.save, loaded.clone
+        save, clone, to_host = loaded.save, loaded.clone, loaded.to_host
         out_dir = request["out_dir"]
         os.makedirs(out_dir, exist_ok=True)
         samples = []
 
         def keep(index, set_index, seed, out):
-            snapshot = [clone(t).cpu() for t in as_output_list(out, strict=True)]
+            snapshot = []
+            for t in as_output_list(out, strict=True):
+                # Straight to the host (no second copy on the device); a copy of its own where
+                # the output already was there.
+                host = to_host(t)
+                snapshot.append(clone(host) if host is t else host)
             name = f"timed_{index}{EXT}"
             save_outputs(save, os.path.join(out_dir, name), snapshot)
             samples.append({"index": index, "set": set_index, "seed": seed, "file": name})
@@ -219,7 +239,8 @@ class CandidateHost:
                               loaded.init_inputs, request["init_seed"], loaded.device)
             self.reference_timers[spans] = Timer(torch, loaded.device, model, timer.base_sets,
                                                  request.get("flush_bytes", -1),
-                                                 request.get("perturb", True), spans)
+                                                 request.get("perturb", True), spans,
+                                                 buffers=timer.buffers)
         reference_timer = self.reference_timers[spans]
         # The device ran the candidate's block just now: a short warm-up suffices.
         reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1),

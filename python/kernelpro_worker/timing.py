@@ -234,23 +234,22 @@ _TIMER_STATE = {"calls", "warmup_calls", "tracing", "last_records", "warm_mhz", 
 _GONE = object()
 
 
-def perturbed(torch, base, seed, into=None, scratch=None):
+def perturbed(torch, base, seed, into=None):
     """`base` (a list of inputs) with every floating-point tensor's elements scaled by factors
     in [0.5, 1) from `seed`; the same (base, seed) gives the same bits in any process on the same
-    device. Written into `into` (same shapes) when given, else into new tensors; `scratch`
-    (tensors like base's) holds the factors, else they are allocated."""
+    device. Written into `into` (same shapes) when given, else into new tensors: the factors are
+    drawn into the destination and multiplied by base there (the product is the same bits either
+    way round), so no memory beyond the destination is needed."""
     out = []
     for i, x in enumerate(base):
         dst = into[i] if into is not None else None
         if isinstance(x, torch.Tensor) and x.is_floating_point():
             g = torch.Generator(device=x.device)
             g.manual_seed((seed * 1009 + i) % (1 << 63))
-            factor = scratch[i] if scratch is not None else torch.empty_like(x)
-            factor.uniform_(SCALE_LOW, 1.0, generator=g)
             if dst is None:
-                dst = x * factor
-            else:
-                torch.mul(x, factor, out=dst)
+                dst = torch.empty_like(x)
+            dst.uniform_(SCALE_LOW, 1.0, generator=g)
+            dst.mul_(x)
         elif isinstance(x, torch.Tensor):
             if dst is None:
                 dst = x.clone()
@@ -262,6 +261,24 @@ def perturbed(torch, base, seed, into=None, scratch=None):
     return out
 
 
+def shared_buffers(torch, base_sets):
+    """The buffers each input set is refilled into before a call. Every call refills them, so a
+    tensor of the same position, shape, dtype and layout in several sets needs one buffer, not
+    one per set (a problem whose inputs are 6 GiB would otherwise hold a copy per set); values
+    that are not tensors stay each set's own."""
+    made = {}
+
+    def buffer(i, x):
+        if not isinstance(x, torch.Tensor):
+            return x
+        key = (i, tuple(x.shape), x.dtype, str(x.device), tuple(x.stride()))
+        if key not in made:
+            made[key] = torch.Tensor.clone(x)
+        return made[key]
+
+    return [[buffer(i, x) for i, x in enumerate(base)] for base in base_sets]
+
+
 class Timer:
     """Times `model(*args)` (without autograd) on buffers refilled from `base_sets` before every
     call. `block` returns a dict: times_ms (the calls' times: the gated device span on CUDA, the
@@ -269,7 +286,7 @@ class Timer:
     module's docstring and gate.py)."""
 
     def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, spans=True,
-                 gate=True):
+                 gate=True, buffers=None):
         self.torch, self.cuda, self.model = torch, device == "cuda", model
         self.no_grad = torch.no_grad
         self.base_sets = base_sets
@@ -277,10 +294,9 @@ class Timer:
         # Bound now: a candidate in this process cannot rebind what the loop calls.
         self.perf, self.urandom = time.perf_counter, os.urandom
         self.clone = torch.Tensor.clone
-        self.buffers = [[self.clone(x) if isinstance(x, torch.Tensor) else x for x in base]
-                        for base in base_sets]
-        self.scratch = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else None for x in base]
-                        for base in base_sets]
+        # Refilled before every call; sets of the same shapes share them, and a second timer of
+        # the same sets in this process may share another's (`buffers`): they never run at once.
+        self.buffers = buffers if buffers is not None else shared_buffers(torch, base_sets)
         self.flush = None
         self.tracer, self.tracer_note = None, ""
         self.clock, self.warm_mhz = None, None
@@ -319,7 +335,7 @@ class Timer:
         base = self.base_sets[set_index]
         buffers = self.buffers[set_index]
         if self.perturb:
-            perturbed(torch, base, seed, into=buffers, scratch=self.scratch[set_index])
+            perturbed(torch, base, seed, into=buffers)
         else:
             for dst, src in zip(buffers, base):
                 if isinstance(dst, torch.Tensor):

@@ -159,6 +159,15 @@ def test_check_compare_time_and_run_on_a_good_candidate(reference, cache, tmp_pa
     refused = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
                                   samples=[forged], vacuous_rel_tol=1e-2))
     assert not refused["passed"] and "not a kept output's name" in refused["message"], refused
+    # A suite's warm referee moves on to the next task's problem: this one's model, timing sets
+    # and timers leave the device (they come back from the cache if it is asked again).
+    assert "timer" in referee.problems[TINY]
+    referee.reference(dict(BASE, problem=LINEAR, cache_dir=cache, check_seeds=[1],
+                           extra_seeds=[], timing_seeds=[2001], fp64_trials=0))
+    assert sorted(referee.problems[TINY]) == ["meta", "request"]
+    again = referee.verify(dict(BASE, problem=TINY, actual_dir=os.path.join(work, "timed"),
+                                samples=timed["samples"][:2], vacuous_rel_tol=1e-2))
+    assert again["passed"], again
     ran = profile_step.step_run(candidate_request(reference, cache, GOOD, iterations=2))
     assert ran["status"] == "ok"
     trace = os.path.join(work, "trace.json")
@@ -418,6 +427,42 @@ def test_regenerated_inputs_that_differ_from_the_recipe_are_a_changed_reference(
     again = reference_step.step_reference(request)
     assert not again["cached"]
     assert any("manifests do not match their digest" in n for n in again["notes"]), again["notes"]
+
+
+def test_running_out_of_memory_while_regenerating_inputs_is_not_a_changed_reference(
+        cache, tmp_path, monkeypatch):
+    # A changed reference makes the binary recompute it, which would only run out of memory again
+    # (KernelBench's 6 GiB ReLU on an H100 was reported as a changed reference).
+    request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[31], extra_seeds=[],
+                   timing_seeds=[2031], fp64_trials=0, store_inputs_up_to=0)
+    reference = reference_step.step_reference(request)
+    from kernelpro_worker import tensors
+
+    def no_memory(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 6.00 GiB. GPU 0 has a total "
+                           "capacity of 79.18 GiB of which 4.49 GiB is free.")
+
+    monkeypatch.setattr(tensors, "generate_inputs", no_memory)
+    checked = check_step.step_check(candidate_request(reference, cache, GOOD, trials=["check_0"],
+                                                      out_dir=str(tmp_path / "check")))
+    assert checked["status"] == "runtime_error", checked
+    assert "out of memory" in checked["message"] and "changed" not in checked["message"]
+
+
+def test_timing_sets_past_the_memory_cap_are_not_made_and_the_notes_say_so(cache, tmp_path):
+    # Each timing set is held on the device by both timing processes: a 6 GiB input times three
+    # sets would be 18 GiB more in each.
+    request = dict(BASE, problem=TINY, cache_dir=cache, check_seeds=[41], extra_seeds=[],
+                   timing_seeds=[2041, 2042, 2043], fp64_trials=0, timing_sets_up_to=1)
+    reference = reference_step.step_reference(request)
+    assert reference["trials"]["timing"] == ["timing_0"]
+    assert any(n.startswith("timed on 1 input set(s), not 3") for n in reference["notes"]), \
+        reference["notes"]
+    host = session.CandidateHost()
+    assert host.load(candidate_request(reference, cache, GOOD))["status"] == "ok"
+    timed = host.time(candidate_request(reference, cache, GOOD, calls=4, sample_p=1.0,
+                                        out_dir=str(tmp_path / "timed")))
+    assert timed["status"] == "ok" and {s["set"] for s in timed["samples"]} == {0}, timed
 
 
 def _tree_bytes(*roots):

@@ -41,6 +41,30 @@ def test_perturbed_writes_into_the_given_buffers():
     assert torch.equal(out[0], perturbed(torch, base, 7)[0])
 
 
+def test_perturbed_bits_are_base_times_the_seeded_factors():
+    # What any older or other reader of (set, seed) computes: base * factors drawn from the seed.
+    x = torch.randn(257)
+    g = torch.Generator()
+    g.manual_seed((99 * 1009 + 0) % (1 << 63))
+    factors = torch.empty_like(x).uniform_(SCALE_LOW, 1.0, generator=g)
+    assert torch.equal(perturbed(torch, [x], 99)[0], x * factors)
+    assert torch.equal(perturbed(torch, [x], 99, into=[torch.empty(257)])[0], x * factors)
+
+
+def test_sets_of_the_same_shapes_share_one_buffer_each_call_refills():
+    # A problem with 6 GiB inputs must not hold a copy per timing set.
+    sets = [[torch.randn(16), 2], [torch.randn(16), 3], [torch.randn(4, 4), 2]]
+    timer = Timer(torch, "cpu", lambda x, k: x * k, sets)
+    assert timer.buffers[0][0] is timer.buffers[1][0]
+    assert timer.buffers[2][0] is not timer.buffers[0][0]
+    assert timer.buffers[1][1] == 3  # values that are not tensors stay each set's own
+    kept = []
+    timer.block(30, sample_p=1.0, keep=lambda *call: kept.append(call))
+    for index, set_index, seed, out in kept:
+        rebuilt = perturbed(torch, sets[set_index], seed)
+        assert torch.equal(rebuilt[0] * sets[set_index][1], out)
+
+
 def test_every_timed_call_sees_inputs_no_call_saw_before():
     seen = []
 
