@@ -13,9 +13,12 @@ gated) where only x's and y's places change, conditions interleaved round by rou
   in+OFF   x a view at byte offset OFF into a 2 MiB-aligned block, y fixed
   out+OFF  y likewise
 
-Per condition: the median busy time; per group: the spread (slowest over fastest). A spread over
-1 % among the `in-K`/`out-K` rows says placement in physical memory matters (then both sides
-must be timed over many places); among `+OFF` rows, alignment does. Writes JSON; asserts nothing.
+each with the timer's L2 flush as it is (zeroing twice the L2: the cache is left full of dirty
+lines the call's misses must write back) and as a read (`/read`: the same bytes summed, the cache
+left clean). Per condition: the median busy time; per group: the spread (slowest over fastest). A
+spread over 1 % among the `in-K`/`out-K` rows says placement in physical memory matters (then both
+sides must be timed over many places, or the flush made placement-blind); among `+OFF` rows,
+alignment does. Writes JSON; asserts nothing.
 
     bench/placement_probe.py [--json-out F] [--exp 22] [--rounds 10] [--calls 20] [--device cuda]
 """
@@ -58,6 +61,17 @@ def conditions(torch, n, device):
     return out, (keep_x, keep_y)
 
 
+class ReadFlush:
+    """The timer's flush (`flush.zero_()`) as a read of the same bytes: L2 left holding clean
+    lines."""
+
+    def __init__(self, torch, buffer):
+        self.words = buffer.view(torch.int32)
+
+    def zero_(self):
+        self.words.sum()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json-out")
@@ -76,13 +90,17 @@ def main():
 
     n = 1 << args.exp
     base = [torch.randn(n, device=args.device), torch.zeros(n, device=args.device)]
-    places, _blocks = conditions(torch, n, args.device)
-    timers = {}
-    for name, (x, y) in places.items():
-        t = Timer(torch, args.device, Relu(), [base])
-        t.buffers = [[x, y]]  # the condition's places; refilled before every call as always
-        t.warm_up(0.05, 3)
-        timers[name] = t
+    where, _blocks = conditions(torch, n, args.device)
+    places, timers = {}, {}
+    for flush in ("zero", "read"):
+        for name, (x, y) in where.items():
+            t = Timer(torch, args.device, Relu(), [base])
+            t.buffers = [[x, y]]  # the condition's places; refilled before every call as always
+            if flush == "read" and t.flush is not None:
+                t.flush = ReadFlush(torch, t.flush)
+            name = name if flush == "zero" else name + "/read"
+            t.warm_up(0.05, 3)
+            places[name], timers[name] = (x, y), t
     busy = {name: [] for name in places}
     names = list(places)
     for r in range(args.rounds):
@@ -92,7 +110,9 @@ def main():
     rows = {name: statistics.median(v) * 1e3 for name, v in busy.items()}
     groups = {}
     for name, us in rows.items():
-        group = name.split("-")[0] if "-" in name else name.split("+")[0] + "+off"
+        kind, _, flush = name.partition("/")
+        group = (kind.split("-")[0] if "-" in kind else kind.split("+")[0] + "+off") + (
+            "/" + flush if flush else "")
         groups.setdefault(group, []).append(us)
     print(f"{'condition':<12} {'busy us':>9}")
     for name, us in rows.items():
