@@ -87,6 +87,12 @@ def classify_runtime(e):
     return "runtime_error", bounded(text, 3000)
 
 
+def out_of_memory(error):
+    """Whether `error` is the device or the host running out of memory: never a changed
+    reference (recomputing one would only run out again)."""
+    return isinstance(error, MemoryError) or "out of memory" in str(error).lower()
+
+
 def reference_changed(what, error):
     """The status the binary answers by recomputing the reference: `what` ("the reference's
     expected/check_0.kpt") is not what the reference step wrote."""
@@ -105,6 +111,8 @@ def read_input(request, name):
     recipe = request.get("inputs_recipe") or {}
     if sha is None and name in (recipe.get("trials") or {}):
         return _regenerate_input(request, name, recipe)
+    if sha is None and "fingerprint" in ((recipe.get("shapes") or {}).get(name) or {}):
+        return _regenerate_variant(request, name, recipe)
     if sha is None:
         raise reference_changed(f"the problem's input file {rel}", "not in the inputs manifest")
     try:
@@ -114,6 +122,29 @@ def read_input(request, name):
 
 
 _PROBLEMS = {}  # problem path -> module, for regenerating inputs in this process
+
+
+def _regenerate_variant(request, name, recipe):
+    """A shape variant's inputs as the reference step made them (shapes.regenerate), on the
+    device; they must have the recorded fingerprint."""
+    from . import shapes, tensors
+
+    what = f"the problem's inputs of shape variant {name}"
+    entry = recipe["shapes"][name]
+    try:
+        variant = shapes.regenerate(recipe["problem"], entry, int(request["init_seed"]))
+        inputs = to_device(variant.inputs, request["device"])
+        digest = tensors.fingerprint(inputs)
+    except Exception as e:  # noqa: BLE001 - as for a trial's inputs (below)
+        if out_of_memory(e):
+            raise StepError("runtime_error", f"{what} could not be made again: "
+                            f"{type(e).__name__}: {e}") from None
+        raise reference_changed(what, f"regenerating them failed: {type(e).__name__}: "
+                                f"{bounded(str(e), 300)}") from None
+    if digest != entry.get("fingerprint"):
+        raise reference_changed(what, "regenerated, they differ from what the reference step "
+                                "recorded")
+    return inputs
 
 
 def _regenerate_input(request, name, recipe):
@@ -137,8 +168,7 @@ def _regenerate_input(request, name, recipe):
                                                 scales=bool(variant["scales"]))
         digest = tensors.fingerprint(inputs)
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
-        if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
-            # Not a changed reference: recomputing it would only run out of memory again.
+        if out_of_memory(e):
             raise StepError("runtime_error", f"{what} could not be made again: "
                             f"{type(e).__name__}: {e}") from None
         raise reference_changed(what, f"regenerating them from their seed failed: "

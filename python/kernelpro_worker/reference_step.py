@@ -7,8 +7,9 @@ The cache of one problem's reference (key: problem file, seeds, device, torch ve
   CACHE/references/<key>/meta.json        what step_reference returns, minus per-call fields
   CACHE/references/<key>/expected/<trial>.kpt, expected64/<trial>.kpt   (outputs up to 4 MiB)
   CACHE/inputs/<key>/init_inputs.kpt, <trial>.kpt                        (inputs up to 1 MiB)
-  shape variants (shapes.py): inputs/<key>/shape_<i>.kpt, shape_<i>_init.kpt and
-  references/<key>/expected/shape_<i>.kpt, always stored (never larger than the benchmark's)
+  shape variants (shapes.py): inputs/<key>/shape_<i>_init.kpt, and like any trial's
+  inputs/<key>/shape_<i>.kpt (up to 1 MiB) and references/<key>/expected/shape_<i>.kpt (up to
+  4 MiB)
 
 Only the inputs tree is ever named to a candidate's process. meta.json records a manifest
 {relative path: sha256} per tree and a digest of both; a cache hit is used only when every file
@@ -18,7 +19,8 @@ What is not stored, because it is cheaper to recompute than to keep (a 64 MiB ou
 64 MiB per trial and 128 MiB more per fp64 trial: 704 MiB for one problem and settings at the
 default 5 check, 2 extra and 2 fp64 trials):
   - a trial's inputs larger than STORE_INPUTS_UP_TO: `inputs_recipe` {problem, trials: {name:
-    {seed, variant, fingerprint}}} says how to regenerate them, and their fingerprint
+    {seed, variant, fingerprint}}, shapes: {shape_<i>: {settings or given, seed, fingerprint}}}
+    says how to regenerate them (a shape variant's: shapes.regenerate), and their fingerprint
     (tensors.fingerprint, on the device) is covered by manifest_digest like the files;
   - an expected output (set) larger than STORE_OUTPUTS_UP_TO, when the reference gave the same
     bits twice on the first trial: `expected_recipe` {"expected/check_0.kpt": fingerprint}
@@ -49,10 +51,10 @@ import time
 from . import optrace, plain, programs, shapes
 from .common import (StepError, as_output_list, bounded, read_json, sha256_file, sha256_text,
                      to_device, write_json)
-from .loading import (EXT, construct, import_torch, load_problem, read_input, reference_changed,
-                      sync)
+from .loading import (EXT, construct, import_torch, load_problem, out_of_memory, read_input,
+                      reference_changed, sync)
 
-REFERENCE_LAYOUT = 6  # bump when the reference cache's contents change
+REFERENCE_LAYOUT = 7  # bump when the reference cache's contents change
 # A trial's inputs larger than this are not stored: every process that needs them regenerates
 # them from their seed (what reading them back costs, about) and checks them against the digest
 # the reference step recorded. A request's `store_inputs_up_to` overrides it (tests).
@@ -215,6 +217,15 @@ def _recompute_model(request, torch, fp64):
     return _RECOMPUTE["fp64" if fp64 else "model"]
 
 
+def _variant_model(request, torch, name, recipe):
+    """The reference's model of shape variant `name`, as shapes.compute built it: the variant's
+    Model class (a derived variant's from a copy of the module with its sizes) from its stored
+    init inputs."""
+    init_inputs = read_input(request, name + "_init")
+    return construct(torch, shapes.model_class(request["problem"], recipe), init_inputs,
+                     request["init_seed"], request["device"])
+
+
 def recompute_expected(request, rel, digest):
     """The expected outputs `rel` ("expected/check_3.kpt", "expected64/check_0.kpt") that the
     reference step recorded only by `digest`: the reference run again, as the reference step ran
@@ -231,7 +242,9 @@ def recompute_expected(request, rel, digest):
     what = f"the reference's {rel}"
     try:
         torch = import_torch(request["device"])
-        model = _recompute_model(request, torch, fp64=folder == "expected64")
+        variant = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name)
+        model = (_variant_model(request, torch, name, variant) if variant is not None else
+                 _recompute_model(request, torch, fp64=folder == "expected64"))
         inputs = to_device(read_input(request, name), request["device"])
         if folder == "expected64":
             inputs = tensors.to_double(inputs)
@@ -241,6 +254,9 @@ def recompute_expected(request, rel, digest):
     except StepError:
         raise
     except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
+        if out_of_memory(e):  # recomputing the whole reference would only run out again
+            raise StepError("runtime_error", f"{what} could not be recomputed: "
+                            f"{type(e).__name__}: {e}") from None
         raise reference_changed(what, "recomputing it from the problem failed: "
                                 f"{type(e).__name__}: {bounded(str(e), 300)}") from None
     if recomputed != digest:
@@ -407,7 +423,9 @@ class _ReferenceBuild:
         self.atol, self.rtol = request["atol"], request["rtol"]
         self.ref_tmp, self.inputs_tmp = ref_tmp, inputs_tmp
         self.ref_manifest, self.inputs_manifest, self.expected_recipe = {}, {}, {}
-        self.recipe = {"problem": os.path.abspath(request["problem"]), "trials": {}}
+        self.recipe = {"problem": os.path.abspath(request["problem"]), "trials": {},
+                       "shapes": {}}
+        self.benchmark_specs = None  # the first trial's input shapes (shapes.compute reads them)
         self.store_limit = request.get("store_inputs_up_to", STORE_INPUTS_UP_TO)
         self.output_limit = request.get("store_outputs_up_to", STORE_OUTPUTS_UP_TO)
         self.model = self.baseline = self.trace = None
@@ -437,6 +455,16 @@ class _ReferenceBuild:
             self.save("reference", rel, outputs)
         else:
             self.expected_recipe[rel] = self.tensors.fingerprint(outputs)
+
+    def save_variant_inputs(self, name, recipe, inputs):
+        """A shape variant's inputs (on the device): stored up to the size limit, else only their
+        fingerprint; its recipe (how to make it again) always."""
+        entry = dict(recipe)
+        if _tensor_bytes(inputs) <= self.store_limit:
+            self.save("inputs", name + EXT, list(inputs))
+        else:
+            entry["fingerprint"] = self.tensors.fingerprint(inputs)
+        self.recipe["shapes"][name] = entry
 
     def construct_models(self):
         """The reference's model from the saved init inputs, its operator trace, and a program's
@@ -506,6 +534,7 @@ class _ReferenceBuild:
                             f"{name} has {bad[0][1]}; a reference must produce finite outputs")
         if self.metas is None:
             self._first_outputs(inputs, outputs)
+            self.benchmark_specs = shapes.input_specs(inputs)
         if self.baseline is not None and kind == "check":
             self._check_baseline(name, inputs, outputs)
         self._store(kind, name, seed, variant, inputs, outputs)

@@ -89,55 +89,93 @@ def _shape_key(values):
 
 
 class Variant:
-    def __init__(self, label, inputs, init_inputs, model_class):
+    """A variant's inputs, init inputs and Model class, and its recipe: how `regenerate` makes
+    it again in another process ({"settings": {...}, "seed": s} for a derived one, {"given": i,
+    "seed": s} for a given one)."""
+
+    def __init__(self, label, inputs, init_inputs, model_class, recipe):
         self.label, self.inputs, self.init_inputs = label, list(inputs), list(init_inputs)
-        self.model_class = model_class
+        self.model_class, self.recipe = model_class, recipe
 
 
-def variants(problem_path, problem, mode, seed, init_seed, benchmark_inputs, benchmark_init):
-    """(mode, [Variant], notes): the variants of `mode` ('given' or 'derived'), their inputs from
-    `seed` and init inputs from `init_seed`, before the reference has run on them."""
+def _given_items(problem, seed):
+    import torch
+
+    torch.manual_seed(seed)
+    try:
+        return list(problem.get_input_variants())
+    except Exception as e:  # noqa: BLE001
+        raise StepError("problem_error", "get_input_variants() failed: "
+                        f"{type(e).__name__}: {bounded(str(e), 300)}")
+
+
+def _derived(problem_path, settings, seed, init_seed):
+    """The derived variant of `settings`, from a fresh copy of the problem's module."""
     import torch
 
     from . import tensors
 
+    copy = load_problem(problem_path)  # a fresh module: its functions read these globals
+    for name, value in settings.items():
+        setattr(copy, name, value)
+    inputs = tensors.generate_inputs(copy, seed)
+    torch.manual_seed(init_seed)
+    init_inputs = list(copy.get_init_inputs())
+    return Variant(describe(settings), inputs, init_inputs, copy.Model,
+                   {"settings": dict(settings), "seed": seed})
+
+
+def model_class(problem_path, recipe):
+    """The reference's Model class of the variant `recipe` names: a derived variant's from a
+    fresh copy of the module with its sizes set (Model may read them), a given one's the
+    problem's own."""
+    module = load_problem(problem_path)
+    for name, value in (recipe.get("settings") or {}).items():
+        setattr(module, name, value)
+    return module.Model
+
+
+def regenerate(problem_path, recipe, init_seed):
+    """The variant `recipe` names, made again as `variants` made it (the caller checks its
+    inputs against the fingerprint the reference step recorded)."""
+    if "settings" in recipe:
+        return _derived(problem_path, recipe["settings"], int(recipe["seed"]), init_seed)
+    import torch
+
+    problem = load_problem(problem_path)
+    items = _given_items(problem, int(recipe["seed"]))
+    torch.manual_seed(init_seed)
+    benchmark_init = list(problem.get_init_inputs())
+    return _given_variant(int(recipe["given"]), items[int(recipe["given"])], problem.Model,
+                          benchmark_init, int(recipe["seed"]))
+
+
+def variants(problem_path, problem, mode, seed, init_seed, benchmark_init):
+    """(mode, [Variant], notes): the variants of `mode` ('given' or 'derived'), their inputs from
+    `seed` and init inputs from `init_seed`, before the reference has run on them."""
     notes = []
     if mode == "given":
         if not hasattr(problem, "get_input_variants"):
             return mode, [], ["--shapes given: the problem has no get_input_variants(); no shape "
                               "variants were checked"]
-        torch.manual_seed(seed)
-        try:
-            items = list(problem.get_input_variants())
-        except Exception as e:  # noqa: BLE001
-            raise StepError("problem_error", "get_input_variants() failed: "
-                            f"{type(e).__name__}: {bounded(str(e), 300)}")
-        found = []
-        for i, item in enumerate(items):
-            found.append(_given_variant(i, item, problem.Model, benchmark_init))
-        return mode, found, notes
+        items = _given_items(problem, seed)
+        return mode, [_given_variant(i, item, problem.Model, benchmark_init, seed)
+                      for i, item in enumerate(items)], notes
     sizes = size_constants(problem)
     if not sizes:
         return mode, [], ["no shape variants derived: get_inputs() reads no module-level integer "
                           "size constants"]
     found = []
     for settings in derived_settings(sizes):
-        copy = load_problem(problem_path)  # a fresh module: its functions read these globals
-        for name, value in settings.items():
-            setattr(copy, name, value)
         try:
-            inputs = tensors.generate_inputs(copy, seed)
-            torch.manual_seed(init_seed)
-            init_inputs = list(copy.get_init_inputs())
+            found.append(_derived(problem_path, settings, seed, init_seed))
         except Exception as e:  # noqa: BLE001 - the problem cannot make this shape
             notes.append(f"shape {describe(settings)} skipped: the problem's inputs could not be "
                          f"made ({type(e).__name__}: {bounded(str(e), 200)})")
-            continue
-        found.append(Variant(describe(settings), inputs, init_inputs, copy.Model))
     return mode, found, notes
 
 
-def _given_variant(i, item, model_class, benchmark_init):
+def _given_variant(i, item, model_class, benchmark_init, seed):
     if isinstance(item, dict):
         if "inputs" not in item:
             raise StepError("problem_error", f"get_input_variants() item {i} has no 'inputs'")
@@ -152,7 +190,7 @@ def _given_variant(i, item, model_class, benchmark_init):
     if not label:
         label = "inputs " + ", ".join("x".join(map(str, s["shape"])) if s else "scalar"
                                       for s in input_specs(inputs))
-    return Variant(label, inputs, init_inputs, model_class)
+    return Variant(label, inputs, init_inputs, model_class, {"given": i, "seed": seed})
 
 
 def compute(build, problem_path, problem, request):
@@ -172,12 +210,16 @@ def compute(build, problem_path, problem, request):
     benchmark_init = list(problem.get_init_inputs())
     from . import tensors
 
-    benchmark = tensors.generate_inputs(problem, request["check_seeds"][0] if
-                                        request.get("check_seeds") else 0)
+    # The benchmark's input shapes, as the first trial saw them (its inputs made again only when
+    # there was no trial: they may be gigabytes).
+    benchmark = build.benchmark_specs
+    if benchmark is None:
+        benchmark = input_specs(tensors.generate_inputs(problem, request["check_seeds"][0] if
+                                                        request.get("check_seeds") else 0))
     mode, found, notes = variants(problem_path, problem, mode, request.get("shape_seed", 3000),
-                                  init_seed, benchmark, benchmark_init)
+                                  init_seed, benchmark_init)
     build.notes.extend(notes)
-    seen = {_shape_key(benchmark)}
+    seen = {repr(benchmark)}
     for variant in found:
         key = _shape_key(variant.inputs)
         if key in seen and mode == "derived":
@@ -200,9 +242,11 @@ def compute(build, problem_path, problem, request):
                                 f"{variant.label}: {why}")
             build.notes.append(f"shape {variant.label} skipped: the reference rejects it ({why})")
             continue
+        # As compact as the benchmark's trials: past the size limits only a recipe and
+        # fingerprints, the inputs made again and the outputs recomputed where they are needed.
         build.save("inputs", name + "_init" + EXT, variant.init_inputs)
-        build.save("inputs", name + EXT, list(variant.inputs))
-        build.save("reference", f"expected/{name}{EXT}", [t.cpu() for t in outputs])
+        build.save_variant_inputs(name, variant.recipe, inputs)
+        build.save_expected(f"expected/{name}{EXT}", outputs)
         record["variants"].append({"name": name, "label": variant.label,
                                    "inputs": input_specs(variant.inputs)})
     record["mode"] = mode

@@ -164,3 +164,79 @@ def test_the_candidate_side_records_each_variant_and_the_referee_compares(tmp_pa
     # Built from the variant's init inputs under the same seed, its weight is the reference's.
     assert compared["trials"][0]["trial"] == "shape_0"
     assert compared["passed"], compared
+
+
+GOOD_SCALE = """
+    import torch
+    class ModelNew(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(dim))
+        def forward(self, x):
+            return x * self.weight{wrong}
+    """
+
+
+@pytest.mark.parametrize("mode", ["derived", "given"])
+def test_large_variants_are_kept_as_recipes_and_made_again_where_needed(tmp_path, mode):
+    # Past the size limits (0 bytes here; 1 MiB inputs and 4 MiB outputs by default) a variant is
+    # stored as the benchmark's trials are: its recipe and fingerprints, not its tensors.
+    problem = SCALE if mode == "derived" else write(tmp_path, "given.py", """
+        import torch
+        from torch import nn
+        class Model(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(dim))
+            def forward(self, x):
+                return x * self.weight
+        def get_inputs():
+            return [torch.randn(8, 64)]
+        def get_init_inputs():
+            return [64]
+        def get_input_variants():
+            return [[torch.randn(3, 64)],
+                    {"label": "odd", "inputs": [torch.randn(5, 17)], "init_inputs": [17]}]
+        """)
+    meta = reference_step.step_reference(dict(reference_request(str(tmp_path / "c"), problem,
+                                                                mode),
+                                              store_inputs_up_to=0, store_outputs_up_to=0))
+    names = [v["name"] for v in meta["shapes"]["variants"]]
+    assert names == ["shape_0", "shape_1"]
+    stored = sorted(os.listdir(meta["inputs_dir"]))
+    assert "shape_0_init.kpt" in stored and "shape_0.kpt" not in stored, stored
+    assert not any(rel.startswith("expected/shape_") for rel in meta["reference_manifest"])
+    assert sorted(meta["inputs_recipe"]["shapes"]) == names
+    assert all("fingerprint" in r for r in meta["inputs_recipe"]["shapes"].values())
+
+    def candidate_and_compare(source, recipe):
+        request = dict(BASE, candidate=write(tmp_path, "cand.py", source),
+                       build_root=str(tmp_path / "b"), inputs_dir=meta["inputs_dir"],
+                       inputs_manifest=meta["inputs_manifest"], inputs_recipe=recipe,
+                       reference={k: meta[k] for k in ("trials", "outputs",
+                                                       "output_aliases_input", "reference_ops")})
+        host = session.CandidateHost()
+        assert host.load(request)["status"] == "ok"
+        out = str(tmp_path / "w")
+        ran = host.shapes(dict(request, shapes=names, out_dir=os.path.join(out, "shapes")))
+        inline = {k: meta[k] for k in ("outputs", "vacuous", "fp32", "reference_fp64_error",
+                                       "fp64_trials", "reference_manifest", "expected_recipe")}
+        compared = compare_step.step_compare(dict(
+            BASE, reference_dir=meta["reference_dir"], reference=inline, actual_dir=out,
+            pairs=[["shapes/" + n, n] for n in names], vacuous_rel_tol=1e-2,
+            precision_policy="fail", precision_bound=1e-5, precision_factor=16, problem=problem,
+            inputs_dir=meta["inputs_dir"], inputs_manifest=meta["inputs_manifest"],
+            inputs_recipe=meta["inputs_recipe"]))
+        return ran, compared
+
+    ran, compared = candidate_and_compare(GOOD_SCALE.format(wrong=""), meta["inputs_recipe"])
+    assert [v["status"] for v in ran["variants"]] == ["ok", "ok"], ran
+    assert compared["passed"], compared
+    ran, compared = candidate_and_compare(GOOD_SCALE.format(wrong=" + 1"), meta["inputs_recipe"])
+    assert not compared["passed"] and compared["message"].startswith("trial shape_0"), compared
+    # A recipe that names other inputs than the reference step made is a changed reference.
+    forged = dict(meta["inputs_recipe"], shapes={
+        n: dict(r, seed=r["seed"] + 1) for n, r in meta["inputs_recipe"]["shapes"].items()})
+    with pytest.raises(StepError) as e:
+        candidate_and_compare(GOOD_SCALE.format(wrong=""), forged)
+    assert e.value.status == "reference_changed" and "shape variant shape_0" in e.value.message

@@ -94,6 +94,12 @@ SpeedOfLight SpeedOfLightFromFacts(const Json& facts, const std::string& problem
           : machine->name + ": " + FormatSi(machine->dram_bytes_per_s, "B/s") + " DRAM, " +
                 FormatSi(stage1->peak_flops, "FLOP/s") + " " + stage1->precision + " (" +
                 machine->source + ")";
+  if (cpu) {
+    sol.no_fraction =
+        "no fraction of the speed of light on the CPU: its rates are what torch reached on this "
+        "machine, not peaks a kernel cannot pass; only the floor (" +
+        FormatFixed(headroom, 0) + "x those rates) is used, to catch impossible times";
+  }
   if (!inputs_from_dram) {
     sol.note =
         "the L2 is not flushed before timed calls (--flush-bytes 0), so the floor counts "
@@ -171,7 +177,7 @@ bool ApplySpeedOfLight(WorkerSession& referee, const Json& base_request, const s
 }
 
 std::string DescribeSpeedOfLight(const SpeedOfLight& sol, double measured_ms) {
-  if (!sol.available || measured_ms <= 0) return "";
+  if (!sol.available || !sol.no_fraction.empty() || measured_ms <= 0) return "";
   return FormatFixed(100 * sol.bound_s / (measured_ms * 1e-3), 0) + " % of the speed of light (" +
          FormatDuration(measured_ms * 1e-3) + " measured, " + FormatDuration(sol.bound_s) +
          " possible)";
@@ -179,14 +185,17 @@ std::string DescribeSpeedOfLight(const SpeedOfLight& sol, double measured_ms) {
 
 Json ToJson(const SpeedOfLight& sol) {
   if (!sol.available) return Json{{"available", false}, {"note", sol.note}};
-  return Json{{"available", true},
-              {"bound_s", sol.bound_s},
-              {"floor_s", sol.floor_s},
-              {"fraction", sol.fraction},
-              {"reference_fraction", sol.reference_fraction},
-              {"enforced", sol.enforced},
-              {"basis", sol.basis},
-              {"note", sol.note}};
+  const bool shown = sol.no_fraction.empty();
+  Json out{{"available", true},
+           {"bound_s", sol.bound_s},
+           {"floor_s", sol.floor_s},
+           {"fraction", shown ? Json(sol.fraction) : Json(nullptr)},
+           {"reference_fraction", shown ? Json(sol.reference_fraction) : Json(nullptr)},
+           {"enforced", sol.enforced},
+           {"basis", sol.basis},
+           {"note", sol.note}};
+  if (!shown) out["no_fraction"] = sol.no_fraction;
+  return out;
 }
 
 }  // namespace kernelpro::eval

@@ -11,7 +11,9 @@
 //             fewest bytes / DRAM bandwidth): sol_fraction = bound / measured median. A kernel at
 //             0.8 reaches 80 % of what the machine allows; above 1.0 is possible where the bound
 //             overstates the work (estimated element-wise FLOPs, outputs still in the L2 when the
-//             call ends).
+//             call ends). On the CPU there is no fraction (`no_fraction` says why): its rates are
+//             what torch reached there, not peaks, and a hand-vectorised or multi-threaded kernel
+//             passes them (issue 43: honest kernels read 140-180 %).
 //   floor     what no correct kernel can beat: max(counted FLOPs (GEMM, convolution; never the
 //             estimates) / the machine's highest peak of any precision, the inputs' bytes / DRAM
 //             bandwidth). The inputs are fresh for every timed call and, on a GPU, the L2 is

@@ -154,9 +154,10 @@ Json ToJson(const EvalResult& r) {
        r.speedup ? Json::array({r.speedup->low, r.speedup->high}) : Json(nullptr)},
       {"speedup_confidence", r.speedup ? Json(r.speedup->confidence) : Json(nullptr)},
       {"noisy_timing", NoisyTimingReason(r)},
-      {"sol_fraction", r.speed_of_light && r.speed_of_light->available
-                           ? number_or_null(r.speed_of_light->fraction)
-                           : Json(nullptr)},
+      {"sol_fraction",
+       r.speed_of_light && r.speed_of_light->available && r.speed_of_light->no_fraction.empty()
+           ? number_or_null(r.speed_of_light->fraction)
+           : Json(nullptr)},
       {"speed_of_light", r.speed_of_light ? ToJson(*r.speed_of_light) : Json(nullptr)},
       {"timing_method", r.timing_method},
       {"criterion", r.criterion},

@@ -50,6 +50,9 @@ struct SpeedOfLight {
   double fraction = 0;     // bound_s / the candidate's median time (1.0: at the speed of light)
   double reference_fraction = 0;  // bound_s / the reference's median time
   bool enforced = false;          // a time below the floor makes the candidate incorrect
+  // Set where the bound is no peak a kernel cannot pass (on the CPU): then no fraction is shown,
+  // this says why, and only the floor is used.
+  std::string no_fraction;
   std::string basis;              // the machine's peaks and where they come from
   std::string note;               // why there is no bound, or why the floor is not enforced
 };

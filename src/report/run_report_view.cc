@@ -174,7 +174,8 @@ std::string RooflineText(const RunReportInput& in) {
 // "83 % of the speed of light: ..." from the node's evaluation (eval/speed_of_light.h).
 std::string SpeedOfLightText(const search::NodeInfo* info) {
   if (!info || !info->sol_fraction) {
-    return "unknown (its evaluation made no bound: an older run, or no peaks for this machine).";
+    return "unknown (its evaluation gave no fraction: an older run, no peaks for this machine, "
+           "or a run on the CPU, which has none).";
   }
   return FormatFixed(100 * *info->sol_fraction, 0) +
          " % of the speed of light: the fastest time the reference's work (its FLOPs and fewest "
