@@ -111,8 +111,6 @@ def read_input(request, name):
     recipe = request.get("inputs_recipe") or {}
     if sha is None and name in (recipe.get("trials") or {}):
         return _regenerate_input(request, name, recipe)
-    if sha is None and "fingerprint" in ((recipe.get("shapes") or {}).get(name) or {}):
-        return _regenerate_variant(request, name, recipe)
     if sha is None:
         raise reference_changed(f"the problem's input file {rel}", "not in the inputs manifest")
     try:
@@ -122,29 +120,6 @@ def read_input(request, name):
 
 
 _PROBLEMS = {}  # problem path -> module, for regenerating inputs in this process
-
-
-def _regenerate_variant(request, name, recipe):
-    """A shape variant's inputs as the reference step made them (shapes.regenerate), on the
-    device; they must have the recorded fingerprint."""
-    from . import shapes, tensors
-
-    what = f"the problem's inputs of shape variant {name}"
-    entry = recipe["shapes"][name]
-    try:
-        variant = shapes.regenerate(recipe["problem"], entry, int(request["init_seed"]))
-        inputs = to_device(variant.inputs, request["device"])
-        digest = tensors.fingerprint(inputs)
-    except Exception as e:  # noqa: BLE001 - as for a trial's inputs (below)
-        if out_of_memory(e):
-            raise StepError("runtime_error", f"{what} could not be made again: "
-                            f"{type(e).__name__}: {e}") from None
-        raise reference_changed(what, f"regenerating them failed: {type(e).__name__}: "
-                                f"{bounded(str(e), 300)}") from None
-    if digest != entry.get("fingerprint"):
-        raise reference_changed(what, "regenerated, they differ from what the reference step "
-                                "recorded")
-    return inputs
 
 
 def _regenerate_input(request, name, recipe):

@@ -245,7 +245,8 @@ def recompute_expected(request, rel, digest):
         variant = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name)
         model = (_variant_model(request, torch, name, variant) if variant is not None else
                  _recompute_model(request, torch, fp64=folder == "expected64"))
-        inputs = to_device(read_input(request, name), request["device"])
+        inputs = (shapes.read_variant_inputs(request, name) if variant is not None else
+                  to_device(read_input(request, name), request["device"]))
         if folder == "expected64":
             inputs = tensors.to_double(inputs)
         with torch.no_grad():

@@ -27,7 +27,8 @@ that variant's init inputs and the same init seed, its outputs saved for the ref
 import os
 
 from .common import StepError, as_output_list, bounded, to_device
-from .loading import EXT, classify_runtime, construct, load_problem, read_input, sync
+from .loading import (EXT, classify_runtime, construct, load_problem, out_of_memory, read_input,
+                      reference_changed, sync)
 
 MAX_DERIVED = 2
 # Integer globals whose names say they are not sizes: changing them changes what is computed.
@@ -123,6 +124,33 @@ def _derived(problem_path, settings, seed, init_seed):
     init_inputs = list(copy.get_init_inputs())
     return Variant(describe(settings), inputs, init_inputs, copy.Model,
                    {"settings": dict(settings), "seed": seed})
+
+
+def read_variant_inputs(request, name):
+    """Shape variant `name`'s inputs, on the request's device: read from the inputs tree where
+    the reference step stored them, else made again from their recipe (`inputs_recipe`'s
+    "shapes") and checked against the fingerprint it recorded."""
+    entry = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name) or {}
+    if "fingerprint" not in entry or name + EXT in (request.get("inputs_manifest") or {}):
+        return to_device(read_input(request, name), request["device"])
+    from . import tensors
+
+    what = f"the problem's inputs of shape variant {name}"
+    try:
+        variant = regenerate(request["inputs_recipe"]["problem"], entry,
+                             int(request["init_seed"]))
+        inputs = to_device(variant.inputs, request["device"])
+        digest = tensors.fingerprint(inputs)
+    except Exception as e:  # noqa: BLE001 - as for a trial's inputs (loading.read_input)
+        if out_of_memory(e):
+            raise StepError("runtime_error", f"{what} could not be made again: "
+                            f"{type(e).__name__}: {e}") from None
+        raise reference_changed(what, f"regenerating them failed: {type(e).__name__}: "
+                                f"{bounded(str(e), 300)}") from None
+    if digest != entry.get("fingerprint"):
+        raise reference_changed(what, "regenerated, they differ from what the reference step "
+                                "recorded")
+    return inputs
 
 
 def model_class(problem_path, recipe):
@@ -271,7 +299,7 @@ def run_variants(loaded, request):
             continue
         try:
             init_inputs = read_input(request, name + "_init")
-            inputs = to_device(read_input(request, name), device)
+            inputs = read_variant_inputs(request, name)
             model = construct(torch, loaded.module.ModelNew, init_inputs, request["init_seed"],
                               device)
             with torch.no_grad():

@@ -156,8 +156,7 @@ TEST(SpeedOfLightTest, OnTheCpuNoFractionIsShownAndTheFloorStillJudges) {
                           {"threads", 2}};
   SpeedOfLight sol = SpeedOfLightFromFacts(facts, "swish.py", {});
   ASSERT_TRUE(sol.available) << sol.note;
-  EXPECT_NE(sol.no_fraction.find("no fraction of the speed of light on the CPU"),
-            std::string::npos)
+  EXPECT_NE(sol.no_fraction.find("no fraction of the speed of light on the CPU"), std::string::npos)
       << sol.no_fraction;
   EXPECT_EQ(DescribeSpeedOfLight(sol, 10.0), "");
   Json json = ToJson(sol);

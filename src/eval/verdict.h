@@ -53,8 +53,8 @@ struct SpeedOfLight {
   // Set where the bound is no peak a kernel cannot pass (on the CPU): then no fraction is shown,
   // this says why, and only the floor is used.
   std::string no_fraction;
-  std::string basis;              // the machine's peaks and where they come from
-  std::string note;               // why there is no bound, or why the floor is not enforced
+  std::string basis;  // the machine's peaks and where they come from
+  std::string note;   // why there is no bound, or why the floor is not enforced
 };
 
 struct EvalResult {
