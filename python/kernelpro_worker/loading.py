@@ -122,15 +122,36 @@ def read_input(request, name):
 _PROBLEMS = {}  # problem path -> module, for regenerating inputs in this process
 
 
-def _regenerate_input(request, name, recipe):
-    """A trial's inputs as the reference step made them: get_inputs() under the trial's seed, on
-    the device, with the extra trials' perturbation; they must have the recorded fingerprint
-    (tensors.fingerprint, computed on the device)."""
+def made_again(what, make, fingerprint):
+    """Inputs made again in this process by `make()` (on the device), returned only if they have
+    the `fingerprint` (tensors.fingerprint) the reference step recorded; else reference_changed,
+    which the binary answers by recomputing the reference. Running out of memory is said as such:
+    recomputing the reference would only run out again."""
     from . import tensors
 
-    what = f"the problem's inputs of trial {name}"
-    trial = recipe["trials"][name]
     try:
+        inputs = make()
+        digest = tensors.fingerprint(inputs)
+    except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
+        if out_of_memory(e):
+            raise StepError("runtime_error", f"{what} could not be made again: "
+                            f"{type(e).__name__}: {e}") from None
+        raise reference_changed(what, f"making them again failed: "
+                                f"{type(e).__name__}: {bounded(str(e), 300)}") from None
+    if digest != fingerprint:
+        raise reference_changed(what, "made again, they differ from what the reference step "
+                                "recorded")
+    return inputs
+
+
+def _regenerate_input(request, name, recipe):
+    """A trial's inputs as the reference step made them: get_inputs() under the trial's seed, on
+    the device, with the extra trials' perturbation, checked against the recorded fingerprint."""
+    from . import tensors
+
+    trial = recipe["trials"][name]
+
+    def make():
         path = recipe["problem"]
         if path not in _PROBLEMS:
             _PROBLEMS[path] = load_problem(path)
@@ -141,14 +162,6 @@ def _regenerate_input(request, name, recipe):
             inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]),
                                                 signs=bool(variant["signs"]),
                                                 scales=bool(variant["scales"]))
-        digest = tensors.fingerprint(inputs)
-    except Exception as e:  # noqa: BLE001 - whatever failed, the binary recomputes the reference
-        if out_of_memory(e):
-            raise StepError("runtime_error", f"{what} could not be made again: "
-                            f"{type(e).__name__}: {e}") from None
-        raise reference_changed(what, f"regenerating them from their seed failed: "
-                                f"{type(e).__name__}: {bounded(str(e), 300)}") from None
-    if digest != trial.get("fingerprint"):
-        raise reference_changed(what, "regenerated from their seed, they differ from what the "
-                                "reference step recorded")
-    return inputs
+        return inputs
+
+    return made_again(f"the problem's inputs of trial {name}", make, trial.get("fingerprint"))

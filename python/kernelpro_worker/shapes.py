@@ -27,8 +27,7 @@ that variant's init inputs and the same init seed, its outputs saved for the ref
 import os
 
 from .common import StepError, as_output_list, bounded, to_device
-from .loading import (EXT, classify_runtime, construct, load_problem, out_of_memory, read_input,
-                      reference_changed, sync)
+from .loading import EXT, classify_runtime, construct, load_problem, made_again, read_input, sync
 
 MAX_DERIVED = 2
 # Integer globals whose names say they are not sizes: changing them changes what is computed.
@@ -133,24 +132,11 @@ def read_variant_inputs(request, name):
     entry = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name) or {}
     if "fingerprint" not in entry or name + EXT in (request.get("inputs_manifest") or {}):
         return to_device(read_input(request, name), request["device"])
-    from . import tensors
-
-    what = f"the problem's inputs of shape variant {name}"
-    try:
-        variant = regenerate(request["inputs_recipe"]["problem"], entry,
-                             int(request["init_seed"]))
-        inputs = to_device(variant.inputs, request["device"])
-        digest = tensors.fingerprint(inputs)
-    except Exception as e:  # noqa: BLE001 - as for a trial's inputs (loading.read_input)
-        if out_of_memory(e):
-            raise StepError("runtime_error", f"{what} could not be made again: "
-                            f"{type(e).__name__}: {e}") from None
-        raise reference_changed(what, f"regenerating them failed: {type(e).__name__}: "
-                                f"{bounded(str(e), 300)}") from None
-    if digest != entry.get("fingerprint"):
-        raise reference_changed(what, "regenerated, they differ from what the reference step "
-                                "recorded")
-    return inputs
+    return made_again(f"the problem's inputs of shape variant {name}",
+                      lambda: to_device(regenerate(request["inputs_recipe"]["problem"], entry,
+                                                   int(request["init_seed"])).inputs,
+                                        request["device"]),
+                      entry["fingerprint"])
 
 
 def model_class(problem_path, recipe):
