@@ -181,23 +181,13 @@ GOOD_SCALE = """
 def test_large_variants_are_kept_as_recipes_and_made_again_where_needed(tmp_path, mode):
     # Past the size limits (0 bytes here; 1 MiB inputs and 4 MiB outputs by default) a variant is
     # stored as the benchmark's trials are: its recipe and fingerprints, not its tensors.
-    problem = SCALE if mode == "derived" else write(tmp_path, "given.py", """
-        import torch
-        from torch import nn
-        class Model(nn.Module):
-            def __init__(self, dim):
-                super().__init__()
-                self.weight = nn.Parameter(torch.randn(dim))
-            def forward(self, x):
-                return x * self.weight
-        def get_inputs():
-            return [torch.randn(8, 64)]
-        def get_init_inputs():
-            return [64]
-        def get_input_variants():
-            return [[torch.randn(3, 64)],
-                    {"label": "odd", "inputs": [torch.randn(5, 17)], "init_inputs": [17]}]
-        """)
+    # The given form: shape_scale.py with variants of its own (its sizes are then not derived).
+    problem = SCALE if mode == "derived" else write(
+        tmp_path, "given.py", open(SCALE).read() + textwrap.dedent("""
+            def get_input_variants():
+                return [[torch.randn(3, 64)],
+                        {"label": "odd", "inputs": [torch.randn(5, 17)], "init_inputs": [17]}]
+            """))
     meta = reference_step.step_reference(dict(reference_request(str(tmp_path / "c"), problem,
                                                                 mode),
                                               store_inputs_up_to=0, store_outputs_up_to=0))

@@ -122,7 +122,8 @@ TEST(SpeedOfLightTest, AGemmsFloorUsesTheHighestPeakOfAnyPrecision) {
   EXPECT_NEAR(sol.floor_s, 2 * n * n * n / 1979e12, 2e-7);  // fp8 tensor cores: any precision
 }
 
-TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloor) {
+// Swish's facts on a CPU calibrated at 2 GB/s and 1 GFLOP/s.
+Json CpuSwishFacts() {
   Json facts = SwishFacts();
   facts["analysis"]["device"] = "cpu";
   facts["analysis"]["device_name"] = nullptr;
@@ -130,6 +131,11 @@ TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloo
                           {"copy_bytes_per_s", 2e9},
                           {"matmul_flops_per_s", 1e9},
                           {"threads", 2}};
+  return facts;
+}
+
+TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloor) {
+  Json facts = CpuSwishFacts();
   SpeedOfLight sol = SpeedOfLightFromFacts(facts, "swish.py", {});
   ASSERT_TRUE(sol.available) << sol.note;
   EXPECT_NEAR(sol.bound_s, 134217728 / 2e9, 1e-9);
@@ -147,14 +153,7 @@ TEST(SpeedOfLightTest, OnTheCpuTheCalibratedRatesGiveTheBoundAndAHeadroomTheFloo
 // (issue 43: honest kernels read 140-180 %). No fraction is shown there, the reason is, and the
 // floor (at kCpuHeadroom x those rates) still catches an impossible time.
 TEST(SpeedOfLightTest, OnTheCpuNoFractionIsShownAndTheFloorStillJudges) {
-  Json facts = SwishFacts();
-  facts["analysis"]["device"] = "cpu";
-  facts["analysis"]["device_name"] = nullptr;
-  facts["calibration"] = {{"copy_bytes", 67108864},
-                          {"copy_bytes_per_s", 2e9},
-                          {"matmul_flops_per_s", 1e9},
-                          {"threads", 2}};
-  SpeedOfLight sol = SpeedOfLightFromFacts(facts, "swish.py", {});
+  SpeedOfLight sol = SpeedOfLightFromFacts(CpuSwishFacts(), "swish.py", {});
   ASSERT_TRUE(sol.available) << sol.note;
   EXPECT_NE(sol.no_fraction.find("no fraction of the speed of light on the CPU"), std::string::npos)
       << sol.no_fraction;
