@@ -99,6 +99,19 @@ def test_an_import_cycle_in_the_worker_fails_even_through_a_function_level_impor
     assert "import-cycle: a <-> b import each other" in out
 
 
+def test_rooms_of_src_that_include_each_other_fail_naming_the_lines(clean):
+    write(clean, "src/eval/a.h", '#include "core/status.h"\n#include "store/b.h"\n')
+    write(clean, "src/store/b.h", '#pragma once\n')
+    write(clean, "src/store/b_test.cc", '#include "eval/a.h"\n')  # tests may look anywhere
+    rc, out = run(clean)
+    assert rc == 0, out
+    write(clean, "src/store/c.cc", '// the store\n#include "eval/a.h"\n')
+    rc, out = run(clean)
+    assert rc == 1
+    assert ("src: include-cycle: eval <-> store include each other (src/eval/a.h:2 includes "
+            "store/; src/store/c.cc:2 includes eval/)") in out, out
+
+
 def test_a_known_break_is_listed_but_a_stale_known_line_fails(clean):
     write(clean, "src/core/w.h", "// " + "x" * 98 + "\n")
     known = clean / "known.txt"
