@@ -115,11 +115,15 @@ def test_rooms_of_src_that_include_each_other_fail_naming_the_lines(clean):
 def test_a_known_break_is_listed_but_a_stale_known_line_fails(clean):
     write(clean, "src/core/w.h", "// " + "x" * 98 + "\n")
     known = clean / "known.txt"
-    known.write_text("src/core/w.h columns\n")
+    known.write_text("src/core/w.h:1 columns\n")
     rc, out = run(clean, "--known", str(known))
     assert rc == 0, out
     assert "1 known breaks still to fix" in out
-    known.write_text("src/core/w.h columns\nsrc/core/a.cc function-length Small\n")
+    # A break of one line is known by its line: an entry for the whole file is refused.
+    known.write_text("src/core/w.h columns\n")
+    rc, out = run(clean, "--known", str(known))
+    assert rc == 2
+    known.write_text("src/core/w.h:1 columns\nsrc/core/a.cc function-length Small\n")
     rc, out = run(clean, "--known", str(known))
     assert rc == 1
     assert "'src/core/a.cc function-length Small' is no longer broken" in out
