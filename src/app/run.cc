@@ -1,13 +1,10 @@
 #include "app/run.h"
 
-#include <iostream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "agents/benchmarking_agent.h"
 #include "agents/cutlass_tools.h"
-#include "core/stats.h"
 #include "core/termination.h"
 #include "cutlass/locate.h"
 #include "eval/energy.h"
@@ -23,29 +20,6 @@
 
 namespace kernelpro::app {
 namespace {
-
-// Where a run's lines go: each step of the work on stderr while it runs (the progress display),
-// and the lines printed meanwhile (notes on stderr, the iteration lines on stdout) through it, so
-// that none tears its status line.
-struct Console {
-  std::string command;  // "optimize" or "resume": what the lines say they come from
-  std::shared_ptr<ProgressReporter> progress;
-
-  void Say(std::ostream& out, const std::string& line) const {
-    if (progress) {
-      progress->WriteAbove(out, line);
-    } else {
-      out << line << std::endl;
-    }
-  }
-  // A note on stderr: "kernelpro optimize: LINE".
-  void Note(const std::string& line) const { Say(std::cerr, "kernelpro " + command + ": " + line); }
-  // A reason the run cannot go on, on stderr; the exit code that goes with it.
-  int Fail(const std::string& message) const {
-    std::cerr << "kernelpro " << command << ": " << message << "\n";
-    return 2;
-  }
-};
 
 std::string LlmLabel(const llm::LlmConfig& c) {
   std::string label = c.provider + ":" + c.model;
@@ -154,26 +128,15 @@ search::EnergyMeter EnergyMeterOn(eval::Executor& executor) {
   };
 }
 
-// "iteration 2/4  optimize from n1: correct 1.52x [1.48, 1.55] accepted  | best n3 1.52x ...".
-std::string IterationLine(const search::IterationProgress& p, bool cost_known) {
-  std::ostringstream line;
-  line << "iteration " << p.iteration << "/" << p.iterations << "  " << agents::ToString(p.mode)
-       << " from "
-       << (p.parent == search::Tree::kRootId ? std::string("ROOT") : "n" + std::to_string(p.parent))
-       << ": " << p.outcome << "  | best "
-       << (p.best_node && p.best ? "n" + std::to_string(*p.best_node) + " " + RatioText(*p.best)
-                                 : std::string("the reference"))
-       << " | cost " << llm::CostText(p.cost_usd, cost_known) << (p.resumed ? " (resumed)" : "");
-  return line.str();
-}
-
 // What the orchestrator is given besides its options. `kit` may be null; every other pointer must
 // outlive the orchestrator.
-search::OrchestratorDependencies Dependencies(
-    const RunOptions& run, const Console& console, const agents::CutlassKit* kit,
-    const std::shared_ptr<llm::Backend>& backend, search::CandidateEvaluator& evaluator,
-    store::RunStore& store, search::ExchangeSink& sink, agents::BenchmarkingAgent* benchmarking,
-    eval::Executor& executor, const search::RunConfig& config, bool cost_known) {
+search::OrchestratorDependencies Dependencies(const RunOptions& run, const agents::CutlassKit* kit,
+                                              const std::shared_ptr<llm::Backend>& backend,
+                                              search::CandidateEvaluator& evaluator,
+                                              store::RunStore& store, search::ExchangeSink& sink,
+                                              agents::BenchmarkingAgent* benchmarking,
+                                              eval::Executor& executor,
+                                              const search::RunConfig& config, bool cost_known) {
   search::OrchestratorDependencies deps;
   deps.cutlass = kit;
   deps.backend = backend.get();
@@ -184,28 +147,25 @@ search::OrchestratorDependencies Dependencies(
   deps.benchmarking = benchmarking;
   deps.registry = run.registry;
   deps.on_step_done = run.hooks.after_step;
-  deps.log = [console](const std::string& line) { console.Note(line); };
+  RunObserver* observer = run.observer;
+  deps.log = [observer](const std::string& line) { observer->Note(line); };
   deps.step_progress = run.progress.get();
   if (config.energy != search::EnergyMode::kOff) deps.measure_energy = EnergyMeterOn(executor);
-  std::shared_ptr<ProgressReporter> progress = run.progress;
-  const std::string command = console.command;
-  deps.iteration_started = [progress, command](int iteration, int iterations) {
-    if (progress) {
-      progress->SetLabel(command + ": iteration " + std::to_string(iteration) + "/" +
-                         std::to_string(iterations));
-    }
+  deps.iteration_started = [observer](int iteration, int iterations) {
+    observer->IterationStarted(iteration, iterations);
   };
-  deps.progress = [console, cost_known](const search::IterationProgress& p) {
-    console.Say(std::cout, IterationLine(p, cost_known));
+  deps.progress = [observer, cost_known](const search::IterationProgress& p) {
+    observer->IterationEnded(p, cost_known);
   };
   return deps;
 }
 
-// What a finished search leaves: the run's files, then the summary on stdout. The exit code.
-int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& orchestrator,
-                      const search::OptimizeSummary& summary, store::RunStore& store,
-                      report::RunEnvironment environment, const std::string& llm, bool cost_known,
-                      const Console& console) {
+// What a finished search leaves: the run's files, then its closing facts for the observer.
+// Whether the files were written (else the observer was told why).
+bool WriteAndClose(const std::string& run_dir, const search::Orchestrator& orchestrator,
+                   const search::OptimizeSummary& summary, store::RunStore& store,
+                   report::RunEnvironment environment, const std::string& llm, bool cost_known,
+                   RunObserver& observer) {
   report::RunReportInput report;
   report.config = orchestrator.config();
   report.summary = summary;
@@ -227,38 +187,32 @@ int WriteAndSummarize(const std::string& run_dir, const search::Orchestrator& or
     if (candidate.ok()) best_source = candidate->source;
   }
   if (Status written = report::WriteRunFiles(report, best_source); !written.ok()) {
-    return console.Fail(written.message() + " (the run is recorded; `kernelpro resume " + run_dir +
-                        "` writes the reports again)");
+    observer.Failed(written.message() + " (the run is recorded; `kernelpro resume " + run_dir +
+                    "` writes the reports again)");
+    return false;
   }
   const store::RunLayout layout(run_dir);
-
-  std::cout << "stopped: " << summary.stop_message << "\n";
-  if (summary.stop == search::StopReason::kLlmError) {
-    std::cout << "(fix the cause, then continue with: kernelpro resume " << run_dir
-              << " [--llm PROVIDER:MODEL])\n";
-  }
-  if (auto verdict = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes())) {
-    std::cout << "best: n" << verdict->node << " " << RatioText(verdict->speedup)
-              << (verdict->noisy ? " noisy timing" : "") << " over the reference; " << verdict->text
-              << "\n";
-    if (auto choice = report::EnergyChoiceText(orchestrator.tree())) {
-      std::cout << "energy choice: " << *choice << "\n";
-    }
-    std::cout << "kernel: " << layout.best_kernel() << "\n";
-  } else if (auto stays = report::ReferenceStaysText(orchestrator.tree())) {
-    std::cout << "best: the reference; " << *stays << " (no best.py is written)\n";
+  RunClosing closing;
+  closing.run_dir = run_dir;
+  closing.stop = summary.stop;
+  closing.stop_message = summary.stop_message;
+  closing.best = report::JudgeBest(orchestrator.tree(), &orchestrator.nodes());
+  if (closing.best) {
+    closing.energy_choice = report::EnergyChoiceText(orchestrator.tree());
+    closing.best_kernel = layout.best_kernel();
   } else {
-    std::cout << "best: no correct kernel was found\n";
+    closing.reference_stays = report::ReferenceStaysText(orchestrator.tree());
   }
-  // What NVML measured of the fastest kernels, whether or not one of them is the answer.
   if (auto energy = report::ViewMeasuredEnergy(report)) {
-    for (const std::string& line : report::MeasuredEnergyLines(*energy)) std::cout << line << "\n";
+    closing.energy_lines = report::MeasuredEnergyLines(*energy);
   }
-  std::cout << "report: " << layout.markdown_report() << " (HTML: " << layout.html_report()
-            << ")\n";
-  std::cout << "LLM: " << summary.exchanges << " exchanges, cost "
-            << llm::CostText(summary.cost_usd, cost_known) << "\n";
-  return orchestrator.tree().FastestCorrectNode() ? 0 : 1;
+  closing.markdown_report = layout.markdown_report();
+  closing.html_report = layout.html_report();
+  closing.exchanges = summary.exchanges;
+  closing.cost_usd = summary.cost_usd;
+  closing.cost_known = cost_known;
+  observer.Finished(closing);
+  return true;
 }
 
 }  // namespace
@@ -274,10 +228,10 @@ bool HoldsExchanges(store::RunStore& store) {
 }
 
 RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
-  RunOutcome outcome;  // exit code 2, nothing recorded, until the search has run
-  const Console console{run.resume ? "resume" : "optimize", run.progress};
+  RunOutcome outcome;  // not finished, nothing recorded, until the search has run
+  RunObserver& observer = *run.observer;
   auto fail = [&](const std::string& message) {
-    console.Fail(message);
+    observer.Failed(message);
     return outcome;
   };
   store::RunStoreOptions store_options;
@@ -287,7 +241,7 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
 
   auto sink = std::make_shared<search::ExchangeSink>();
   sink->on_stored = run.hooks.after_exchange;
-  sink->log = [console](const std::string& line) { console.Note(line); };
+  sink->log = [&observer](const std::string& line) { observer.Note(line); };
   // What this process uses of the stored configuration: it adds a cassette position and paths.
   llm::LlmConfig llm_config = options.llm;
   eval::EvalOptions eval = options.executor;
@@ -325,7 +279,7 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
     PromptGpuChoice chosen = run.services.choose_prompt_gpu(options.device, forced, *executor);
     options.gpu = chosen.target;
     if (!chosen.note.empty()) {
-      std::cerr << "kernelpro " << console.command << ": " << chosen.note << "\n";
+      observer.Note(chosen.note);
       early_notes.push_back(chosen.note);
     }
   }
@@ -334,32 +288,25 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   auto cutlass_kit = LoadCutlassKit(options, eval);
   if (!cutlass_kit.ok()) return fail(cutlass_kit.status().message());
 
-  std::cout << "kernelpro " << console.command << ": run directory " << options.run_dir
-            << std::endl;
+  observer.Started(options.run_dir);
   SetTerminationNote("the run directory is consistent; continue it with: kernelpro resume " +
                      options.run_dir);
   search::Orchestrator orchestrator(
-      options, Dependencies(run, console, cutlass_kit->get(), backend, *evaluator, **store, *sink,
+      options, Dependencies(run, cutlass_kit->get(), backend, *evaluator, **store, *sink,
                             benchmarking.get(), *executor, options, cost_known));
   auto summary = orchestrator.Run();
   if (run.progress) run.progress->Finish();
   if (!summary.ok()) {
     outcome.recorded = run.resume || HoldsExchanges(**store);
-    std::cerr << "kernelpro " << console.command
-              << ": the run stopped: " << summary.status().message() << "\n";
-    if (outcome.recorded) {
-      std::cerr << "(continue it with: kernelpro resume " << options.run_dir << ")\n";
-    } else {
-      std::cerr << "(nothing was recorded: " << options.run_dir
-                << " is left as it was; run optimize again once the cause is fixed)\n";
-    }
+    observer.Interrupted(options.run_dir, summary.status().message(), outcome.recorded);
     return outcome;
   }
   outcome.recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
-  outcome.exit_code = WriteAndSummarize(options.run_dir, orchestrator, *summary, **store,
-                                        InspectEnvironment(run.services, *executor, options.device),
-                                        LlmLabel(llm_config), cost_known, console);
+  outcome.finished = WriteAndClose(options.run_dir, orchestrator, *summary, **store,
+                                   InspectEnvironment(run.services, *executor, options.device),
+                                   LlmLabel(llm_config), cost_known, observer);
+  outcome.found = static_cast<bool>(orchestrator.tree().FastestCorrectNode());
   outcome.summary = std::move(*summary);
   return outcome;
 }

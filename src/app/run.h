@@ -3,7 +3,8 @@
 // search::Orchestrator: the run store, the LLM backend (a resumed sequential cassette continues
 // after the replies earlier processes were served), the executor, Stage 1, the GPU the prompts
 // target, the CUTLASS kit, the NVML energy meter and the progress display; it runs the search,
-// writes the run's files (best.py, report.md, report.html) and prints the summary.
+// writes the run's files (best.py, report.md, report.html) and hands its closing facts to the
+// observer.
 // `kernelpro optimize`, `kernelpro resume` and every task of `kernelpro suite optimize` (each in a
 // child process of its own, cli/run_request.h) run through RunSearch.
 //
@@ -12,10 +13,8 @@
 // made and locked by the caller (store/run_lock.h), which takes it back when RunOutcome::recorded
 // says that nothing worth resuming was made; a resumed run's directory is locked by the caller too.
 //
-// Output, as users of `kernelpro optimize|resume` see it: "kernelpro optimize: run directory DIR"
-// and one line per iteration on stdout; notes and errors on stderr, each "kernelpro optimize: ..."
-// ("kernelpro resume: ..." for a resumed run); at the end "stopped: ...", "best: ...", "report:
-// ..." and "LLM: ..." on stdout.
+// Output: none. What happens goes to RunOptions::observer (app/run_observer.h); the command line's
+// observer prints it (cli/run_console.h).
 //
 // Thread-safety: one run per process at a time (a run sets the process's termination note,
 // core/termination.h).
@@ -27,6 +26,7 @@
 #include <string>
 
 #include "agents/gpu_target.h"
+#include "app/run_observer.h"
 #include "core/json_io.h"
 #include "core/progress.h"
 #include "core/status.h"
@@ -83,16 +83,20 @@ struct RunOptions {
   // The tools the profile step runs (cli/option_groups.h: BuildRegistry of RunConfig::tools).
   // Required; must outlive the call.
   const tools::ToolRegistry* registry = nullptr;
-  // The progress display on stderr (core/progress.h); null: none (--quiet).
+  // The progress display (core/progress.h); null: none (--quiet).
   std::shared_ptr<ProgressReporter> progress;
+  // Told everything the run has to say (app/run_observer.h). Required; must outlive the call.
+  RunObserver* observer = nullptr;
   RunHooks hooks;
   RunServices services;
 };
 
 struct RunOutcome {
-  // The exit code of `kernelpro optimize|resume`: 0 a correct kernel was found, 1 none was, 2 the
-  // run could not start or stopped early (the reason is on stderr).
-  int exit_code = 2;
+  // The search reached its stop condition and the run's files are written; false: the run could
+  // not start or stopped early (the observer was told why).
+  bool finished = false;
+  // A correct kernel was found (the tree's fastest correct node).
+  bool found = false;
   // The run holds something worth resuming: an LLM exchange (see HoldsExchanges; a resumed run
   // always does). False when the run stopped before it opened its store.
   bool recorded = false;

@@ -23,6 +23,7 @@
 #include "cli/common.h"
 #include "cli/preflight.h"
 #include "cli/prompt_gpu.h"
+#include "cli/run_console.h"
 #include "cli/run_request.h"
 #include "report/stored_run.h"
 #include "store/run_lock.h"
@@ -95,12 +96,15 @@ int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& regist
   options.resume = resume;
   options.registry = &registry;
   options.progress = MakeProgress(command, quiet);
+  RunConsole console(command, options.progress);
+  options.observer = &console;
   options.hooks = InstalledCliHooks().run;
   options.services = CliRunServices(command);
   app::RunOutcome outcome = app::RunSearch(config, options);
   EnforceCacheLimit(config.executor.cache_dir, command);
   recorded = outcome.recorded;
-  return outcome.exit_code;
+  // 0 a correct kernel was found, 1 none was, 2 the run could not start or stopped early.
+  return !outcome.finished ? 2 : outcome.found ? 0 : 1;
 }
 
 std::string DefaultRunDir(const std::string& name) {
