@@ -112,6 +112,21 @@ def test_rooms_of_src_that_include_each_other_fail_naming_the_lines(clean):
             "store/; src/store/c.cc:2 includes eval/)") in out, out
 
 
+def test_app_writing_to_stdout_or_stderr_fails_but_words_in_comments_and_strings_do_not(clean):
+    write(clean, "src/app/run.cc", '// app/ never uses std::cout\nauto s = "printf(";\n'
+                                   'void f() { observer.Note("x"); }\n')
+    write(clean, "src/app/run_test.cc", 'std::cout << "tests may";\n')
+    rc, out = run(clean)
+    assert rc == 0, out
+    write(clean, "src/app/run.cc", 'void f() {\n  std::cerr << "x";\n  std::fprintf(stderr, "y");\n'
+                                   '  snprintf(b, 2, "z");\n}\n')
+    rc, out = run(clean)
+    assert rc == 1
+    assert "src/app/run.cc:2: app-prints: std::cerr in app/" in out, out
+    assert "src/app/run.cc:3: app-prints: std::fprintf in app/" in out, out
+    assert "run.cc:4" not in out
+
+
 def test_a_known_break_is_listed_but_a_stale_known_line_fails(clean):
     write(clean, "src/core/w.h", "// " + "x" * 98 + "\n")
     known = clean / "known.txt"
