@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/common.h"
+#include "cli/optimize_command.h"
 #include "cli/option_groups.h"
-#include "cli/prompt_gpu.h"
 #include "cli/run_request.h"
 #include "search/run_config.h"
 
@@ -45,24 +44,6 @@ class Recorder : public RunObserver {
   RunClosing closing;
 };
 
-RunServices CommandLineServices() {
-  RunServices services;
-  services.make_executor = [](eval::EvalOptions& options, const std::string& python) {
-    return cli::MakeExecutor(options, python, "optimize");
-  };
-  services.inspect_device = [](const eval::Executor& executor, const std::string& device) {
-    return cli::InspectDevice(executor, device);
-  };
-  services.choose_prompt_gpu = [](const std::string& device,
-                                  const std::optional<agents::GpuTarget>& forced,
-                                  const eval::Executor& executor) {
-    cli::PromptGpu chosen = cli::ChoosePromptGpu(
-        device, forced, [&executor] { return cli::DetectGpuTarget(executor); });
-    return PromptGpuChoice{chosen.target, chosen.note};
-  };
-  return services;
-}
-
 class AppRunTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -95,7 +76,7 @@ class AppRunTest : public testing::Test {
     RunOptions options;
     options.registry = &*registry;
     options.observer = &recorder;
-    options.services = CommandLineServices();
+    options.services = cli::CliRunServices("optimize");
     return RunSearch(config, options);
   }
 

@@ -68,25 +68,6 @@ std::string AlreadyHoldsARun(const std::string& run_dir) {
          " (or give another --run-dir)";
 }
 
-// What app::RunSearch reaches through the command line's own pieces.
-app::RunServices CliRunServices(const char* command) {
-  app::RunServices services;
-  services.make_executor = [command](eval::EvalOptions& options, const std::string& python) {
-    return MakeExecutor(options, python, command);
-  };
-  services.inspect_device = [](const eval::Executor& executor, const std::string& device) {
-    return InspectDevice(executor, device);
-  };
-  services.choose_prompt_gpu = [](const std::string& device,
-                                  const std::optional<agents::GpuTarget>& forced,
-                                  const eval::Executor& executor) {
-    PromptGpu chosen =
-        ChoosePromptGpu(device, forced, [&executor] { return DetectGpuTarget(executor); });
-    return app::PromptGpuChoice{chosen.target, chosen.note};
-  };
-  return services;
-}
-
 // The run itself, once its directory is settled: app::RunSearch with this process's progress
 // display, hooks and services. `recorded`: RunOutcome::recorded.
 int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& registry, bool resume,
@@ -149,6 +130,24 @@ int RunOptimize(OptimizeArgs& args) {
 }
 
 }  // namespace
+
+app::RunServices CliRunServices(const char* command) {
+  app::RunServices services;
+  services.make_executor = [command](eval::EvalOptions& options, const std::string& python) {
+    return MakeExecutor(options, python, command);
+  };
+  services.inspect_device = [](const eval::Executor& executor, const std::string& device) {
+    return InspectDevice(executor, device);
+  };
+  services.choose_prompt_gpu = [](const std::string& device,
+                                  const std::optional<agents::GpuTarget>& forced,
+                                  const eval::Executor& executor) {
+    PromptGpu chosen =
+        ChoosePromptGpu(device, forced, [&executor] { return DetectGpuTarget(executor); });
+    return app::PromptGpuChoice{chosen.target, chosen.note};
+  };
+  return services;
+}
 
 Status ApplyDemo(OptimizeArgs& args, std::optional<Demo>& demo) {
   if (!args.demo) return Status::Ok();
