@@ -5,6 +5,8 @@
 
 #include "agents/benchmarking_agent.h"
 #include "agents/cutlass_tools.h"
+#include "app/executor_setup.h"
+#include "app/prompt_gpu.h"
 #include "core/termination.h"
 #include "cutlass/locate.h"
 #include "eval/energy.h"
@@ -28,12 +30,11 @@ std::string LlmLabel(const llm::LlmConfig& c) {
 }
 
 // Where the measurements were taken: the worker's inspect step.
-report::RunEnvironment InspectEnvironment(const RunServices& services,
-                                          const eval::Executor& executor,
+report::RunEnvironment InspectEnvironment(const eval::Executor& executor,
                                           const std::string& device) {
   report::RunEnvironment env;
   env.device = device;
-  auto inspected = services.inspect_device(executor, device);
+  auto inspected = InspectDevice(executor, device);
   if (!inspected.ok()) return env;
   const Json& info = *inspected;
   env.device_name = JsonGet<std::string>(info, "gpu_name", "");
@@ -256,8 +257,9 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
 
   eval.device = options.device;
   if (eval.work_dir.empty()) eval.work_dir = store::RunLayout(options.run_dir).work();
-  auto executor = run.services.make_executor(eval, options.worker_python);
-  if (!executor) return outcome;  // it said why
+  auto executor = StartExecutor(eval, options.worker_python);
+  if (!executor.ok()) return fail(executor.status().message());
+  if (eval.unsafe_no_sandbox) observer.Note(kUnsafeNoSandboxWarning);
   executor->set_progress(run.progress.get());
   if (options.python.empty() || options.python == "python3") {
     options.python = executor->worker().python();
@@ -276,7 +278,9 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   if (!run.resume) {
     std::optional<agents::GpuTarget> forced;
     if (!options.gpu_name.empty()) forced = options.gpu;
-    PromptGpuChoice chosen = run.services.choose_prompt_gpu(options.device, forced, *executor);
+    const eval::Executor& detect_on = *executor;
+    PromptGpu chosen = ChoosePromptGpu(options.device, forced,
+                                       [&detect_on] { return DetectGpuTarget(detect_on); });
     options.gpu = chosen.target;
     if (!chosen.note.empty()) {
       observer.Note(chosen.note);
@@ -304,7 +308,7 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   outcome.recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
   outcome.finished = WriteAndClose(options.run_dir, orchestrator, *summary, **store,
-                                   InspectEnvironment(run.services, *executor, options.device),
+                                   InspectEnvironment(*executor, options.device),
                                    LlmLabel(llm_config), cost_known, observer);
   outcome.found = static_cast<bool>(orchestrator.tree().FastestCorrectNode());
   outcome.summary = std::move(*summary);

@@ -9,9 +9,11 @@
 // child process of its own, cli/run_request.h) run through RunSearch.
 //
 // What stays with the caller: turning options into a RunConfig and checking them (the LLM and the
-// device answer), the tools' registry, and the run directory itself. A new run's directory is
-// made and locked by the caller (store/run_lock.h), which takes it back when RunOutcome::recorded
-// says that nothing worth resuming was made; a resumed run's directory is locked by the caller too.
+// device answer), the tools' registry, and the run directory itself. The executor, the device's
+// inspection and the prompt GPU's choice are made here (app/executor_setup.h, app/prompt_gpu.h). A
+// new run's directory is made and locked by the caller (store/run_lock.h), which takes it back when
+// RunOutcome::recorded says that nothing worth resuming was made; a resumed run's directory is
+// locked by the caller too.
 //
 // Output: none. What happens goes to RunOptions::observer (app/run_observer.h); the command line's
 // observer prints it (cli/run_console.h).
@@ -48,34 +50,6 @@ struct RunHooks {
   std::function<void(const store::LlmExchangeRecord&)> after_exchange;
 };
 
-// The GPU a new run's prompts are written for, and the run's note saying how it was chosen ("":
-// none to make).
-struct PromptGpuChoice {
-  agents::GpuTarget target;
-  std::string note;
-};
-
-// What a run needs from the program around it that lives above app/ (DESIGN.md §4: app/ sits
-// below cli/). The command line gives the real ones (cli/optimize_command.cc: MakeExecutor and
-// InspectDevice of cli/common.h, cli/prompt_gpu.h); all are required.
-struct RunServices {
-  // Starts the executor on `options`, filling in its default cache and work directories; nullopt
-  // once it has said why not on stderr.
-  std::function<std::optional<eval::Executor>(eval::EvalOptions& options,
-                                              const std::string& python)>
-      make_executor;
-  // The worker's `inspect` step on the executor's GPU (gpu_name, driver, torch_version,
-  // cuda_version, ...): the report's "where it was measured".
-  std::function<Result<Json>(const eval::Executor& executor, const std::string& device)>
-      inspect_device;
-  // The GPU a new run's prompts target on `device`: `forced` (--gpu) when given, else the one the
-  // executor's worker detects.
-  std::function<PromptGpuChoice(const std::string& device,
-                                const std::optional<agents::GpuTarget>& forced,
-                                const eval::Executor& executor)>
-      choose_prompt_gpu;
-};
-
 struct RunOptions {
   // Continue the run the directory's store holds (`kernelpro resume`); false: start one in a store
   // that holds none.
@@ -88,7 +62,6 @@ struct RunOptions {
   // Told everything the run has to say (app/run_observer.h). Required; must outlive the call.
   RunObserver* observer = nullptr;
   RunHooks hooks;
-  RunServices services;
 };
 
 struct RunOutcome {

@@ -1,6 +1,6 @@
 // A whole replayed run through app::RunSearch with a recording observer (app/run_observer.h):
-// what the run tells, in order, with nothing printed by app/ itself. The services and the
-// configuration are the command line's own (cli/), as `kernelpro optimize` wires them.
+// what the run tells, in order, with nothing printed by app/ itself. The configuration is the one
+// `kernelpro optimize` makes of its options (cli/run_request.h); nothing else of cli/ is needed.
 #include "app/run.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/optimize_command.h"
 #include "cli/option_groups.h"
 #include "cli/run_request.h"
 #include "search/run_config.h"
@@ -76,7 +75,6 @@ class AppRunTest : public testing::Test {
     RunOptions options;
     options.registry = &*registry;
     options.observer = &recorder;
-    options.services = cli::CliRunServices("optimize");
     return RunSearch(config, options);
   }
 

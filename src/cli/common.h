@@ -8,11 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "app/executor_setup.h"
 #include "core/progress.h"
 #include "eval/executor.h"
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::cli {
+
+// Set up below the command line (app/executor_setup.h); named here as the commands use them.
+using app::CreatedDirectory;
+using app::DefaultCacheDir;
+using app::InspectDevice;
+using app::NormalizeGpus;
 
 // `path` as a person would type it here: relative when it lies under the current directory,
 // "~/..." under $HOME, else as given. For messages only: what is stored keeps the absolute path.
@@ -48,46 +55,6 @@ CLI::Validator WholeRange(double min, double max);
 // usage error (exit 2) and never a verdict: "--candidate: typo.py: no such file".
 CLI::Validator InputFile();
 
-// ---- directories the user names
-//
-// A directory a command creates (--work-dir, --cache-dir, --save, a run directory), made without
-// exceptions, that can be taken back: a command that fails before it produced anything leaves the
-// file system as it found it. Two ways back, for two kinds of place:
-//   - Undo(), for a place that belongs to this one command (a run directory, which must not hold a
-//     run yet): removes everything this invocation added, the topmost directory it created with
-//     all below it, or, when the directory already existed, the entries that were not there.
-//   - RemoveIfEmpty(), for a place other processes may share (a cache, a work directory, a --save
-//     directory several profiles write into): removes the directories it created, and only while
-//     they are empty, so nothing another process wrote there is ever lost.
-// Not thread-safe.
-class CreatedDirectory {
- public:
-  // Creates `path` and its missing parents. IoError "cannot create LABEL PATH: REASON" (or "... is
-  // not a directory") when it cannot; `label` names the option ("--work-dir").
-  static Result<CreatedDirectory> Create(const std::string& path, const std::string& label);
-
-  CreatedDirectory(CreatedDirectory&&) = default;
-  CreatedDirectory& operator=(CreatedDirectory&&) = default;
-
-  // Errors are ignored in both: they run on a failure path, and what cannot be removed is no worse
-  // than before.
-  void Undo();
-  void RemoveIfEmpty();
-
-  // `entry` (a name in the directory) was there before but this command replaced it: Undo
-  // removes it too.
-  void Disown(const std::string& entry) { before_.erase(entry); }
-
- private:
-  CreatedDirectory() = default;
-  std::string path_;              // absolute, normalised
-  std::string created_root_;      // the topmost directory Create made; "" when `path_` existed
-  std::set<std::string> before_;  // the entries of `path_` before, when it existed
-};
-
-// $XDG_CACHE_HOME/kernelpro, else ~/.cache/kernelpro: builds and references shared by runs.
-std::string DefaultCacheDir();
-
 // The environment variable that sets the cache's size limit (eval::ParseCacheLimit).
 inline constexpr const char* kCacheMaxSizeEnv = "KERNELPRO_CACHE_MAX_SIZE";
 
@@ -96,11 +63,6 @@ inline constexpr const char* kCacheMaxSizeEnv = "KERNELPRO_CACHE_MAX_SIZE";
 // precompiled headers last; one line on stderr, prefixed "kernelpro <command>: ", when it removed
 // something or could not get under the limit. Called when a run ends; never fails the command.
 void EnforceCacheLimit(const std::string& cache_dir, const char* command);
-
-// Splits the values of --gpus on commas ("--gpus 0,1" and "--gpus 0 --gpus 1" both give
-// {"0", "1"}) and checks them: each a device ordinal (digits only, not empty), none twice.
-// InvalidArgument names the bad value. Idempotent.
-Status NormalizeGpus(std::vector<std::string>& gpus);
 
 // Checks --gpus (NormalizeGpus), fills empty cache/work directories with their defaults, creates
 // them and starts a worker client. On failure prints the reason to stderr, removes the directories
@@ -113,11 +75,6 @@ std::optional<eval::Executor> MakeExecutor(eval::EvalOptions& options, const std
 // ("eval"): a live status line when stderr is a terminal, plain lines otherwise. Null under
 // --quiet (`quiet`): pass .get() where a ProgressSink* is taken, null meaning nobody watches.
 std::unique_ptr<ProgressReporter> MakeProgress(const std::string& label, bool quiet);
-
-// The worker's inspect step on the GPU evaluations run on (the first of --gpus), not whichever the
-// process sees first: the `info` object (gpu_name, compute_capability, driver, torch_version, ...;
-// on cpu no GPU fields). An error when the step could not run or answered nothing.
-Result<Json> InspectDevice(const eval::Executor& executor, const std::string& device);
 
 // Stage 1, theoretical side: agents::RunStageOne (agents/benchmarking_agent.h), where the
 // benchmarking agent lives. The measured side (ncu) is the caller's.

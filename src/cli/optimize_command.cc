@@ -22,7 +22,6 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/preflight.h"
-#include "cli/prompt_gpu.h"
 #include "cli/run_console.h"
 #include "cli/run_request.h"
 #include "report/stored_run.h"
@@ -69,7 +68,7 @@ std::string AlreadyHoldsARun(const std::string& run_dir) {
 }
 
 // The run itself, once its directory is settled: app::RunSearch with this process's progress
-// display, hooks and services. `recorded`: RunOutcome::recorded.
+// display, hooks and console. `recorded`: RunOutcome::recorded.
 int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& registry, bool resume,
               bool quiet, bool& recorded) {
   const char* command = resume ? "resume" : "optimize";
@@ -80,7 +79,6 @@ int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& regist
   RunConsole console(command, options.progress);
   options.observer = &console;
   options.hooks = InstalledCliHooks().run;
-  options.services = CliRunServices(command);
   app::RunOutcome outcome = app::RunSearch(config, options);
   EnforceCacheLimit(config.executor.cache_dir, command);
   recorded = outcome.recorded;
@@ -130,24 +128,6 @@ int RunOptimize(OptimizeArgs& args) {
 }
 
 }  // namespace
-
-app::RunServices CliRunServices(const char* command) {
-  app::RunServices services;
-  services.make_executor = [command](eval::EvalOptions& options, const std::string& python) {
-    return MakeExecutor(options, python, command);
-  };
-  services.inspect_device = [](const eval::Executor& executor, const std::string& device) {
-    return InspectDevice(executor, device);
-  };
-  services.choose_prompt_gpu = [](const std::string& device,
-                                  const std::optional<agents::GpuTarget>& forced,
-                                  const eval::Executor& executor) {
-    PromptGpu chosen =
-        ChoosePromptGpu(device, forced, [&executor] { return DetectGpuTarget(executor); });
-    return app::PromptGpuChoice{chosen.target, chosen.note};
-  };
-  return services;
-}
 
 Status ApplyDemo(OptimizeArgs& args, std::optional<Demo>& demo) {
   if (!args.demo) return Status::Ok();

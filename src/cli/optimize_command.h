@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "app/run.h"
 #include "cli/option_groups.h"
 #include "core/status.h"
 #include "eval/executor.h"
@@ -79,10 +78,6 @@ Status CheckNoRecordedRun(const std::string& run_dir);
 // `demo` it says what is real and replays the cassette in order. The exit code.
 int StartNewRun(search::RunConfig config, const tools::ToolConfig& tools, const Demo* demo,
                 bool quiet);
-
-// What app::RunSearch reaches through the command line's own pieces (the executor, the device's
-// inspection, the prompt GPU's choice), for `command` ("optimize" or "resume").
-app::RunServices CliRunServices(const char* command);
 
 // Runs `config` with app::RunSearch (`resume`: the run its directory holds; the caller holds the
 // directory's lock). A new run first makes its directory and takes the lock, and takes back what

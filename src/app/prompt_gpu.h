@@ -16,7 +16,7 @@
 #include "core/status.h"
 #include "eval/executor.h"
 
-namespace kernelpro::cli {
+namespace kernelpro::app {
 
 // Reports the GPU the evaluations run on, or why it cannot.
 using GpuDetector = std::function<Result<agents::GpuTarget>()>;
@@ -34,4 +34,4 @@ PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents:
 // The real detector: the worker's inspect step (compute capability and device name).
 Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor);
 
-}  // namespace kernelpro::cli
+}  // namespace kernelpro::app

@@ -1,10 +1,10 @@
-#include "cli/prompt_gpu.h"
+#include "app/prompt_gpu.h"
 
 #include <vector>
 
-#include "cli/common.h"
+#include "app/executor_setup.h"
 
-namespace kernelpro::cli {
+namespace kernelpro::app {
 
 PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents::GpuTarget>& forced,
                           const GpuDetector& detect) {
@@ -45,4 +45,4 @@ Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor) {
   return Status::NotFound("the worker saw no CUDA device");
 }
 
-}  // namespace kernelpro::cli
+}  // namespace kernelpro::app

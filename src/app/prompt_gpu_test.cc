@@ -1,13 +1,13 @@
 // The programmer's GPU section follows the GPU the run uses: detected unless --gpu names one,
 // nothing detected on cpu, and the generic section (never another GPU's) when detection fails.
 // The detector is a fake here, so no GPU is needed.
-#include "cli/prompt_gpu.h"
+#include "app/prompt_gpu.h"
 
 #include <gtest/gtest.h>
 
 #include "agents/prompt_builder.h"
 
-namespace kernelpro::cli {
+namespace kernelpro::app {
 namespace {
 
 const std::string kSwish = std::string(KERNELPRO_SOURCE_DIR) + "/problems/swish/problem.py";
@@ -94,4 +94,4 @@ TEST(PromptGpuTest, AFailedDetectionGivesTheGenericSectionAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace kernelpro::cli
+}  // namespace kernelpro::app
