@@ -242,7 +242,7 @@ def recompute_expected(request, rel, digest):
     what = f"the reference's {rel}"
     try:
         torch = import_torch(request["device"])
-        variant = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name)
+        variant = shapes.variant_recipe(request, name)
         model = (_variant_model(request, torch, name, variant) if variant is not None else
                  _recompute_model(request, torch, fp64=folder == "expected64"))
         inputs = (shapes.read_variant_inputs(request, name) if variant is not None else

@@ -109,15 +109,22 @@ def _given_items(problem, seed):
                         f"{type(e).__name__}: {bounded(str(e), 300)}")
 
 
+def _sized_module(problem_path, settings):
+    """A fresh copy of the problem's module with the size constants `settings` set: its
+    get_inputs(), get_init_inputs() and Model read these globals."""
+    module = load_problem(problem_path)
+    for name, value in settings.items():
+        setattr(module, name, value)
+    return module
+
+
 def _derived(problem_path, settings, seed, init_seed):
     """The derived variant of `settings`, from a fresh copy of the problem's module."""
     import torch
 
     from . import tensors
 
-    copy = load_problem(problem_path)  # a fresh module: its functions read these globals
-    for name, value in settings.items():
-        setattr(copy, name, value)
+    copy = _sized_module(problem_path, settings)
     inputs = tensors.generate_inputs(copy, seed)
     torch.manual_seed(init_seed)
     init_inputs = list(copy.get_init_inputs())
@@ -125,11 +132,17 @@ def _derived(problem_path, settings, seed, init_seed):
                    {"settings": dict(settings), "seed": seed})
 
 
+def variant_recipe(request, name):
+    """The recipe the reference step recorded for shape variant `name` (the request's
+    `inputs_recipe`), or None when `name` is no shape variant."""
+    return ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name)
+
+
 def read_variant_inputs(request, name):
     """Shape variant `name`'s inputs, on the request's device: read from the inputs tree where
     the reference step stored them, else made again from their recipe (`inputs_recipe`'s
     "shapes") and checked against the fingerprint it recorded."""
-    entry = ((request.get("inputs_recipe") or {}).get("shapes") or {}).get(name) or {}
+    entry = variant_recipe(request, name) or {}
     if "fingerprint" not in entry or name + EXT in (request.get("inputs_manifest") or {}):
         return to_device(read_input(request, name), request["device"])
     return made_again(f"the problem's inputs of shape variant {name}",
@@ -143,10 +156,7 @@ def model_class(problem_path, recipe):
     """The reference's Model class of the variant `recipe` names: a derived variant's from a
     fresh copy of the module with its sizes set (Model may read them), a given one's the
     problem's own."""
-    module = load_problem(problem_path)
-    for name, value in (recipe.get("settings") or {}).items():
-        setattr(module, name, value)
-    return module.Model
+    return _sized_module(problem_path, recipe.get("settings") or {}).Model
 
 
 def regenerate(problem_path, recipe, init_seed):

@@ -261,11 +261,12 @@ def perturbed(torch, base, seed, into=None):
     return out
 
 
-def shared_buffers(torch, base_sets):
-    """The buffers each input set is refilled into before a call. Every call refills them, so a
-    tensor of the same position, shape, dtype and layout in several sets needs one buffer, not
-    one per set (a problem whose inputs are 6 GiB would otherwise hold a copy per set); values
-    that are not tensors stay each set's own."""
+def shared_buffers(torch, base_sets, clone):
+    """The buffers each input set is refilled into before a call, made with `clone` (the timer's,
+    bound before any candidate code ran). Every call refills them, so a tensor of the same
+    position, shape, dtype and layout in several sets needs one buffer, not one per set (a
+    problem whose inputs are 6 GiB would otherwise hold a copy per set); values that are not
+    tensors stay each set's own."""
     made = {}
 
     def buffer(i, x):
@@ -273,7 +274,7 @@ def shared_buffers(torch, base_sets):
             return x
         key = (i, tuple(x.shape), x.dtype, str(x.device), tuple(x.stride()))
         if key not in made:
-            made[key] = torch.Tensor.clone(x)
+            made[key] = clone(x)
         return made[key]
 
     return [[buffer(i, x) for i, x in enumerate(base)] for base in base_sets]
@@ -296,7 +297,8 @@ class Timer:
         self.clone = torch.Tensor.clone
         # Refilled before every call; sets of the same shapes share them, and a second timer of
         # the same sets in this process may share another's (`buffers`): they never run at once.
-        self.buffers = buffers if buffers is not None else shared_buffers(torch, base_sets)
+        self.buffers = (buffers if buffers is not None
+                        else shared_buffers(torch, base_sets, self.clone))
         self.flush = None
         self.tracer, self.tracer_note = None, ""
         self.clock, self.warm_mhz = None, None

@@ -66,13 +66,12 @@ void PrintSpeedOfLight(const eval::SpeedOfLight& sol, const eval::EvalResult& r,
   if (!sol.no_fraction.empty()) {
     out << "sol         " << sol.no_fraction << "\n"
         << "            rates: " << sol.basis << "\n";
-    if (!sol.note.empty()) out << "            " << sol.note << "\n";
-    return;
+  } else {
+    out << "sol         candidate "
+        << eval::DescribeSpeedOfLight(sol, r.candidate_time->summary.median) << "; the reference "
+        << Num(100 * sol.reference_fraction, "%.0f") << " %\n"
+        << "            peaks: " << sol.basis << "\n";
   }
-  out << "sol         candidate "
-      << eval::DescribeSpeedOfLight(sol, r.candidate_time->summary.median) << "; the reference "
-      << Num(100 * sol.reference_fraction, "%.0f") << " %\n"
-      << "            peaks: " << sol.basis << "\n";
   if (!sol.note.empty()) out << "            " << sol.note << "\n";
 }
 
