@@ -10,13 +10,15 @@ sandboxed and see `pch_dir` read-only, so no candidate can change a header anoth
 Layout: `pch_dir/<key>/` holds `kp_torch_extension.h` (one line: `#include <torch/extension.h>`),
 its `.gch` and `manifest.json` (the files' sha256, flags, compiler); `<key>` is
 fastbuild.pch_key(compiler, normalised flags) (toolchain included). A header is made in a
-temporary sibling and renamed into place under `pch_dir/<key>.lock`; one that is already there is
+temporary sibling and renamed into place under `pch_dir/<key>.lock` (a sibling left by a stopped
+step is removed there); one that is already there is
 used only if its files still match its manifest, otherwise it is made again. The result's
 `pch_manifest` (`{"<key>/<file>": sha256}`) is what the binary passes to every build request
 with `pch_dir`; the build checks the files against it before use.
 """
 
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -92,6 +94,10 @@ def ensure_pch(pch_dir, key, cxx, flags):
     os.makedirs(pch_dir, exist_ok=True)
     with open(os.path.join(pch_dir, key + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # Under the lock no other step makes this key: a temporary sibling here was left by a step
+        # that was stopped (its executor went).
+        for left in glob.glob(glob.escape(final) + ".tmp*"):
+            shutil.rmtree(left, ignore_errors=True)
         note = ""
         if os.path.isdir(final):
             files = _files_match(final)
@@ -100,7 +106,6 @@ def ensure_pch(pch_dir, key, cxx, flags):
             note = f"the precompiled header {key} failed its content check; made again"
             shutil.rmtree(final)
         tmp = f"{final}.tmp{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         header = fastbuild.PCH_HEADER
         with open(os.path.join(tmp, header), "w") as f:

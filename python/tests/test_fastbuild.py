@@ -265,6 +265,22 @@ def test_a_tampered_precompiled_header_is_not_used_and_the_pch_step_makes_it_aga
     assert error is None and "main.cpp: torch/extension.h from the precompiled header" in notes
 
 
+def test_what_a_stopped_pch_step_left_half_made_is_removed_by_the_next(tmp_path):
+    # A step stopped while g++ ran (its run ended first) leaves its temporary sibling; the next
+    # step for that key removes it, whether it makes the header or finds it made.
+    pch_dir = tmp_path / "pch"
+    left = pch_dir / "k.tmp4242"
+    left.mkdir(parents=True)
+    (left / "kp_torch_extension.h.gch").write_text("half")
+    fake_cxx = f"touch {fastbuild.PCH_HEADER}.gch; true"  # "compiles" without g++
+    files, cached, _ = pch.ensure_pch(str(pch_dir), "k", fake_cxx, "")
+    assert not cached and set(files) == {fastbuild.PCH_HEADER, fastbuild.PCH_HEADER + ".gch"}
+    assert sorted(os.listdir(pch_dir)) == ["k", "k.lock"]
+    (pch_dir / "k.tmp99").mkdir()
+    _, cached, _ = pch.ensure_pch(str(pch_dir), "k", fake_cxx, "")
+    assert cached and sorted(os.listdir(pch_dir)) == ["k", "k.lock"]
+
+
 def test_a_missing_precompiled_header_falls_back(tmp_path):
     ext = StubExtension(tmp_path / "b", GOOD_BODY)
     manifest = ext.make_pch(tmp_path / "pch").manifest

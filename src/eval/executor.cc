@@ -1,5 +1,8 @@
 #include "eval/executor.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -18,22 +21,51 @@ namespace kernelpro::eval {
 
 // The precompiled headers of this executor's builds. The executor is reused across an optimize
 // run's iterations, so the pch step runs once, for the first build that needs a build process.
+// A step started ahead (PrepareBuildsAhead) belongs to the executor: when its last copy goes, the
+// step is stopped and its thread joined, so nothing of a finished run goes on writing the cache.
 struct Executor::BuildHeaders {
   std::mutex mutex;
   bool prepared = false;
   bool notes_given = false;  // the notes go to the first build that asks
   std::vector<std::string> notes;
-  PrecompiledHeaders headers;  // empty `dir` when the step failed: nothing to offer
-  std::thread ahead;           // PrepareBuildsAhead's thread
+  PrecompiledHeaders headers;               // empty `dir` when the step failed: nothing to offer
+  std::thread ahead;                        // PrepareBuildsAhead's thread
+  int stop_fd = ::eventfd(0, EFD_CLOEXEC);  // readable: the step started ahead ends
 
   ~BuildHeaders() {
-    if (!ahead.joinable()) return;
-    // The thread holds a copy of the executor: the last reference may be its own.
-    if (ahead.get_id() == std::this_thread::get_id()) {
-      ahead.detach();
-    } else {
+    if (ahead.joinable()) {
+      if (stop_fd >= 0) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(stop_fd, &one, sizeof one);
+      }
       ahead.join();
     }
+    if (stop_fd >= 0) ::close(stop_fd);
+  }
+
+  // Runs the step once, the first time it is asked (under `mutex`: builds that come meanwhile
+  // want its headers too, and a second step would only wait on the first's lock file).
+  PrecompiledHeaders Prepare(const WorkerClient& worker, const EvalOptions& options,
+                             std::vector<std::string>* wanted_notes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!prepared) {
+      prepared = true;
+      // The build step's environment (no GPU lease): the flags a build sees are the ones to match.
+      auto made = PreparePrecompiledHeaders(worker, options.cache_dir, options.device, {},
+                                            options.build_timeout_s, stop_fd);
+      if (made.ok()) {
+        headers = std::move(*made);
+        notes = headers.notes;
+      } else {
+        notes = {"no precompiled headers (builds compile torch's headers as text): " +
+                 made.status().message()};
+      }
+    }
+    if (wanted_notes && !notes_given) {
+      *wanted_notes = notes;
+      notes_given = true;
+    }
+    return headers;
   }
 };
 
@@ -70,36 +102,18 @@ Executor::Executor(WorkerClient worker, EvalOptions options)
       build_headers_(std::make_shared<BuildHeaders>()) {}
 
 PrecompiledHeaders Executor::HeadersForBuilds(std::vector<std::string>* notes) {
-  // Held while the step runs: builds that come meanwhile want its headers too, and a second
-  // step would only wait on the first's lock file.
-  std::lock_guard<std::mutex> lock(build_headers_->mutex);
-  BuildHeaders& h = *build_headers_;
-  if (!h.prepared) {
-    h.prepared = true;
-    // The build step's environment (no GPU lease): the flags a build sees are the ones to match.
-    auto prepared = PreparePrecompiledHeaders(worker_, options_.cache_dir, options_.device, {},
-                                              options_.build_timeout_s);
-    if (prepared.ok()) {
-      h.headers = std::move(*prepared);
-      h.notes = h.headers.notes;
-    } else {
-      h.notes = {"no precompiled headers (builds compile torch's headers as text): " +
-                 prepared.status().message()};
-    }
-  }
-  if (notes && !h.notes_given) {
-    *notes = h.notes;
-    h.notes_given = true;
-  }
-  return h.headers;
+  return build_headers_->Prepare(worker_, options_, notes);
 }
 
 void Executor::PrepareBuildsAhead() {
   if (!options_.precompiled_headers) return;
-  std::lock_guard<std::mutex> lock(build_headers_->mutex);
-  if (build_headers_->prepared || build_headers_->ahead.joinable()) return;
-  // A copy of this executor (it shares build_headers_), so the thread never outlives what it uses.
-  build_headers_->ahead = std::thread([self = *this]() mutable { self.HeadersForBuilds(nullptr); });
+  BuildHeaders& h = *build_headers_;
+  std::lock_guard<std::mutex> lock(h.mutex);
+  if (h.prepared || h.ahead.joinable()) return;
+  // The thread gets values and `h`, never a copy of the executor: ~BuildHeaders, run when the
+  // last copy goes, stops and joins it.
+  h.ahead = std::thread(
+      [&h, worker = worker_, options = options_] { h.Prepare(worker, options, nullptr); });
 }
 
 PrecompiledHeaders Executor::PreparedHeaders() const {

@@ -33,7 +33,7 @@ Result<PrecompiledHeaders> PreparePrecompiledHeaders(const WorkerClient& worker,
                                                      const std::string& cache_dir,
                                                      const std::string& device,
                                                      const std::map<std::string, std::string>& env,
-                                                     int timeout_s) {
+                                                     int timeout_s, int cancel_fd) {
   namespace fs = std::filesystem;
   Json request = {{"device", device},
                   {"pch_dir", (fs::absolute(cache_dir) / "pch").lexically_normal().string()}};
@@ -43,8 +43,10 @@ Result<PrecompiledHeaders> PreparePrecompiledHeaders(const WorkerClient& worker,
   limits.max_file_bytes = 16ull << 30;
   limits.max_open_files = 4096;
   // Unconfined: the step writes CACHE/pch and runs no candidate code.
-  auto outcome = worker.Run("pch", request, limits, env, {}, 16 * 1024, Confinement::kNone);
+  auto outcome =
+      worker.Run("pch", request, limits, env, {}, 16 * 1024, Confinement::kNone, cancel_fd);
   if (!outcome.ok()) return outcome.status();
+  if (outcome->process.cancelled) return Status::Unavailable("the pch step was stopped");
   if (!outcome->result) {
     return Status::Internal("the pch step wrote no result (" + outcome->result_error +
                             "): " + outcome->process.stderr_text.substr(0, 2000));

@@ -31,12 +31,13 @@ struct PrecompiledHeaders {
 
 // Runs the `pch` step for `device` ("cpu" | "cuda") with headers under `cache_dir`/pch, outside
 // the sandbox. `env` is the GPU lease's environment (the step reads TORCH_CUDA_ARCH_LIST and the
-// device like a build does).
+// device like a build does). A readable `cancel_fd` ends the step; what it had not finished is
+// not used (each header is renamed into place whole).
 Result<PrecompiledHeaders> PreparePrecompiledHeaders(const WorkerClient& worker,
                                                      const std::string& cache_dir,
                                                      const std::string& device,
                                                      const std::map<std::string, std::string>& env,
-                                                     int timeout_s = 600);
+                                                     int timeout_s = 600, int cancel_fd = -1);
 
 // The step's result as PrecompiledHeaders; a result that is not "ok" is an error.
 Result<PrecompiledHeaders> PrecompiledHeadersFromResult(const Json& result);

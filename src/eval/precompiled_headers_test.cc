@@ -1,6 +1,7 @@
 #include "eval/precompiled_headers.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
@@ -119,18 +120,34 @@ TEST(PrecompiledHeadersTest, StartedAheadTheStepRunsOnceAndTheFirstBuildStillGet
   EXPECT_EQ(Runs(executor), 1);
 }
 
-TEST(PrecompiledHeadersTest, AnExecutorGoneBeforeTheStepStartedAheadEndsLeavesItToFinish) {
-  const std::string cache = [] {
-    Executor executor = FakeExecutor("gone", "cpu", /*pch=*/true);
+// A library's caller (app::RunSearch) may remove the cache the moment a run returns: the step a
+// run started ahead ends with the run's executor instead of writing on.
+TEST(PrecompiledHeadersTest, AnExecutorGoneStopsTheStepItStartedAhead) {
+  std::string cache;
+  std::chrono::steady_clock::duration gone_in{};
+  pid_t step_pid = 0;
+  {
+    Executor executor = FakeExecutor("gone", "slow", /*pch=*/true);
+    cache = executor.options().cache_dir;
+    Executor copy = executor;  // as an optimize run's iterations hold it
     executor.PrepareBuildsAhead();
-    return executor.options().cache_dir;
-  }();  // the thread holds a copy: nothing it uses went away
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!std::filesystem::exists(cache + "/pch/runs") &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(cache + "/pch/pid") &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the pid written whole
+    std::ifstream(cache + "/pch/pid") >> step_pid;
+    ASSERT_GT(step_pid, 0);  // the step is running
+    const auto start = std::chrono::steady_clock::now();
+    { Executor last = std::move(copy); }      // one copy gone: the step goes on
+    executor = FakeExecutor("other", "cpu");  // the last copy of the first executor goes
+    gone_in = std::chrono::steady_clock::now() - start;
   }
-  EXPECT_TRUE(std::filesystem::exists(cache + "/pch/runs"));
+  EXPECT_LT(gone_in, std::chrono::seconds(30));  // the step takes a minute when left alone
+  // Stopped and reaped before the executor's end returned: no such process any more.
+  EXPECT_EQ(::kill(step_pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
 }
 
 TEST(PrecompiledHeadersTest, WithoutPrecompiledHeadersNothingStartsAhead) {

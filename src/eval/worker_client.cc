@@ -228,7 +228,8 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
                                         const ProcessLimits& limits,
                                         const std::map<std::string, std::string>& extra_env,
                                         const std::vector<std::string>& launcher,
-                                        std::size_t capture_bytes, Confinement confinement) const {
+                                        std::size_t capture_bytes, Confinement confinement,
+                                        int cancel_fd) const {
   if (confinement == Confinement::kSandbox && !sandbox_status_.ok()) return sandbox_status_;
   auto made = MakeIoDir(step);
   if (!made.ok()) return made.status();
@@ -243,6 +244,7 @@ Result<WorkerOutcome> WorkerClient::Run(const std::string& step, const Json& req
   const bool sandboxed = Sandboxed(confinement);
   ProcessOptions process =
       StepProcess(step, request, io_dir, limits, extra_env, launcher, capture_bytes, confinement);
+  process.cancel_fd = cancel_fd;
   auto ran = RunProcess(process);
   if (!ran.ok()) {
     fs::remove_all(io_dir, ec);

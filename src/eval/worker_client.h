@@ -77,13 +77,14 @@ class WorkerClient {
   // Runs `step` with `request`; `limits` bound the process, `extra_env` is added to it.
   // `launcher` is put before the interpreter (e.g. ncu and its options). With
   // Confinement::kSandbox the step (launcher included) runs in the sandbox and sees only the
-  // paths MountsForRequest(step, request) gives it besides the system's.
+  // paths MountsForRequest(step, request) gives it besides the system's. A readable `cancel_fd`
+  // ends the step (ProcessOptions::cancel_fd).
   Result<WorkerOutcome> Run(const std::string& step, const Json& request,
                             const ProcessLimits& limits,
                             const std::map<std::string, std::string>& extra_env = {},
                             const std::vector<std::string>& launcher = {},
                             std::size_t capture_bytes = 16 * 1024,
-                            Confinement confinement = Confinement::kNone) const;
+                            Confinement confinement = Confinement::kNone, int cancel_fd = -1) const;
 
   // The pieces of Run, for a worker that serves many requests (worker_session.h): a fresh
   // request/result folder under the scratch directory; the process that runs `step` with that
