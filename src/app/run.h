@@ -8,12 +8,11 @@
 // `kernelpro optimize`, `kernelpro resume` and every task of `kernelpro suite optimize` (each in a
 // child process of its own, cli/run_request.h) run through RunSearch.
 //
-// What stays with the caller: turning options into a RunConfig and checking them (the LLM and the
-// device answer), the tools' registry, and the run directory itself. The executor, the device's
-// inspection and the prompt GPU's choice are made here (app/executor_setup.h, app/prompt_gpu.h). A
-// new run's directory is made and locked by the caller (store/run_lock.h), which takes it back when
-// RunOutcome::recorded says that nothing worth resuming was made; a resumed run's directory is
-// locked by the caller too.
+// What stays with the caller: turning options into a RunConfig. Its checks (the cost limit, the
+// tools' registry, the LLM and the device answer) and a new run's directory (made, locked, taken
+// back when RunOutcome::recorded says that nothing worth resuming was made) are app/new_run.h's;
+// a resumed run's directory is locked by the caller. The executor, the device's inspection and the
+// prompt GPU's choice are made here (app/executor_setup.h, app/prompt_gpu.h).
 //
 // Output: none. What happens goes to RunOptions::observer (app/run_observer.h); the command line's
 // observer prints it (cli/run_console.h).
@@ -54,7 +53,7 @@ struct RunOptions {
   // Continue the run the directory's store holds (`kernelpro resume`); false: start one in a store
   // that holds none.
   bool resume = false;
-  // The tools the profile step runs (cli/option_groups.h: BuildRegistry of RunConfig::tools).
+  // The tools the profile step runs (tools/tool_config.h: BuildRegistry of RunConfig::tools).
   // Required; must outlive the call.
   const tools::ToolRegistry* registry = nullptr;
   // The progress display (core/progress.h); null: none (--quiet).

@@ -70,7 +70,7 @@ class AppRunTest : public testing::Test {
   }
 
   RunOutcome Run(const search::RunConfig& config, Recorder& recorder) {
-    auto registry = cli::BuildRegistry(config.tools);
+    auto registry = tools::BuildRegistry(config.tools);
     EXPECT_TRUE(registry.ok()) << registry.status().message();
     RunOptions options;
     options.registry = &*registry;

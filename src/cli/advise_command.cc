@@ -188,7 +188,7 @@ void PrintText(const Advice& advice) {
 }
 
 int Advise(AdviseArgs& args) {
-  auto registry = BuildRegistry(args.tools);
+  auto registry = tools::BuildRegistry(args.tools);
   if (!registry.ok()) {
     std::cerr << "kernelpro advise: " << registry.status().message() << "\n";
     return 2;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/executor_setup.h"
+#include "core/number_check.h"
 #include "core/progress.h"
 #include "eval/executor.h"
 #include "roofline/reference_analysis.h"
@@ -27,20 +28,10 @@ std::string DisplayPath(const std::string& path);
 
 // ---- numeric options
 //
-// Every numeric option of every subcommand is checked by one validator: the value must be a finite
-// number (CLI::Range lets "nan" through, since every comparison with NaN is false, and "inf" makes
-// a timeout never fire) within the option's range. A refused value is a usage error (exit 2) that
-// names the option, the value and the accepted range: "--atol: 'nan' is not accepted: give a finite
-// number >= 0".
-struct NumberRange {
-  double min = std::numeric_limits<double>::lowest();
-  double max = std::numeric_limits<double>::max();
-  bool min_exclusive = false;  // (min, max]: a duration or a budget must be more than 0
-  bool whole = false;          // counts: whole numbers only
-};
-
-// "" when `text` is a number within `range`; otherwise why not, naming the value and the range.
-std::string CheckNumber(const std::string& text, const NumberRange& range);
+// Every numeric option of every subcommand is checked by one validator built on CheckNumber
+// (core/number_check.h): the value must be a finite number within the option's range. A refused
+// value is a usage error (exit 2) that names the option, the value and the accepted range:
+// "--atol: 'nan' is not accepted: give a finite number >= 0".
 
 // Finite real numbers in [min, max].
 CLI::Validator FiniteRange(double min, double max = std::numeric_limits<double>::max());

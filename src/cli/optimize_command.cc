@@ -17,11 +17,11 @@
 #include <memory>
 #include <utility>
 
+#include "app/new_run.h"
 #include "app/run.h"
 #include "cli/cli_main.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/preflight.h"
 #include "cli/run_console.h"
 #include "cli/run_request.h"
 #include "report/stored_run.h"
@@ -34,57 +34,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kDemoIterations = 4;  // the demo's cassettes hold four programmer replies
-
-// What a run directory's store holds, for a new run that would go there.
-enum class StoredRun {
-  kNone,      // no run.db
-  kNothing,   // a run.db with no run, or a run that stopped before its first LLM exchange
-  kRecorded,  // a run worth resuming
-};
-
-StoredRun StoredRunIn(const std::string& run_dir) {
-  std::error_code ec;
-  if (!fs::exists(store::RunLayout(run_dir).store(), ec)) return StoredRun::kNone;
-  store::RunStoreOptions options;
-  options.create = false;
-  auto store = store::RunStore::Open(run_dir, options);
-  if (!store.ok()) return StoredRun::kRecorded;  // unreadable: keep it, the user decides
-  return app::HoldsExchanges(**store) ? StoredRun::kRecorded : StoredRun::kNothing;
-}
-
-// Removes a run store that holds nothing worth resuming (StoredRun::kNothing), with its SQLite
-// companions.
-void RemoveRunStore(const std::string& run_dir) {
-  const std::string db = store::RunLayout(run_dir).store();
-  std::error_code ec;
-  for (const std::string& file : {db, db + "-wal", db + "-shm", db + "-journal"}) {
-    fs::remove(file, ec);
-  }
-}
-
-std::string AlreadyHoldsARun(const std::string& run_dir) {
-  return run_dir + " already holds a run; continue it with: kernelpro resume " + run_dir +
-         " (or give another --run-dir)";
-}
-
-// The run itself, once its directory is settled: app::RunSearch with this process's progress
-// display, hooks and console. `recorded`: RunOutcome::recorded.
-int RunSearch(const search::RunConfig& config, const tools::ToolRegistry& registry, bool resume,
-              bool quiet, bool& recorded) {
-  const char* command = resume ? "resume" : "optimize";
-  app::RunOptions options;
-  options.resume = resume;
-  options.registry = &registry;
-  options.progress = MakeProgress(command, quiet);
-  RunConsole console(command, options.progress);
-  options.observer = &console;
-  options.hooks = InstalledCliHooks().run;
-  app::RunOutcome outcome = app::RunSearch(config, options);
-  EnforceCacheLimit(config.executor.cache_dir, command);
-  recorded = outcome.recorded;
-  // 0 a correct kernel was found, 1 none was, 2 the run could not start or stopped early.
-  return !outcome.finished ? 2 : outcome.found ? 0 : 1;
-}
 
 std::string DefaultRunDir(const std::string& name) {
   std::time_t now = std::time(nullptr);
@@ -117,17 +66,23 @@ int RunOptimize(OptimizeArgs& args) {
     return 2;
   };
   std::optional<Demo> demo;
-  if (Status s = ApplyDemo(args, demo); !s.ok()) return fail(s.message());
-  auto config = NewRunConfig(args, demo.has_value());
+  auto config = ReadRunConfig(args, demo);
   if (!config.ok()) return fail(config.status().message());
-  if (Status s = CheckNoRecordedRun(config->run_dir); !s.ok()) return fail(s.message());
-  auto llm_config = ResolveLlmConfig(args.llm);
-  if (!llm_config.ok()) return fail(llm_config.status().message());
-  config->llm = *llm_config;
-  return StartNewRun(std::move(*config), args.tools, demo ? &*demo : nullptr, args.quiet);
+  if (Status s = app::CheckNoRecordedRun(config->run_dir); !s.ok()) return fail(s.message());
+  return StartNewRun(std::move(*config), demo ? &*demo : nullptr, args.quiet);
 }
 
 }  // namespace
+
+Result<search::RunConfig> ReadRunConfig(OptimizeArgs& args, std::optional<Demo>& demo) {
+  if (Status s = ApplyDemo(args, demo); !s.ok()) return s;
+  auto config = NewRunConfig(args, demo.has_value());
+  if (!config.ok()) return config.status();
+  auto llm = ResolveLlmConfig(args.llm);
+  if (!llm.ok()) return llm.status();
+  config->llm = *llm;
+  return config;
+}
 
 Status ApplyDemo(OptimizeArgs& args, std::optional<Demo>& demo) {
   if (!args.demo) return Status::Ok();
@@ -212,34 +167,15 @@ Result<search::RunConfig> NewRunConfig(OptimizeArgs& args, bool demo) {
   o.executor = args.eval;
   o.worker_python = args.python;
   o.gpu_name = args.gpu;
-  o.tools = WithAbsolutePaths(args.tools);
+  o.tools = tools::WithAbsolutePaths(args.tools);
   return o;
 }
 
-Status CheckNoRecordedRun(const std::string& run_dir) {
-  if (StoredRunIn(run_dir) == StoredRun::kRecorded) {
-    return Status::InvalidArgument(AlreadyHoldsARun(run_dir));
-  }
-  return Status::Ok();
-}
-
-int StartNewRun(search::RunConfig config, const tools::ToolConfig& tools, const Demo* demo,
-                bool quiet) {
-  auto fail = [](const std::string& message) {
-    std::cerr << "kernelpro optimize: " << message << "\n";
+int StartNewRun(search::RunConfig config, const Demo* demo, bool quiet) {
+  auto registry = app::CheckRunReady(config);
+  if (!registry.ok()) {
+    std::cerr << "kernelpro optimize: " << registry.status().message() << "\n";
     return 2;
-  };
-  if (config.max_cost_usd) {
-    if (Status s = CheckCostLimitReachable(config.llm); !s.ok()) return fail(s.message());
-  }
-  // The user's tools join the search; a bad plugin, rule file or threshold stops it here.
-  auto registry = BuildRegistry(tools);
-  if (!registry.ok()) return fail(registry.status().message());
-  // Before the run directory exists: a run that cannot start leaves nothing to clean up.
-  if (Status s = CheckLlmReady(config.llm); !s.ok()) return fail(s.message());
-  if (Status s = CheckDeviceReady(config.device, config.worker_python, config.executor.gpus);
-      !s.ok()) {
-    return fail(s.message());
   }
   if (demo) {
     config.llm.replay_mode = "sequential";
@@ -257,45 +193,21 @@ int StartNewRun(search::RunConfig config, const tools::ToolConfig& tools, const 
   return Optimize(config, *registry, /*resume=*/false, quiet);
 }
 
-int Optimize(const search::RunConfig& options, const tools::ToolRegistry& registry, bool resume,
+int Optimize(const search::RunConfig& config, const tools::ToolRegistry& registry, bool resume,
              bool quiet) {
-  bool recorded = false;
-  if (resume) return RunSearch(options, registry, resume, quiet, recorded);
-  // A new run: a run that fails before it recorded anything takes back what it created (the run
-  // directory, or what it added to an existing one), so that no half-made run.db makes the next
-  // `optimize` refuse the directory as "already holding a run".
-  auto made = CreatedDirectory::Create(options.run_dir, "the run directory");
-  if (!made.ok()) {
-    std::cerr << "kernelpro optimize: " << made.status().message() << "\n";
-    return 2;
-  }
-  // Held until this process exits: no second optimize or resume works on this directory. Refused,
-  // nothing is undone: the directory is the holder's.
-  auto lock = store::RunDirectoryLock::Acquire(options.run_dir, "optimize");
-  if (!lock.ok()) {
-    std::cerr << "kernelpro optimize: " << lock.status().message() << "\n";
-    return 2;
-  }
-  switch (StoredRunIn(options.run_dir)) {
-    case StoredRun::kRecorded:
-      std::cerr << "kernelpro optimize: " << AlreadyHoldsARun(options.run_dir) << "\n";
-      return 2;
-    case StoredRun::kNothing:
-      // A start that stopped before its first exchange (killed, or from an older version that
-      // left its store behind): nothing in it was paid for, so this run takes its place.
-      std::cerr << "kernelpro optimize: " << options.run_dir
-                << " holds a start that stopped before its first LLM exchange; starting afresh\n";
-      RemoveRunStore(options.run_dir);
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-        made->Disown(std::string(store::kRunStoreFileName) + suffix);
-      }
-      break;
-    case StoredRun::kNone:
-      break;
-  }
-  const int code = RunSearch(options, registry, resume, quiet, recorded);
-  if (!recorded) made->Undo();
-  return code;
+  const char* command = resume ? "resume" : "optimize";
+  app::RunOptions options;
+  options.resume = resume;
+  options.registry = &registry;
+  options.progress = MakeProgress(command, quiet);
+  RunConsole console(command, options.progress);
+  options.observer = &console;
+  options.hooks = InstalledCliHooks().run;
+  app::RunOutcome outcome =
+      resume ? app::RunSearch(config, options) : app::StartNewRun(config, options);
+  EnforceCacheLimit(config.executor.cache_dir, command);
+  // 0 a correct kernel was found, 1 none was, 2 the run could not start or stopped early.
+  return !outcome.finished ? 2 : outcome.found ? 0 : 1;
 }
 
 CLI::Option* AddOptimizeOptions(CLI::App& cmd, OptimizeArgs& args) {

@@ -69,20 +69,19 @@ Status ApplyDemo(OptimizeArgs& args, std::optional<Demo>& demo);
 // wrong, as `kernelpro optimize: MESSAGE` prints it.
 Result<search::RunConfig> NewRunConfig(OptimizeArgs& args, bool demo);
 
-// InvalidArgument "RUN_DIR already holds a run; continue it with: kernelpro resume RUN_DIR ..."
-// when `run_dir` holds a run worth resuming (an LLM exchange); OK otherwise.
-Status CheckNoRecordedRun(const std::string& run_dir);
+// optimize's options as a new run's configuration, its LLM resolved: ApplyDemo, NewRunConfig and
+// ResolveLlmConfig of args.llm. The one way from options to a run, for `kernelpro optimize` and
+// for the runs of `kernelpro suite optimize` (cli/run_request.h), so the two cannot drift apart.
+Result<search::RunConfig> ReadRunConfig(OptimizeArgs& args, std::optional<Demo>& demo);
 
-// Starts the new run `config` (its LLM resolved) once it is checked: a cost limit against the
-// model's price, the tools (`tools`: as the user gave them), the LLM and the device answer. With
-// `demo` it says what is real and replays the cassette in order. The exit code.
-int StartNewRun(search::RunConfig config, const tools::ToolConfig& tools, const Demo* demo,
-                bool quiet);
+// Starts the new run `config` (its LLM resolved) once app::CheckRunReady passed (a cost limit
+// against the model's price, the tools, the LLM and the device answer). With `demo` it says what
+// is real and replays the cassette in order. The exit code.
+int StartNewRun(search::RunConfig config, const Demo* demo, bool quiet);
 
-// Runs `config` with app::RunSearch (`resume`: the run its directory holds; the caller holds the
-// directory's lock). A new run first makes its directory and takes the lock, and takes back what
-// it made when the run stopped before recording anything, so that optimize can simply be run
-// again. The exit code.
+// Runs `config` through app/ with the terminal's observer (cli/run_console.h), the progress display
+// and the installed test hooks: app::RunSearch for a resumed run (the caller holds the directory's
+// lock), app::StartNewRun for a new one. The exit code.
 int Optimize(const search::RunConfig& config, const tools::ToolRegistry& registry, bool resume,
              bool quiet);
 

@@ -25,45 +25,6 @@ constexpr char kCutlass[] = "CUTLASS";
 constexpr char kBudget[] = "Search budget";
 constexpr char kOutput[] = "Output";
 
-// Parses --threshold values ("warp_stall.high=35") against the registry: unknown tools or
-// thresholds are errors listing what exists.
-Result<tools::ThresholdOverrides> ParseThresholds(const tools::ToolConfig& options,
-                                                  const tools::ToolRegistry& registry) {
-  tools::ThresholdOverrides overrides;
-  for (const std::string& item : options.thresholds) {
-    std::size_t dot = item.find('.'), eq = item.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
-      return Status::InvalidArgument("--threshold " + item +
-                                     ": expected TOOL.NAME=VALUE, e.g. warp_stall.high=35");
-    }
-    std::string tool_name = item.substr(0, dot), name = item.substr(dot + 1, eq - dot - 1);
-    std::string value_text = item.substr(eq + 1);
-    const tools::ProfilingTool* tool = registry.Find(tool_name);
-    if (!tool)
-      return Status::InvalidArgument("--threshold " + item + ": no tool named '" + tool_name +
-                                     "' (see `kernelpro tools list`)");
-    std::string known;
-    bool found = false;
-    for (const tools::ThresholdSpec& spec : tool->thresholds()) {
-      found = found || spec.name == name;
-      known += (known.empty() ? "" : ", ") + spec.name;
-    }
-    if (!found) {
-      return Status::InvalidArgument("--threshold " + item + ": tool '" + tool_name +
-                                     "' has no threshold '" + name +
-                                     "' (it has: " + (known.empty() ? "none" : known) + ")");
-    }
-    // Thresholds compare with measured values; NaN would make every comparison false and turn the
-    // tool off without a word.
-    if (std::string problem = CheckNumber(value_text, NumberRange{}); !problem.empty()) {
-      return Status::InvalidArgument("--threshold " + item + ": " + problem);
-    }
-    const double value = std::strtod(value_text.c_str(), nullptr);
-    overrides[tool_name][name] = value;
-  }
-  return overrides;
-}
-
 // Where one flag or variable was first seen while walking the app.
 struct Declaration {
   std::string command;  // "optimize", "tools list"
@@ -374,33 +335,6 @@ Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options) {
   return config;
 }
 
-Status CheckCostLimitReachable(const llm::LlmConfig& config) {
-  if (config.provider == "replay") {
-    return Status::InvalidArgument(
-        "--max-cost: a replayed model costs nothing, so the limit would never stop the run; "
-        "leave it out (--iterations or --time-limit bound a replay)");
-  }
-  const std::string model = config.provider + ":" + config.model;
-  if (config.prices_file.empty()) {
-    return Status::InvalidArgument(
-        "--max-cost: no price is known for " + model +
-        ", so every exchange would count as $0 and the limit would never stop the run; give "
-        "--llm-prices FILE (or prices_file in the LLM profile) with [models.\"" +
-        config.model + "\"] input_per_mtok and output_per_mtok (0 for a local server)");
-  }
-  auto prices = llm::PriceTable::FromTomlFile(config.prices_file);
-  if (!prices.ok()) return Status::InvalidArgument("--max-cost: " + prices.status().message());
-  if (!prices->Find(config.model)) {
-    return Status::InvalidArgument("--max-cost: the price table " + config.prices_file +
-                                   " has no entry for " + model +
-                                   ", so every exchange would count as $0 and the limit would "
-                                   "never stop the run; add [models.\"" +
-                                   config.model + "\"] (a glob such as \"" + config.model +
-                                   "*\" also matches dated releases)");
-  }
-  return Status::Ok();
-}
-
 // ---- tools
 
 void AddToolOptions(CLI::App& command, tools::ToolConfig& options) {
@@ -429,43 +363,6 @@ void AddToolOptions(CLI::App& command, tools::ToolConfig& options) {
             options.energy_proxy)
       ->check(CLI::IsMember({"access-width", "paper"}))
       ->capture_default_str();
-}
-
-tools::ToolConfig WithAbsolutePaths(tools::ToolConfig options) {
-  for (std::vector<std::string>* paths : {&options.plugins, &options.rule_files}) {
-    for (std::string& path : *paths) {
-      std::error_code ec;
-      const std::filesystem::path made = std::filesystem::absolute(path, ec);
-      if (!ec) path = made.lexically_normal().string();
-    }
-  }
-  return options;
-}
-
-Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options) {
-  tools::ToolRegistry registry;
-  auto add_all = [&](std::vector<std::unique_ptr<tools::ProfilingTool>> tools) -> Status {
-    for (auto& tool : tools) {
-      if (options.no_energy && tool->source() == tools::ToolSource::kEnergy) continue;
-      if (Status s = registry.Add(std::move(tool)); !s.ok()) return s;
-    }
-    return Status::Ok();
-  };
-  if (Status s = add_all(tools::BuiltinTools()); !s.ok()) return s;
-  for (const std::string& path : options.plugins) {
-    auto tools = tools::LoadToolPlugin(path);
-    if (!tools.ok()) return tools.status();
-    if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
-  }
-  for (const std::string& path : options.rule_files) {
-    auto tools = tools::LoadRuleFile(path);
-    if (!tools.ok()) return tools.status();
-    if (Status s = add_all(std::move(*tools)); !s.ok()) return s;
-  }
-  auto overrides = ParseThresholds(options, registry);
-  if (!overrides.ok()) return overrides.status();
-  registry.SetThresholdOverrides(std::move(*overrides));
-  return registry;
 }
 
 // ---- CUTLASS

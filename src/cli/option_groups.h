@@ -159,23 +159,11 @@ void AddLlmOptions(CLI::App& command, LlmOptions& options);
 // --llm wins over a profile; with neither, a clear error saying how to choose a model.
 Result<llm::LlmConfig> ResolveLlmConfig(const LlmOptions& options);
 
-// Whether a cost limit (--max-cost) can ever be reached with `config`: only when the model has a
-// price. A replayed model costs nothing, and a model without a price is counted at $0, so the
-// limit would silently never stop the run; InvalidArgument then says why and what to give.
-Status CheckCostLimitReachable(const llm::LlmConfig& config);
-
 // --tool-plugin PATH, --tool-rules PATH, --threshold TOOL.NAME=VALUE (each repeatable),
 // --no-energy, --energy-proxy.
 
+// The registry they describe: tools::BuildRegistry (tools/tool_config.h).
 void AddToolOptions(CLI::App& command, tools::ToolConfig& options);
-// The same tools with absolute plugin and rule-file paths, for a run that may resume elsewhere.
-tools::ToolConfig WithAbsolutePaths(tools::ToolConfig options);
-
-// The registry the options describe: the built-in tools and the user's (a bad plugin or rule file
-// is an error naming it), without the energy-only tools under --no-energy, with the --threshold
-// values set on it (unknown tools or thresholds are errors listing what exists). Every analysis
-// made with it, the search's included, uses those thresholds.
-Result<tools::ToolRegistry> BuildRegistry(const tools::ToolConfig& options);
 
 // --cutlass-dir (KERNELPRO_CUTLASS_DIR).
 void AddCutlassOptions(CLI::App& command, std::string& cutlass_dir);

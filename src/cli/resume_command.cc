@@ -7,10 +7,10 @@
 #include <memory>
 #include <utility>
 
+#include "app/new_run.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/optimize_command.h"
-#include "cli/preflight.h"
 #include "search/run_config.h"
 #include "store/run_layout.h"
 #include "store/run_lock.h"
@@ -85,25 +85,19 @@ int RunResume(ResumeArgs& args) {
     if (!given.ok()) return fail(given.status().message());
     o.llm = *given;
   }
-  // A limit or a model given now is checked now; a run's own pair was checked when it began.
-  if (o.max_cost_usd && (args.budget.max_cost >= 0 || new_llm)) {
-    if (Status s = CheckCostLimitReachable(o.llm); !s.ok()) return fail(s.message());
-  }
-  auto registry = BuildRegistry(o.tools);
-  if (!registry.ok()) return fail("the run's tools: " + registry.status().message());
   eval::EvalOptions& eval = o.executor;
   eval.unsafe_no_sandbox = args.sandbox.unsafe_no_sandbox;
   for (const std::string& name : args.sandbox.pass_env) eval.pass_env.push_back(name);
   for (const std::string& path : args.sandbox.sandbox_read_only) {
     eval.sandbox_read_only.push_back(path);
   }
-  // The same checks as a new run's, before the run is touched: a key unset since, a server
-  // down, a GPU gone.
-  if (Status s = CheckLlmReady(o.llm); !s.ok()) return fail(s.message());
-  if (Status s = CheckDeviceReady(o.device, o.worker_python, eval.gpus); !s.ok()) {
-    return fail(s.message() +
-                (o.device == "cuda" ? " (this run's candidates are CUDA kernels)" : ""));
-  }
+  // The same checks as a new run's, before the run is touched. A limit or a model given now is
+  // checked now; a run's own pair was checked when it began.
+  app::ReadyChecks checks;
+  checks.resumed = true;
+  checks.cost_limit = args.budget.max_cost >= 0 || new_llm;
+  auto registry = app::CheckRunReady(o, checks);
+  if (!registry.ok()) return fail(registry.status().message());
   return Optimize(o, *registry, /*resume=*/true, args.quiet);
 }
 

@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "app/new_run.h"
 #include "cli/commands.h"
 #include "cli/optimize_command.h"
 #include "cli/resume_command.h"
@@ -29,48 +33,10 @@ Result<std::string> ReadRequest(const std::string& source) {
   return text.str();
 }
 
-// A new task run's configuration: the suite's optimize options, then the task's and this
-// machine's (SuiteTaskRequest).
-Result<search::RunConfig> TaskRunConfig(const suite::OptimizeTaskRun& task,
-                                        const SuiteMachine& machine) {
-  CLI::App app{"kernelpro"};
-  CLI::App* command = app.add_subcommand("optimize");
-  OptimizeArgs args;
-  CLI::Option* seed = AddOptimizeOptions(*command, args);
-  std::vector<std::string> argv = {"optimize"};
-  argv.insert(argv.end(), task.options.begin(), task.options.end());
-  std::reverse(argv.begin(), argv.end());  // CLI11 reads a vector last first
-  try {
-    app.parse(argv);
-  } catch (const CLI::ParseError& e) {
-    return Status::InvalidArgument(UsageErrorLine(app, e));
-  }
-  // The task's own where the suite's options give none (they would come later on optimize's
-  // command line, and the last of an option wins there).
-  if (command->count("--problem") == 0) args.problem = task.problem;
-  if (command->count("--run-dir") == 0) args.run_dir = task.run_dir;
-  args.seed_given = seed->count() > 0;
-  if (task.seed && !args.seed_given) {
-    args.seed = *task.seed;
-    args.seed_given = true;
-  }
-  // This machine's, over the suite's.
-  if (!task.gpu.empty()) args.eval.gpus = {task.gpu};
-  if (!machine.python.empty()) args.python = machine.python;
-  if (!machine.cache_dir.empty()) args.eval.cache_dir = machine.cache_dir;
-  if (machine.unsafe_no_sandbox) args.eval.unsafe_no_sandbox = true;
-  auto refused = [](const Status& s) {
-    return Status::InvalidArgument("kernelpro optimize: " + s.message());
-  };
-  std::optional<Demo> demo;
-  if (Status s = ApplyDemo(args, demo); !s.ok()) return refused(s);
-  auto config = NewRunConfig(args, demo.has_value());
-  if (!config.ok()) return refused(config.status());
-  auto llm = ResolveLlmConfig(args.llm);
-  if (!llm.ok()) return refused(llm.status());
-  config->llm = *llm;
-  return config;
-}
+// The placeholders a suite run's problem and directory hold until app::TaskRunConfig puts the
+// task's in (optimize requires both; neither is ever run).
+constexpr const char* kTaskProblem = "{task problem}";
+constexpr const char* kTaskRunDir = "{task run directory}";
 
 }  // namespace
 
@@ -100,34 +66,68 @@ int RunRequestCommand(const std::string& source) {
   // What RunConfig's JSON leaves out: the machine's own.
   config->nvml_library = JsonGet<std::string>(request, "nvml_library", "");
   config->executor.unsafe_no_sandbox = unsafe_no_sandbox;
-  if (Status s = CheckNoRecordedRun(config->run_dir); !s.ok()) {
+  if (Status s = app::CheckNoRecordedRun(config->run_dir); !s.ok()) {
     std::cerr << "kernelpro optimize: " << s.message() << "\n";
     return 2;
   }
-  const tools::ToolConfig tools = config->tools;
-  return StartNewRun(std::move(*config), tools, /*demo=*/nullptr, /*quiet=*/true);
+  return StartNewRun(std::move(*config), /*demo=*/nullptr, /*quiet=*/true);
+}
+
+Result<app::SuiteRun> SuiteRunFromOptions(const std::vector<std::string>& options) {
+  CLI::App app{"kernelpro"};
+  CLI::App* command = app.add_subcommand("optimize");
+  OptimizeArgs args;
+  CLI::Option* seed = AddOptimizeOptions(*command, args);
+  std::vector<std::string> argv = {"optimize"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  std::reverse(argv.begin(), argv.end());  // CLI11 reads a vector last first
+  try {
+    app.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    return Status::InvalidArgument(UsageErrorLine(app, e));
+  }
+  app::SuiteRun suite;
+  suite.problem_given = command->count("--problem") > 0;
+  suite.run_dir_given = command->count("--run-dir") > 0;
+  args.seed_given = seed->count() > 0;
+  suite.seed_given = args.seed_given;
+  if (!suite.problem_given) args.problem = kTaskProblem;
+  if (!suite.run_dir_given) args.run_dir = kTaskRunDir;
+  std::optional<Demo> demo;
+  auto config = ReadRunConfig(args, demo);
+  if (!config.ok()) {
+    return Status::InvalidArgument("kernelpro optimize: " + config.status().message());
+  }
+  suite.config = std::move(*config);
+  return suite;
 }
 
 Result<Json> SuiteTaskRequest(const suite::OptimizeTaskRun& task, const SuiteMachine& machine) {
-  if (task.resume) {
-    return Json{{"start", "resume"},
-                {"run_dir", task.run_dir},
-                {"gpus", task.gpu.empty() ? Json::array() : Json::array({task.gpu})},
-                {"python", machine.python},
-                {"unsafe_no_sandbox", machine.unsafe_no_sandbox}};
-  }
-  auto config = TaskRunConfig(task, machine);
-  if (!config.ok()) return config.status();
-  return Json{{"start", "optimize"},
-              {"config", search::ToJson(*config)},
-              {"nvml_library", config->nvml_library},
-              {"unsafe_no_sandbox", config->executor.unsafe_no_sandbox}};
+  if (task.resume) return app::TaskRequest({}, task, machine);
+  auto suite = SuiteRunFromOptions(task.options);
+  if (!suite.ok()) return suite.status();
+  return app::TaskRequest(*suite, task, machine);
 }
 
 std::function<Result<ProcessOptions>(const suite::OptimizeTaskRun& task)> SuiteTaskChild(
     SuiteMachine machine) {
-  return [machine](const suite::OptimizeTaskRun& task) -> Result<ProcessOptions> {
-    auto request = SuiteTaskRequest(task, machine);
+  // The suite's options are read once per distinct list: once per suite, unless "{problem}" or
+  // "{seed}" in them make each problem's (or run's) own.
+  auto read = std::make_shared<std::map<std::vector<std::string>, Result<app::SuiteRun>>>();
+  auto mutex = std::make_shared<std::mutex>();
+  return [machine, read, mutex](const suite::OptimizeTaskRun& task) -> Result<ProcessOptions> {
+    Result<Json> request = Status::Internal("no request");
+    if (task.resume) {
+      request = app::TaskRequest({}, task, machine);
+    } else {
+      std::lock_guard<std::mutex> lock(*mutex);
+      auto found = read->find(task.options);
+      if (found == read->end()) {
+        found = read->emplace(task.options, SuiteRunFromOptions(task.options)).first;
+      }
+      if (!found->second.ok()) return found->second.status();
+      request = app::TaskRequest(*found->second, task, machine);
+    }
     if (!request.ok()) return request.status();
     ProcessOptions process;
     process.argv = {suite::SelfExecutable(), "optimize", "--run-request", "-"};

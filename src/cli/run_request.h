@@ -8,9 +8,10 @@
 // The request is one JSON object:
 //   {"start": "optimize", "config": RUN_CONFIG, "nvml_library": "", "unsafe_no_sandbox": false}
 //       a new run. RUN_CONFIG is search::ToJson(RunConfig), its LLM resolved, made by the parent
-//       from the suite's optimize options as `kernelpro optimize` reads its own (SuiteTaskRequest
-//       below). The child then checks what optimize checks before it starts a run (a run already
-//       in the directory, the cost limit, the tools, the LLM and the device answer) and runs it.
+//       from the suite's optimize options, read once as `kernelpro optimize` reads its own, with
+//       the task's and this machine's laid over (app/suite_task.h). The child parses no options:
+//       it checks what optimize checks before it starts a run (a run already in the directory,
+//       app::CheckRunReady) and starts it with app::StartNewRun.
 //   {"start": "resume", "run_dir": DIR, "gpus": ["0"], "python": "", "unsafe_no_sandbox": false}
 //       the run DIR holds, continued as `kernelpro resume DIR` with this machine's GPUs,
 //       interpreter and sandbox ("" and [] keep the run's own).
@@ -21,6 +22,7 @@
 #include <functional>
 #include <string>
 
+#include "app/suite_task.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "core/subprocess.h"
@@ -32,18 +34,14 @@ namespace kernelpro::cli {
 // and runs it. The exit code, as optimize's or resume's.
 int RunRequestCommand(const std::string& source);
 
-// This machine's options for a suite's runs (`suite run|resume|eval|optimize`).
-struct SuiteMachine {
-  std::string python;              // --python; "": a new run's default, a resumed run's own
-  std::string cache_dir;           // --cache-dir for new runs; "": the default
-  bool unsafe_no_sandbox = false;  // --unsafe-no-sandbox
-};
+using app::SuiteMachine;
 
-// The request of one optimize task (see above). A new run's configuration comes from the suite's
-// optimize options (task.options), read as `kernelpro optimize` reads its own, then the task's
-// problem, run directory and seed where those options give none, then this machine's GPU,
-// interpreter, cache and sandbox. Options that make no run are InvalidArgument with the line
-// optimize would print ("kernelpro optimize: ...").
+// The suite's optimize options (suite::OptimizeTaskRun::options) read as `kernelpro optimize` reads
+// its own (ReadRunConfig), into the run every task's starts from (app/suite_task.h). Options that
+// make no run are InvalidArgument with the line optimize would print ("kernelpro optimize: ...").
+Result<app::SuiteRun> SuiteRunFromOptions(const std::vector<std::string>& options);
+
+// The request of one optimize task (see above; app::TaskRequest of SuiteRunFromOptions).
 Result<Json> SuiteTaskRequest(const suite::OptimizeTaskRun& task, const SuiteMachine& machine);
 
 // The child process of an optimize task (suite::RunnerOptions::optimize_child): this binary's

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/optimize_command.h"
 #include "search/run_config.h"
 
 namespace kernelpro::cli {
@@ -106,6 +109,36 @@ TEST(SuiteTaskRequestTest, TheSuitesOptionsWinOverTheTaskAndTheMachineOverBoth) 
   EXPECT_EQ(config.run_dir, "/tmp/elsewhere");
   EXPECT_EQ(config.worker_python, "py-b");
   EXPECT_EQ((*request)["unsafe_no_sandbox"], true);
+}
+
+// A suite and `kernelpro optimize` cannot drift apart: a task's run is the run optimize makes of
+// the suite's options with the task's problem, run directory and seed on its command line.
+TEST(SuiteTaskRequestTest, ATasksRunIsTheRunOptimizeMakesOfTheSameOptions) {
+  const std::vector<std::string> options =
+      With(kReplay, {"--iterations", "3", "--candidates", "2", "--feedback", "none", "--trials",
+                     "5", "--max-tokens", "4096", "--temperature", "0.2,0.7"});
+  suite::OptimizeTaskRun task = NewTask(options);
+  task.seed = 11;
+  auto request = SuiteTaskRequest(task, {});
+  ASSERT_TRUE(request.ok()) << request.status().message();
+
+  CLI::App app{"kernelpro"};
+  CLI::App* command = app.add_subcommand("optimize");
+  OptimizeArgs args;
+  CLI::Option* seed = AddOptimizeOptions(*command, args);
+  std::vector<std::string> argv = {"optimize"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  for (const char* more :
+       {"--problem", kProblem.c_str(), "--run-dir", task.run_dir.c_str(), "--seed", "11"}) {
+    argv.push_back(more);
+  }
+  std::reverse(argv.begin(), argv.end());
+  app.parse(argv);
+  args.seed_given = seed->count() > 0;
+  std::optional<Demo> demo;
+  auto optimize = ReadRunConfig(args, demo);
+  ASSERT_TRUE(optimize.ok()) << optimize.status().message();
+  EXPECT_EQ(JsonGet<Json>(*request, "config", Json()).dump(2), search::ToJson(*optimize).dump(2));
 }
 
 TEST(SuiteTaskRequestTest, WithoutSeedsTheModelGetsNone) {

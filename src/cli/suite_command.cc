@@ -23,10 +23,10 @@
 #include <optional>
 #include <set>
 
+#include "app/preflight.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
-#include "cli/preflight.h"
 #include "cli/suite_shards.h"
 #include "core/text.h"
 #include "report/suite_report.h"
@@ -218,7 +218,7 @@ int RunOptimizeSuite(OptimizeSuiteArgs& a) {
     auto config = ResolveLlmConfig(resolved);
     if (!config.ok()) return Fail(p.key + ": " + config.status().message());
     if (checked.insert(resolved.spec).second) {
-      if (Status ready = CheckLlmReady(*config); !ready.ok()) {
+      if (Status ready = app::CheckLlmReady(*config); !ready.ok()) {
         return Fail(p.key + ": " + ready.message());
       }
     }

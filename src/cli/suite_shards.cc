@@ -9,10 +9,10 @@
 #include <optional>
 #include <sstream>
 
+#include "app/preflight.h"
 #include "cli/cli_main.h"
 #include "cli/common.h"
 #include "cli/option_groups.h"
-#include "cli/preflight.h"
 #include "cli/run_request.h"
 #include "core/text.h"
 #include "suite/baselines.h"
@@ -152,7 +152,7 @@ int RunHere(const suite::SuiteDir& dir, const suite::SuiteManifest& manifest, Ma
   eval::EvalOptions options = ExecutorFor(manifest, m);
   if (Status s = LocateCutlassForBuilds(m.cutlass_dir, options); !s.ok()) return Fail(s.message());
   // No device here: one line now, not every task failing one after another.
-  if (Status ready = CheckDeviceReady(device, m.python, options.gpus); !ready.ok()) {
+  if (Status ready = app::CheckDeviceReady(device, m.python, options.gpus); !ready.ok()) {
     return Fail(ready.message());
   }
   std::unique_ptr<ProgressReporter> progress = MakeProgress("suite", m.quiet);

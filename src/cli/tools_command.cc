@@ -37,7 +37,7 @@ Json Describe(const tools::ProfilingTool& tool) {
 }
 
 int List(const ToolsArgs& args) {
-  auto registry = BuildRegistry(args.tools);
+  auto registry = tools::BuildRegistry(args.tools);
   if (!registry.ok()) {
     std::cerr << "kernelpro tools list: " << registry.status().message() << "\n";
     return 2;

@@ -1,4 +1,4 @@
-#include "cli/preflight.h"
+#include "app/preflight.h"
 
 #include <chrono>
 #include <filesystem>
@@ -8,8 +8,36 @@
 #include "eval/worker_client.h"
 #include "llm/factory.h"
 #include "llm/http.h"
+#include "llm/price.h"
 
-namespace kernelpro::cli {
+namespace kernelpro::app {
+
+Status CheckCostLimitReachable(const llm::LlmConfig& config) {
+  if (config.provider == "replay") {
+    return Status::InvalidArgument(
+        "--max-cost: a replayed model costs nothing, so the limit would never stop the run; "
+        "leave it out (--iterations or --time-limit bound a replay)");
+  }
+  const std::string model = config.provider + ":" + config.model;
+  if (config.prices_file.empty()) {
+    return Status::InvalidArgument(
+        "--max-cost: no price is known for " + model +
+        ", so every exchange would count as $0 and the limit would never stop the run; give "
+        "--llm-prices FILE (or prices_file in the LLM profile) with [models.\"" +
+        config.model + "\"] input_per_mtok and output_per_mtok (0 for a local server)");
+  }
+  auto prices = llm::PriceTable::FromTomlFile(config.prices_file);
+  if (!prices.ok()) return Status::InvalidArgument("--max-cost: " + prices.status().message());
+  if (!prices->Find(config.model)) {
+    return Status::InvalidArgument("--max-cost: the price table " + config.prices_file +
+                                   " has no entry for " + model +
+                                   ", so every exchange would count as $0 and the limit would "
+                                   "never stop the run; add [models.\"" +
+                                   config.model + "\"] (a glob such as \"" + config.model +
+                                   "*\" also matches dated releases)");
+  }
+  return Status::Ok();
+}
 
 Status CheckLlmReady(const llm::LlmConfig& config) {
   // Building the backend is what reads the key, the AWS credentials and the cassette; nothing is
@@ -56,4 +84,4 @@ Status CheckDeviceReady(const std::string& device, const std::string& python,
   return Status::Ok();
 }
 
-}  // namespace kernelpro::cli
+}  // namespace kernelpro::app

@@ -1,6 +1,8 @@
-// What `optimize` and `resume` check before they create or touch a run directory, so that a run
-// that cannot work stops at once, with one line naming the fix, and leaves nothing behind that a
-// retry would trip over (a half-made run.db, a directory that "already holds a run"):
+// What a run checks before it creates or touches its directory (app/new_run.h: CheckNewRun, and
+// `kernelpro resume`), so that a run that cannot work stops at once, with one line naming the fix,
+// and leaves nothing behind that a retry would trip over (a half-made run.db, a directory that
+// "already holds a run"):
+//   - the cost limit: a --max-cost the model's price can ever reach;
 //   - the LLM: the API key or credentials the provider needs are set (their values are never
 //     printed), a replay cassette can be read, and a live server answers at all;
 //   - the device: with --device cuda, the worker sees a CUDA GPU (the first of --gpus).
@@ -14,7 +16,12 @@
 #include "core/status.h"
 #include "llm/config.h"
 
-namespace kernelpro::cli {
+namespace kernelpro::app {
+
+// Whether a cost limit (--max-cost) can ever be reached with `config`: only when the model has a
+// price. A replayed model costs nothing, and a model without a price is counted at $0, so the
+// limit would silently never stop the run; InvalidArgument then says why and what to give.
+Status CheckCostLimitReachable(const llm::LlmConfig& config);
 
 // InvalidArgument for a missing key, credentials or an unreadable cassette (the factory's own
 // message, "anthropic: set ANTHROPIC_API_KEY"); Unavailable when the server does not answer.
@@ -26,4 +33,4 @@ Status CheckLlmReady(const llm::LlmConfig& config);
 Status CheckDeviceReady(const std::string& device, const std::string& python,
                         const std::vector<std::string>& gpus);
 
-}  // namespace kernelpro::cli
+}  // namespace kernelpro::app
