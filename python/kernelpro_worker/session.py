@@ -88,7 +88,7 @@ class Referee:
                 model = torch.compile(model)
             state[which] = Timer(torch, state["device"], model, state["sets"],
                                  request.get("flush_bytes", -1), request.get("perturb", True),
-                                 spans)
+                                 spans, nvml_library=request.get("nvml_library"))
         timer = state[which]
         warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
         block = timer.block(request["calls"])
@@ -199,7 +199,8 @@ class CandidateHost:
                         for n in request["reference"]["trials"]["timing"]]
                 self.timers[spans] = Timer(torch, loaded.device, model, sets,
                                            request.get("flush_bytes", -1),
-                                           request.get("perturb", True), spans)
+                                           request.get("perturb", True), spans,
+                                           nvml_library=request.get("nvml_library"))
             timer = self.timers[spans]
             warm = timer.warm_up(request.get("warmup_s", 0.0), request.get("warmup_calls", 1))
             block = timer.block(request["calls"], request.get("sample_p", 0.0), keep)
@@ -240,7 +241,8 @@ class CandidateHost:
             self.reference_timers[spans] = Timer(torch, loaded.device, model, timer.base_sets,
                                                  request.get("flush_bytes", -1),
                                                  request.get("perturb", True), spans,
-                                                 buffers=timer.buffers)
+                                                 buffers=timer.buffers,
+                                                 nvml_library=request.get("nvml_library"))
         reference_timer = self.reference_timers[spans]
         # The device ran the candidate's block just now: a short warm-up suffices.
         reference_timer.warm_up(min(request.get("warmup_s", 0.0), 0.1),

@@ -38,7 +38,8 @@ to launch each timed call. Where the profiler's records cannot be had, calls are
 CUDA events around the call on an idle device, which counts the host's launch time, and the
 method says so and why.
 
-The SM clock (NVML) is read before and after every block; a block timed below nine tenths of the
+The SM clock (NVML, from the library the request's `nvml_library` names, else the driver's) is
+read before and after every block; a block timed below nine tenths of the
 clock the warm-up reached is timed again once after a short warm-up, and flagged if it is still
 low (`low_clock_blocks`). The card's clocks are never changed.
 """
@@ -199,14 +200,15 @@ def tracer_for(torch):
 
 
 class ClockReader:
-    """The SM clock of this process's GPU, from NVML (read only; nothing is ever set)."""
+    """The SM clock of this process's GPU, from NVML (read only; nothing is ever set): from the
+    library `nvml_library` names (a request's, as energy.py takes it), else the driver's."""
 
-    def __init__(self):
+    def __init__(self, nvml_library=None):
         self.nvml, self.note = None, ""
         try:
             from .energy import Nvml, device_index
 
-            self.nvml = Nvml(os.environ.get("KERNELPRO_NVML_LIBRARY") or None, device_index())
+            self.nvml = Nvml(nvml_library or None, device_index())
         except Exception as e:  # noqa: BLE001 - no driver library, a refused call: said, not fatal
             self.note = f"the SM clock could not be read ({getattr(e, 'message', None) or e})"
 
@@ -220,13 +222,14 @@ class ClockReader:
             return None
 
 
-_CLOCKS = []
+_CLOCKS = {}  # NVML library ("" = the driver's) -> its ClockReader; one each per process
 
 
-def clock_reader():
-    if not _CLOCKS:
-        _CLOCKS.append(ClockReader())
-    return _CLOCKS[0]
+def clock_reader(nvml_library=None):
+    key = nvml_library or ""
+    if key not in _CLOCKS:
+        _CLOCKS[key] = ClockReader(key or None)
+    return _CLOCKS[key]
 
 
 # A Timer's attributes that change as it works; every other one must stay as it was made.
@@ -287,7 +290,7 @@ class Timer:
     module's docstring and gate.py)."""
 
     def __init__(self, torch, device, model, base_sets, flush_bytes=-1, perturb=True, spans=True,
-                 gate=True, buffers=None):
+                 gate=True, buffers=None, nvml_library=None):
         self.torch, self.cuda, self.model = torch, device == "cuda", model
         self.no_grad = torch.no_grad
         self.base_sets = base_sets
@@ -309,7 +312,7 @@ class Timer:
             self.stream = self.tracer.stream if self.tracer is not None else torch.cuda.Stream()
             self.stream_context = torch.cuda.stream
             self.Event, self.synchronize = torch.cuda.Event, torch.cuda.synchronize
-            self.clock = clock_reader()
+            self.clock = clock_reader(nvml_library)
             if gate:
                 try:
                     self.gate = Gate(torch, self.clock.sm_mhz())

@@ -4,31 +4,11 @@ busy watts over this process's CPU time, so a CPU "kernel" stands in for a GPU o
 
 import ctypes
 import os
-import shutil
-import subprocess
 
 import pytest
 
 from kernelpro_worker import energy
 from kernelpro_worker.common import StepError
-
-from conftest import ROOT
-
-SOURCE = os.path.join(ROOT, "tests", "fixtures", "fake_nvml", "fake_nvml.c")
-
-
-@pytest.fixture(scope="session")
-def fake_nvml(tmp_path_factory):
-    """The fake library: the one CMake built (KERNELPRO_FAKE_NVML), else compiled here."""
-    built = os.environ.get("KERNELPRO_FAKE_NVML", "")
-    if built and os.path.exists(built):
-        return built
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the fake NVML library")
-    out = str(tmp_path_factory.mktemp("fake_nvml") / "libfake_nvml.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", out, SOURCE], check=True)
-    return out
 
 
 @pytest.fixture

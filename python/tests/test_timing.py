@@ -1,5 +1,7 @@
 """timing.py on CPU: fresh inputs for every timed call, rebuilt bit for bit by the referee."""
 
+import os
+
 import torch
 
 from kernelpro_worker.timing import MARKER_BYTES, SCALE_LOW, Timer, perturbed, split
@@ -178,3 +180,24 @@ def test_events_the_harness_asked_for_are_not_called_unusable_records():
     assert "could not be used" not in timer.method
     assert timer.method.endswith("(events were asked for: the device's activity records could "
                                  "not be read in one of the evaluation's processes)")
+
+
+def test_the_sm_clock_is_read_from_the_nvml_library_the_request_names(fake_nvml, monkeypatch):
+    """As energy.py does: the library comes with the request (session.py hands a time request's
+    `nvml_library` to its Timer), never from the worker's environment."""
+    from kernelpro_worker import timing
+
+    for name in list(os.environ):
+        if name.startswith("FAKE_NVML_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setattr(timing, "_CLOCKS", {})
+    monkeypatch.setenv("KERNELPRO_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    reader = timing.clock_reader(fake_nvml)
+    assert reader.note == ""
+    assert reader.sm_mhz() == 1980  # the fake's clock
+    assert timing.clock_reader(fake_nvml) is reader  # one per library and process
+    # A request that names none gets the driver's library, whatever the environment says.
+    monkeypatch.setenv("KERNELPRO_NVML_LIBRARY", fake_nvml)
+    default = timing.clock_reader(None)
+    assert default is not reader
+    assert default.nvml is None or default.nvml.library != fake_nvml

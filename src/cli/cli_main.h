@@ -5,14 +5,15 @@
 // binary, kernelpro_test_hooks (cli/test_hooks_main.cc, built only with the tests), first installs
 // hooks it reads from its environment (where to kill itself, where scripts/setup's CUTLASS copy
 // is looked for), then calls the same CliMain: the commands reach the hooks through
-// InstalledCliHooks() and hand them on as seams (app::RunHooks, suite::RunnerOptions), so no
-// production code reads a test's variable.
+// InstalledCliHooks() and hand them on as seams (app::RunHooks, suite::RunnerOptions, the
+// executor's device runner), so no production code reads a test's variable.
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "app/run.h"
-#include "eval/executor.h"
+#include "eval/device_runner.h"
 
 namespace kernelpro::cli {
 
@@ -21,9 +22,11 @@ struct CliHooks {
   app::RunHooks run;
   // suite eval: after each candidate's verdict is saved.
   std::function<void()> after_suite_verdict;
-  // eval: rewrites each block of a candidate's timed calls as it arrives (a forged timer result:
-  // the speed of light's end-to-end test).
-  eval::Executor::TimesHook candidate_times;
+  // eval: wraps the executor's device runner (eval/device_runner.h) in a decorator of the test's,
+  // which forges what the runner reports (the speed of light's end-to-end test scales the
+  // candidates' timed calls); unset: the executor's runner as it is.
+  std::function<std::shared_ptr<eval::DeviceRunner>(std::shared_ptr<eval::DeviceRunner>)>
+      device_runner;
   // Stop once the arguments are read, with exit 0 (tests/readme: the README's commands that need
   // a GPU or a key still parse).
   bool stop_after_parse = false;

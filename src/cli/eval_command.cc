@@ -226,7 +226,9 @@ int Run(EvalArgs args) {
   if (!executor) return 2;
   std::unique_ptr<ProgressReporter> progress = MakeProgress("eval", args.quiet);
   executor->set_progress(progress.get());
-  executor->set_candidate_times_hook(InstalledCliHooks().candidate_times);
+  if (const auto& decorate = InstalledCliHooks().device_runner) {
+    executor->set_device_runner(decorate(executor->device_runner()));
+  }
   auto report = executor->Evaluate(args.problem, args.candidates);
   if (progress) progress->Finish();
   EnforceCacheLimit(args.options.cache_dir, "eval");

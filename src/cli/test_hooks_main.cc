@@ -14,8 +14,9 @@
 //   KERNELPRO_TEST_SETUP_CUTLASS_DIR=DIR
 //       look for scripts/setup's CUTLASS copy in DIR (the tests of "no tree anywhere").
 //   KERNELPRO_TEST_SCALE_CANDIDATE_TIMES=F
-//       eval: every timed call of a candidate is reported F times as long as it took (a forged
-//       timer result), so the speed of light's rejection is tested end to end.
+//       eval: the executor's device runner is wrapped in a decorator (ScaledTimesRunner) that
+//       reports every timed call of a candidate F times as long as it took (a forged timer
+//       result), so the speed of light's rejection is tested end to end.
 //   KERNELPRO_TEST_PARSE_ONLY=1
 //       stop once the arguments are read, with exit 0 (tests/readme: the README's commands that
 //       need a GPU or a key still parse).
@@ -31,10 +32,75 @@
 #include <vector>
 
 #include "cli/cli_main.h"
+#include "core/stats.h"
 #include "core/termination.h"
 #include "cutlass/locate.h"
+#include "eval/device_runner.h"
+#include "eval/speed_of_light.h"
 
 namespace {
+
+using kernelpro::eval::CandidateBatch;
+using kernelpro::eval::DeviceRun;
+using kernelpro::eval::DeviceRunner;
+using kernelpro::eval::EvalContext;
+using kernelpro::eval::EvalResult;
+using kernelpro::eval::SharedReference;
+
+// A candidate's timing as it would read had each of its timed calls taken `scale` times as long:
+// its calls, their summary, the speedups against it; then its time is judged against the speed of
+// light already placed beside it, as the production runner judged the real one.
+void ScaleCandidateTimes(double scale, EvalResult& result) {
+  if (!result.candidate_time || result.status != kernelpro::eval::EvalStatus::kCorrect) return;
+  kernelpro::eval::TimingSummary& time = *result.candidate_time;
+  for (double& t : time.samples) t *= scale;
+  for (double& t : time.block_medians) t *= scale;
+  time.summary = kernelpro::Summarize(time.samples);
+  for (auto* speedup : {&result.speedup, &result.speedup_vs_compiled}) {
+    if (!*speedup) continue;
+    (*speedup)->estimate /= scale;
+    (*speedup)->low /= scale;
+    (*speedup)->high /= scale;
+  }
+  if (result.speedup_in_process) *result.speedup_in_process /= scale;
+  if (result.speed_of_light && result.speed_of_light->available) {
+    kernelpro::eval::JudgeSpeedOfLight(*result.speed_of_light, result);
+  }
+}
+
+// The decorator: the wrapped runner runs the device steps; what it reports of each candidate's
+// timed calls is scaled before the executor sees it. Its progress lines are the real run's.
+class ScaledTimesRun : public DeviceRun {
+ public:
+  ScaledTimesRun(std::unique_ptr<DeviceRun> inner, CandidateBatch& batch, double scale)
+      : inner_(std::move(inner)), batch_(batch), scale_(scale) {}
+
+  void RunAll(SharedReference& reference) override {
+    const std::vector<std::size_t> pending = batch_.Pending();
+    inner_->RunAll(reference);
+    for (std::size_t i : pending) ScaleCandidateTimes(scale_, batch_.results[i]);
+  }
+
+ private:
+  std::unique_ptr<DeviceRun> inner_;
+  CandidateBatch& batch_;
+  double scale_;
+};
+
+class ScaledTimesRunner : public DeviceRunner {
+ public:
+  ScaledTimesRunner(std::shared_ptr<DeviceRunner> inner, double scale)
+      : inner_(std::move(inner)), scale_(scale) {}
+
+  std::unique_ptr<DeviceRun> Begin(const EvalContext& context, const std::string& problem,
+                                   CandidateBatch& batch) override {
+    return std::make_unique<ScaledTimesRun>(inner_->Begin(context, problem, batch), batch, scale_);
+  }
+
+ private:
+  std::shared_ptr<DeviceRunner> inner_;
+  double scale_;
+};
 
 // KERNELPRO_TEST_KILL_AFTER_STEP's value.
 struct KillPoint {
@@ -75,8 +141,8 @@ kernelpro::cli::CliHooks HooksFromEnvironment() {
   }
   if (const char* value = std::getenv("KERNELPRO_TEST_SCALE_CANDIDATE_TIMES"); value && *value) {
     const double scale = std::atof(value);
-    hooks.candidate_times = [scale](std::vector<double>& times_ms) {
-      for (double& t : times_ms) t *= scale;
+    hooks.device_runner = [scale](std::shared_ptr<DeviceRunner> runner) {
+      return std::make_shared<ScaledTimesRunner>(std::move(runner), scale);
     };
   }
   if (const char* value = std::getenv("KERNELPRO_TEST_PARSE_ONLY");

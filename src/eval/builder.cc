@@ -10,6 +10,12 @@
 #include "core/parallel.h"
 
 namespace kernelpro::eval {
+
+bool BuildsTorchExtension(const std::string& source) {
+  return source.find("cpp_extension") != std::string::npos ||
+         source.find("load_inline") != std::string::npos;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -59,18 +65,18 @@ bool ReadBuildResult(const Json& json, EvalResult& result) {
   return true;
 }
 
-}  // namespace
+// The worker's `build` step, cached per source.
+class WorkerBuilder : public Builder {
+ public:
+  void Build(const EvalContext& context, const std::string& candidate, EvalResult& result) override;
+};
 
-bool BuildsTorchExtension(const std::string& source) {
-  return source.find("cpp_extension") != std::string::npos ||
-         source.find("load_inline") != std::string::npos;
-}
-
-void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult& result) {
-  const EvalOptions& options = executor.options();
-  const WorkerClient& worker = executor.worker();
+void WorkerBuilder::Build(const EvalContext& context, const std::string& candidate,
+                          EvalResult& result) {
+  const EvalOptions& options = context.options;
+  const WorkerClient& worker = context.worker;
   auto start = std::chrono::steady_clock::now();
-  Json request = executor.CandidateRequest(candidate, Json());
+  Json request = CandidateRequest(context, candidate, Json());
   if (request.is_null()) {
     result.status = EvalStatus::kCompileError;
     result.message = "cannot read the candidate file " + candidate;
@@ -94,7 +100,7 @@ void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult
   if (options.precompiled_headers) {
     auto source = ReadFileText(candidate);
     if (!source.ok() || BuildsTorchExtension(*source)) {
-      OfferPrecompiledHeaders(executor.HeadersForBuilds(&result.build_notes), request);
+      OfferPrecompiledHeaders(HeadersForBuilds(context, &result.build_notes), request);
     }
   }
   // A build that runs beside others gets a share of the cores for its own compiler jobs.
@@ -120,9 +126,13 @@ void BuildCandidate(Executor& executor, const std::string& candidate, EvalResult
   }
 }
 
-void BuildAll(Executor& executor, CandidateBatch& batch) {
-  const EvalOptions& options = executor.options();
-  ProgressSink* progress = executor.progress();
+}  // namespace
+
+std::shared_ptr<Builder> MakeWorkerBuilder() { return std::make_shared<WorkerBuilder>(); }
+
+void BuildAll(Builder& builder, const EvalContext& context, CandidateBatch& batch) {
+  const EvalOptions& options = context.options;
+  ProgressSink* progress = context.progress;
   const std::vector<std::size_t> pending = batch.Pending();
   const int threads =
       std::max(1, std::min<int>(options.jobs, static_cast<int>(batch.results.size())));
@@ -131,7 +141,7 @@ void BuildAll(Executor& executor, CandidateBatch& batch) {
     EvalResult& result = batch.results[i];
     {
       CandidateStep building(progress, StepOf(batch.items[i], "building"), result);
-      BuildCandidate(executor, result.candidate, result);
+      builder.Build(context, result.candidate, result);
       if (result.build_cached) building.EndAs("cached");
     }
     if (result.status != EvalStatus::kCorrect || options.build_only) {

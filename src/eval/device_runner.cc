@@ -3,16 +3,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/parallel.h"
 #include "eval/device_timing.h"
 #include "eval/shape_step.h"
 #include "eval/speed_of_light.h"
+#include "eval/worker_session.h"
 
 namespace kernelpro::eval {
 namespace {
@@ -47,23 +53,114 @@ std::string ManifestDigest(const Json& reference) {
   return JsonGet<std::string>(reference, "manifest_digest", "");
 }
 
-}  // namespace
+// The production run: one evaluation's device steps on the GPUs of the context's pool.
+class WorkerDeviceRun : public DeviceRun {
+ public:
+  using Env = std::map<std::string, std::string>;
 
-DeviceRunner::DeviceRunner(const Executor& executor, Referees& referees, std::string problem,
-                           CandidateBatch& batch)
-    : executor_(executor),
-      options_(executor.options()),
-      referees_(referees),
+  // The device steps of `batch`'s candidates against `problem` (an absolute path). Each
+  // candidate's process writes into a work directory of its own, unique per evaluation (several
+  // may run concurrently in one process), created empty before its process starts.
+  WorkerDeviceRun(const EvalContext& context, std::shared_ptr<Referees> referees,
+                  std::string problem, CandidateBatch& batch);
+
+  // With one GPU, starts the first pending candidate's process now, beside the builds and the
+  // reference step, and starts CUDA there too: nothing is timed on the device before its turn.
+  void StartFirstAhead();
+  // Runs the device steps of every candidate still in the running and finishes its progress item;
+  // returns when all are done. `reference` is the evaluation's (recomputed there, if it must be).
+  void RunAll(SharedReference& reference) override;
+
+ private:
+  void RunCandidate(const std::vector<std::size_t>& pending, std::size_t k,
+                    const GpuPool::Lease& lease, SharedReference& reference);
+  // With one GPU: the process started ahead for candidate `i`, if any (one started for another
+  // candidate is ended).
+  std::unique_ptr<WorkerSession> TakeAhead(std::size_t i);
+  std::string WorkDir(std::size_t i) const;
+  // Starts the sandboxed process of one candidate, writing into `work`. It imports torch at once
+  // but, without `prepare_device`, touches no device until its first request, so it may start
+  // ahead, while another candidate is on the GPU. It sees its source, its build scope, the
+  // problem (it times the reference too, for the spread between processes), CACHE/inputs,
+  // `work`, and CACHE/pch read-only (a stale build record makes its load rebuild, with the
+  // headers builds are offered).
+  // `prepare_device`: it starts CUDA before its first request too; only for a process started
+  // while nothing is timed on its GPU (a context being made disturbs timings).
+  Result<std::unique_ptr<WorkerSession>> StartCandidate(const std::string& candidate,
+                                                        const std::string& work, const Env& env,
+                                                        bool prepare_device = false) const;
+
+  // Check, compare and time one candidate; when a step reports the reference's files changed on
+  // disk, recomputes the reference (once) and starts over. `session` is the candidate's process
+  // when one was started ahead (consumed), else null. `item` names the candidate in the progress.
+  void CheckAndTime(SharedReference& shared, const std::string& work, const Env& env,
+                    EvalResult& result, std::unique_ptr<WorkerSession> session,
+                    const ProgressStep& item);
+  // One attempt of CheckAndTime; returns what changed when a step found the reference's files
+  // changed on disk, else "".
+  std::string CheckAndTimeOnce(const Json& reference, const std::string& work, const Env& env,
+                               EvalResult& result, std::unique_ptr<WorkerSession> session,
+                               const ProgressStep& item);
+  // This GPU's referee may not have loaded this reference yet (it was prepared on another GPU, or
+  // the referee was restarted): loads it there from the cache. False when the candidate's steps
+  // end here: `result` says why, or `changed` that the reference loaded here differs.
+  bool LoadReferenceHere(const Json& reference, const Env& env, EvalResult& result,
+                         std::string& changed);
+  // Load and the check trials in the candidate's process: their outputs, or none when the
+  // candidate's steps end here (`result` or `changed` says why). `start` is the check's start.
+  std::optional<Json> LoadAndCheck(WorkerSession& candidate_process, const Json& candidate,
+                                   const Json& reference, const std::string& work,
+                                   std::chrono::steady_clock::time_point start, EvalResult& result,
+                                   std::string& changed);
+  // The referee compares the check's outputs with the reference; false when the candidate failed.
+  bool Compare(WorkerSession& referee, const Json& reference, const Json& checked,
+               const std::string& work, std::chrono::steady_clock::time_point start,
+               EvalResult& result, std::string& changed);
+
+  const EvalContext& context_;
+  const EvalOptions& options_;
+  const std::shared_ptr<Referees> referees_;  // the executor's, shared
+  const std::string problem_;
+  CandidateBatch& batch_;
+  const bool single_device_;
+  std::string work_prefix_;
+  // With one GPU: the process started ahead, and the candidate it is for.
+  std::unique_ptr<WorkerSession> ahead_;
+  std::optional<std::size_t> ahead_for_;
+};
+
+// The production runner: each Begin makes a WorkerDeviceRun with the executor's referees.
+class WorkerDeviceRunner : public DeviceRunner {
+ public:
+  explicit WorkerDeviceRunner(std::shared_ptr<Referees> referees)
+      : referees_(std::move(referees)) {}
+
+  std::unique_ptr<DeviceRun> Begin(const EvalContext& context, const std::string& problem,
+                                   CandidateBatch& batch) override {
+    auto run = std::make_unique<WorkerDeviceRun>(context, referees_, problem, batch);
+    run->StartFirstAhead();
+    return run;
+  }
+
+ private:
+  std::shared_ptr<Referees> referees_;
+};
+
+WorkerDeviceRun::WorkerDeviceRun(const EvalContext& context, std::shared_ptr<Referees> referees,
+                                 std::string problem, CandidateBatch& batch)
+    : context_(context),
+      options_(context.options),
+      referees_(std::move(referees)),
       problem_(std::move(problem)),
       batch_(batch),
-      single_device_(executor.gpu_pool().size() == 1) {
+      single_device_(context.gpu_pool->size() == 1) {
   // Unique per evaluation too: evaluations may run concurrently in one process.
   static std::atomic<unsigned> evaluations{0};
   work_prefix_ = AbsolutePath(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
                  std::to_string(evaluations++) + "-";
 }
 
-std::string DeviceRunner::WorkDir(std::size_t i) const {
+std::string WorkerDeviceRun::WorkDir(std::size_t i) const {
   std::string work = work_prefix_ + std::to_string(i) + "-" +
                      fs::path(batch_.results[i].candidate).stem().string();
   std::error_code ec;
@@ -71,13 +168,13 @@ std::string DeviceRunner::WorkDir(std::size_t i) const {
   return work;
 }
 
-void DeviceRunner::StartFirstAhead() {
+void WorkerDeviceRun::StartFirstAhead() {
   if (!single_device_) return;
   const std::vector<std::size_t> pending = batch_.Pending();
   if (pending.empty()) return;
   const std::size_t i = pending.front();
   auto started = StartCandidate(batch_.results[i].candidate, WorkDir(i),
-                                GpuPool::EnvFor(executor_.gpu_pool().only_gpu()),
+                                GpuPool::EnvFor(context_.gpu_pool->only_gpu()),
                                 /*prepare_device=*/true);
   if (started.ok()) {
     ahead_ = std::move(*started);
@@ -85,17 +182,17 @@ void DeviceRunner::StartFirstAhead() {
   }
 }
 
-void DeviceRunner::RunAll(SharedReference& reference) {
+void WorkerDeviceRun::RunAll(SharedReference& reference) {
   const std::vector<std::size_t> pending = batch_.Pending();
-  LeasesInOrder leases(executor_.gpu_pool());
-  ParallelFor(pending.size(), executor_.gpu_pool().size(), [&](std::size_t k) {
+  LeasesInOrder leases(*context_.gpu_pool);
+  ParallelFor(pending.size(), context_.gpu_pool->size(), [&](std::size_t k) {
     GpuPool::Lease lease = leases.Acquire(k);
     RunCandidate(pending, k, lease, reference);
   });
 }
 
-void DeviceRunner::RunCandidate(const std::vector<std::size_t>& pending, std::size_t k,
-                                const GpuPool::Lease& lease, SharedReference& reference) {
+void WorkerDeviceRun::RunCandidate(const std::vector<std::size_t>& pending, std::size_t k,
+                                   const GpuPool::Lease& lease, SharedReference& reference) {
   const std::size_t i = pending[k];
   EvalResult& result = batch_.results[i];
   result.gpu = lease.gpu();
@@ -118,12 +215,12 @@ void DeviceRunner::RunCandidate(const std::vector<std::size_t>& pending, std::si
     result.status = EvalStatus::kRuntimeError;
     result.message = std::string("internal error during the device steps: ") + e.what();
   }
-  if (executor_.progress()) executor_.progress()->ItemFinished(batch_.items[i]);
+  if (context_.progress) context_.progress->ItemFinished(batch_.items[i]);
   std::error_code ec;
   fs::remove_all(WorkDir(i), ec);  // outputs can be large; the verdict and errors are kept
 }
 
-std::unique_ptr<WorkerSession> DeviceRunner::TakeAhead(std::size_t i) {
+std::unique_ptr<WorkerSession> WorkerDeviceRun::TakeAhead(std::size_t i) {
   std::unique_ptr<WorkerSession> session;
   if (ahead_for_ == i) session = std::move(ahead_);
   ahead_.reset();
@@ -131,11 +228,11 @@ std::unique_ptr<WorkerSession> DeviceRunner::TakeAhead(std::size_t i) {
   return session;
 }
 
-Result<std::unique_ptr<WorkerSession>> DeviceRunner::StartCandidate(const std::string& candidate,
-                                                                    const std::string& work,
-                                                                    const Env& env,
-                                                                    bool prepare_device) const {
-  Json mounts = executor_.CandidateRequest(candidate, Json());
+Result<std::unique_ptr<WorkerSession>> WorkerDeviceRun::StartCandidate(const std::string& candidate,
+                                                                       const std::string& work,
+                                                                       const Env& env,
+                                                                       bool prepare_device) const {
+  Json mounts = CandidateRequest(context_, candidate, Json());
   if (mounts.is_null()) return Status::NotFound("cannot read the candidate file " + candidate);
   // The whole inputs tree (inputs are no secret; expected outputs live elsewhere), so that the
   // process can start before the reference step has named this problem's key.
@@ -158,13 +255,13 @@ Result<std::unique_ptr<WorkerSession>> DeviceRunner::StartCandidate(const std::s
   // for the process as a whole: each request has its own.
   ProcessLimits limits = StepLimits(options_.build_timeout_s + 4 * options_.step_timeout_s);
   limits.wall_timeout = std::chrono::milliseconds(0);
-  return WorkerSession::Start(executor_.worker(), "candidate", mounts, limits, env,
+  return WorkerSession::Start(context_.worker, "candidate", mounts, limits, env,
                               Confinement::kSandbox);
 }
 
-void DeviceRunner::CheckAndTime(SharedReference& shared, const std::string& work, const Env& env,
-                                EvalResult& result, std::unique_ptr<WorkerSession> session,
-                                const ProgressStep& item) {
+void WorkerDeviceRun::CheckAndTime(SharedReference& shared, const std::string& work, const Env& env,
+                                   EvalResult& result, std::unique_ptr<WorkerSession> session,
+                                   const ProgressStep& item) {
   const EvalResult before = result;
   Json reference = shared.Get();
   for (int attempt = 0;; ++attempt) {
@@ -181,7 +278,7 @@ void DeviceRunner::CheckAndTime(SharedReference& shared, const std::string& work
     // without a sandbox, or another kernelpro): recompute it, unless another device thread
     // already has, and check this candidate again from the start.
     Result<Json> fresh = shared.Refresh(reference, [&] {
-      return referees_.RunReference(executor_, problem_, env, /*rebuild=*/true);
+      return referees_->RunReference(context_, problem_, env, /*rebuild=*/true);
     });
     result = before;
     if (!fresh.ok()) {
@@ -197,25 +294,25 @@ void DeviceRunner::CheckAndTime(SharedReference& shared, const std::string& work
   }
 }
 
-std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::string& work,
-                                           const Env& env, EvalResult& result,
-                                           std::unique_ptr<WorkerSession> session,
-                                           const ProgressStep& item) {
+std::string WorkerDeviceRun::CheckAndTimeOnce(const Json& reference, const std::string& work,
+                                              const Env& env, EvalResult& result,
+                                              std::unique_ptr<WorkerSession> session,
+                                              const ProgressStep& item) {
   std::string changed;  // set by a step that found the reference's files changed on disk
   const auto start = Clock::now();
   // Load, check and compare: "checking" until the outputs are judged.
-  CandidateStep checking(executor_.progress(), StepOf(item, "checking"), result);
+  CandidateStep checking(context_.progress, StepOf(item, "checking"), result);
 
   result.shapes = ShapeChecks{PlannedShapeChecks(reference).mode, {}};
-  Json candidate = executor_.CandidateRequest(result.candidate, reference);
+  Json candidate = CandidateRequest(context_, result.candidate, reference);
   if (candidate.is_null()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "cannot read the candidate file " + result.candidate;
     return "";
   }
   // A stale build record makes the load rebuild: with the headers the builds were offered.
-  OfferPrecompiledHeaders(executor_.PreparedHeaders(), candidate);
-  auto referee = referees_.For(executor_, env);
+  OfferPrecompiledHeaders(PreparedHeaders(context_), candidate);
+  auto referee = referees_->For(context_, env);
   if (!referee.ok()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "cannot start the referee: " + referee.status().message();
@@ -240,7 +337,7 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
   // it, so that a variant that crashes the candidate's process cannot cost its timing.
   const bool shapes_decide = options_.require_shape_generality;
   if (shapes_decide) {
-    CheckShapes(executor_, problem_, **referee, cand, candidate, reference, work, result, changed);
+    CheckShapes(context_, problem_, **referee, cand, candidate, reference, work, result, changed);
     if (!changed.empty()) return changed;
     if (!result.shapes.AllCorrect()) {
       result.status = EvalStatus::kIncorrect;
@@ -250,29 +347,29 @@ std::string DeviceRunner::CheckAndTimeOnce(const Json& reference, const std::str
   }
 
   checking.End();
-  CandidateStep timing(executor_.progress(), StepOf(item, "timing"), result);
+  CandidateStep timing(context_.progress, StepOf(item, "timing"), result);
   const auto timing_start = Clock::now();
-  bool timed = TimeAgainstReference(executor_, problem_, reference, **referee, cand, candidate,
-                                    work, result, changed);
+  bool timed = TimeAgainstReference(context_, problem_, reference, **referee, cand, candidate, work,
+                                    result, changed);
   result.time_seconds = SecondsSince(timing_start);
   if (!timed) return changed;
   if (!shapes_decide) {
-    CheckShapes(executor_, problem_, **referee, cand, candidate, reference, work, result, changed);
+    CheckShapes(context_, problem_, **referee, cand, candidate, reference, work, result, changed);
     if (!changed.empty()) return changed;
   }
   cand.Close();
   // A time below what the machine can physically do is not believed (speed_of_light.h).
-  if (!ApplySpeedOfLight(**referee, executor_.BaseRequest(), problem_, options_, result)) return "";
-  if (options_.compile_baseline) TimeCompiledBaseline(executor_, problem_, **referee, result);
+  if (!ApplySpeedOfLight(**referee, context_.base_request, problem_, options_, result)) return "";
+  if (options_.compile_baseline) TimeCompiledBaseline(context_, problem_, **referee, result);
   result.status = EvalStatus::kCorrect;
   result.message = "";
   return "";
 }
 
-bool DeviceRunner::LoadReferenceHere(const Json& reference, const Env& env, EvalResult& result,
-                                     std::string& changed) {
-  if (referees_.HasLoaded(env, problem_, reference)) return true;
-  auto prepared = referees_.RunReference(executor_, problem_, env, /*rebuild=*/false);
+bool WorkerDeviceRun::LoadReferenceHere(const Json& reference, const Env& env, EvalResult& result,
+                                        std::string& changed) {
+  if (referees_->HasLoaded(env, problem_, reference)) return true;
+  auto prepared = referees_->RunReference(context_, problem_, env, /*rebuild=*/false);
   if (!prepared.ok()) {
     result.status = EvalStatus::kRuntimeError;
     result.message = "cannot load the reference on this GPU: " + prepared.status().message();
@@ -285,10 +382,10 @@ bool DeviceRunner::LoadReferenceHere(const Json& reference, const Env& env, Eval
   return true;
 }
 
-std::optional<Json> DeviceRunner::LoadAndCheck(WorkerSession& candidate_process,
-                                               const Json& candidate, const Json& reference,
-                                               const std::string& work, Clock::time_point start,
-                                               EvalResult& result, std::string& changed) {
+std::optional<Json> WorkerDeviceRun::LoadAndCheck(WorkerSession& candidate_process,
+                                                  const Json& candidate, const Json& reference,
+                                                  const std::string& work, Clock::time_point start,
+                                                  EvalResult& result, std::string& changed) {
   // Load (import, a cached build's .so, construct) and check, in the candidate's process.
   // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
   auto load_start = Clock::now();
@@ -322,12 +419,12 @@ std::optional<Json> DeviceRunner::LoadAndCheck(WorkerSession& candidate_process,
   return checked;
 }
 
-bool DeviceRunner::Compare(WorkerSession& referee, const Json& reference, const Json& checked,
-                           const std::string& work, Clock::time_point start, EvalResult& result,
-                           std::string& changed) {
+bool WorkerDeviceRun::Compare(WorkerSession& referee, const Json& reference, const Json& checked,
+                              const std::string& work, Clock::time_point start, EvalResult& result,
+                              std::string& changed) {
   // The referee compares: it alone is told where the expected outputs are, with the manifest
   // they must match from this process's copy of the reference step's result.
-  Json compare = CompareRequest(executor_, problem_, reference, work);
+  Json compare = CompareRequest(context_, problem_, reference, work);
   Json check_pairs = Json::array();
   for (const Json& pair : JsonGet<Json>(checked, "outputs", Json::array())) {
     check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});
@@ -349,6 +446,12 @@ bool DeviceRunner::Compare(WorkerSession& referee, const Json& reference, const 
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+std::shared_ptr<DeviceRunner> MakeWorkerDeviceRunner(std::shared_ptr<Referees> referees) {
+  return std::make_shared<WorkerDeviceRunner>(std::move(referees));
 }
 
 }  // namespace kernelpro::eval

@@ -13,7 +13,7 @@ namespace {
 // verification of the sampled calls, and the conclusion.
 class CandidateTiming {
  public:
-  CandidateTiming(const Executor& executor, const std::string& problem, const Json& reference,
+  CandidateTiming(const EvalContext& context, const std::string& problem, const Json& reference,
                   WorkerSession& referee, WorkerSession& candidate, const Json& candidate_request,
                   const std::string& work, EvalResult& result, std::string& changed);
 
@@ -34,7 +34,7 @@ class CandidateTiming {
   // timed): the referee rebuilds the sampled calls' inputs and runs the reference on them.
   bool VerifySamples();
 
-  const Executor& executor_;
+  const EvalContext& context_;
   const EvalOptions& options_;
   const std::string& problem_;
   WorkerSession& referee_;
@@ -51,12 +51,12 @@ class CandidateTiming {
   bool spans_;                                  // timed from the device's activity records
 };
 
-CandidateTiming::CandidateTiming(const Executor& executor, const std::string& problem,
+CandidateTiming::CandidateTiming(const EvalContext& context, const std::string& problem,
                                  const Json& reference, WorkerSession& referee,
                                  WorkerSession& candidate, const Json& candidate_request,
                                  const std::string& work, EvalResult& result, std::string& changed)
-    : executor_(executor),
-      options_(executor.options()),
+    : context_(context),
+      options_(context.options),
       problem_(problem),
       referee_(referee),
       candidate_(candidate),
@@ -67,7 +67,7 @@ CandidateTiming::CandidateTiming(const Executor& executor, const std::string& pr
       spans_(options_.device == "cuda") {
   const double sample_p = VerifySampleProbability(
       JsonGet<Json>(reference, "outputs", Json::array()), options_.verify_bytes, plan_.planned());
-  ref_request_ = executor.BaseRequest();
+  ref_request_ = context.base_request;
   ref_request_["problem"] = problem;
   ref_request_["flush_bytes"] = options_.flush_bytes;
   cand_request_ = candidate_request;
@@ -172,9 +172,7 @@ void CandidateTiming::StartOverWithEvents(bool candidate_turn, const Json& timed
 }
 
 void CandidateTiming::KeepBlock(bool candidate_turn, const Json& timed) {
-  std::vector<double> times_ms = JsonGet<std::vector<double>>(timed, "times_ms", {});
-  if (candidate_turn && executor_.candidate_times_hook())
-    executor_.candidate_times_hook()(times_ms);
+  const std::vector<double> times_ms = JsonGet<std::vector<double>>(timed, "times_ms", {});
   times_.AddBlock(candidate_turn, times_ms);
   (candidate_turn ? result_.candidate_calls : result_.reference_calls).Add(timed);
   if (!candidate_turn) return;
@@ -190,7 +188,7 @@ void CandidateTiming::KeepBlock(bool candidate_turn, const Json& timed) {
 
 bool CandidateTiming::VerifySamples() {
   if (samples_.empty()) return true;
-  Json verify = executor_.BaseRequest();
+  Json verify = context_.base_request;
   verify["problem"] = problem_;
   verify["actual_dir"] = work_ + "/timed";
   verify["samples"] = samples_;
@@ -215,19 +213,19 @@ bool CandidateTiming::VerifySamples() {
 
 }  // namespace
 
-bool TimeAgainstReference(const Executor& executor, const std::string& problem,
+bool TimeAgainstReference(const EvalContext& context, const std::string& problem,
                           const Json& reference, WorkerSession& referee, WorkerSession& candidate,
                           const Json& candidate_request, const std::string& work,
                           EvalResult& result, std::string& changed) {
-  return CandidateTiming(executor, problem, reference, referee, candidate, candidate_request, work,
+  return CandidateTiming(context, problem, reference, referee, candidate, candidate_request, work,
                          result, changed)
       .Run();
 }
 
-void TimeCompiledBaseline(const Executor& executor, const std::string& problem,
+void TimeCompiledBaseline(const EvalContext& context, const std::string& problem,
                           WorkerSession& referee, EvalResult& result) {
-  const EvalOptions& options = executor.options();
-  Json request = executor.BaseRequest();
+  const EvalOptions& options = context.options;
+  Json request = context.base_request;
   request["problem"] = problem;
   request["compiled"] = true;
   request["spans"] = result.device_records;  // timed as the candidate was
@@ -248,9 +246,9 @@ void TimeCompiledBaseline(const Executor& executor, const std::string& problem,
   }
 }
 
-Result<BaselineTimes> TimeBaselines(const Executor& executor, const std::string& problem,
+Result<BaselineTimes> TimeBaselines(const EvalContext& context, const std::string& problem,
                                     WorkerSession& referee, const std::string& gpu) {
-  const EvalOptions& options = executor.options();
+  const EvalOptions& options = context.options;
   const RoundPlan plan = PlanRounds(options.timing_trials, options.timing_rounds);
   BaselineTimes out;
   out.gpu = gpu;
@@ -259,7 +257,7 @@ Result<BaselineTimes> TimeBaselines(const Executor& executor, const std::string&
     for (int slot = 0; slot < 2; ++slot) {
       // A B B A A B ..., as candidates are timed against the reference.
       const bool compiled_turn = SecondSideTurn(round, slot);
-      Json request = executor.BaseRequest();
+      Json request = context.base_request;
       request["problem"] = problem;
       request["flush_bytes"] = options.flush_bytes;
       request["compiled"] = compiled_turn;

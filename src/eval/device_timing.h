@@ -20,7 +20,8 @@
 
 #include "core/json_io.h"
 #include "core/status.h"
-#include "eval/executor.h"
+#include "eval/eval_context.h"
+#include "eval/timing_stats.h"
 #include "eval/verdict.h"
 #include "eval/worker_session.h"
 
@@ -31,19 +32,19 @@ namespace kernelpro::eval {
 // calls' outputs under `work`/timed, and has the referee verify the sampled ones. Fills the timing
 // fields of `result`. Returns false when the candidate failed (the failure recorded in `result`)
 // or when a step found the reference's files changed on disk (then `changed` says what).
-bool TimeAgainstReference(const Executor& executor, const std::string& problem,
+bool TimeAgainstReference(const EvalContext& context, const std::string& problem,
                           const Json& reference, WorkerSession& referee, WorkerSession& candidate,
                           const Json& candidate_request, const std::string& work,
                           EvalResult& result, std::string& changed);
 
 // --compile-baseline: torch.compile(Model) timed by the referee as the candidate was; its times
 // and speedup go into `result`, or `result.compiled_note` says why there are none.
-void TimeCompiledBaseline(const Executor& executor, const std::string& problem,
+void TimeCompiledBaseline(const EvalContext& context, const std::string& problem,
                           WorkerSession& referee, EvalResult& result);
 
 // The problem's own baselines (BaselineTimes) on `referee`, which has loaded its reference; `gpu`
 // names the GPU it runs on.
-Result<BaselineTimes> TimeBaselines(const Executor& executor, const std::string& problem,
+Result<BaselineTimes> TimeBaselines(const EvalContext& context, const std::string& problem,
                                     WorkerSession& referee, const std::string& gpu);
 
 }  // namespace kernelpro::eval

@@ -4,12 +4,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
-#include "core/hash.h"
 #include "eval/builder.h"
 #include "eval/candidate_step.h"
 #include "eval/device_runner.h"
@@ -95,140 +92,124 @@ Status ComputeReference(Executor& executor, EvalReport& report, SharedReference&
 }  // namespace
 
 Executor::Executor(WorkerClient worker, EvalOptions options)
-    : worker_(std::move(worker)),
-      options_(std::move(options)),
-      gpu_pool_(std::make_shared<GpuPool>(options_.gpus)),
+    : build_headers_(std::make_shared<BuildHeaders>()),
+      context_(std::move(worker), std::move(options)),
       referees_(std::make_shared<Referees>()),
-      build_headers_(std::make_shared<BuildHeaders>()) {}
+      builder_(MakeWorkerBuilder()),
+      device_runner_(MakeWorkerDeviceRunner(referees_)) {
+  // Values and the shared headers, never the executor: a copy of the context holds the headers'
+  // step (PrepareBuildsAhead's too) as a copy of the executor does.
+  context_.headers_for_builds = [headers = build_headers_, worker = context_.worker,
+                                 options = context_.options](std::vector<std::string>* notes) {
+    return headers->Prepare(worker, options, notes);
+  };
+  context_.prepared_headers = [headers = build_headers_] {
+    std::lock_guard<std::mutex> lock(headers->mutex);
+    return headers->headers;
+  };
+}
 
 PrecompiledHeaders Executor::HeadersForBuilds(std::vector<std::string>* notes) {
-  return build_headers_->Prepare(worker_, options_, notes);
+  return eval::HeadersForBuilds(context_, notes);
 }
 
 void Executor::PrepareBuildsAhead() {
-  if (!options_.precompiled_headers) return;
+  if (!context_.options.precompiled_headers) return;
   BuildHeaders& h = *build_headers_;
   std::lock_guard<std::mutex> lock(h.mutex);
   if (h.prepared || h.ahead.joinable()) return;
   // The thread gets values and `h`, never a copy of the executor: ~BuildHeaders, run when the
   // last copy goes, stops and joins it.
-  h.ahead = std::thread(
-      [&h, worker = worker_, options = options_] { h.Prepare(worker, options, nullptr); });
+  h.ahead = std::thread([&h, worker = context_.worker, options = context_.options] {
+    h.Prepare(worker, options, nullptr);
+  });
 }
 
-PrecompiledHeaders Executor::PreparedHeaders() const {
-  std::lock_guard<std::mutex> lock(build_headers_->mutex);
-  return build_headers_->headers;
-}
-
-Json Executor::BaseRequest() const {
-  return Json{{"device", options_.device},
-              {"init_seed", options_.init_seed},
-              {"atol", options_.atol},
-              {"rtol", options_.rtol}};
-}
+PrecompiledHeaders Executor::PreparedHeaders() const { return eval::PreparedHeaders(context_); }
 
 Json Executor::CandidateRequest(const std::string& candidate, const Json& reference) const {
-  std::ifstream in(candidate, std::ios::binary);
-  if (!in) return Json();
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  Json request = BaseRequest();
-  request["candidate"] = candidate;
-  // One scope per source: a candidate can only poison builds that its identical source loads.
-  request["build_root"] =
-      AbsolutePath(options_.cache_dir) + "/builds/" + Sha256Hex(bytes.str()).substr(0, 24);
-  // Its builds of CUTLASS/CuTe code take their flags and include folders from this tree.
-  if (!options_.cutlass_include_dir.empty()) {
-    request["cutlass"] = {{"include_dir", options_.cutlass_include_dir},
-                          {"version", options_.cutlass_version}};
-  }
-  if (!reference.is_null()) {
-    request["inputs_dir"] = JsonGet<std::string>(reference, "inputs_dir", "");
-    request["inputs_manifest"] = JsonGet<Json>(reference, "inputs_manifest", Json::object());
-    request["inputs_recipe"] = JsonGet<Json>(reference, "inputs_recipe", Json::object());
-    request["reference"] =
-        PickFields(reference, {"trials", "outputs", "output_aliases_input", "reference_ops"});
-  }
-  return request;
+  return eval::CandidateRequest(context_, candidate, reference);
 }
 
 Result<Json> Executor::PrepareReference(const std::string& problem) {
-  GpuPool::Lease lease = gpu_pool_->Acquire();
-  return referees_->RunReference(*this, problem, lease.Env(), /*rebuild=*/false);
+  GpuPool::Lease lease = context_.gpu_pool->Acquire();
+  return referees_->RunReference(context_, problem, lease.Env(), /*rebuild=*/false);
 }
 
 Status Executor::ProbeInputs(const std::string& problem) {
-  GpuPool::Lease lease = gpu_pool_->Acquire();
-  return referees_->ProbeInputs(*this, problem, lease.Env());
+  GpuPool::Lease lease = context_.gpu_pool->Acquire();
+  return referees_->ProbeInputs(context_, problem, lease.Env());
 }
 
 Result<BaselineTimes> Executor::MeasureBaselines(const std::string& problem) {
-  GpuPool::Lease lease = gpu_pool_->Acquire();
+  GpuPool::Lease lease = context_.gpu_pool->Acquire();
   const std::map<std::string, std::string> env = lease.Env();
   // Loads the reference (its inputs) into this GPU's referee, from the cache when it is there.
-  auto reference = referees_->RunReference(*this, problem, env, /*rebuild=*/false);
+  auto reference = referees_->RunReference(context_, problem, env, /*rebuild=*/false);
   if (!reference.ok()) return reference.status();
-  auto referee = referees_->For(*this, env);
+  auto referee = referees_->For(context_, env);
   if (!referee.ok()) return referee.status();
-  return TimeBaselines(*this, problem, **referee, lease.gpu());
+  return TimeBaselines(context_, problem, **referee, lease.gpu());
 }
 
 void Executor::Build(const std::string& candidate, EvalResult& result) {
-  BuildCandidate(*this, candidate, result);
+  builder_->Build(context_, candidate, result);
 }
 
 Result<EvalReport> Executor::Evaluate(const std::string& problem_path,
                                       const std::vector<std::string>& candidate_paths) {
   auto total_start = std::chrono::steady_clock::now();
+  const WorkerClient& worker = context_.worker;
+  const EvalOptions& options = context_.options;
+  ProgressSink* progress = context_.progress;
   EvalReport report;
   report.problem = AbsolutePath(problem_path);
   if (!std::filesystem::exists(report.problem))
     return Status::NotFound("problem file not found: " + problem_path);
 
   // Candidate code runs only in the sandbox, unless the user chose to run it unconfined.
-  if (!worker_.SandboxReady().ok()) return worker_.SandboxReady();
+  if (!worker.SandboxReady().ok()) return worker.SandboxReady();
   // With one GPU its referee starts now (torch's import, CUDA), beside the static checks; a
   // failure to start is reported by the reference step, which starts it again.
-  if (gpu_pool_->size() == 1 && !options_.build_only) {
-    (void)referees_->For(*this, GpuPool::EnvFor(gpu_pool_->only_gpu()));
+  if (context_.gpu_pool->size() == 1 && !options.build_only) {
+    (void)referees_->For(context_, GpuPool::EnvFor(context_.gpu_pool->only_gpu()));
   }
   CandidateBatch batch = CandidateBatch::Of(candidate_paths);
-  if (progress_) progress_->BatchStarted(static_cast<int>(batch.items.size()));
+  if (progress) progress->BatchStarted(static_cast<int>(batch.items.size()));
   for (EvalResult& r : batch.results) {
-    r.sandbox = worker_.sandbox().Describe();
-    r.sandboxed = worker_.sandbox().active();
-    r.criterion = CorrectnessCriterion(options_);
+    r.sandbox = worker.sandbox().Describe();
+    r.sandboxed = worker.sandbox().active();
+    r.criterion = CorrectnessCriterion(options);
   }
 
   // 1. Static checks first: they cost no build and no device.
   Status checked =
-      RunStaticChecks(worker_, options_, report.problem, candidate_paths, progress_, batch);
+      RunStaticChecks(worker, options, report.problem, candidate_paths, progress, batch);
   if (!checked.ok()) return checked;
 
   // 2. With one GPU, the first candidate's process starts now, beside the builds and the
   // reference, and starts CUDA there too: nothing is timed on the device before its turn.
-  DeviceRunner device(*this, *referees_, report.problem, batch);
-  if (!options_.build_only) device.StartFirstAhead();
+  std::unique_ptr<DeviceRun> device;
+  if (!options.build_only) device = device_runner_->Begin(context_, report.problem, batch);
 
   // 3. Builds in parallel (CPU-bound, one cache directory per source), while the referee starts
   // and prepares the reference on the device; but not before the problem has shown it can make
   // its inputs: a problem whose get_inputs() raises is refused without building anything.
-  if (!options_.build_only) {
+  if (!options.build_only) {
     if (Status probed = ProbeInputs(report.problem); !probed.ok()) return probed;
   }
   SharedReference reference;
-  std::thread building([&] { BuildAll(*this, batch); });
+  std::thread building([&] { BuildAll(*builder_, context_, batch); });
   Status reference_status = Status::Ok();
-  if (!options_.build_only) {
+  if (!options.build_only) {
     reference_status = ComputeReference(*this, report, reference, batch.results);
   }
   building.join();
   if (!reference_status.ok()) return reference_status;
 
   // 4. Device steps: check, compare and time each candidate still in the running on a GPU.
-  if (!options_.build_only) {
-    device.RunAll(reference);
+  if (!options.build_only) {
+    device->RunAll(reference);
     report.reference = reference.Get();  // recomputed, if it was
   }
   for (EvalResult& r : batch.results) r.total_seconds = SecondsSince(total_start);

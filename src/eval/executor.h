@@ -7,15 +7,21 @@
 //   block after block on one GPU) ─► the referee verifies a sample of the timed calls ─► speedup
 //   with a round-bootstrap interval
 //
-// Evaluate is those steps in order; each part has its own file:
+// Evaluate is those steps in order; each part has its own file, below this one (none of them
+// includes executor.h: they get what they need as an EvalContext, never the executor):
 //   eval_options.h     the options (a commented default per field) and their stored form
+//   eval_context.h     what the parts are handed: options, worker, base request, GPU pool, progress
 //   static_checks.h    the scan of the problem and each candidate, before anything is built
-//   builder.h          a candidate's build (or its cached build) and the build pool
+//   builder.h          class Builder: a candidate's build (or its cached build); the build pool
 //   referee.h          the referees (one trusted process per GPU) and the reference step
-//   device_runner.h    a candidate's device steps on a GPU lease, and the pool of device threads
+//   device_runner.h    class DeviceRunner: the candidates' device steps on GPU leases
 //   device_timing.h    the interleaved timing rounds, their verification, the baselines
 //   timing_stats.h     the statistics of the timed calls: rounds plan, summaries, speedup interval
 //   candidate_step.h   what the parts share: the batch of candidates, progress, worker failures
+//
+// The builder and the device runner are extension points (TVM meta_schedule's Builder and Runner):
+// the executor makes the production ones (the worker's processes) and a caller may replace either
+// (set_builder, set_device_runner) with a fake, recorded or decorated one, editing nothing here.
 //
 // Two kinds of worker process (worker_session.h). The referee, one per GPU, lives as long as the
 // executor and never imports a candidate: it computes or loads the reference, compares outputs,
@@ -56,9 +62,13 @@
 #include "core/json_io.h"
 #include "core/progress.h"
 #include "core/status.h"
+#include "eval/builder.h"
+#include "eval/device_runner.h"
+#include "eval/eval_context.h"
 #include "eval/eval_options.h"
 #include "eval/gpu_pool.h"
 #include "eval/precompiled_headers.h"
+#include "eval/timing_stats.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
 #include "eval/worker_session.h"
@@ -71,17 +81,6 @@ struct EvalReport {
   std::string problem;
   Json reference;  // the reference step's metadata: trials, vacuity, fp64 error, notes, manifests
   std::vector<EvalResult> results;  // one per candidate, in the order given
-};
-
-// The problem's own baselines on one GPU: the eager reference and torch.compile of it, timed in
-// interleaved rounds by the referee (one process, the same inputs and L2 flush as every timing),
-// so that torch.compile's speedup over eager is a ratio of two timings of one GPU.
-struct BaselineTimes {
-  TimingSummary eager;
-  TimingSummary compiled;
-  RatioInterval compile_speedup;  // eager time / torch.compile time, with its round interval
-  std::string method;             // how the calls were timed
-  std::string gpu;                // the ordinal it ran on ("" = the default device)
 };
 
 // Thread-safe: Evaluate, PrepareReference, Build and the profiler may run from several threads at
@@ -130,32 +129,38 @@ class Executor {
   // Where Evaluate and the profiler (profile_runner.h) report each step of each candidate as it
   // starts and ends (building, checking, timing, profiling; core/progress.h); null: nowhere. Set
   // it before the executor is used; copies made after share the sink, which must outlive them.
-  void set_progress(ProgressSink* progress) { progress_ = progress; }
-  // Tests only (cli/cli_main.h, CliHooks::candidate_times): rewrites each block of the
-  // candidate's timed calls as it arrives, in milliseconds, the way a forged timer would.
-  using TimesHook = std::function<void(std::vector<double>& times_ms)>;
-  void set_candidate_times_hook(TimesHook hook) { candidate_times_hook_ = std::move(hook); }
-  const TimesHook& candidate_times_hook() const { return candidate_times_hook_; }
-  ProgressSink* progress() const { return progress_; }
+  void set_progress(ProgressSink* progress) { context_.progress = progress; }
+  ProgressSink* progress() const { return context_.progress; }
 
-  const WorkerClient& worker() const { return worker_; }
-  const EvalOptions& options() const { return options_; }
+  // What builds candidates (builder.h): the worker's build step unless replaced. Set before the
+  // executor is used; copies made after share it.
+  void set_builder(std::shared_ptr<Builder> builder) { builder_ = std::move(builder); }
+  // What runs the candidates' device steps (device_runner.h): worker processes on the GPUs of
+  // gpu_pool(), judged by this executor's referees, unless replaced; a decorator may wrap the one
+  // device_runner() returns. Set before the executor is used; copies made after share it.
+  void set_device_runner(std::shared_ptr<DeviceRunner> runner) {
+    device_runner_ = std::move(runner);
+  }
+  const std::shared_ptr<DeviceRunner>& device_runner() const { return device_runner_; }
+
+  const WorkerClient& worker() const { return context_.worker; }
+  const EvalOptions& options() const { return context_.options; }
   // The GPUs of options().gpus (one default slot without them). Lease one around every worker
   // step that uses the device and pass the lease's Env() to the step.
-  GpuPool& gpu_pool() const { return *gpu_pool_; }
+  GpuPool& gpu_pool() const { return *context_.gpu_pool; }
   // device, init_seed, atol, rtol: the fields every step gets (no paths).
-  Json BaseRequest() const;
+  const Json& BaseRequest() const { return context_.base_request; }
+  // What the parts are handed (eval_context.h).
+  const EvalContext& context() const { return context_; }
 
  private:
   struct BuildHeaders;  // the pch step's result, prepared once, shared by copies
 
-  WorkerClient worker_;
-  EvalOptions options_;
-  std::shared_ptr<GpuPool> gpu_pool_;
-  std::shared_ptr<Referees> referees_;
   std::shared_ptr<BuildHeaders> build_headers_;
-  ProgressSink* progress_ = nullptr;
-  TimesHook candidate_times_hook_;
+  EvalContext context_;  // its headers' functions share build_headers_
+  std::shared_ptr<Referees> referees_;
+  std::shared_ptr<Builder> builder_;
+  std::shared_ptr<DeviceRunner> device_runner_;
 };
 
 }  // namespace kernelpro::eval

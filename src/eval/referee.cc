@@ -26,8 +26,8 @@ std::string ManifestDigest(const Json& reference) {
 
 }  // namespace
 
-Result<WorkerSession*> Referees::For(const Executor& executor, const Env& env) {
-  const EvalOptions& options = executor.options();
+Result<WorkerSession*> Referees::For(const EvalContext& context, const Env& env) {
+  const EvalOptions& options = context.options;
   const std::string key = GpuKey(env);
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<WorkerSession>& slot = by_gpu_[key];
@@ -47,7 +47,7 @@ Result<WorkerSession*> Referees::For(const Executor& executor, const Env& env) {
   std::error_code ec;
   std::filesystem::create_directories(kernels, ec);
   if (!ec) referee_env["PYTORCH_KERNEL_CACHE_PATH"] = kernels;
-  auto started = WorkerSession::Start(executor.worker(), "referee", prepare, limits, referee_env,
+  auto started = WorkerSession::Start(context.worker, "referee", prepare, limits, referee_env,
                                       Confinement::kNone);
   if (!started.ok()) return started.status();
   slot = std::move(*started);
@@ -57,9 +57,9 @@ Result<WorkerSession*> Referees::For(const Executor& executor, const Env& env) {
 namespace {
 
 // The reference step's request (the inputs probe takes the same: its cache key is the same).
-Json ReferenceRequest(const Executor& executor, const std::string& problem, bool rebuild) {
-  const EvalOptions& options = executor.options();
-  Json request = executor.BaseRequest();
+Json ReferenceRequest(const EvalContext& context, const std::string& problem, bool rebuild) {
+  const EvalOptions& options = context.options;
+  Json request = context.base_request;
   request["problem"] = problem;
   request["cache_dir"] = AbsolutePath(options.cache_dir);
   request["rebuild"] = rebuild;
@@ -92,21 +92,21 @@ Result<Json> ReferenceReply(const SessionReply& reply, const std::string& step) 
 
 }  // namespace
 
-Status Referees::ProbeInputs(const Executor& executor, const std::string& problem, const Env& env) {
-  auto referee = For(executor, env);
+Status Referees::ProbeInputs(const EvalContext& context, const std::string& problem,
+                             const Env& env) {
+  auto referee = For(context, env);
   if (!referee.ok()) return referee.status();
-  SessionReply reply =
-      (*referee)->Call("probe_inputs", ReferenceRequest(executor, problem, false),
-                       std::chrono::seconds(executor.options().reference_timeout_s));
+  SessionReply reply = (*referee)->Call("probe_inputs", ReferenceRequest(context, problem, false),
+                                        std::chrono::seconds(context.options.reference_timeout_s));
   return ReferenceReply(reply, "inputs probe").status();
 }
 
-Result<Json> Referees::RunReference(const Executor& executor, const std::string& problem,
+Result<Json> Referees::RunReference(const EvalContext& context, const std::string& problem,
                                     const Env& env, bool rebuild) {
-  const EvalOptions& options = executor.options();
-  auto referee = For(executor, env);
+  const EvalOptions& options = context.options;
+  auto referee = For(context, env);
   if (!referee.ok()) return referee.status();
-  SessionReply reply = (*referee)->Call("reference", ReferenceRequest(executor, problem, rebuild),
+  SessionReply reply = (*referee)->Call("reference", ReferenceRequest(context, problem, rebuild),
                                         std::chrono::seconds(options.reference_timeout_s));
   auto result = ReferenceReply(reply, "reference step");
   if (!result.ok()) return result.status();
@@ -123,10 +123,10 @@ bool Referees::HasLoaded(const Env& env, const std::string& problem, const Json&
   return prepared_[GpuKey(env)][problem] == ManifestDigest(reference);
 }
 
-Json CompareRequest(const Executor& executor, const std::string& problem, const Json& reference,
+Json CompareRequest(const EvalContext& context, const std::string& problem, const Json& reference,
                     const std::string& actual_dir) {
-  const EvalOptions& options = executor.options();
-  Json compare = executor.BaseRequest();
+  const EvalOptions& options = context.options;
+  Json compare = context.base_request;
   compare["reference_dir"] = JsonGet<std::string>(reference, "reference_dir", "");
   compare["reference"] =
       PickFields(reference, {"outputs", "vacuous", "fp32", "reference_fp64_error", "fp64_trials",

@@ -11,6 +11,9 @@
 // loaded. SharedReference is one evaluation's copy of that result: a step that finds the cached
 // files changed recomputes it, once for all of the evaluation's device threads.
 //
+// A referee is started with what the evaluation's context (eval_context.h) says: its worker, its
+// options, the request fields every step gets.
+//
 // Threading: Referees is thread-safe and shared by copies of an executor; the session it hands
 // out for a GPU must only be used by the holder of that GPU's lease (gpu_pool.h), so it has one
 // user at a time. SharedReference is thread-safe.
@@ -24,7 +27,7 @@
 
 #include "core/json_io.h"
 #include "core/status.h"
-#include "eval/executor.h"
+#include "eval/eval_context.h"
 #include "eval/worker_session.h"
 
 namespace kernelpro::eval {
@@ -35,15 +38,15 @@ class Referees {
 
   // The referee of the GPU that `env` selects (a lease's Env()), started when there is none or it
   // died. The caller holds that GPU's lease, so it is the only user.
-  Result<WorkerSession*> For(const Executor& executor, const Env& env);
+  Result<WorkerSession*> For(const EvalContext& context, const Env& env);
   // The reference step of `problem` on that referee: computed, or loaded from the cache when it
   // passes its content check (`rebuild`: computed even then). Returns the step's metadata.
-  Result<Json> RunReference(const Executor& executor, const std::string& problem, const Env& env,
+  Result<Json> RunReference(const EvalContext& context, const std::string& problem, const Env& env,
                             bool rebuild);
   // Whether `problem` can make its inputs (get_init_inputs() and one get_inputs()), asked of that
   // referee before any candidate is built; nothing runs when its reference is cached already.
   // InvalidArgument ("problem error: get_inputs() failed: ...") when it cannot.
-  Status ProbeInputs(const Executor& executor, const std::string& problem, const Env& env);
+  Status ProbeInputs(const EvalContext& context, const std::string& problem, const Env& env);
   // Whether that GPU's referee has loaded `reference` (the same manifest digest) for `problem`.
   bool HasLoaded(const Env& env, const std::string& problem, const Json& reference);
 
@@ -58,7 +61,7 @@ class Referees {
 // outputs are (only the referee is told), the fields of the reference step's result the
 // comparison needs, what recomputing an unstored output needs, and the correctness criterion;
 // the candidate's outputs are under `actual_dir`.
-Json CompareRequest(const Executor& executor, const std::string& problem, const Json& reference,
+Json CompareRequest(const EvalContext& context, const std::string& problem, const Json& reference,
                     const std::string& actual_dir);
 
 // One evaluation's reference, shared by its device threads. A thread whose step found the cached

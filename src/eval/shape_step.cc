@@ -19,7 +19,7 @@ ShapeChecks PlannedShapeChecks(const Json& reference) {
       Json{{"mode", JsonGet<std::string>(record, "mode", "off")}, {"checked", checked}});
 }
 
-void CheckShapes(const Executor& executor, const std::string& problem, WorkerSession& referee,
+void CheckShapes(const EvalContext& context, const std::string& problem, WorkerSession& referee,
                  WorkerSession& candidate_process, const Json& candidate_request,
                  const Json& reference, const std::string& work, EvalResult& result,
                  std::string& changed) {
@@ -30,7 +30,7 @@ void CheckShapes(const Executor& executor, const std::string& problem, WorkerSes
     result.shapes = shapes;
     return;
   }
-  const int timeout_s = executor.options().step_timeout_s;
+  const int timeout_s = context.options.step_timeout_s;
   auto fail_all = [&](const std::string& message) {
     for (ShapeVariantCheck& v : shapes.checked) {
       if (v.message.empty()) v.message = message;
@@ -76,7 +76,7 @@ void CheckShapes(const Executor& executor, const std::string& problem, WorkerSes
     return;
   }
   // The referee compares, by the criterion of every other trial.
-  Json compare = CompareRequest(executor, problem, reference, work);
+  Json compare = CompareRequest(context, problem, reference, work);
   compare["pairs"] = pairs;
   auto compared = AskSession(referee, "compare", compare, timeout_s, scratch, &changed);
   if (!compared) {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/json_io.h"
-#include "eval/executor.h"
+#include "eval/eval_context.h"
 #include "eval/verdict.h"
 #include "eval/worker_session.h"
 
@@ -21,7 +21,7 @@ ShapeChecks PlannedShapeChecks(const Json& reference);
 
 // Fills result.shapes. `candidate_request` is the candidate's CandidateRequest, `work` its work
 // directory. Sets `changed` when a step found the reference's files changed on disk.
-void CheckShapes(const Executor& executor, const std::string& problem, WorkerSession& referee,
+void CheckShapes(const EvalContext& context, const std::string& problem, WorkerSession& referee,
                  WorkerSession& candidate_process, const Json& candidate_request,
                  const Json& reference, const std::string& work, EvalResult& result,
                  std::string& changed);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/json_io.h"
@@ -70,6 +71,17 @@ struct ProcessSpread {
 std::optional<ProcessSpread> WidenByProcessSpread(const std::vector<double>& reference_in_candidate,
                                                   double reference_median, double candidate_median,
                                                   RatioInterval& speedup);
+
+// The problem's own baselines on one GPU: the eager reference and torch.compile of it, timed in
+// interleaved rounds by the referee (one process, the same inputs and L2 flush as every timing),
+// so that torch.compile's speedup over eager is a ratio of two timings of one GPU.
+struct BaselineTimes {
+  TimingSummary eager;
+  TimingSummary compiled;
+  RatioInterval compile_speedup;  // eager time / torch.compile time, with its round interval
+  std::string method;             // how the calls were timed
+  std::string gpu;                // the ordinal it ran on ("" = the default device)
+};
 
 // One block of calls as a side's timing (the torch.compile baseline timed after the candidate).
 TimingSummary OneBlockTiming(std::vector<double> times_ms);
