@@ -2,16 +2,18 @@
 // name in the SELECT list (the AS alias of an expression) or by its 0-based index; each getter
 // returns one C++ type and reads NULL as 0 / false / "" / nullopt, as SqlStatement does.
 //
-// A row function is a straight list of `record.field = row.Getter("column")` with one check at the
-// end: a column the statement lacks and JSON text that does not parse become the reader's status
-// (the first such failure, Internal) while the getter returns the type's empty value.
+// A table's rows are read through it by ReadRow (columns.h), column by column as the table's
+// declaration says; a row that is no table's (the sums over LLM exchanges) is a straight list of
+// `record.field = row.Getter("column")` with one check at the end. Either way a column the
+// statement lacks and JSON text that does not parse become the reader's status (the first such
+// failure, Internal) while the getter returns the type's empty value.
 //
-//   RowReader row(statement, "metrics");
-//   MetricsRecord metrics;
-//   metrics.id = row.Integer("id");
-//   metrics.metrics = row.JsonValue("metrics_json");
+//   RowReader row(statement, "llm_exchanges");
+//   LlmTotals totals;
+//   totals.exchanges = row.Integer("exchanges");
+//   totals.cost_usd = row.Real("sum_cost_usd");
 //   if (!row.ok()) return row.status();
-//   return metrics;
+//   return totals;
 //
 // Reading by name ties a field to its column rather than to a position in the SELECT list, so a
 // column added to or moved in that list cannot shift another field's value, and a misspelt name

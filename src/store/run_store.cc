@@ -1,13 +1,14 @@
-// Writing a run store: transactions and savepoints, every insert and update of a row, and the
-// step journal, whose RecordStep commits a step's rows together with its "done" mark (the resume
-// protocol in run_store.h). Opening and the schema are in run_store_schema.cc; the lookups that
-// read rows back are in run_store_reads.cc.
+// Writing a run store: transactions and savepoints, every insert and update of a row (made from
+// the tables of run_store_tables.h), and the step journal, whose RecordStep commits a step's rows
+// together with its "done" mark (the resume protocol in run_store.h). Opening and the schema are
+// in run_store_schema.cc; the lookups that read rows back are in run_store_reads.cc.
 #include "store/run_store.h"
 
 #include <string>
 #include <utility>
 
 #include "core/hash.h"
+#include "store/run_store_tables.h"
 
 namespace kernelpro::store {
 
@@ -19,20 +20,18 @@ std::int64_t NowMs() {
       .count();
 }
 
-// A record's time, or now when it has none.
-std::int64_t TimeOrNow(std::int64_t ms) { return ms != 0 ? ms : NowMs(); }
-
-// Runs an INSERT; the new row's id.
-Result<std::int64_t> Insert(SqlDatabase& db, std::string_view sql,
-                            std::initializer_list<SqlValue> values) {
-  if (Status status = db.Execute(sql, values); !status.ok()) return status;
+// Inserts `record` into `table`; the new row's id.
+template <typename Record>
+Result<std::int64_t> Insert(SqlDatabase& db, const Table<Record>& table, const Record& record) {
+  if (Status status = InsertRow(db, table, record, NowMs()); !status.ok()) return status;
   return db.LastInsertRowId();
 }
 
-// Runs an UPDATE of one row by id; NotFound with `missing` when no row has that id.
-Status UpdateOne(SqlDatabase& db, std::string_view sql, std::initializer_list<SqlValue> values,
+// Rewrites the row with the record's id; NotFound with `missing` when there is none.
+template <typename Record>
+Status UpdateOne(SqlDatabase& db, const Table<Record>& table, const Record& record,
                  const std::string& missing) {
-  if (Status status = db.Execute(sql, values); !status.ok()) return status;
+  if (Status status = UpdateRow(db, table, record, NowMs()); !status.ok()) return status;
   if (db.Changes() == 0) return Status::NotFound(missing);
   return Status::Ok();
 }
@@ -108,33 +107,37 @@ Result<Transaction> RunStore::Begin() {
 
 // ---- runs -----------------------------------------------------------------------------------
 
+const char* RunStatusName(RunStatus status) { return NameOf(kRunStatusNames, status); }
+
 Result<std::int64_t> RunStore::CreateRun(const RunRecord& run) {
   std::lock_guard lock(mutex_);
-  const std::int64_t created = TimeOrNow(run.created_ms);
-  const std::string config = DumpJson(run.config);
-  const std::optional<std::string> reference =
-      run.reference_analysis ? std::optional(DumpJson(*run.reference_analysis)) : std::nullopt;
-  return Insert(
-      db_,
-      "INSERT INTO runs (created_ms, updated_ms, problem_path, problem_hash, config_json, status, "
-      "status_message, kernelpro_version, reference_analysis_json) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {created, TimeOrNow(run.updated_ms), run.problem_path, run.problem_hash, config,
-       RunStatusName(run.status), run.status_message, run.kernelpro_version,
-       reference ? SqlValue(*reference) : SqlValue(nullptr)});
+  return Insert(db_, kRunsTable, run);
+}
+
+Status RunStore::RewriteRun(std::int64_t run_id, const std::function<void(RunRecord&)>& change) {
+  std::lock_guard lock(mutex_);
+  const std::string missing = "no run " + std::to_string(run_id);
+  Result<Transaction> transaction = Begin();
+  if (!transaction.ok()) return transaction.status();
+  Result<RunRecord> run = GetRun(run_id);
+  if (!run.ok()) {
+    return run.status().code() == Status::Code::kNotFound ? Status::NotFound(missing)
+                                                          : run.status();
+  }
+  change(*run);
+  if (Status updated = UpdateOne(db_, kRunsTable, *run, missing); !updated.ok()) return updated;
+  return transaction->Commit();
 }
 
 Status RunStore::SetRunStatus(std::int64_t run_id, RunStatus status, const std::string& message) {
-  std::lock_guard lock(mutex_);
-  return UpdateOne(
-      db_, "UPDATE runs SET status = ?, status_message = ?, updated_ms = ? WHERE id = ?",
-      {RunStatusName(status), message, NowMs(), run_id}, "no run " + std::to_string(run_id));
+  return RewriteRun(run_id, [&](RunRecord& run) {
+    run.status = status;
+    run.status_message = message;
+  });
 }
 
 Status RunStore::SetReferenceAnalysis(std::int64_t run_id, const Json& analysis) {
-  std::lock_guard lock(mutex_);
-  return UpdateOne(db_, "UPDATE runs SET reference_analysis_json = ?, updated_ms = ? WHERE id = ?",
-                   {DumpJson(analysis), NowMs(), run_id}, "no run " + std::to_string(run_id));
+  return RewriteRun(run_id, [&](RunRecord& run) { run.reference_analysis = analysis; });
 }
 
 // ---- candidates -----------------------------------------------------------------------------
@@ -143,17 +146,17 @@ Result<CandidateInsert> RunStore::AddCandidate(std::int64_t run_id, int iteratio
                                                const std::string& strategy,
                                                const std::string& source) {
   std::lock_guard lock(mutex_);
-  const std::string hash = Sha256Hex(source);
-  Status inserted = db_.Execute(
-      "INSERT INTO candidates (run_id, iteration, strategy, source, sha256, created_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, sha256) DO NOTHING",
-      {run_id, std::int64_t{iteration}, strategy, source, hash, NowMs()});
+  const CandidateRecord candidate = {0, run_id, iteration, strategy, source, Sha256Hex(source), 0};
+  Status inserted = InsertRow(db_, kCandidatesTable, candidate, NowMs(),
+                              "ON CONFLICT (run_id, sha256) DO NOTHING");
   if (!inserted.ok()) return inserted;
   if (db_.Changes() == 1) return CandidateInsert{db_.LastInsertRowId(), true};
   // Under the mutex, with no delete anywhere, the conflicting row is still there.
-  Result<std::optional<CandidateRecord>> existing = FindCandidateByHash(run_id, hash);
+  Result<std::optional<CandidateRecord>> existing = FindCandidateByHash(run_id, candidate.sha256);
   if (!existing.ok()) return existing.status();
-  if (!*existing) return Status::Internal("candidate " + hash + " conflicted but is not stored");
+  if (!*existing) {
+    return Status::Internal("candidate " + candidate.sha256 + " conflicted but is not stored");
+  }
   return CandidateInsert{(*existing)->id, false};
 }
 
@@ -161,104 +164,48 @@ Result<CandidateInsert> RunStore::AddCandidate(std::int64_t run_id, int iteratio
 
 Result<std::int64_t> RunStore::AddNode(const NodeRecord& node) {
   std::lock_guard lock(mutex_);
-  return Insert(
-      db_,
-      "INSERT INTO nodes (run_id, parent_id, kind, mode, iteration, status, reward, speedup, "
-      "speedup_lo, speedup_hi, visits, total_reward, terminal, candidate_id, created_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {node.run_id, NullableInteger(node.parent_id), node.kind, node.mode,
-       std::int64_t{node.iteration}, node.status, node.reward, NullableReal(node.speedup),
-       NullableReal(node.speedup_lo), NullableReal(node.speedup_hi), node.visits, node.total_reward,
-       node.terminal, NullableInteger(node.candidate_id), TimeOrNow(node.created_ms)});
+  return Insert(db_, kNodesTable, node);
 }
 
 Status RunStore::UpdateNode(const NodeRecord& node) {
   std::lock_guard lock(mutex_);
-  return UpdateOne(
-      db_,
-      "UPDATE nodes SET parent_id = ?, kind = ?, mode = ?, iteration = ?, status = ?, reward = ?, "
-      "speedup = ?, speedup_lo = ?, speedup_hi = ?, visits = ?, total_reward = ?, terminal = ?, "
-      "candidate_id = ? WHERE id = ?",
-      {NullableInteger(node.parent_id), node.kind, node.mode, std::int64_t{node.iteration},
-       node.status, node.reward, NullableReal(node.speedup), NullableReal(node.speedup_lo),
-       NullableReal(node.speedup_hi), node.visits, node.total_reward, node.terminal,
-       NullableInteger(node.candidate_id), node.id},
-      "no node " + std::to_string(node.id));
+  return UpdateOne(db_, kNodesTable, node, "no node " + std::to_string(node.id));
 }
 
 // ---- what was learnt about a candidate ------------------------------------------------------
 
 Result<std::int64_t> RunStore::AddEvaluation(const EvaluationRecord& evaluation) {
   std::lock_guard lock(mutex_);
-  return Insert(
-      db_,
-      "INSERT INTO evaluations (candidate_id, status, message, speedup, speedup_lo, speedup_hi, "
-      "reference_ms, candidate_ms, total_seconds, result_json, created_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {evaluation.candidate_id, evaluation.status, evaluation.message,
-       NullableReal(evaluation.speedup), NullableReal(evaluation.speedup_lo),
-       NullableReal(evaluation.speedup_hi), NullableReal(evaluation.reference_ms),
-       NullableReal(evaluation.candidate_ms), evaluation.total_seconds, DumpJson(evaluation.result),
-       TimeOrNow(evaluation.created_ms)});
+  return Insert(db_, kEvaluationsTable, evaluation);
 }
 
 Result<std::int64_t> RunStore::AddMetrics(const MetricsRecord& metrics) {
   std::lock_guard lock(mutex_);
-  return Insert(db_,
-                "INSERT INTO metrics (candidate_id, metrics_json, created_ms) VALUES (?, ?, ?)",
-                {metrics.candidate_id, DumpJson(metrics.metrics), TimeOrNow(metrics.created_ms)});
+  return Insert(db_, kMetricsTable, metrics);
 }
 
 Result<std::int64_t> RunStore::AddToolOutput(const ToolOutputRecord& output) {
   std::lock_guard lock(mutex_);
-  return Insert(db_,
-                "INSERT INTO tool_outputs (candidate_id, analysis_json, guidance, created_ms) "
-                "VALUES (?, ?, ?, ?)",
-                {output.candidate_id, DumpJson(output.analysis), output.guidance,
-                 TimeOrNow(output.created_ms)});
+  return Insert(db_, kToolOutputsTable, output);
 }
 
 Result<std::int64_t> RunStore::AddProfileAnalysis(const ProfileAnalysisRecord& analysis) {
   std::lock_guard lock(mutex_);
-  return Insert(
-      db_,
-      "INSERT INTO profile_analyses (candidate_id, feedback_mode, bottleneck, severity, "
-      "analysis_json, feedback, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      {analysis.candidate_id, analysis.feedback_mode, analysis.bottleneck, analysis.severity,
-       DumpJson(analysis.analysis), analysis.feedback, TimeOrNow(analysis.created_ms)});
+  return Insert(db_, kProfileAnalysesTable, analysis);
 }
 
 // ---- LLM exchanges --------------------------------------------------------------------------
 
 Result<std::int64_t> RunStore::AddLlmExchange(const LlmExchangeRecord& exchange) {
   std::lock_guard lock(mutex_);
-  const std::optional<std::string> response =
-      exchange.response ? std::optional(DumpJson(*exchange.response)) : std::nullopt;
-  const std::optional<std::string> error =
-      exchange.error ? std::optional(DumpJson(*exchange.error)) : std::nullopt;
-  return Insert(
-      db_,
-      "INSERT INTO llm_exchanges (run_id, iteration, purpose, step_key, provider, model, ok, "
-      "input_tokens, output_tokens, cost_usd, cost_known, latency_ms, attempts, request_json, "
-      "response_json, error_json, started_ms, created_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {exchange.run_id, std::int64_t{exchange.iteration}, exchange.purpose, exchange.step_key,
-       exchange.provider, exchange.model, !exchange.error.has_value(), exchange.input_tokens,
-       exchange.output_tokens, exchange.cost_usd, exchange.cost_known, exchange.latency_ms,
-       std::int64_t{exchange.attempts}, DumpJson(exchange.request),
-       response ? SqlValue(*response) : SqlValue(nullptr),
-       error ? SqlValue(*error) : SqlValue(nullptr), TimeOrNow(exchange.started_ms), NowMs()});
+  return Insert(db_, kLlmExchangesTable, exchange);
 }
 
 // ---- memory ---------------------------------------------------------------------------------
 
 Result<std::int64_t> RunStore::AddMemoryEntry(const MemoryRecord& entry) {
   std::lock_guard lock(mutex_);
-  return Insert(db_,
-                "INSERT INTO memory_entries (run_id, section, text, iteration, created_ms) "
-                "VALUES (?, ?, ?, ?, ?)",
-                {entry.run_id, entry.section, entry.text, std::int64_t{entry.iteration},
-                 TimeOrNow(entry.created_ms)});
+  return Insert(db_, kMemoryEntriesTable, entry);
 }
 
 // ---- step journal ---------------------------------------------------------------------------
@@ -268,12 +215,11 @@ Result<StepRecord> RunStore::StartStep(const StepKey& step) {
   Result<Transaction> transaction = Begin();
   if (!transaction.ok()) return transaction.status();
   const std::int64_t now = NowMs();
-  Status status = db_.Execute(
-      "INSERT INTO steps (run_id, iteration, step, key, state, attempts, payload_json, "
-      "started_ms) VALUES (?, ?, ?, ?, 'started', 1, '{}', ?) "
-      "ON CONFLICT (run_id, iteration, step, key) DO UPDATE "
-      "SET attempts = attempts + 1, started_ms = excluded.started_ms WHERE state = 'started'",
-      {step.run_id, std::int64_t{step.iteration}, step.step, step.key, now});
+  const StepRecord started = {0, step, StepState::kStarted, 1, Json::object(), now, std::nullopt};
+  Status status = InsertRow(db_, kStepsTable, started, now,
+                            "ON CONFLICT (run_id, iteration, step, key) DO UPDATE "
+                            "SET attempts = attempts + 1, started_ms = excluded.started_ms "
+                            "WHERE state = 'started'");
   if (!status.ok()) return status;
   return CommitJournaled(GetStep(step), *transaction, step);
 }
@@ -296,13 +242,11 @@ Result<StepRecord> RunStore::RecordStep(const StepKey& step,
     payload = std::move(*written);
   }
   const std::int64_t now = NowMs();
-  Status status = db_.Execute(
-      "INSERT INTO steps (run_id, iteration, step, key, state, attempts, payload_json, "
-      "started_ms, done_ms) VALUES (?, ?, ?, ?, 'done', 1, ?, ?, ?) "
-      "ON CONFLICT (run_id, iteration, step, key) DO UPDATE "
-      "SET state = 'done', payload_json = excluded.payload_json, done_ms = excluded.done_ms",
-      {step.run_id, std::int64_t{step.iteration}, step.step, step.key, DumpJson(payload), now,
-       now});
+  const StepRecord done = {0, step, StepState::kDone, 1, std::move(payload), now, now};
+  Status status = InsertRow(db_, kStepsTable, done, now,
+                            "ON CONFLICT (run_id, iteration, step, key) DO UPDATE "
+                            "SET state = excluded.state, payload_json = excluded.payload_json, "
+                            "done_ms = excluded.done_ms");
   if (!status.ok()) return status;
   return CommitJournaled(GetStep(step), *transaction, step);
 }

@@ -2,7 +2,8 @@
 // run directory (RUN_DIR/run.db), so that a run killed at any instant resumes from it and a
 // report reads it.
 //
-// Tables (schema version kRunStoreSchemaVersion; the SQL is in run_store_schema.cc):
+// Tables (schema version kRunStoreSchemaVersion; each declared once, column by column, in
+// run_store_tables.h):
 //
 //   runs              one per run: problem path + hash, config, status, kernelpro version
 //   candidates        kernel sources, unique per (run, sha256): the same source is stored once
@@ -50,10 +51,11 @@
 // another thread that uses the store while holding one. Several processes may open the same
 // database (WAL, busy timeout), but only one orchestrator should drive a run.
 //
-// The implementation is in three files: run_store_schema.cc opens the database and creates or
-// migrates the schema; run_store.cc holds transactions, every write and the step journal;
-// run_store_reads.cc holds the lookups, each table's rows read by column name with RowReader
-// (row_reader.h).
+// The implementation: run_store_tables.h declares each table once, a list of its columns (name,
+// SQL declaration, the record field it holds); columns.h makes the CREATE TABLE of each schema
+// version, the INSERT, the UPDATE, the SELECT list and the reading of a row from such a list.
+// run_store_schema.cc opens the database and creates or migrates the schema; run_store.cc holds
+// transactions, every write and the step journal; run_store_reads.cc holds the lookups.
 #pragma once
 
 #include <chrono>
@@ -365,6 +367,8 @@ class RunStore {
   RunStore(std::string path, SqlDatabase db) : path_(std::move(path)), db_(std::move(db)) {}
   Status Configure(const RunStoreOptions& options);
   Status Migrate();
+  // Reads run `run_id`, lets `change` edit the record and writes it back, in one transaction.
+  Status RewriteRun(std::int64_t run_id, const std::function<void(RunRecord&)>& change);
 
   std::string path_;
   std::recursive_mutex mutex_;

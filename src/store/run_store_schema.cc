@@ -1,169 +1,20 @@
-// Opening a run store: the schema, the migrations that create and upgrade it, and the connection
-// settings (WAL, synchronous=FULL, foreign keys, busy timeout) that RunStore::Open applies before
-// any row is read or written. The rows themselves are written in run_store.cc and read in
-// run_store_reads.cc.
+// Opening a run store: the migrations that create and upgrade its schema (made from the tables
+// of run_store_tables.h), and the connection settings (WAL, synchronous=FULL, foreign keys, busy
+// timeout) that RunStore::Open applies before any row is read or written. The rows themselves are
+// written in run_store.cc and read in run_store_reads.cc.
 #include <unistd.h>
 
-#include <array>
 #include <filesystem>
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "store/run_layout.h"
 #include "store/run_store.h"
+#include "store/run_store_tables.h"
 
 namespace kernelpro::store {
-
-namespace {
-
-// Migration i takes a database from schema version i to i + 1; the schema version of this build
-// is the number of migrations. A new version appends one entry, never edits an old one: a
-// database written by an older kernelpro replays exactly the steps it lacks.
-constexpr std::string_view kVersion1 = R"sql(
-CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  created_ms INTEGER NOT NULL,
-  updated_ms INTEGER NOT NULL,
-  problem_path TEXT NOT NULL,
-  problem_hash TEXT NOT NULL,
-  config_json TEXT NOT NULL,
-  status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed')),
-  status_message TEXT NOT NULL DEFAULT '',
-  kernelpro_version TEXT NOT NULL,
-  reference_analysis_json TEXT
-);
-
-CREATE TABLE candidates (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
-  strategy TEXT NOT NULL,
-  source TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  created_ms INTEGER NOT NULL,
-  UNIQUE (run_id, sha256)
-);
-
-CREATE TABLE nodes (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  parent_id INTEGER REFERENCES nodes(id),
-  kind TEXT NOT NULL,
-  mode TEXT NOT NULL,
-  iteration INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  reward REAL NOT NULL,
-  speedup REAL,
-  speedup_lo REAL,
-  speedup_hi REAL,
-  visits INTEGER NOT NULL,
-  total_reward REAL NOT NULL,
-  terminal INTEGER NOT NULL,
-  candidate_id INTEGER REFERENCES candidates(id),
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX nodes_by_run ON nodes(run_id, status);
-CREATE INDEX nodes_by_parent ON nodes(parent_id);
-
-CREATE TABLE evaluations (
-  id INTEGER PRIMARY KEY,
-  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
-  status TEXT NOT NULL,
-  message TEXT NOT NULL,
-  speedup REAL,
-  speedup_lo REAL,
-  speedup_hi REAL,
-  reference_ms REAL,
-  candidate_ms REAL,
-  total_seconds REAL NOT NULL,
-  result_json TEXT NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX evaluations_by_candidate ON evaluations(candidate_id);
-
-CREATE TABLE metrics (
-  id INTEGER PRIMARY KEY,
-  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
-  metrics_json TEXT NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX metrics_by_candidate ON metrics(candidate_id);
-
-CREATE TABLE tool_outputs (
-  id INTEGER PRIMARY KEY,
-  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
-  analysis_json TEXT NOT NULL,
-  guidance TEXT NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX tool_outputs_by_candidate ON tool_outputs(candidate_id);
-
-CREATE TABLE profile_analyses (
-  id INTEGER PRIMARY KEY,
-  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
-  feedback_mode TEXT NOT NULL,
-  bottleneck TEXT NOT NULL,
-  severity TEXT NOT NULL,
-  analysis_json TEXT NOT NULL,
-  feedback TEXT NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX profile_analyses_by_candidate ON profile_analyses(candidate_id);
-
-CREATE TABLE llm_exchanges (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
-  purpose TEXT NOT NULL,
-  step_key TEXT NOT NULL,
-  provider TEXT NOT NULL,
-  model TEXT NOT NULL,
-  ok INTEGER NOT NULL,
-  input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL,
-  cost_usd REAL NOT NULL,
-  cost_known INTEGER NOT NULL,
-  latency_ms REAL NOT NULL,
-  attempts INTEGER NOT NULL,
-  request_json TEXT NOT NULL,
-  response_json TEXT,
-  error_json TEXT,
-  started_ms INTEGER NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX llm_exchanges_by_iteration ON llm_exchanges(run_id, iteration);
-
-CREATE TABLE memory_entries (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  section TEXT NOT NULL,
-  text TEXT NOT NULL,
-  iteration INTEGER NOT NULL,
-  created_ms INTEGER NOT NULL
-);
-CREATE INDEX memory_entries_by_run ON memory_entries(run_id);
-
-CREATE TABLE steps (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
-  step TEXT NOT NULL,
-  key TEXT NOT NULL,
-  state TEXT NOT NULL CHECK (state IN ('started', 'done')),
-  attempts INTEGER NOT NULL,
-  payload_json TEXT NOT NULL,
-  started_ms INTEGER NOT NULL,
-  done_ms INTEGER,
-  UNIQUE (run_id, iteration, step, key)
-);
-)sql";
-
-constexpr std::array<std::string_view, 1> kMigrations = {kVersion1};
-static_assert(kMigrations.size() == kRunStoreSchemaVersion,
-              "kRunStoreSchemaVersion must be the number of migrations");
-
-}  // namespace
 
 Result<std::unique_ptr<RunStore>> RunStore::Open(const std::string& run_dir,
                                                  const RunStoreOptions& options) {
@@ -254,8 +105,11 @@ Status RunStore::Migrate() {
         "version INTEGER NOT NULL); INSERT INTO schema_version (id, version) VALUES (1, 0)");
     if (!created.ok()) return created;
   }
+  // Migration to version n is what the tables declare as added in n (columns.h): a database
+  // written by an older kernelpro replays exactly the steps it lacks.
+  const std::vector<TableShape> shapes = RunStoreTables();
   for (int next = version; next < kRunStoreSchemaVersion; ++next) {
-    Status applied = db_.Execute(kMigrations[next]);
+    Status applied = db_.Execute(SchemaStepSql(shapes, next + 1));
     if (!applied.ok()) {
       return Status::Internal("migrating " + path_ + " to schema version " +
                               std::to_string(next + 1) + ": " + applied.message());

@@ -95,6 +95,10 @@ Status SqlStatement::Error(int rc, std::string_view what) const {
 }
 
 Status SqlStatement::Bind(std::initializer_list<SqlValue> values) {
+  return Bind(std::span<const SqlValue>(values.begin(), values.size()));
+}
+
+Status SqlStatement::Bind(std::span<const SqlValue> values) {
   int index = 1;
   for (const SqlValue& value : values) {
     int rc = SQLITE_OK;
@@ -200,6 +204,10 @@ Status SqlDatabase::Execute(std::string_view sql) {
 }
 
 Status SqlDatabase::Execute(std::string_view sql, std::initializer_list<SqlValue> values) {
+  return Execute(sql, std::span<const SqlValue>(values.begin(), values.size()));
+}
+
+Status SqlDatabase::Execute(std::string_view sql, std::span<const SqlValue> values) {
   Result<SqlStatement> statement = Prepare(sql);
   if (!statement.ok()) return statement.status();
   if (Status bound = statement->Bind(values); !bound.ok()) return bound;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -49,6 +50,7 @@ class SqlStatement {
 
   // Binds parameters 1..n in order.
   Status Bind(std::initializer_list<SqlValue> values);
+  Status Bind(std::span<const SqlValue> values);
   // Advances: true when a row is ready to read, false when the statement is done.
   Result<bool> Step();
   // Steps a statement that returns no rows (INSERT, UPDATE, ...) to its end.
@@ -93,6 +95,7 @@ class SqlDatabase {
   Status Execute(std::string_view sql);
   // Prepares, binds and runs one statement that returns no rows.
   Status Execute(std::string_view sql, std::initializer_list<SqlValue> values);
+  Status Execute(std::string_view sql, std::span<const SqlValue> values);
   Result<SqlStatement> Prepare(std::string_view sql);
 
   std::int64_t LastInsertRowId() const;
