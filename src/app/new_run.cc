@@ -87,7 +87,8 @@ RunOutcome StartNewRun(const search::RunConfig& config, const RunOptions& option
     observer.Failed(made.status().message());
     return {};
   }
-  // Held until this process exits. Refused, nothing is undone: the directory is the holder's.
+  // Held while the run runs: no second run works on this directory. Refused, nothing is undone:
+  // the directory is the holder's.
   auto lock = store::RunDirectoryLock::Acquire(config.run_dir, "optimize");
   if (!lock.ok()) {
     observer.Failed(lock.status().message());

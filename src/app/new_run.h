@@ -39,7 +39,7 @@ Result<tools::ToolRegistry> CheckRunReady(const search::RunConfig& config,
 Status CheckNoRecordedRun(const std::string& run_dir);
 
 // A new run of `config` (checked, its LLM resolved) in config.run_dir with `options` (resume is
-// ignored): makes the directory and takes its lock (held until the process exits: no second run
+// ignored): makes the directory and takes its lock (held while the run runs: no second run
 // works there), replaces a start that stopped before its first LLM exchange (a note says so),
 // refuses a directory that holds a recorded run, runs RunSearch, and takes back what it made when
 // the run recorded nothing. A refusal goes to the observer's Failed and returns unfinished.

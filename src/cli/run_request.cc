@@ -73,11 +73,11 @@ int RunRequestCommand(const std::string& source) {
   return StartNewRun(std::move(*config), /*demo=*/nullptr, /*quiet=*/true);
 }
 
-Result<app::SuiteRun> SuiteRunFromOptions(const std::vector<std::string>& options) {
+Result<ParsedOptimizeOptions> ParseOptimizeOptions(const std::vector<std::string>& options) {
   CLI::App app{"kernelpro"};
   CLI::App* command = app.add_subcommand("optimize");
-  OptimizeArgs args;
-  CLI::Option* seed = AddOptimizeOptions(*command, args);
+  ParsedOptimizeOptions parsed;
+  CLI::Option* seed = AddOptimizeOptions(*command, parsed.args);
   std::vector<std::string> argv = {"optimize"};
   argv.insert(argv.end(), options.begin(), options.end());
   std::reverse(argv.begin(), argv.end());  // CLI11 reads a vector last first
@@ -86,10 +86,19 @@ Result<app::SuiteRun> SuiteRunFromOptions(const std::vector<std::string>& option
   } catch (const CLI::ParseError& e) {
     return Status::InvalidArgument(UsageErrorLine(app, e));
   }
+  parsed.problem_given = command->count("--problem") > 0;
+  parsed.run_dir_given = command->count("--run-dir") > 0;
+  parsed.args.seed_given = seed->count() > 0;
+  return parsed;
+}
+
+Result<app::SuiteRun> SuiteRunFromOptions(const std::vector<std::string>& options) {
+  auto parsed = ParseOptimizeOptions(options);
+  if (!parsed.ok()) return parsed.status();
+  OptimizeArgs& args = parsed->args;
   app::SuiteRun suite;
-  suite.problem_given = command->count("--problem") > 0;
-  suite.run_dir_given = command->count("--run-dir") > 0;
-  args.seed_given = seed->count() > 0;
+  suite.problem_given = parsed->problem_given;
+  suite.run_dir_given = parsed->run_dir_given;
   suite.seed_given = args.seed_given;
   if (!suite.problem_given) args.problem = kTaskProblem;
   if (!suite.run_dir_given) args.run_dir = kTaskRunDir;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "app/suite_task.h"
+#include "cli/optimize_command.h"
 #include "core/json_io.h"
 #include "core/status.h"
 #include "core/subprocess.h"
@@ -35,6 +36,15 @@ namespace kernelpro::cli {
 int RunRequestCommand(const std::string& source);
 
 using app::SuiteMachine;
+
+// optimize's options as its command line reads them (the last of an option wins), and which of
+// --problem and --run-dir they named; a usage error is InvalidArgument with optimize's line.
+struct ParsedOptimizeOptions {
+  OptimizeArgs args;  // seed_given set
+  bool problem_given = false;
+  bool run_dir_given = false;
+};
+Result<ParsedOptimizeOptions> ParseOptimizeOptions(const std::vector<std::string>& options);
 
 // The suite's optimize options (suite::OptimizeTaskRun::options) read as `kernelpro optimize` reads
 // its own (ReadRunConfig), into the run every task's starts from (app/suite_task.h). Options that

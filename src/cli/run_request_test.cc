@@ -122,21 +122,13 @@ TEST(SuiteTaskRequestTest, ATasksRunIsTheRunOptimizeMakesOfTheSameOptions) {
   auto request = SuiteTaskRequest(task, {});
   ASSERT_TRUE(request.ok()) << request.status().message();
 
-  CLI::App app{"kernelpro"};
-  CLI::App* command = app.add_subcommand("optimize");
-  OptimizeArgs args;
-  CLI::Option* seed = AddOptimizeOptions(*command, args);
-  std::vector<std::string> argv = {"optimize"};
-  argv.insert(argv.end(), options.begin(), options.end());
-  for (const char* more :
-       {"--problem", kProblem.c_str(), "--run-dir", task.run_dir.c_str(), "--seed", "11"}) {
-    argv.push_back(more);
-  }
-  std::reverse(argv.begin(), argv.end());
-  app.parse(argv);
-  args.seed_given = seed->count() > 0;
+  std::vector<std::string> command_line = options;
+  command_line.insert(command_line.end(),
+                      {"--problem", kProblem, "--run-dir", task.run_dir, "--seed", "11"});
+  auto parsed = ParseOptimizeOptions(command_line);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   std::optional<Demo> demo;
-  auto optimize = ReadRunConfig(args, demo);
+  auto optimize = ReadRunConfig(parsed->args, demo);
   ASSERT_TRUE(optimize.ok()) << optimize.status().message();
   EXPECT_EQ(JsonGet<Json>(*request, "config", Json()).dump(2), search::ToJson(*optimize).dump(2));
 }
