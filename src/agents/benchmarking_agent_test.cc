@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_benchmarking_agent_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 const std::string kSwish = kRoot + "/problems/swish/problem.py";
@@ -144,5 +144,5 @@ TEST(BenchmarkingAgentTest, ConcurrentRequestsForOneProblemRunStageOneOnce) {
   EXPECT_EQ(stage_one.calls, 1);
 }
 
-}  // namespace
+}  // namespace agents_benchmarking_agent_test
 }  // namespace kernelpro::agents

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_build_errors_test {
 
 std::string Fixture(const std::string& name) {
   const std::string path = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/prompts/" + name;
@@ -138,5 +138,5 @@ TEST(TrimBuildErrorsTest, NeverExceedsItsBoundAndKeepsTheFirstErrorFirst) {
   }
 }
 
-}  // namespace
+}  // namespace agents_build_errors_test
 }  // namespace kernelpro::agents

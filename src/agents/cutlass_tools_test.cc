@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_cutlass_tools_test {
 
 const std::string kFixtureRoot = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/cutlass_tree";
 
@@ -186,5 +186,5 @@ TEST(CutlassKitTest, LoadsTheInstalledTree) {
   EXPECT_TRUE(Has(*found, "cute/arch/mma_sm90_gmma.hpp:")) << *found;
 }
 
-}  // namespace
+}  // namespace agents_cutlass_tools_test
 }  // namespace kernelpro::agents

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_feedback_mode_test {
 
 TEST(FeedbackModeTest, ParsesAsUsersTypeIt) {
   EXPECT_EQ(ParseFeedbackMode("proactive"), FeedbackMode::kTools);
@@ -13,5 +13,5 @@ TEST(FeedbackModeTest, ParsesAsUsersTypeIt) {
   EXPECT_EQ(ToString(FeedbackMode::kReactive), "reactive");
 }
 
-}  // namespace
+}  // namespace agents_feedback_mode_test
 }  // namespace kernelpro::agents

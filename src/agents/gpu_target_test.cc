@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_gpu_target_test {
 
 TEST(GpuTargetTest, FromArchitecturesAndNames) {
   EXPECT_EQ(ParseGpuTarget("sm_90")->arch, "sm_90");
@@ -24,5 +24,5 @@ TEST(GpuTargetTest, FromArchitecturesAndNames) {
   EXPECT_NE(bad.status().message().find("unknown GPU 'voodoo 5'"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace agents_gpu_target_test
 }  // namespace kernelpro::agents

@@ -8,7 +8,7 @@
 #include <string>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_problem_source_test {
 
 TEST(ProblemSourceTest, InputKindFromTheReference) {
   EXPECT_EQ(DetectInputKind("import torch\nclass Model(nn.Module): ..."), InputKind::kPyTorch);
@@ -92,5 +92,5 @@ TEST_F(ProgramSourceTest, WhatIsMissingIsNamed) {
   EXPECT_NE(no_reference.status().message().find("gone.py cannot be read"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace agents_problem_source_test
 }  // namespace kernelpro::agents

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_profile_analysis_test {
 
 TEST(ProfileAnalysisTest, IsReadForgivinglyAndRanked) {
   auto a = ProfileAnalysisFromJson(Json::parse(R"({
@@ -23,5 +23,5 @@ TEST(ProfileAnalysisTest, IsReadForgivinglyAndRanked) {
   EXPECT_FALSE(ProfileAnalysisFromJson(Json::array()).ok());
 }
 
-}  // namespace
+}  // namespace agents_profile_analysis_test
 }  // namespace kernelpro::agents

@@ -24,7 +24,7 @@
 #include "profile/collect.h"
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_profiling_agent_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -342,5 +342,5 @@ TEST(ProfilingAgentTest, AnalysisRendersForTheProgrammer) {
             "2. Unroll by 4.\n");
 }
 
-}  // namespace
+}  // namespace agents_profiling_agent_test
 }  // namespace kernelpro::agents

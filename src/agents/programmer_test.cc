@@ -22,7 +22,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_programmer_test {
 
 using testing::SpyBackend;
 
@@ -529,5 +529,5 @@ TEST(ProgrammerToolsTest, APreBuildCheckRejectsACandidateWithItsFindings) {
   EXPECT_TRUE(Contains(r.rejected[0].reason, "no build was spent"));
 }
 
-}  // namespace
+}  // namespace agents_programmer_test
 }  // namespace kernelpro::agents

@@ -20,7 +20,7 @@
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_prompt_builder_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -630,5 +630,5 @@ TEST(PromptBuilderTest, AProgramIsShownAsTheBaselineToBeatWithItsReference) {
   EXPECT_FALSE(Has(p.user, "## The reference (PyTorch)"));
 }
 
-}  // namespace
+}  // namespace agents_prompt_builder_test
 }  // namespace kernelpro::agents

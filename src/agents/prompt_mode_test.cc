@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_prompt_mode_test {
 
 TEST(PromptModeTest, ParsesAsUsersTypeIt) {
   EXPECT_EQ(ParsePromptMode("optimise"), PromptMode::kOptimize);
@@ -12,5 +12,5 @@ TEST(PromptModeTest, ParsesAsUsersTypeIt) {
   EXPECT_EQ(ToString(PromptMode::kOptimize), "optimize");
 }
 
-}  // namespace
+}  // namespace agents_prompt_mode_test
 }  // namespace kernelpro::agents

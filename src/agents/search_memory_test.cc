@@ -17,7 +17,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::agents {
-namespace {
+namespace agents_search_memory_test {
 
 using llm::testing::ScriptedBackend;
 using llm::testing::TextResponse;
@@ -649,5 +649,5 @@ TEST(MemoryExtractorTest, ReplaysARecordedRunIncludingAGarbageAnswer) {
   EXPECT_FALSE(Contains(block, "[iteration 2]"));
 }
 
-}  // namespace
+}  // namespace agents_search_memory_test
 }  // namespace kernelpro::agents

@@ -12,7 +12,7 @@
 #include "store/run_store.h"
 
 namespace kernelpro::app {
-namespace {
+namespace app_new_run_test {
 
 namespace fs = std::filesystem;
 
@@ -28,12 +28,12 @@ class Recorder : public RunObserver {
   std::vector<std::string> seen;
 };
 
-class NewRunTest : public testing::Test {
+class NewRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() / ("kp_new_run_" + std::to_string(::getpid()) + "_" +
-                                     testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("kp_new_run_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -115,5 +115,5 @@ TEST_F(NewRunTest, AStartThatStoppedBeforeItsFirstExchangeIsReplacedWithANote) {
   EXPECT_TRUE(fs::exists(config.run_dir));  // not made by this start: left as it was
 }
 
-}  // namespace
+}  // namespace app_new_run_test
 }  // namespace kernelpro::app

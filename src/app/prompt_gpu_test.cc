@@ -8,7 +8,7 @@
 #include "agents/prompt_builder.h"
 
 namespace kernelpro::app {
-namespace {
+namespace app_prompt_gpu_test {
 
 const std::string kSwish = std::string(KERNELPRO_SOURCE_DIR) + "/problems/swish/problem.py";
 
@@ -93,5 +93,5 @@ TEST(PromptGpuTest, AFailedDetectionGivesTheGenericSectionAndSaysWhy) {
   }
 }
 
-}  // namespace
+}  // namespace app_prompt_gpu_test
 }  // namespace kernelpro::app

@@ -14,7 +14,7 @@
 #include "search/run_config.h"
 
 namespace kernelpro::app {
-namespace {
+namespace app_run_test {
 
 namespace fs = std::filesystem;
 
@@ -43,12 +43,12 @@ class Recorder : public RunObserver {
   RunClosing closing;
 };
 
-class AppRunTest : public testing::Test {
+class AppRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() / ("kp_app_run_" + std::to_string(::getpid()) + "_" +
-                                     testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("kp_app_run_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
   }
@@ -83,11 +83,11 @@ class AppRunTest : public testing::Test {
 
 TEST_F(AppRunTest, AReplayedRunTellsItsObserverEachStepInOrder) {
   Recorder recorder;
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   RunOutcome outcome =
       Run(Config(kRoot + "/tests/fixtures/cassettes/programmer_no_candidates.jsonl"), recorder);
   // app/ prints nothing: what a user sees is the observer's to show.
-  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
 
   EXPECT_TRUE(outcome.finished);
   EXPECT_TRUE(outcome.recorded);
@@ -96,7 +96,7 @@ TEST_F(AppRunTest, AReplayedRunTellsItsObserverEachStepInOrder) {
   for (const std::string& s : recorder.seen) {
     if (!s.starts_with("note ")) steps.push_back(s);
   }
-  ASSERT_EQ(steps.size(), 4u) << testing::PrintToString(recorder.seen);
+  ASSERT_EQ(steps.size(), 4u) << ::testing::PrintToString(recorder.seen);
   EXPECT_EQ(steps[0], "started " + (dir_ / "run").string());
   EXPECT_EQ(steps[1], "iteration 1/1");
   EXPECT_TRUE(
@@ -116,10 +116,10 @@ TEST_F(AppRunTest, ARunThatCannotStartSaysWhyAndNothingElse) {
   RunOutcome outcome = Run(Config((dir_ / "missing.jsonl").string()), recorder);
   EXPECT_FALSE(outcome.finished);
   EXPECT_FALSE(outcome.recorded);
-  ASSERT_EQ(recorder.seen.size(), 1u) << testing::PrintToString(recorder.seen);
+  ASSERT_EQ(recorder.seen.size(), 1u) << ::testing::PrintToString(recorder.seen);
   EXPECT_TRUE(recorder.seen[0].starts_with("failed ")) << recorder.seen[0];
   EXPECT_NE(recorder.seen[0].find("missing.jsonl"), std::string::npos) << recorder.seen[0];
 }
 
-}  // namespace
+}  // namespace app_run_test
 }  // namespace kernelpro::app

@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace kernelpro::app {
-namespace {
+namespace app_suite_task_test {
 
 SuiteRun Suite() {
   SuiteRun suite;
@@ -89,5 +89,5 @@ TEST(SuiteTaskTest, ARunThatBeganIsResumedWithNothingOfTheSuitesOptions) {
   EXPECT_FALSE(request->contains("config"));
 }
 
-}  // namespace
+}  // namespace app_suite_task_test
 }  // namespace kernelpro::app

@@ -11,7 +11,7 @@
 #include "core/subprocess.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_advise_command_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -315,5 +315,5 @@ TEST(AdviseTest, BadInputsAreClearErrors) {
   EXPECT_NE(cls.exit_code, 0);
 }
 
-}  // namespace
+}  // namespace cli_advise_command_test
 }  // namespace kernelpro::cli

@@ -10,7 +10,7 @@
 #include "core/subprocess.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_analyze_command_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -96,5 +96,5 @@ TEST(AnalyzeCommandTest, CpuWithoutGpuAndUnknownGpuAreClearErrors) {
       << r.out;
 }
 
-}  // namespace
+}  // namespace cli_analyze_command_test
 }  // namespace kernelpro::cli

@@ -9,7 +9,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_cache_command_test {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
@@ -134,5 +134,5 @@ TEST_F(CacheCommandTest, BadValuesAndNoLimitAreUsageErrorsOfOneLine) {
   EXPECT_TRUE(fs::exists(dir_ / "references/abc"));
 }
 
-}  // namespace
+}  // namespace cli_cache_command_test
 }  // namespace kernelpro::cli

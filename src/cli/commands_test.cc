@@ -11,7 +11,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_commands_test {
 
 using testing::CliRun;
 using testing::RunKernelpro;
@@ -89,5 +89,5 @@ TEST(UsageErrorTest, HelpAndVersionExitZero) {
   }
 }
 
-}  // namespace
+}  // namespace cli_commands_test
 }  // namespace kernelpro::cli

@@ -12,7 +12,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_common_test {
 
 namespace fs = std::filesystem;
 using kernelpro::testing::CliRun;
@@ -183,5 +183,5 @@ TEST(DisplayPathTest, RelativeUnderTheCurrentDirectoryTildeUnderHomeElseAsGiven)
   EXPECT_EQ(DisplayPath("relative/x.py"), "relative/x.py");
 }
 
-}  // namespace
+}  // namespace cli_common_test
 }  // namespace kernelpro::cli

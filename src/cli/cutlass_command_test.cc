@@ -8,7 +8,7 @@
 #include "cutlass/locate.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_cutlass_command_test {
 
 using testing::CliRun;
 using testing::RunKernelpro;
@@ -143,5 +143,5 @@ TEST(CutlassCommandTest, TheInstalledTreeIsSearchedByDefault) {
   EXPECT_EQ(search.json[0]["file"].get<std::string>().rfind("cute/arch/", 0), 0u);
 }
 
-}  // namespace
+}  // namespace cli_cutlass_command_test
 }  // namespace kernelpro::cli

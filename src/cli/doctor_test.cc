@@ -15,7 +15,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_doctor_test {
 
 using std::chrono::seconds;
 
@@ -299,5 +299,5 @@ TEST(DoctorCommandTest, TimingWithoutAGpuSaysItNeedsOneAndNamesNoOptionDoctorRef
   EXPECT_EQ(run.err.find("use --device cpu"), std::string::npos) << run.err;
 }
 
-}  // namespace
+}  // namespace cli_doctor_test
 }  // namespace kernelpro::cli

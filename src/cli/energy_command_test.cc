@@ -10,7 +10,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_energy_command_test {
 
 using testing::CliRun;
 using testing::RunKernelpro;
@@ -101,5 +101,5 @@ TEST_F(EnergyCommandTest, ALibraryThatIsNotNvmlIsRefused) {
   EXPECT_TRUE(Contains(run.err, "is not an NVML library (it has no nvmlInit_v2")) << run.err;
 }
 
-}  // namespace
+}  // namespace cli_energy_command_test
 }  // namespace kernelpro::cli

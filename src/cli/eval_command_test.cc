@@ -9,7 +9,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_eval_command_test {
 
 using testing::CliRun;
 using testing::RunKernelpro;
@@ -128,5 +128,5 @@ TEST(EvalCommandTest, OneCandidateThatIsNotCorrectMakesTheExitCodeOne) {
   EXPECT_EQ(RunKernelpro(alone, 10).exit_code, 0);
 }
 
-}  // namespace
+}  // namespace cli_eval_command_test
 }  // namespace kernelpro::cli

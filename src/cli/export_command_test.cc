@@ -14,7 +14,7 @@
 #include "export/package_export.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_export_command_test {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
@@ -184,5 +184,5 @@ TEST(ExportCommandTest, NothingToExportIsExitOneWithTheReason) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace cli_export_command_test
 }  // namespace kernelpro::cli

@@ -7,7 +7,7 @@
 #include "llm/fake_server_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_llm_command_test {
 
 using llm::testing::FakeServer;
 using llm::testing::ScriptedReply;
@@ -221,5 +221,5 @@ INSTANTIATE_TEST_SUITE_P(
             }}),
     [](const ::testing::TestParamInfo<ProviderScript>& info) { return info.param.name; });
 
-}  // namespace
+}  // namespace cli_llm_command_test
 }  // namespace kernelpro::cli

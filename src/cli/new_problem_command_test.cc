@@ -11,7 +11,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_new_problem_command_test {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
@@ -130,5 +130,5 @@ TEST_F(NewProblemTest, ANameThatCannotNameAModuleIsAUsageError) {
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 
-}  // namespace
+}  // namespace cli_new_problem_command_test
 }  // namespace kernelpro::cli

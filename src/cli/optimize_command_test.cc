@@ -15,7 +15,7 @@
 #include "store/run_store.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_optimize_command_test {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
@@ -799,5 +799,5 @@ TEST_F(OptimizeCommandTest, TheCpuDemoRunsTheWholeLoopWithoutAKey) {
   EXPECT_NE(ReadFile(run / "memory.jsonl").find("returning the sigmoid alone"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace cli_optimize_command_test
 }  // namespace kernelpro::cli

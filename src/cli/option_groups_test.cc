@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_option_groups_test {
 
 using kernelpro::testing::CliRun;
 using kernelpro::testing::RunKernelpro;
@@ -195,5 +195,5 @@ TEST(OptionTableTest, AWrongCutlassDirForEvalIsAUsageError) {
       << suite.err;
 }
 
-}  // namespace
+}  // namespace cli_option_groups_test
 }  // namespace kernelpro::cli

@@ -9,7 +9,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_prompt_command_test {
 
 using testing::CliRun;
 
@@ -228,5 +228,5 @@ TEST(PromptCommandTest, BadInputsExitWithTwoAndSayWhy) {
   }
 }
 
-}  // namespace
+}  // namespace cli_prompt_command_test
 }  // namespace kernelpro::cli

@@ -12,7 +12,7 @@
 #include "cli/cli_testing.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_report_command_test {
 
 namespace fs = std::filesystem;
 
@@ -127,5 +127,5 @@ TEST_F(ReportCommandTest, ADirectoryWithoutARunIsAUsageError) {
   EXPECT_FALSE(fs::exists(dir_ / "empty" / "run.db")) << "reading never creates a store";
 }
 
-}  // namespace
+}  // namespace cli_report_command_test
 }  // namespace kernelpro::cli

@@ -14,7 +14,7 @@
 #include "search/run_config.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_run_request_test {
 
 const std::string kProblem = std::string(KERNELPRO_SOURCE_DIR) + "/tests/problems/tiny_swish.py";
 
@@ -153,5 +153,5 @@ TEST(SuiteTaskRequestTest, OptionsThatMakeNoRunAreTheLineOptimizePrints) {
             "kernelpro optimize: --tool-mode reactive needs --feedback tools");
 }
 
-}  // namespace
+}  // namespace cli_run_request_test
 }  // namespace kernelpro::cli

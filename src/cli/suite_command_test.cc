@@ -15,7 +15,7 @@
 #include "suite/suite_lock.h"
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_suite_command_test {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
@@ -649,5 +649,5 @@ TEST_F(SuiteCommandTest, UsageErrorsAreOneLineAndExitTwo) {
   }
 }
 
-}  // namespace
+}  // namespace cli_suite_command_test
 }  // namespace kernelpro::cli

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::cli {
-namespace {
+namespace cli_timing_selftest_test {
 
 Json Result(bool self_passes) {
   return Json{{"status", "ok"},
@@ -131,5 +131,5 @@ TEST(TimingSelftestTest, ACheckWithoutAProfilerReadingSaysWhyAndFails) {
   EXPECT_EQ(TimingSelftestExitCode(result), 1);
 }
 
-}  // namespace
+}  // namespace cli_timing_selftest_test
 }  // namespace kernelpro::cli

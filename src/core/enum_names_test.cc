@@ -7,7 +7,7 @@
 #include <utility>
 
 namespace kernelpro {
-namespace {
+namespace core_enum_names_test {
 
 enum class Fruit { kApple, kPear, kPlum };
 
@@ -28,5 +28,5 @@ TEST(EnumNamesTest, UnknownValuesAndNamesAreNotGuessed) {
 
 TEST(EnumNamesTest, ListsTheNamesInTableOrder) { EXPECT_EQ(NameList(kFruitNames), "apple, pear"); }
 
-}  // namespace
+}  // namespace core_enum_names_test
 }  // namespace kernelpro

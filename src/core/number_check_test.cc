@@ -7,7 +7,7 @@
 #include <string>
 
 namespace kernelpro {
-namespace {
+namespace core_number_check_test {
 
 TEST(CheckNumberTest, NaNAndInfinitiesAreRefusedWhateverTheRange) {
   const NumberRange any;
@@ -35,5 +35,5 @@ TEST(CheckNumberTest, TheMessageNamesTheValueAndTheRange) {
   EXPECT_EQ(CheckNumber("1000", {.min = 1, .max = 1000, .whole = true}), "");
 }
 
-}  // namespace
+}  // namespace core_number_check_test
 }  // namespace kernelpro

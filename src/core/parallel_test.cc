@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace kernelpro {
-namespace {
+namespace core_parallel_test {
 
 TEST(ParallelForTest, CallsEveryIndexOnce) {
   std::vector<std::atomic<int>> calls(37);
@@ -37,5 +37,5 @@ TEST(ParallelForTest, NothingToDoReturnsAtOnce) {
   EXPECT_EQ(calls, 0);
 }
 
-}  // namespace
+}  // namespace core_parallel_test
 }  // namespace kernelpro

@@ -10,7 +10,7 @@
 #include <sstream>
 
 namespace kernelpro {
-namespace {
+namespace core_progress_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -189,5 +189,5 @@ TEST(ProgressReporterTest, WriteAboveEndsAnOpenPipeLineFirst) {
             "optimize: programmer: asking the model... done in 2.0 s\n");
 }
 
-}  // namespace
+}  // namespace core_progress_test
 }  // namespace kernelpro

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace kernelpro {
-namespace {
+namespace core_stats_test {
 
 // Timing-like samples: `base` with a small multiplicative noise, reproducible.
 std::vector<double> NoisySamples(double base, double noise, int count, std::uint64_t seed) {
@@ -166,5 +166,5 @@ TEST(NoisyTimingTest, ASpreadAboveTheMedianIsNoisy) {
   EXPECT_FALSE(NoisySpread(spread));
 }
 
-}  // namespace
+}  // namespace core_stats_test
 }  // namespace kernelpro

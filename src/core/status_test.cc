@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro {
-namespace {
+namespace core_status_test {
 
 TEST(StatusTest, OkByDefaultAndNamedErrorsCarryTheirMessage) {
   EXPECT_TRUE(Status().ok());
@@ -22,13 +22,13 @@ TEST(StatusTest, ResultHoldsValueOrError) {
   EXPECT_EQ(bad.status().code(), Status::Code::kTimeout);
 }
 
-}  // namespace
+}  // namespace core_status_test
 }  // namespace kernelpro
 
 #include "core/json_io.h"
 
 namespace kernelpro {
-namespace {
+namespace core_status_test {
 
 TEST(JsonIoTest, DumpNeverThrowsOnInvalidUtf8) {
   Json j{{"name", std::string("kernel\xff\xfe")}};
@@ -38,5 +38,5 @@ TEST(JsonIoTest, DumpNeverThrowsOnInvalidUtf8) {
   });
 }
 
-}  // namespace
+}  // namespace core_status_test
 }  // namespace kernelpro

@@ -15,7 +15,7 @@
 #include <thread>
 
 namespace kernelpro {
-namespace {
+namespace core_subprocess_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -349,7 +349,7 @@ TEST(RunProcessTest, AChildStoppedTogetherWithKernelproIsNeverReturnedToBeRecord
         (void)RunProcess(Shell("kill -TERM $$"));
         _exit(1);  // returned: the stopped worker's ending would be recorded
       },
-      testing::ExitedWithCode(7), "");
+      ::testing::ExitedWithCode(7), "");
   // The same when the worker ends by a wrapper's exit code (bwrap reports 128 + the signal).
   EXPECT_EXIT(
       {
@@ -361,7 +361,7 @@ TEST(RunProcessTest, AChildStoppedTogetherWithKernelproIsNeverReturnedToBeRecord
         (void)RunProcess(Shell("exit 137"));
         _exit(1);
       },
-      testing::ExitedWithCode(7), "");
+      ::testing::ExitedWithCode(7), "");
 }
 
 TEST(RunProcessTest, AChildDiesWhenTheThreadThatStartedItDies) {
@@ -414,5 +414,5 @@ TEST(DescribeTest, TimeoutAndOutputLimitTakePrecedenceOverTheSignal) {
   EXPECT_EQ(r.Describe(), "killed: printed more than 1024 bytes");
 }
 
-}  // namespace
+}  // namespace core_subprocess_test
 }  // namespace kernelpro

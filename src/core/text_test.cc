@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace kernelpro {
-namespace {
+namespace core_text_test {
 
 TEST(CaseTest, OnlyAsciiLettersChange) {
   EXPECT_EQ(Lower("NVIDIA A100-SXM4"), "nvidia a100-sxm4");
@@ -152,5 +152,5 @@ TEST(TextTest, AsSentenceCapitalisesAndEndsWithAPeriod) {
   EXPECT_EQ(AsSentence(""), "");
 }
 
-}  // namespace
+}  // namespace core_text_test
 }  // namespace kernelpro

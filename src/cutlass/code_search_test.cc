@@ -17,7 +17,7 @@
 #include "llm/tool_loop.h"
 
 namespace kernelpro::cutlass {
-namespace {
+namespace cutlass_code_search_test {
 
 namespace fs = std::filesystem;
 
@@ -352,5 +352,5 @@ TEST(CutlassRealTreeTest, FindsHopperMmaAtomsInTheInstalledTree) {
   EXPECT_TRUE(Contains(*everything.text, "more matching lines not shown"));
 }
 
-}  // namespace
+}  // namespace cutlass_code_search_test
 }  // namespace kernelpro::cutlass

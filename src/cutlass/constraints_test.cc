@@ -12,7 +12,7 @@
 #include "cutlass/cutlass_testing.h"
 
 namespace kernelpro::cutlass {
-namespace {
+namespace cutlass_constraints_test {
 
 namespace fs = std::filesystem;
 
@@ -260,5 +260,5 @@ TEST(MineConstraintsTest, FindsTheHopperAssertsWithTheirPlace) {
   EXPECT_FALSE(MineConstraints("/nonexistent").ok());
 }
 
-}  // namespace
+}  // namespace cutlass_constraints_test
 }  // namespace kernelpro::cutlass

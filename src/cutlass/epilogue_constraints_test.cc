@@ -9,7 +9,7 @@
 #include "cutlass/cutlass_testing.h"
 
 namespace kernelpro::cutlass {
-namespace {
+namespace cutlass_epilogue_constraints_test {
 
 std::vector<std::string> Ids(const std::vector<ConstraintViolation>& violations) {
   std::vector<std::string> ids;
@@ -104,5 +104,5 @@ TEST(EpilogueConstraintsTest, TheSm90EpiloguesAssertsAreMinedFromTheRealTree) {
   EXPECT_NE(find("This TMA epilogue configuration will deadlock"), nullptr);
 }
 
-}  // namespace
+}  // namespace cutlass_epilogue_constraints_test
 }  // namespace kernelpro::cutlass

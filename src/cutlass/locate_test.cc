@@ -8,7 +8,7 @@
 #include <filesystem>
 
 namespace kernelpro::cutlass {
-namespace {
+namespace cutlass_locate_test {
 
 namespace fs = std::filesystem;
 
@@ -125,5 +125,5 @@ TEST(LocateTest, TheSetupCopyLivesInTheSourceTreesToolsFolder) {
   EXPECT_EQ(SetupCutlassDir(), std::string(KERNELPRO_SOURCE_ROOT) + "/.tools/cutlass");
 }
 
-}  // namespace
+}  // namespace cutlass_locate_test
 }  // namespace kernelpro::cutlass

@@ -10,7 +10,7 @@
 #include "cutlass/cutlass_testing.h"
 
 namespace kernelpro::cutlass {
-namespace {
+namespace cutlass_smem_probe_test {
 
 namespace fs = std::filesystem;
 
@@ -165,5 +165,5 @@ TEST_F(SmemProbeTest, RefusedExpressionNeverReachesTheCompiler) {
   EXPECT_EQ(d.status().code(), Status::Code::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace cutlass_smem_probe_test
 }  // namespace kernelpro::cutlass

@@ -11,12 +11,12 @@
 #include <fstream>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_cache_test {
 
 namespace fs = std::filesystem;
 using std::chrono::hours;
 
-class CacheTest : public testing::Test {
+class CacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() / ("kp-cache-test-" + std::to_string(::getpid()));
@@ -263,5 +263,5 @@ TEST(CacheValuesTest, ByteSizesPrintInBinaryUnits) {
   EXPECT_EQ(FormatByteSize(200ull << 20), "200 MiB");
 }
 
-}  // namespace
+}  // namespace eval_cache_test
 }  // namespace kernelpro::eval

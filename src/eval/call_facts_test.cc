@@ -5,7 +5,7 @@
 #include "eval/verdict.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_call_facts_test {
 
 Json Block(std::vector<double> host_ms, std::vector<double> launch_us) {
   return Json{{"times_ms", Json::array()}, {"host_ms", host_ms},    {"launch_us", launch_us},
@@ -146,5 +146,5 @@ TEST(CallFactsTest, OnTheCpuThereIsNoSecondTimeAndNoClock) {
             "clock       the SM clock could not be read (no NVML library)\n");
 }
 
-}  // namespace
+}  // namespace eval_call_facts_test
 }  // namespace kernelpro::eval

@@ -17,7 +17,7 @@
 #include "eval/executor.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_device_runner_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -178,5 +178,5 @@ TEST(DeviceRunnerTest, AFakeRunnerPutInAnExecutorDecidesTheVerdicts) {
   EXPECT_EQ(executor.device_runner(), runner);
 }
 
-}  // namespace
+}  // namespace eval_device_runner_test
 }  // namespace kernelpro::eval

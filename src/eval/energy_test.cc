@@ -6,7 +6,7 @@
 #include <sstream>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_energy_test {
 
 TEST(MedianWithIntervalTest, ThirtyWindowsTakeTheTenthAndTwentyFirstValues) {
   std::vector<double> values;
@@ -96,5 +96,5 @@ TEST(EnergyReportTest, TheH200MatchedPairFromARecordedRun) {
   EXPECT_NEAR(report->ratios[0].estimate, 46.84 / 18.68, 0.01);
 }
 
-}  // namespace
+}  // namespace eval_energy_test
 }  // namespace kernelpro::eval

@@ -22,7 +22,7 @@
 #include "eval/worker_client.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_executor_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -739,5 +739,5 @@ TEST(ExecutorRequestTest, ACandidatesProcessIsToldTheCutlassTreeAndMayReadIt) {
   EXPECT_FALSE(CutlassExecutor("", "").CandidateRequest(candidate, Json()).contains("cutlass"));
 }
 
-}  // namespace
+}  // namespace eval_executor_test
 }  // namespace kernelpro::eval

@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_gpu_pool_test {
 
 using namespace std::chrono_literals;
 
@@ -92,5 +92,5 @@ TEST(GpuPoolTest, NoTwoThreadsEverHoldTheSameGpu) {
   EXPECT_EQ(pool.free_count(), 3u);
 }
 
-}  // namespace
+}  // namespace eval_gpu_pool_test
 }  // namespace kernelpro::eval

@@ -30,7 +30,7 @@
 #include "core/subprocess.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_isolation_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -79,10 +79,10 @@ class Listener {
   int port_ = 0;
 };
 
-class IsolationTest : public testing::Test {
+class IsolationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = fs::temp_directory_path() /
            ("kp-isolation-" + std::to_string(getpid()) + "-" + info->name());
     fs::remove_all(dir_);
@@ -465,5 +465,5 @@ TEST_F(IsolationTest, WithoutTheSandboxKernelproRefusesUnlessToldAndThenSaysSoIn
   EXPECT_NE(r->stderr_text.find("WARNING"), std::string::npos) << r->stderr_text;
 }
 
-}  // namespace
+}  // namespace eval_isolation_test
 }  // namespace kernelpro::eval

@@ -14,7 +14,7 @@
 #include "eval/executor.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_precompiled_headers_test {
 
 TEST(PrecompiledHeadersTest, AnOkResultIsOfferedToBuildRequests) {
   Json result = {
@@ -158,11 +158,11 @@ TEST(PrecompiledHeadersTest, WithoutPrecompiledHeadersNothingStartsAhead) {
   EXPECT_TRUE(executor.PreparedHeaders().dir.empty());
 }
 
-}  // namespace
+}  // namespace eval_precompiled_headers_test
 }  // namespace kernelpro::eval
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_precompiled_headers_test {
 
 TEST(PrecompiledHeadersTest, OnlyASourceThatBuildsATorchExtensionWaitsForThem) {
   EXPECT_TRUE(BuildsTorchExtension("from torch.utils.cpp_extension import load_inline\n"));
@@ -174,5 +174,5 @@ TEST(PrecompiledHeadersTest, OnlyASourceThatBuildsATorchExtensionWaitsForThem) {
   EXPECT_FALSE(BuildsTorchExtension("import triton\nimport triton.language as tl\n"));
 }
 
-}  // namespace
+}  // namespace eval_precompiled_headers_test
 }  // namespace kernelpro::eval

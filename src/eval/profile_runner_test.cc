@@ -6,7 +6,7 @@
 #include "core/subprocess.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_profile_runner_test {
 
 TEST(ProfileCommandTest, WithoutGpuOrNcuEveryMissingViewIsANote) {
   ProcessOptions p;
@@ -105,5 +105,5 @@ TEST(ProfileCommandTest, BrokenProblemIsAClearErrorWithExitCode2) {
   EXPECT_NE(r->stderr_text.find("Model"), std::string::npos) << r->stderr_text;
 }
 
-}  // namespace
+}  // namespace eval_profile_runner_test
 }  // namespace kernelpro::eval

@@ -19,11 +19,11 @@
 #include "eval/worker_client.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_sandbox_test {
 
 namespace fs = std::filesystem;
 
-class SandboxTest : public testing::Test {
+class SandboxTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() / ("kp-sandbox-test-" + std::to_string(getpid()));
@@ -175,11 +175,11 @@ TEST(SandboxCreateTest, AMissingBwrapIsAClearRefusalNamingTheWayOut) {
   EXPECT_NE(unconfined->Describe().find("--unsafe-no-sandbox"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace eval_sandbox_test
 }  // namespace kernelpro::eval
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_sandbox_test {
 
 TEST(MountsForRequestTest, AStepSeesItsSourcesAndInputsAndWritesOnlyItsOutputs) {
   const std::string root = KERNELPRO_SOURCE_DIR;
@@ -237,5 +237,5 @@ TEST(MountsForRequestTest, PrecompiledHeadersAreNeverWritableByACandidate) {
   }
 }
 
-}  // namespace
+}  // namespace eval_sandbox_test
 }  // namespace kernelpro::eval

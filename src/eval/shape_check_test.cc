@@ -7,7 +7,7 @@
 #include "eval/verdict.h"
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_shape_check_test {
 
 ShapeChecks TwoVariants(const std::string& second_status) {
   ShapeChecks s;
@@ -64,5 +64,5 @@ TEST(ShapeCheckTest, ReportsCallAKernelShapeGeneralOrFixedShape) {
   EXPECT_EQ(ShapeGeneralityText(Json()), "");
 }
 
-}  // namespace
+}  // namespace eval_shape_check_test
 }  // namespace kernelpro::eval

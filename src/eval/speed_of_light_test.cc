@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_speed_of_light_test {
 
 // The referee's facts (sol.py) for problems/swish on an H200: one 64 MiB float32 input, one output
 // of the same size, two element-wise operators whose FLOPs are estimates.
@@ -209,5 +209,5 @@ TEST(SpeedOfLightTest, AnUnknownGpuOrAFailedCountGivesNoBoundAndTheCandidateKeep
   EXPECT_FALSE(j["speed_of_light"]["available"].get<bool>());
 }
 
-}  // namespace
+}  // namespace eval_speed_of_light_test
 }  // namespace kernelpro::eval

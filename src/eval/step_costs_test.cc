@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_step_costs_test {
 
 constexpr long long kGiB = 1LL << 30;
 
@@ -53,5 +53,5 @@ TEST(StepCostsTest, SmallOrNoUseSaysNothingInTheTextAndNullInJson) {
   EXPECT_FALSE(PeakDeviceBytesJson(small).is_null());
 }
 
-}  // namespace
+}  // namespace eval_step_costs_test
 }  // namespace kernelpro::eval

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_timing_stats_test {
 
 TEST(TimingStatsTest, TrialsAreSpreadOverRoundsOfAtLeastFiveCallsWhereTheyAllow) {
   RoundPlan plan = PlanRounds(100, 10);
@@ -78,5 +78,5 @@ TEST(TimingStatsTest, TheSpreadBetweenProcessesOnlyWidensTheInterval) {
   EXPECT_EQ(unchanged.high, 2.2);
 }
 
-}  // namespace
+}  // namespace eval_timing_stats_test
 }  // namespace kernelpro::eval

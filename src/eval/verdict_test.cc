@@ -5,7 +5,7 @@
 #include <csignal>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_verdict_test {
 
 TEST(VerdictTest, StatusNamesAreTheDocumentedOnes) {
   EXPECT_STREQ(EvalStatusName(EvalStatus::kCompileError), "compile_error");
@@ -105,5 +105,5 @@ TEST(VerdictTest, JsonHasTheFieldsUsersScriptAgainst) {
   EXPECT_TRUE(k["speedup_interval"].is_null());
 }
 
-}  // namespace
+}  // namespace eval_verdict_test
 }  // namespace kernelpro::eval

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 namespace kernelpro::eval {
-namespace {
+namespace eval_worker_session_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -104,5 +104,5 @@ TEST(WorkerSessionTest, DestroyingASessionEndsItsWorker) {
   SUCCEED();
 }
 
-}  // namespace
+}  // namespace eval_worker_session_test
 }  // namespace kernelpro::eval

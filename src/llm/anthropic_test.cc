@@ -9,7 +9,7 @@
 #include "llm/fake_server_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_anthropic_test {
 
 using testing::FakeServer;
 using testing::ScriptedReply;
@@ -314,5 +314,5 @@ TEST(AnthropicParseTest, FinishReasonsAreNormalisedAndThinkingIsNotTheAnswer) {
   }
 }
 
-}  // namespace
+}  // namespace llm_anthropic_test
 }  // namespace kernelpro::llm

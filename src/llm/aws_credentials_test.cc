@@ -10,7 +10,7 @@
 #include <map>
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_aws_credentials_test {
 
 namespace fs = std::filesystem;
 
@@ -158,5 +158,5 @@ TEST_F(AwsCredentialsTest, SsoAndRoleProfilesAreReportedAsUnsupported) {
   EXPECT_NE(m.find("aws configure export-credentials --profile sso"), std::string::npos) << m;
 }
 
-}  // namespace
+}  // namespace llm_aws_credentials_test
 }  // namespace kernelpro::llm

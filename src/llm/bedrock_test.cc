@@ -20,7 +20,7 @@
 #include "llm/sigv4.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_bedrock_test {
 
 using std::chrono::system_clock;
 using testing::FakeServer;
@@ -443,5 +443,5 @@ TEST(BedrockGoldenTest, StructuredRequest) {
   ExpectGolden("bedrock_request_structured", BedrockRequestBody(request));
 }
 
-}  // namespace
+}  // namespace llm_bedrock_test
 }  // namespace kernelpro::llm

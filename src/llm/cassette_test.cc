@@ -15,7 +15,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_cassette_test {
 
 using testing::ScriptedBackend;
 using testing::TextResponse;
@@ -417,5 +417,5 @@ TEST(CassetteTest, UnwritableCassetteIsAnErrorWhenOpened) {
   EXPECT_NE(recorder.status().message().find("/nonexistent-dir/c.jsonl"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace llm_cassette_test
 }  // namespace kernelpro::llm

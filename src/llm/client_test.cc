@@ -17,7 +17,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_client_test {
 
 using testing::ScriptedBackend;
 using testing::TextResponse;
@@ -297,5 +297,5 @@ TEST(ReliableClientIntegrationTest, StalledServerTimesOutIsRetriedThenFailsAsTim
   EXPECT_EQ(waits.seconds.size(), 1u);
 }
 
-}  // namespace
+}  // namespace llm_client_test
 }  // namespace kernelpro::llm

@@ -7,7 +7,7 @@
 #include <fstream>
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_config_test {
 
 TEST(LlmConfigTest, ShortFormNamesProviderModelAndServer) {
   auto c = ParseLlmSpec("openai:gemma-3-270m@http://127.0.0.1:8080/v1");
@@ -165,5 +165,5 @@ TEST(LlmConfigTest, DescriptionNamesTheKeyVariableNotTheKey) {
   EXPECT_EQ(d["api_key_env"], "TEAM_ANTHROPIC_KEY");
 }
 
-}  // namespace
+}  // namespace llm_config_test
 }  // namespace kernelpro::llm

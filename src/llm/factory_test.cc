@@ -12,7 +12,7 @@
 #include "llm/fake_server_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_factory_test {
 
 using testing::FakeServer;
 
@@ -256,5 +256,5 @@ TEST(CheckServerReachableTest, ACassetteIsNotProbed) {
   EXPECT_TRUE(network->sent.empty());
 }
 
-}  // namespace
+}  // namespace llm_factory_test
 }  // namespace kernelpro::llm

@@ -7,7 +7,7 @@
 #include "llm/fake_server_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_http_test {
 
 using testing::FakeServer;
 using testing::ScriptedReply;
@@ -93,5 +93,5 @@ TEST(HttpTransportTest, BaseUrlsLoseTheirTrailingSlashes) {
   EXPECT_EQ(WithoutTrailingSlashes("/"), "");
 }
 
-}  // namespace
+}  // namespace llm_http_test
 }  // namespace kernelpro::llm

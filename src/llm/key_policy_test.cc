@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_key_policy_test {
 
 TEST(KeyPolicyTest, LoopbackHostsAreLocalhostAnd127And1) {
   for (const char* host : {"localhost", "LocalHost", "localhost.", "127.0.0.1", "127.5.6.7",
@@ -52,5 +52,5 @@ TEST(KeyPolicyTest, AProfileCanVouchForItsPlainHttpUrl) {
       << "only http is vouched for";
 }
 
-}  // namespace
+}  // namespace llm_key_policy_test
 }  // namespace kernelpro::llm

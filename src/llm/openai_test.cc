@@ -9,7 +9,7 @@
 #include "llm/fake_server_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_openai_test {
 
 using testing::FakeServer;
 using testing::ScriptedReply;
@@ -419,5 +419,5 @@ TEST(OpenAiParseTest, FinishReasonsAreNormalised) {
   }
 }
 
-}  // namespace
+}  // namespace llm_openai_test
 }  // namespace kernelpro::llm

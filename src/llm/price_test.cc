@@ -8,7 +8,7 @@
 #include <fstream>
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_price_test {
 
 TEST(PriceTableTest, CostIsTokensTimesPricePerMillion) {
   PriceTable table;
@@ -152,5 +152,5 @@ TEST(CostTextTest, AReplayedCassetteCostsNothing) {
   EXPECT_EQ(CostText(0, CostKnown(config)), "$0.0000");
 }
 
-}  // namespace
+}  // namespace llm_price_test
 }  // namespace kernelpro::llm

@@ -7,7 +7,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_recovery_test {
 
 using testing::ScriptedBackend;
 using testing::TextResponse;
@@ -141,5 +141,5 @@ TEST(TruncationRecoveryTest, AnErrorDuringRecoveryIsReturnedWithTheAttemptsSoFar
   EXPECT_EQ(h.scripted->calls(), 2);
 }
 
-}  // namespace
+}  // namespace llm_recovery_test
 }  // namespace kernelpro::llm

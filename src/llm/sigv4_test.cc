@@ -15,7 +15,7 @@
 #include "core/json_io.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_sigv4_test {
 
 namespace fs = std::filesystem;
 using std::chrono::system_clock;
@@ -308,5 +308,5 @@ TEST(SigV4Test, EncodingAndDateHelpers) {
   EXPECT_EQ(AmzDate(Utc("2024-02-29T23:59:59Z")), "20240229T235959Z");
 }
 
-}  // namespace
+}  // namespace llm_sigv4_test
 }  // namespace kernelpro::llm

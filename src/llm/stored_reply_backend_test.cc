@@ -7,7 +7,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_stored_reply_backend_test {
 
 using testing::ScriptedBackend;
 using testing::TextResponse;
@@ -45,5 +45,5 @@ TEST(StoredReplyBackendTest, StoredErrorsAreServedToo) {
   EXPECT_EQ(inner.calls(), 0);
 }
 
-}  // namespace
+}  // namespace llm_stored_reply_backend_test
 }  // namespace kernelpro::llm

@@ -7,7 +7,7 @@
 #include "llm/scripted_backend_testing.h"
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_tool_loop_test {
 
 using testing::ScriptedBackend;
 using testing::TextResponse;
@@ -197,5 +197,5 @@ TEST(ToolLoopTest, BackendErrorsAndEmptyToolUseEndTheConversation) {
   EXPECT_EQ(confused.calls(), 1);
 }
 
-}  // namespace
+}  // namespace llm_tool_loop_test
 }  // namespace kernelpro::llm

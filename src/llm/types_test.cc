@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::llm {
-namespace {
+namespace llm_types_test {
 
 Request FullRequest() {
   Request r;
@@ -119,5 +119,5 @@ TEST(LlmTypesTest, ExtractJsonFindsTheAnswerInProse) {
   EXPECT_FALSE(ExtractJson("42").has_value());  // a bare scalar is not an answer
 }
 
-}  // namespace
+}  // namespace llm_types_test
 }  // namespace kernelpro::llm

@@ -15,7 +15,7 @@
 #include "profile/timeline.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_collect_test {
 
 const std::string kFixtures = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
 
@@ -281,11 +281,11 @@ TEST(NcuRunnerTest, ACandidateCallingALibraryKeepsItsOwnKernelsAndTheLongestOthe
   EXPECT_EQ(view.kernels[0].name, "_Z10zero_upperPfi");
 }
 
-}  // namespace
+}  // namespace profile_collect_test
 }  // namespace kernelpro::profile
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_collect_test {
 
 // Inputs libFuzzer found interesting (fuzz/run; ASan/UBSan clean when kept): every parser gets
 // every one of them, whatever parser it was found for, and must return without crashing.
@@ -307,5 +307,5 @@ TEST(FuzzCorpusTest, EveryParserSurvivesTheKeptCorpus) {
   EXPECT_GT(files, 100u);
 }
 
-}  // namespace
+}  // namespace profile_collect_test
 }  // namespace kernelpro::profile

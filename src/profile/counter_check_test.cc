@@ -7,7 +7,7 @@
 #include <limits>
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_counter_check_test {
 
 constexpr char kDram[] = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 
@@ -73,5 +73,5 @@ TEST(CounterCheckTest, NotesNameEachDroppedMetricItsValueAndTheKernelsOnce) {
   EXPECT_EQ(few[1], "dropped 1 more implausible metric(s)");
 }
 
-}  // namespace
+}  // namespace profile_counter_check_test
 }  // namespace kernelpro::profile

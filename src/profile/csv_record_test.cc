@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_csv_record_test {
 
 TEST(CsvRecordTest, SplitterFollowsRfc4180) {
   std::vector<std::vector<std::string>> records =
@@ -65,5 +65,5 @@ TEST(CsvRecordTest, LineSourcesGiveTheSameLinesWithoutLineBreaks) {
   EXPECT_FALSE(empty.Next(&line));
 }
 
-}  // namespace
+}  // namespace profile_csv_record_test
 }  // namespace kernelpro::profile

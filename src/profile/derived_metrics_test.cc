@@ -7,7 +7,7 @@
 #include "profile/ncu_csv.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_derived_metrics_test {
 
 // An ncu CSV of one kernel with the global-load sums and no sectors-per-request ratio, as
 // `ncu --metrics <sums>` prints it.
@@ -49,5 +49,5 @@ TEST(DerivedMetricsTest, AReportedValueIsNeverReplacedAndAZeroDivisorDerivesNoth
   EXPECT_DOUBLE_EQ(k.values.at("smsp__thread_inst_executed_per_inst_executed.ratio"), 32);
 }
 
-}  // namespace
+}  // namespace profile_derived_metrics_test
 }  // namespace kernelpro::profile

@@ -8,7 +8,7 @@
 #include "roofline/reference_analysis.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_energy_proxy_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -33,7 +33,7 @@ TEST(EnergyProxyTest, SwishCandidateOnTheH200HasEachTermFromItsCounters) {
   // swish_vec4_kernel: 67,119,104 B read, 43,875,328 B written, 2,097,152 load sectors at 16 per
   // request (float4 loads), no local memory, 10,329,125 warp instructions.
   EnergyProxyEstimate e = ComputeEnergyProxy(Recorded("tests/fixtures/h200-advise", "swish"));
-  ASSERT_TRUE(e.proxy) << testing::PrintToString(e.missing);
+  ASSERT_TRUE(e.proxy) << ::testing::PrintToString(e.missing);
   EXPECT_TRUE(e.missing.empty());
   EXPECT_EQ(e.proxy->kernels, 1);
   EXPECT_DOUBLE_EQ(e.proxy->terms.dram_pj, 20.0 * (67119104 + 43875328));
@@ -84,7 +84,7 @@ TEST(EnergyProxyTest, AProfileWithTheSumsButNotTheRatioStillHasAProxy) {
   k.values[kGlobalLoadRequests] = 100;  // 8 per request
   Json metrics = {{"ncu", {{"kernels", Json::array({{{"name", "k"}, {"values", k.values}}})}}}};
   EnergyProxyEstimate e = ComputeEnergyProxyFromJson(metrics, EnergyProxyOptionsNamed("paper"));
-  ASSERT_TRUE(e.proxy) << testing::PrintToString(e.missing);
+  ASSERT_TRUE(e.proxy) << ::testing::PrintToString(e.missing);
   EXPECT_DOUBLE_EQ(e.proxy->terms.uncoalesced_pj, 100.0 * 800 * (8.0 / 4 - 1));
 }
 
@@ -214,5 +214,5 @@ TEST(EnergyProxyTest, JsonAndTextShowTheFourTerms) {
             "[smsp__inst_executed.sum]\n");
 }
 
-}  // namespace
+}  // namespace profile_energy_proxy_test
 }  // namespace kernelpro::profile

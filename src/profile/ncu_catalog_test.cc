@@ -12,7 +12,7 @@
 #include "profile/ncu_csv.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_ncu_catalog_test {
 
 const std::string kH200 = std::string(KERNELPRO_SOURCE_DIR) + "/tests/fixtures/h200";
 
@@ -210,5 +210,5 @@ TEST(NcuCatalogTest, AggregationOfMetricsOutsideTheCatalog) {
   EXPECT_EQ(NcuAggregation("gpu__time_duration.sum", "%"), "sum");
 }
 
-}  // namespace
+}  // namespace profile_ncu_catalog_test
 }  // namespace kernelpro::profile

@@ -16,7 +16,7 @@
 #include "profile/ncu_runner.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_ncu_csv_test {
 
 namespace fs = std::filesystem;
 
@@ -690,5 +690,5 @@ TEST(NcuCsvRobustnessTest, CorpusDetails) {
   EXPECT_EQ(truncated->warnings.size(), 1u);
 }
 
-}  // namespace
+}  // namespace profile_ncu_csv_test
 }  // namespace kernelpro::profile

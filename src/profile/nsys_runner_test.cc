@@ -6,7 +6,7 @@
 #include <algorithm>
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_nsys_runner_test {
 
 bool Has(const std::vector<std::string>& argv, const std::string& arg) {
   return std::find(argv.begin(), argv.end(), arg) != argv.end();
@@ -27,5 +27,5 @@ TEST(NsysRunnerTest, CapturesOnlyTheProfiledRangeAndExportsSqliteWhereTheReaderL
       << "the range's name is a plain string, not a registered one";
 }
 
-}  // namespace
+}  // namespace profile_nsys_runner_test
 }  // namespace kernelpro::profile

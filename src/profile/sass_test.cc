@@ -13,7 +13,7 @@
 #include "core/tool_paths.h"
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_sass_test {
 
 namespace fs = std::filesystem;
 
@@ -818,5 +818,5 @@ TEST(SassToolTest, MissingCuobjdumpIsUnavailableAndSaysHowToGetIt) {
   EXPECT_NE(view.status().message().find("KERNELPRO_CUOBJDUMP"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace profile_sass_test
 }  // namespace kernelpro::profile

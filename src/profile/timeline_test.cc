@@ -21,7 +21,7 @@
 #endif
 
 namespace kernelpro::profile {
-namespace {
+namespace profile_timeline_test {
 
 namespace fs = std::filesystem;
 
@@ -449,7 +449,7 @@ TEST(TimelineCorpusTest, NastyInputs) {
 class NsysDatabase {
  public:
   explicit NsysDatabase(const std::string& name, bool create_tables = true)
-      : path_((fs::path(testing::TempDir()) / (name + ".sqlite")).string()) {
+      : path_((fs::path(::testing::TempDir()) / (name + ".sqlite")).string()) {
     fs::remove(path_);
     EXPECT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
     if (create_tables) {
@@ -636,7 +636,7 @@ TEST(NsysSqliteTest, ExportWithoutGpuActivitySaysHowToRecordIt) {
 TEST(NsysSqliteTest, UnreadableFilesAreErrors) {
   EXPECT_EQ(ParseNsysSqlite("/nonexistent/report.sqlite").status().code(), Status::Code::kNotFound);
 
-  const std::string not_a_db = (fs::path(testing::TempDir()) / "not_a_db.sqlite").string();
+  const std::string not_a_db = (fs::path(::testing::TempDir()) / "not_a_db.sqlite").string();
   std::ofstream(not_a_db) << ReadFile(SourcePath(kCopiesTrace));
   Result<TimelineSummary> summary = ParseNsysSqlite(not_a_db);
   EXPECT_EQ(summary.status().code(), Status::Code::kInvalidArgument);
@@ -657,7 +657,7 @@ TEST(NsysSqliteTest, CorruptedDatabasesNeverCrash) {
   NsysDatabase db("to_corrupt");
   CopyChromeTraceInto(Json::parse(ReadFile(SourcePath(kCopiesTrace))), &db);
   const std::string original = ReadFile(db.Finish());
-  const std::string path = (fs::path(testing::TempDir()) / "corrupted.sqlite").string();
+  const std::string path = (fs::path(::testing::TempDir()) / "corrupted.sqlite").string();
   std::mt19937 rng(99);
   for (int mutant = 0; mutant < 200; ++mutant) {
     std::string bytes = original;
@@ -679,5 +679,5 @@ TEST(NsysSqliteTest, WithoutSqliteTheExportIsUnavailableNotACrash) {
 
 #endif  // KERNELPRO_HAVE_SQLITE
 
-}  // namespace
+}  // namespace profile_timeline_test
 }  // namespace kernelpro::profile

@@ -16,7 +16,7 @@
 #include <vector>
 
 namespace kernelpro::report {
-namespace {
+namespace report_charts_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -243,5 +243,5 @@ TEST(DramBytesTest, ReadPlusWriteFromTheNcuAggregate) {
                    .has_value());
 }
 
-}  // namespace
+}  // namespace report_charts_test
 }  // namespace kernelpro::report

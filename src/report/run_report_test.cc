@@ -22,7 +22,7 @@
 #include "report/run_report_view.h"
 
 namespace kernelpro::report {
-namespace {
+namespace report_run_report_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -697,11 +697,11 @@ TEST(RunFilesTest, AnUnwritableRunDirectoryIsAnErrorNamingTheFile) {
   EXPECT_TRUE(Contains(written.message(), "best.py")) << written.message();
 }
 
-}  // namespace
+}  // namespace report_run_report_test
 }  // namespace kernelpro::report
 
 namespace kernelpro::report {
-namespace {
+namespace report_run_report_test {
 
 TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
   EXPECT_EQ(ProblemName("/repo/problems/swish/problem.py"), "swish");
@@ -710,11 +710,11 @@ TEST(ProblemNameTest, AKernelBenchFolderIsNamedAfterTheFolder) {
   EXPECT_EQ(ProblemName("problem.py"), "problem");
 }
 
-}  // namespace
+}  // namespace report_run_report_test
 }  // namespace kernelpro::report
 
 namespace kernelpro::report {
-namespace {
+namespace report_run_report_test {
 
 // --energy aware: the answer is the frugal kernel among those as fast as the fastest, and the
 // reports say so; a search without energy says nothing.
@@ -745,5 +745,5 @@ TEST(EnergyChoiceTextTest, SaysWhyTheAnswerIsNotTheFastest) {
   EXPECT_EQ(EnergyChoiceText(plain), std::nullopt);
 }
 
-}  // namespace
+}  // namespace report_run_report_test
 }  // namespace kernelpro::report

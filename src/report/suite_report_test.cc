@@ -21,7 +21,7 @@
 #include "report/suite_report_view.h"
 
 namespace kernelpro::report {
-namespace {
+namespace report_suite_report_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -455,5 +455,5 @@ TEST(SuiteReportTest, JsonHasTheKeysScriptsReadAndNullsWhereNothingIsKnown) {
   EXPECT_TRUE(compared["compare"]["cap"].is_null());
 }
 
-}  // namespace
+}  // namespace report_suite_report_test
 }  // namespace kernelpro::report

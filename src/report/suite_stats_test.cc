@@ -9,7 +9,7 @@
 #include "core/json_io.h"
 
 namespace kernelpro::report {
-namespace {
+namespace report_suite_stats_test {
 
 ScoredProblem Solved(const std::string& key, double speedup, int level = 0) {
   return {key, level, true, speedup};
@@ -270,5 +270,5 @@ TEST(CompareSuitesTest, ASuiteFasterEverywhereIsSignificant) {
   EXPECT_DOUBLE_EQ(reversed.wilcoxon.p_value, 1.0);
 }
 
-}  // namespace
+}  // namespace report_suite_stats_test
 }  // namespace kernelpro::report

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace kernelpro::report::svg {
-namespace {
+namespace report_svg_test {
 
 bool Contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
@@ -136,5 +136,5 @@ TEST(SvgAxesTest, AxesLabelEveryTickAndTitleBothAxes) {
       << svg;
 }
 
-}  // namespace
+}  // namespace report_svg_test
 }  // namespace kernelpro::report::svg

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::roofline {
-namespace {
+namespace roofline_bottleneck_test {
 
 TEST(BottleneckTest, ParsesWhatItPrints) {
   for (Bottleneck b : kAllBottlenecks) EXPECT_EQ(ParseBottleneck(BottleneckName(b)).value(), b);
@@ -16,5 +16,5 @@ TEST(BottleneckTest, AnUnknownClassListsTheKnownOnes) {
   EXPECT_NE(bad.status().message().find("compute, memory, latency, mixed"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace roofline_bottleneck_test
 }  // namespace kernelpro::roofline

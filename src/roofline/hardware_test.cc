@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::roofline {
-namespace {
+namespace roofline_hardware_test {
 
 TEST(HardwareTest, DetectsDevicesByTheNamesTorchReports) {
   const std::pair<const char*, const char*> cases[] = {
@@ -101,5 +101,5 @@ TEST(HardwareTest, PrecisionNamesRoundTripAndPeaksIndexTheTable) {
   EXPECT_FALSE(ParsePrecision("fp4").ok());
 }
 
-}  // namespace
+}  // namespace roofline_hardware_test
 }  // namespace kernelpro::roofline

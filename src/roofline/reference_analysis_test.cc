@@ -6,7 +6,7 @@
 #include "profile/ncu_catalog.h"
 
 namespace kernelpro::roofline {
-namespace {
+namespace roofline_reference_analysis_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 GpuSpec H200() { return *FindGpu("NVIDIA H200"); }
@@ -400,5 +400,5 @@ TEST(ProgramStageOneTest, PytorchProblemsHaveNoProgramKeys) {
   EXPECT_FALSE(j.contains("flops_measured"));
 }
 
-}  // namespace
+}  // namespace roofline_reference_analysis_test
 }  // namespace kernelpro::roofline

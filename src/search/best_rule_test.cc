@@ -11,7 +11,7 @@
 #include "search/tree.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_best_rule_test {
 
 BestContender Clear(double estimate, double low, double high) {
   return {RatioInterval{estimate, low, high, 0.95}, false};
@@ -99,5 +99,5 @@ TEST(BestRuleTest, MidRunTheReferenceStaysTheBestWhileNoKernelLiesAboveIt) {
   EXPECT_EQ(mid->FastestCorrectNode(), 2);
 }
 
-}  // namespace
+}  // namespace search_best_rule_test
 }  // namespace kernelpro::search

@@ -8,7 +8,7 @@
 #include "search/search_testing.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_greedy_test {
 
 using agents::PromptMode;
 using testing::CompileError;
@@ -234,5 +234,5 @@ TEST(GreedyTest, AScriptedSearchOnlyClimbs) {
   EXPECT_EQ(tree.expansions(), 30);
 }
 
-}  // namespace
+}  // namespace search_greedy_test
 }  // namespace kernelpro::search

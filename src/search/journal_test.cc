@@ -11,7 +11,7 @@
 #include "search/exchange_sink.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_journal_test {
 
 namespace fs = std::filesystem;
 
@@ -158,5 +158,5 @@ TEST_F(JournalTest, TheStepsBackendServesStoredRepliesAndTagsNewOnes) {
   EXPECT_EQ(model.calls(), 1);
 }
 
-}  // namespace
+}  // namespace search_journal_test
 }  // namespace kernelpro::search

@@ -12,7 +12,7 @@
 #include "search/search_testing.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_mcts_test {
 
 using agents::PromptMode;
 using testing::CompileError;
@@ -454,5 +454,5 @@ TEST(MctsTest, TheEnergyAwareRewardIsUsedWhenAsked) {
   EXPECT_DOUBLE_EQ(plain->tree().node(1).reward, std::log(2.0));
 }
 
-}  // namespace
+}  // namespace search_mcts_test
 }  // namespace kernelpro::search

@@ -8,7 +8,7 @@
 #include "search/search_testing.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_measured_energy_test {
 
 using testing::CompileError;
 using testing::Correct;
@@ -50,5 +50,5 @@ TEST(MeasuredEnergyTest, KeyAndJsonRoundTrip) {
   EXPECT_FALSE(MeasuredEnergyFromJson(Json{{"nodes", {"x"}}, {"step", Json::object()}}).ok());
 }
 
-}  // namespace
+}  // namespace search_measured_energy_test
 }  // namespace kernelpro::search

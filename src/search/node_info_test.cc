@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::search {
-namespace {
+namespace search_node_info_test {
 
 eval::EvalResult CorrectOnTheBenchmark(const std::string& variant_status) {
   eval::EvalResult r;
@@ -35,5 +35,5 @@ TEST(NodeInfoShapesTest, ANodeRecordsWhetherItsKernelIsShapeGeneral) {
   EXPECT_FALSE(ToJson(3, Applied(unchecked)).contains("shapes"));
 }
 
-}  // namespace
+}  // namespace search_node_info_test
 }  // namespace kernelpro::search

@@ -25,7 +25,7 @@
 #include "search/reward.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_orchestrator_test {
 
 namespace fs = std::filesystem;
 using llm::testing::ScriptedBackend;
@@ -1482,5 +1482,5 @@ TEST_F(OrchestratorTest, TheTemperaturesReachTheProgrammersRequests) {
   EXPECT_EQ(stored->temperatures, (std::vector<double>{0.2, 0.7}));
 }
 
-}  // namespace
+}  // namespace search_orchestrator_test
 }  // namespace kernelpro::search

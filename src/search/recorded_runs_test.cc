@@ -14,7 +14,7 @@
 #include "store/run_store.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_recorded_runs_test {
 
 namespace fs = std::filesystem;
 
@@ -207,5 +207,5 @@ TEST(GemmaCpuRunTest, EveryReplyAndVerdictOfTheTinyModelIsRecorded) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace search_recorded_runs_test
 }  // namespace kernelpro::search

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace kernelpro::search {
-namespace {
+namespace search_reward_test {
 
 TEST(RewardTest, CorrectCandidatesScoreTheLogOfTheirSpeedup) {
   EXPECT_DOUBLE_EQ(Reward(eval::EvalStatus::kCorrect, 1.0), 0.0);
@@ -88,5 +88,5 @@ TEST(RewardTest, NoEnergyGainOutweighsAResolvableSpeedup) {
             EnergyAwareReward(eval::EvalStatus::kIncorrect, 1.0, 1e6));
 }
 
-}  // namespace
+}  // namespace search_reward_test
 }  // namespace kernelpro::search

@@ -9,7 +9,7 @@
 #include <fstream>
 
 namespace kernelpro::search {
-namespace {
+namespace search_run_config_test {
 
 RunConfig Full() {
   RunConfig o;
@@ -163,5 +163,5 @@ TEST(RunConfigTest, AReopenedRunTakesTheMachinesPythonAndGpus) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace search_run_config_test
 }  // namespace kernelpro::search

@@ -7,7 +7,7 @@
 #include "search/search_testing.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_strategy_test {
 
 using agents::PromptMode;
 using testing::CompileError;
@@ -47,5 +47,5 @@ TEST(StrategyTest, CheckSelectionRefusesWhatDoesNotFitTheTree) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace search_strategy_test
 }  // namespace kernelpro::search

@@ -10,7 +10,7 @@
 #include "search/search_testing.h"
 
 namespace kernelpro::search {
-namespace {
+namespace search_tree_test {
 
 using agents::PromptMode;
 using testing::CompileError;
@@ -302,5 +302,5 @@ TEST(TreeTest, ADamagedTreeIsAnError) {
       TreeFromJson(Json{{"version", 1}, {"expansions", 0}, {"nodes", Json::array()}}).ok());
 }
 
-}  // namespace
+}  // namespace search_tree_test
 }  // namespace kernelpro::search

@@ -8,7 +8,7 @@
 #include <string>
 
 namespace kernelpro::store {
-namespace {
+namespace store_row_reader_test {
 
 class RowReaderTest : public ::testing::Test {
  protected:
@@ -109,5 +109,5 @@ TEST_F(RowReaderTest, AColumnTheStatementLacksIsAnErrorNotAnotherColumnsValue) {
   EXPECT_EQ(by_index.status().message(), "the run store's query on t has no column -1");
 }
 
-}  // namespace
+}  // namespace store_row_reader_test
 }  // namespace kernelpro::store

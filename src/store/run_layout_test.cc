@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::store {
-namespace {
+namespace store_run_layout_test {
 
 TEST(RunLayoutTest, NamesEveryFileOfARunDirectory) {
   const RunLayout layout("/runs/swish");
@@ -24,5 +24,5 @@ TEST(RunLayoutTest, CandidatesAreNumberedByTheirStoreId) {
   EXPECT_EQ(RunLayout("runs/a").Path(RunLayout::CandidateFile(3)), "runs/a/candidates/0003.py");
 }
 
-}  // namespace
+}  // namespace store_run_layout_test
 }  // namespace kernelpro::store

@@ -7,7 +7,7 @@
 #include <fstream>
 
 namespace kernelpro::store {
-namespace {
+namespace store_run_lock_test {
 
 namespace fs = std::filesystem;
 
@@ -61,5 +61,5 @@ TEST(RunDirectoryLockTest, AnUncreatableDirectoryIsAnIoErrorNamingThePath) {
   EXPECT_NE(lock.status().message().find("/proc/kernelpro-no/run"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace store_run_lock_test
 }  // namespace kernelpro::store

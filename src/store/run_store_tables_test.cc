@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace kernelpro::store {
-namespace {
+namespace store_run_store_tables_test {
 
 namespace fs = std::filesystem;
 
@@ -230,5 +230,5 @@ TEST_F(RunStoreTablesTest, EveryColumnOfEveryTableIsWrittenAndReadBack) {
   EXPECT_EQ(Rows(db, "SELECT ok FROM llm_exchanges"), std::vector<std::string>{"0"});
 }
 
-}  // namespace
+}  // namespace store_run_store_tables_test
 }  // namespace kernelpro::store

@@ -27,7 +27,7 @@
 #include "tools/registry.h"
 
 namespace kernelpro::store {
-namespace {
+namespace store_run_store_test {
 
 namespace fs = std::filesystem;
 
@@ -1034,5 +1034,5 @@ TEST_F(RunStoreTest, AProcessKilledAtAnyMomentLeavesWholeStepsOnly) {
   EXPECT_TRUE(unfinished->empty());
 }
 
-}  // namespace
+}  // namespace store_run_store_test
 }  // namespace kernelpro::store

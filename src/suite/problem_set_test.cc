@@ -6,7 +6,7 @@
 #include <fstream>
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_problem_set_test {
 namespace fs = std::filesystem;
 
 class ProblemSetTest : public ::testing::Test {
@@ -148,5 +148,5 @@ TEST(LevelOfFolderTest, SpellingsPeopleUse) {
   EXPECT_FALSE(LevelOfFolder("swish").has_value());
 }
 
-}  // namespace
+}  // namespace suite_problem_set_test
 }  // namespace kernelpro::suite

@@ -11,7 +11,7 @@
 #include "core/json_io.h"
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_results_test {
 namespace fs = std::filesystem;
 
 constexpr long long kGiB = 1LL << 30;
@@ -116,5 +116,5 @@ TEST_F(SuiteProgressTest, EachProblemsRowCarriesItsTasksTimeAndPeak) {
   EXPECT_FALSE(report->rows[2].seconds) << "pending";
 }
 
-}  // namespace
+}  // namespace suite_results_test
 }  // namespace kernelpro::suite

@@ -13,7 +13,7 @@
 #include "suite/results.h"
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_session_test {
 namespace fs = std::filesystem;
 
 class SessionTest : public ::testing::Test {
@@ -94,5 +94,5 @@ TEST_F(SessionTest, AFinishedSessionHasNoPhaseAndItsStartSurvivesAResume) {
   fs::remove_all(dir_.dir());
 }
 
-}  // namespace
+}  // namespace suite_session_test
 }  // namespace kernelpro::suite

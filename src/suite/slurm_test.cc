@@ -13,7 +13,7 @@
 #include "core/text.h"
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_slurm_test {
 
 namespace fs = std::filesystem;
 
@@ -310,5 +310,5 @@ TEST(SlurmStateTest, ActiveStatesKeepAShardFromBeingResubmitted) {
   EXPECT_FALSE(SlurmStateIsActive("gone"));
 }
 
-}  // namespace
+}  // namespace suite_slurm_test
 }  // namespace kernelpro::suite

@@ -8,7 +8,7 @@
 #include <fstream>
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_suite_dir_test {
 namespace fs = std::filesystem;
 
 class SuiteDirTest : public ::testing::Test {
@@ -182,5 +182,5 @@ TEST_F(SuiteDirTest, CorruptedFilesAreClearErrorsOrRedoneNeverACrash) {
   EXPECT_TRUE(*taken);
 }
 
-}  // namespace
+}  // namespace suite_suite_dir_test
 }  // namespace kernelpro::suite

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_suite_lock_test {
 
 namespace fs = std::filesystem;
 
@@ -74,5 +74,5 @@ TEST_F(SuiteLockTest, ALockLeftByAKilledRunIsTakenOver) {
   EXPECT_TRUE(taken.ok()) << taken.status().message();
 }
 
-}  // namespace
+}  // namespace suite_suite_lock_test
 }  // namespace kernelpro::suite

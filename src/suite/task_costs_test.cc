@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_task_costs_test {
 
 constexpr long long kGiB = 1LL << 30;
 
@@ -71,5 +71,5 @@ TEST(SuiteTaskCostsTest, WallTimeIsTheResultsElseTheVerdictsSummed) {
   EXPECT_FALSE(optimize.peak);
 }
 
-}  // namespace
+}  // namespace suite_task_costs_test
 }  // namespace kernelpro::suite

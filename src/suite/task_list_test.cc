@@ -9,7 +9,7 @@
 #include <fstream>
 
 namespace kernelpro::suite {
-namespace {
+namespace suite_task_list_test {
 
 namespace fs = std::filesystem;
 
@@ -66,5 +66,5 @@ TEST(TaskListTest, SelectingKeepsTheListsOrderAndNamesWhatIsMissing) {
       << holes.status().message();
 }
 
-}  // namespace
+}  // namespace suite_task_list_test
 }  // namespace kernelpro::suite

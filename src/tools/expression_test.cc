@@ -6,7 +6,7 @@
 #include <map>
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_expression_test {
 
 Result<double> Eval(const std::string& text,
                     const std::map<std::string, double, std::less<>>& values = {}) {
@@ -60,5 +60,5 @@ TEST(ExpressionTest, SyntaxErrorsSayWhere) {
   }
 }
 
-}  // namespace
+}  // namespace tools_expression_test
 }  // namespace kernelpro::tools

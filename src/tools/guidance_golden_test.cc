@@ -14,7 +14,7 @@
 #include "tools/render.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_guidance_golden_test {
 
 const std::string kRoot = KERNELPRO_SOURCE_DIR;
 
@@ -73,5 +73,5 @@ TEST(GuidanceGoldenTest, EveryRecordingRendersAsReviewed) {
   }
 }
 
-}  // namespace
+}  // namespace tools_guidance_golden_test
 }  // namespace kernelpro::tools

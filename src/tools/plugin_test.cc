@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_plugin_test {
 
 TEST(PluginTest, TheExamplePluginLoadsAndAnalyses) {
   auto tools = LoadToolPlugin(KERNELPRO_EXAMPLE_PLUGIN);
@@ -48,5 +48,5 @@ TEST(PluginTest, LibrariesThatAreNotPluginsAreClearErrors) {
   EXPECT_NE(not_library.status().message().find("cannot load tool plugin"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tools_plugin_test
 }  // namespace kernelpro::tools

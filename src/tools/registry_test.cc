@@ -6,7 +6,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_registry_test {
 
 // A tool that triggers when "x" exceeds its threshold, with a configurable source and affinity.
 class FakeTool : public ProfilingTool {
@@ -177,5 +177,5 @@ TEST(RenderTest, BoundedAndDeterministic) {
   EXPECT_NE(short_text.find("omitted for length"), std::string::npos) << short_text;
 }
 
-}  // namespace
+}  // namespace tools_registry_test
 }  // namespace kernelpro::tools

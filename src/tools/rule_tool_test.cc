@@ -7,7 +7,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_rule_tool_test {
 
 const std::string kExample =
     std::string(KERNELPRO_SOURCE_DIR) + "/examples/rules/memory_rules.toml";
@@ -130,5 +130,5 @@ TEST(RuleToolTest, BadFilesAreClearErrors) {
   EXPECT_EQ(LoadRuleFile("/no/such/rules.toml").status().code(), Status::Code::kNotFound);
 }
 
-}  // namespace
+}  // namespace tools_rule_tool_test
 }  // namespace kernelpro::tools

@@ -7,7 +7,7 @@
 #include <string>
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_tool_config_test {
 
 TEST(ToolConfigTest, TheBuiltInToolsWithTheThresholdsGiven) {
   ToolConfig config;
@@ -71,5 +71,5 @@ TEST(ToolConfigTest, PathsAreMadeAbsoluteForARunThatMayResumeElsewhere) {
   EXPECT_EQ(made.plugins[0], "/abs/p.so");
 }
 
-}  // namespace
+}  // namespace tools_tool_config_test
 }  // namespace kernelpro::tools

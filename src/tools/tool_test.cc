@@ -6,7 +6,7 @@
 #include "tools/metric_set.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_tool_test {
 
 TEST(FormatNumberTest, StableShortDecimalText) {
   EXPECT_EQ(FormatNumber(0), "0");
@@ -76,5 +76,5 @@ TEST(MetricSetTest, SassNamesSumTheEntryKernelsOnly) {
   EXPECT_DOUBLE_EQ(set.Get("sass.calls_cublas"), 2);
 }
 
-}  // namespace
+}  // namespace tools_tool_test
 }  // namespace kernelpro::tools

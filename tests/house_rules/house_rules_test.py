@@ -127,6 +127,19 @@ def test_app_writing_to_stdout_or_stderr_fails_but_words_in_comments_and_strings
     assert "run.cc:4" not in out
 
 
+def test_an_anonymous_namespace_in_a_test_file_fails_and_names_the_namespace_to_use(clean):
+    write(clean, "src/tools/builtin/idle_gaps_test.cc",
+          "namespace kernelpro::tools {\nnamespace tools_builtin_idle_gaps_test {\n}\n}\n")
+    write(clean, "src/tools/builtin/idle_gaps.cc", "namespace kernelpro::tools {\nnamespace {\n}\n}\n")
+    rc, out = run(clean)
+    assert rc == 0, out  # production code may keep its anonymous namespaces
+    write(clean, "src/eval/executor_test.cc", "namespace kernelpro::eval {\nnamespace {\n}\n}\n")
+    rc, out = run(clean)
+    assert rc == 1
+    assert ("src/eval/executor_test.cc:2: test-namespace: an anonymous namespace in a test file "
+            "(name it after the file: namespace eval_executor_test)") in out, out
+
+
 def test_a_known_break_is_listed_but_a_stale_known_line_fails(clean):
     write(clean, "src/core/w.h", "// " + "x" * 98 + "\n")
     known = clean / "known.txt"

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_barrier_stall_test {
 
 const std::string kBarrier = "smsp__warp_issue_stalled_barrier_per_warp_active.pct";
 
@@ -59,5 +59,5 @@ TEST(BarrierStallToolTest, FixturesStayQuiet) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_barrier_stall_test
 }  // namespace kernelpro::tools

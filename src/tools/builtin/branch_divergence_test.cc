@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_branch_divergence_test {
 
 MetricSet Active(double threads) {
   return testing::MakeMetrics({{"smsp__thread_inst_executed_per_inst_executed.ratio", threads}});
@@ -50,5 +50,5 @@ TEST(BranchDivergenceToolTest, FixturesAreConvergent) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_branch_divergence_test
 }  // namespace kernelpro::tools

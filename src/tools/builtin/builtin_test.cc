@@ -10,7 +10,7 @@
 #include "tools/registry.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_builtin_test {
 
 std::string Center(const std::string& text, int width) {
   int left = (width - static_cast<int>(text.size())) / 2;
@@ -71,5 +71,5 @@ TEST(BuiltinToolsTest, TheFilterTableInBuiltinCcIsTrue) {
       << expected;
 }
 
-}  // namespace
+}  // namespace tools_builtin_builtin_test
 }  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_cache_hit_rates_test {
 
 // 1e6 global-load sectors (32 MB requested), DRAM reads of 32 MB / `reuse`, the two hit rates, and
 // shared-load wavefronts at `staged` % of the global-load sectors.
@@ -151,5 +151,5 @@ TEST(CacheHitRatesToolTest, Fixtures) {
   EXPECT_EQ(g.severity, Severity::kHigh);
 }
 
-}  // namespace
+}  // namespace tools_builtin_cache_hit_rates_test
 }  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_dram_bandwidth_test {
 
 MetricSet Dram(double dram, double mem = -1) {
   return testing::MakeMetrics(
@@ -66,5 +66,5 @@ TEST(DramBandwidthToolTest, Fixtures) {
   EXPECT_FALSE(RunTool(*tool, many.set, many.Context()).triggered);
 }
 
-}  // namespace
+}  // namespace tools_builtin_dram_bandwidth_test
 }  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_energy_bank_conflicts_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -72,5 +72,5 @@ TEST(EnergyBankConflictsToolTest, RecordedKernels) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_energy_bank_conflicts_test
 }  // namespace kernelpro::tools

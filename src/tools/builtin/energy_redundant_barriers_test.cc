@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_energy_redundant_barriers_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -60,5 +60,5 @@ TEST(EnergyRedundantBarriersToolTest, RecordedKernelsStayQuiet) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_energy_redundant_barriers_test
 }  // namespace kernelpro::tools

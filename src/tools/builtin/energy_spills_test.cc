@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_energy_spills_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -62,5 +62,5 @@ TEST(EnergySpillsToolTest, RecordedKernelsStayQuiet) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_energy_spills_test
 }  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_energy_uncoalesced_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -83,5 +83,5 @@ TEST(EnergyUncoalescedToolTest, RecordedStridedCopyFires) {
   EXPECT_TRUE(run.output.triggered) << run.output.summary;
 }
 
-}  // namespace
+}  // namespace tools_builtin_energy_uncoalesced_test
 }  // namespace kernelpro::tools

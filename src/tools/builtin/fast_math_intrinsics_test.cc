@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_fast_math_intrinsics_test {
 
 using testing::ContextFor;
 using testing::MakeMetrics;
@@ -113,5 +113,5 @@ TEST(FastMathIntrinsicsToolTest, RecordedSwishScalarFiresAndVectorDoesNot) {
   EXPECT_FALSE(vec.output.triggered) << vec.output.summary;
 }
 
-}  // namespace
+}  // namespace tools_builtin_fast_math_intrinsics_test
 }  // namespace kernelpro::tools

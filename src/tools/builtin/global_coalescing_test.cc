@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_global_coalescing_test {
 
 // Loads 1000 requests at `ld` sectors each, stores 1000 at `st`, 32-bit accesses in SASS.
 MetricSet Traffic(double ld, double st, double sass_width_bits = 32) {
@@ -82,5 +82,5 @@ TEST(GlobalCoalescingToolTest, Fixtures) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_global_coalescing_test
 }  // namespace kernelpro::tools

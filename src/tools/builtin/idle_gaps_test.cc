@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_idle_gaps_test {
 
 using testing::MakeMetrics;
 using testing::Without;
@@ -83,5 +83,5 @@ TEST(IdleGapsToolTest, RecordedSingleForwardsStayQuiet) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_idle_gaps_test
 }  // namespace kernelpro::tools

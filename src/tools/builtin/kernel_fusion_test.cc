@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_kernel_fusion_test {
 
 using testing::MakeMetrics;
 using testing::Without;
@@ -70,5 +70,5 @@ TEST(KernelFusionToolTest, RecordedManyLaunchesFires) {
   EXPECT_EQ(run.output.severity, Severity::kHigh);
 }
 
-}  // namespace
+}  // namespace tools_builtin_kernel_fusion_test
 }  // namespace kernelpro::tools

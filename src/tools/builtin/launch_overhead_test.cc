@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_launch_overhead_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -99,5 +99,5 @@ TEST(LaunchOverheadToolTest, RecordedSingleForwardsStayQuiet) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_launch_overhead_test
 }  // namespace kernelpro::tools

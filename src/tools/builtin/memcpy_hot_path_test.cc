@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_memcpy_hot_path_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -68,5 +68,5 @@ TEST(MemcpyHotPathToolTest, RecordedForwardsCopyNothing) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_memcpy_hot_path_test
 }  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_occupancy_limiter_test {
 
 MetricSet Occ(double occ, double regs_limit = 2, double smem_limit = 3) {
   return testing::MakeMetrics({{"sm__warps_active.avg.pct_of_peak_sustained_active", occ},
@@ -80,5 +80,5 @@ TEST(OccupancyLimiterToolTest, Fixtures) {
   EXPECT_FALSE(RunTool(*tool, naive.set, naive.Context()).triggered);
 }
 
-}  // namespace
+}  // namespace tools_builtin_occupancy_limiter_test
 }  // namespace kernelpro::tools

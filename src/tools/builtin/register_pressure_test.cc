@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_register_pressure_test {
 
 MetricSet Regs(double regs, double limit_regs = 2) {
   return testing::MakeMetrics({{"launch__registers_per_thread", regs},
@@ -90,5 +90,5 @@ TEST(RegisterPressureToolTest, Fixtures) {
   EXPECT_FALSE(RunTool(*tool, naive.set, naive.Context()).triggered);
 }
 
-}  // namespace
+}  // namespace tools_builtin_register_pressure_test
 }  // namespace kernelpro::tools

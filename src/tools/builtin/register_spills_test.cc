@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_register_spills_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -117,5 +117,5 @@ TEST(RegisterSpillsToolTest, RecordedKernelsDoNotSpill) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_register_spills_test
 }  // namespace kernelpro::tools

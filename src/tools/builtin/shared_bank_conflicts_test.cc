@@ -6,7 +6,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_shared_bank_conflicts_test {
 
 constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
 constexpr const char* kMio = "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct";
@@ -146,5 +146,5 @@ TEST(SharedBankConflictsToolTest, Fixtures) {
   EXPECT_EQ(s.severity, Severity::kMedium);
 }
 
-}  // namespace
+}  // namespace tools_builtin_shared_bank_conflicts_test
 }  // namespace kernelpro::tools

@@ -4,7 +4,7 @@
 #include "tools/builtin/system_tools_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_sync_calls_test {
 
 using testing::MakeMetrics;
 using testing::Without;
@@ -66,5 +66,5 @@ TEST(SyncCallsToolTest, RecordedForwardsHaveOnlyTheWorkersSync) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_sync_calls_test
 }  // namespace kernelpro::tools

@@ -10,7 +10,7 @@
 #include "tools/registry.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_system_tools_fixtures_test {
 
 // The timeline, SASS and energy tools, in the registry's order.
 std::vector<std::unique_ptr<ProfilingTool>> SystemTools() {
@@ -57,5 +57,5 @@ TEST(SystemToolsFixtureTest, OnlyExpectedFindingsFireOnRecordings) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_system_tools_fixtures_test
 }  // namespace kernelpro::tools

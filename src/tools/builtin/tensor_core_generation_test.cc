@@ -6,7 +6,7 @@
 #include "tools/metric_set.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_tensor_core_generation_test {
 
 using testing::ContextFor;
 using testing::MakeMetrics;
@@ -156,5 +156,5 @@ TEST(TensorCoreGenerationToolTest, RecordedNaiveMatmulUnderComputeClassFires) {
   EXPECT_NE(run.output.title.find("No tensor-core"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tools_builtin_tensor_core_generation_test
 }  // namespace kernelpro::tools

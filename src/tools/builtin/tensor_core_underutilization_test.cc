@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_tensor_core_underutilization_test {
 
 const std::string kTensor =
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
@@ -99,5 +99,5 @@ TEST(TensorCoreUnderutilizationToolTest, Fixtures) {
   EXPECT_FALSE(RunTool(*tool, softmax.set, softmax.Context()).triggered);
 }
 
-}  // namespace
+}  // namespace tools_builtin_tensor_core_underutilization_test
 }  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_vectorization_test {
 
 MetricSet Mem(double sectors_per_request, double dram = 44) {
   return testing::MakeMetrics(
@@ -75,5 +75,5 @@ TEST(VectorizationToolTest, Fixtures) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_vectorization_test
 }  // namespace kernelpro::tools

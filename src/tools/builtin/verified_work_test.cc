@@ -11,7 +11,7 @@
 #include "tools/work_check.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_verified_work_test {
 
 const char* const kExamples[] = {"linear_gelu", "rms_norm", "scaled_softmax",
                                  "swish",       "tiny_mlp", "tril_matmul"};
@@ -220,5 +220,5 @@ TEST(VerifiedWorkToolTest, TheLineAdvisePrints) {
   EXPECT_EQ(SiQuantity(999.7, "B"), "1 kB");
 }
 
-}  // namespace
+}  // namespace tools_builtin_verified_work_test
 }  // namespace kernelpro::tools

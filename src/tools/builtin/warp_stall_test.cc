@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_warp_stall_test {
 
 using testing::MakeMetrics;
 using testing::With;
@@ -157,5 +157,5 @@ TEST(WarpStallToolTest, OtherFixtures) {
   EXPECT_NE(w.summary.find("mio_throttle"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tools_builtin_warp_stall_test
 }  // namespace kernelpro::tools

@@ -5,7 +5,7 @@
 #include "tools/tool_testing.h"
 
 namespace kernelpro::tools {
-namespace {
+namespace tools_builtin_wave_quantization_test {
 
 MetricSet Waves(double waves) {
   return testing::MakeMetrics({{"launch__waves_per_multiprocessor", waves},
@@ -59,5 +59,5 @@ TEST(WaveQuantizationToolTest, Fixtures) {
   }
 }
 
-}  // namespace
+}  // namespace tools_builtin_wave_quantization_test
 }  // namespace kernelpro::tools
