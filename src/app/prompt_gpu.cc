@@ -2,8 +2,6 @@
 
 #include <vector>
 
-#include "app/executor_setup.h"
-
 namespace kernelpro::app {
 
 PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents::GpuTarget>& forced,
@@ -30,8 +28,7 @@ PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents:
   return chosen;
 }
 
-Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor) {
-  auto info = InspectDevice(executor, "cuda");
+Result<agents::GpuTarget> GpuTargetFromInspect(const Result<Json>& info) {
   if (!info.ok()) return info.status();
   const std::string name = JsonGet<std::string>(*info, "gpu_name", "");
   const auto capability = JsonGet<std::vector<int>>(*info, "compute_capability", {});

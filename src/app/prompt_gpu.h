@@ -13,8 +13,8 @@
 #include <string>
 
 #include "agents/gpu_target.h"
+#include "core/json_io.h"
 #include "core/status.h"
-#include "eval/executor.h"
 
 namespace kernelpro::app {
 
@@ -31,7 +31,8 @@ struct PromptGpu {
 PromptGpu ChoosePromptGpu(const std::string& device, const std::optional<agents::GpuTarget>& forced,
                           const GpuDetector& detect);
 
-// The real detector: the worker's inspect step (compute capability and device name).
-Result<agents::GpuTarget> DetectGpuTarget(const eval::Executor& executor);
+// The real detector's answer: the GPU in what the worker's inspect step of a cuda run reported
+// (app::InspectDevice: compute capability and device name), or why there is none.
+Result<agents::GpuTarget> GpuTargetFromInspect(const Result<Json>& info);
 
 }  // namespace kernelpro::app

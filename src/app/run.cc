@@ -29,12 +29,10 @@ std::string LlmLabel(const llm::LlmConfig& c) {
   return label;
 }
 
-// Where the measurements were taken: the worker's inspect step.
-report::RunEnvironment InspectEnvironment(const eval::Executor& executor,
-                                          const std::string& device) {
+// Where the measurements were taken: the worker's inspect step (`inspected`).
+report::RunEnvironment EnvironmentOf(const Result<Json>& inspected, const std::string& device) {
   report::RunEnvironment env;
   env.device = device;
-  auto inspected = InspectDevice(executor, device);
   if (!inspected.ok()) return env;
   const Json& info = *inspected;
   env.device_name = JsonGet<std::string>(info, "gpu_name", "");
@@ -275,12 +273,13 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
       StageOneAgent(options, *executor, early_notes);
   // The programmer's GPU section: --gpu, else the GPU the evaluations use. A resumed run keeps
   // the target it was created with (RunConfig::gpu, stored with the run).
+  // One inspect step serves both the prompts' GPU and the report's environment.
+  const Result<Json> inspected = InspectDevice(*executor, options.device);
   if (!run.resume) {
     std::optional<agents::GpuTarget> forced;
     if (!options.gpu_name.empty()) forced = options.gpu;
-    const eval::Executor& detect_on = *executor;
     PromptGpu chosen = ChoosePromptGpu(options.device, forced,
-                                       [&detect_on] { return DetectGpuTarget(detect_on); });
+                                       [&inspected] { return GpuTargetFromInspect(inspected); });
     options.gpu = chosen.target;
     if (!chosen.note.empty()) {
       observer.Note(chosen.note);
@@ -308,8 +307,8 @@ RunOutcome RunSearch(search::RunConfig options, const RunOptions& run) {
   outcome.recorded = true;
   summary->notes.insert(summary->notes.begin(), early_notes.begin(), early_notes.end());
   outcome.finished = WriteAndClose(options.run_dir, orchestrator, *summary, **store,
-                                   InspectEnvironment(*executor, options.device),
-                                   LlmLabel(llm_config), cost_known, observer);
+                                   EnvironmentOf(inspected, options.device), LlmLabel(llm_config),
+                                   cost_known, observer);
   outcome.found = static_cast<bool>(orchestrator.tree().FastestCorrectNode());
   outcome.summary = std::move(*summary);
   return outcome;
