@@ -27,7 +27,7 @@ struct CutlassArgs {
   std::string ls_target;
 };
 
-int Fail(const std::string& command, const std::string& message) {
+int CutlassFail(const std::string& command, const std::string& message) {
   std::cerr << "kernelpro cutlass " << command << ": " << message << "\n";
   return kUsageExit;
 }
@@ -37,7 +37,7 @@ std::optional<cutlass::CutlassTree> Locate(const std::string& command, const std
   Result<cutlass::CutlassTree> tree =
       cutlass::LocateCutlass(own_dir.empty() ? parent_dir : own_dir);
   if (!tree.ok()) {
-    Fail(command, tree.status().message());
+    CutlassFail(command, tree.status().message());
     return std::nullopt;
   }
   return *tree;
@@ -47,7 +47,7 @@ std::optional<cutlass::CutlassIndex> LoadIndex(const std::string& command,
                                                const cutlass::CutlassTree& tree) {
   Result<cutlass::CutlassIndex> index = cutlass::CutlassIndex::Load(tree.include_dir);
   if (!index.ok()) {
-    Fail(command, index.status().message());
+    CutlassFail(command, index.status().message());
     return std::nullopt;
   }
   return std::move(*index);
@@ -64,7 +64,7 @@ int Search(const CutlassArgs& args) {
   options.context_lines = args.context;
   options.max_bytes = std::size_t{1} << 30;  // a person asked: --max-results is the bound
   Result<cutlass::SearchResult> result = cutlass::SearchCutlass(*index, args.regex, options);
-  if (!result.ok()) return Fail("search", result.status().message());
+  if (!result.ok()) return CutlassFail("search", result.status().message());
   if (args.json) {
     Json matches = Json::array();
     for (const cutlass::SearchMatch& m : result->matches) {
@@ -106,8 +106,8 @@ std::optional<std::pair<int, int>> ParseLines(const std::string& text) {
 int Read(const CutlassArgs& args) {
   const auto lines = ParseLines(args.lines);
   if (!lines) {
-    return Fail("read",
-                "--lines '" + args.lines + "': give A:B (1-based, inclusive), e.g. 100:180");
+    return CutlassFail("read",
+                       "--lines '" + args.lines + "': give A:B (1-based, inclusive), e.g. 100:180");
   }
   auto tree = Locate("read", args.read_dir, args.dir);
   if (!tree) return kUsageExit;
@@ -116,7 +116,7 @@ int Read(const CutlassArgs& args) {
   Result<cutlass::FileExcerpt> excerpt = cutlass::ReadCutlassFile(
       *index, args.file, lines->first, lines->second,
       "`kernelpro cutlass ls " + std::filesystem::path(args.file).parent_path().string() + "`");
-  if (!excerpt.ok()) return Fail("read", excerpt.status().message());
+  if (!excerpt.ok()) return CutlassFail("read", excerpt.status().message());
   std::cout << cutlass::RenderExcerpt(*excerpt);
   return 0;
 }
@@ -127,7 +127,7 @@ int List(const CutlassArgs& args) {
   auto index = LoadIndex("ls", *tree);
   if (!index) return kUsageExit;
   Result<cutlass::DirectoryListing> listing = cutlass::ListCutlassDirectory(*index, args.ls_target);
-  if (!listing.ok()) return Fail("ls", listing.status().message());
+  if (!listing.ok()) return CutlassFail("ls", listing.status().message());
   std::cout << cutlass::RenderListing(*listing);
   return 0;
 }

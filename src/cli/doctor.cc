@@ -56,7 +56,7 @@ DoctorCheck Ok(std::string name, std::string detail) {
 DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
   return {std::move(name), CheckStatus::kWarn, std::move(detail), std::move(fix)};
 }
-DoctorCheck Fail(std::string name, std::string detail, std::string fix) {
+DoctorCheck FailedCheck(std::string name, std::string detail, std::string fix) {
   return {std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
 }
 
@@ -71,21 +71,22 @@ void CheckPython(const Machine& m, const DoctorOptions& o, std::vector<DoctorChe
   const ProcessResult ran = m.run({python, "-I", "-c", kPythonProbe}, seconds(180));
   const Json info = Succeeded(ran) ? Json::parse(Trim(ran.stdout_text), nullptr, false) : Json();
   if (!info.is_object()) {
-    out.push_back(Fail("python", python + ": " + Failure(ran),
-                       "install Python 3 with torch, or name the interpreter with --python or "
-                       "KERNELPRO_PYTHON"));
-    out.push_back(Fail("torch", "not checked: no working interpreter", kFix));
+    out.push_back(
+        FailedCheck("python", python + ": " + Failure(ran),
+                    "install Python 3 with torch, or name the interpreter with --python or "
+                    "KERNELPRO_PYTHON"));
+    out.push_back(FailedCheck("torch", "not checked: no working interpreter", kFix));
     return;
   }
   out.push_back(Ok("python", "Python " + JsonGet<std::string>(info, "python", "?") + " (" +
                                  JsonGet<std::string>(info, "executable", python) + ")"));
   if (info.contains("torch_error")) {
-    out.push_back(
-        Fail("torch", "cannot be imported: " + info["torch_error"].get<std::string>(), kFix));
+    out.push_back(FailedCheck(
+        "torch", "cannot be imported: " + info["torch_error"].get<std::string>(), kFix));
     return;
   }
   if (!resolved.ok()) {  // torch imports, yet the worker cannot use it: say why
-    out.push_back(Fail("torch", resolved.status().message(), kFix));
+    out.push_back(FailedCheck("torch", resolved.status().message(), kFix));
     return;
   }
   out.push_back(Ok("torch", JsonGet<std::string>(info, "torch", "?")));
@@ -111,9 +112,10 @@ void CheckCompilers(const Machine& m, std::vector<DoctorCheck>& out) {
   if (Succeeded(ran)) {
     out.push_back(Ok("c++ compiler", FirstLine(ran) + " (" + cxx + ")"));
   } else {
-    out.push_back(Fail("c++ compiler", cxx + ": " + Failure(ran),
-                       "install g++ (Debian/Ubuntu: apt-get install g++), or set CXX to a C++17 "
-                       "compiler"));
+    out.push_back(
+        FailedCheck("c++ compiler", cxx + ": " + Failure(ran),
+                    "install g++ (Debian/Ubuntu: apt-get install g++), or set CXX to a C++17 "
+                    "compiler"));
   }
   const std::string nvcc = m.find_tool("nvcc");
   constexpr char kNvccFix[] =
@@ -237,10 +239,11 @@ void CheckSandbox(const Machine& m, std::vector<DoctorCheck>& out) {
   if (sandbox.ok()) {
     out.push_back(Ok("sandbox", *sandbox));
   } else {
-    out.push_back(Fail("sandbox", sandbox.status().message(),
-                       "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on a "
-                       "system that allows user namespaces; or accept running candidate code "
-                       "unconfined with --unsafe-no-sandbox"));
+    out.push_back(
+        FailedCheck("sandbox", sandbox.status().message(),
+                    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on a "
+                    "system that allows user namespaces; or accept running candidate code "
+                    "unconfined with --unsafe-no-sandbox"));
   }
 }
 

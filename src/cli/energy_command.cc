@@ -23,19 +23,20 @@ struct EnergyArgs {
   eval::EnergyOptions energy;
 };
 
-std::string Num(double v, const char* fmt = "%.4g") {
+std::string EnergyNum(double v, const char* fmt = "%.4g") {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
 
 void PrintArm(const eval::ArmEnergy& a, std::ostream& out) {
-  out << "energy      " << Num(a.per_call.median) << " mJ per call  [" << Num(a.per_call.low)
-      << ", " << Num(a.per_call.high) << "] " << Num(100 * a.per_call.confidence, "%.1f")
-      << "% interval over " << a.mj_per_call.size() << " windows (" << a.calls << " calls, "
-      << Num(a.median_watts, "%.1f") << " W)\n";
+  out << "energy      " << EnergyNum(a.per_call.median) << " mJ per call  ["
+      << EnergyNum(a.per_call.low) << ", " << EnergyNum(a.per_call.high) << "] "
+      << EnergyNum(100 * a.per_call.confidence, "%.1f") << "% interval over "
+      << a.mj_per_call.size() << " windows (" << a.calls << " calls, "
+      << EnergyNum(a.median_watts, "%.1f") << " W)\n";
   if (!a.warmup_settled) {
-    out << "warning     its warm-up stopped at the " << Num(a.warmup_s, "%.1f")
+    out << "warning     its warm-up stopped at the " << EnergyNum(a.warmup_s, "%.1f")
         << " s cap before the power settled\n";
   }
   if (a.per_call.low <= 0) {
@@ -44,7 +45,7 @@ void PrintArm(const eval::ArmEnergy& a, std::ostream& out) {
   }
 }
 
-void PrintHuman(const eval::EnergyReport& r, const std::string& device, std::ostream& out) {
+void PrintEnergy(const eval::EnergyReport& r, const std::string& device, std::ostream& out) {
   out << "problem     " << r.problem << "\n";
   out << "device      " << (r.device.empty() ? std::string("(unnamed)") : r.device) << " (NVML)\n";
   if (device == "cpu") {
@@ -61,14 +62,14 @@ void PrintHuman(const eval::EnergyReport& r, const std::string& device, std::ost
     PrintArm(a, out);
     if (i > 0) {
       const RatioInterval& q = r.ratios[i - 1];
-      out << "ratio       " << Num(q.estimate, "%.3f") << "x  [" << Num(q.low, "%.3f") << ", "
-          << Num(q.high, "%.3f") << "] " << Num(100 * q.confidence, "%.0f")
+      out << "ratio       " << EnergyNum(q.estimate, "%.3f") << "x  [" << EnergyNum(q.low, "%.3f")
+          << ", " << EnergyNum(q.high, "%.3f") << "] " << EnergyNum(100 * q.confidence, "%.0f")
           << "% bootstrap interval: reference energy per call / candidate's\n";
     }
   }
 }
 
-int Run(EnergyArgs& args) {
+int RunEnergy(EnergyArgs& args) {
   auto executor = MakeExecutor(args.eval, args.python, "energy");
   if (!executor) return 2;
   std::unique_ptr<ProgressReporter> progress = MakeProgress("energy", args.quiet);
@@ -88,7 +89,7 @@ int Run(EnergyArgs& args) {
     j["device_kind"] = args.eval.device;
     std::cout << DumpJson(j) << "\n";
   } else {
-    PrintHuman(*report, args.eval.device, std::cout);
+    PrintEnergy(*report, args.eval.device, std::cout);
   }
   return 0;
 }
@@ -133,7 +134,7 @@ CommandRunner RegisterEnergyCommand(CLI::App& app) {
   AddSandboxOptions(*cmd, args->eval);
   AddOption(*cmd, kJsonOption, args->json);
   AddProgressOptions(*cmd, args->quiet);
-  return [args] { return Run(*args); };
+  return [args] { return RunEnergy(*args); };
 }
 
 }  // namespace kernelpro::cli

@@ -35,7 +35,7 @@ struct ExportArgs {
   eval::EvalOptions options;
 };
 
-int Fail(int code, const std::string& message) {
+int ExportFail(int code, const std::string& message) {
   std::cerr << "kernelpro export: " << message << "\n";
   return code;
 }
@@ -61,12 +61,12 @@ int ChooseCandidate(ExportArgs& args, eval::Executor& executor, Chosen& chosen) 
   executor.set_progress(progress.get());
   auto report = executor.Evaluate(args.problem, {args.candidate});
   if (progress) progress->Finish();
-  if (!report.ok()) return Fail(2, report.status().message());
+  if (!report.ok()) return ExportFail(2, report.status().message());
   const eval::EvalResult& r = report->results.front();
   if (r.status != eval::EvalStatus::kCorrect) {
-    return Fail(1, DisplayPath(args.candidate) + " is " + eval::EvalStatusName(r.status) +
-                       ", not correct" + (r.message.empty() ? "" : ": " + r.message) +
-                       "; only a correct candidate is exported");
+    return ExportFail(1, DisplayPath(args.candidate) + " is " + eval::EvalStatusName(r.status) +
+                             ", not correct" + (r.message.empty() ? "" : ": " + r.message) +
+                             "; only a correct candidate is exported");
   }
   auto info = InspectDevice(executor, args.options.device);
   chosen.request.problem = args.problem;
@@ -84,23 +84,23 @@ int ChooseRunBest(ExportArgs& args, Chosen& chosen) {
   // A folder that holds no run is bad input (2), not a run that found nothing (1).
   std::error_code unreadable;
   if (!fs::is_regular_file(fs::path(args.run_dir) / store::kRunStoreFileName, unreadable)) {
-    return Fail(2, args.run_dir + " is not a run directory (no " +
-                       std::string(store::kRunStoreFileName) +
-                       "); give a run's directory, or --problem and --candidate");
+    return ExportFail(2, args.run_dir + " is not a run directory (no " +
+                             std::string(store::kRunStoreFileName) +
+                             "); give a run's directory, or --problem and --candidate");
   }
   auto best = packaging::ReadRunBest(args.run_dir);
   if (!best.ok()) {
     const bool none = best.status().code() == Status::Code::kNotFound;
-    return Fail(none ? 1 : 2, args.run_dir + ": " + best.status().message());
+    return ExportFail(none ? 1 : 2, args.run_dir + ": " + best.status().message());
   }
   const std::string problem = args.problem.empty() ? best->problem : args.problem;
   auto text = ReadFileText(problem);
   if (!text.ok()) {
-    return Fail(2, "the run's problem " + problem + " cannot be read (" + text.status().message() +
-                       "); give it with --problem");
+    return ExportFail(2, "the run's problem " + problem + " cannot be read (" +
+                             text.status().message() + "); give it with --problem");
   }
   if (!best->problem_sha256.empty() && Sha256Hex(*text) != best->problem_sha256) {
-    return Fail(2, "the problem " + problem + " changed since the run began");
+    return ExportFail(2, "the problem " + problem + " changed since the run began");
   }
   // The kernel's source as the store keeps it, in a scratch folder the export step may read.
   const fs::path scratch = fs::path(args.options.work_dir) / "export";
@@ -110,7 +110,7 @@ int ChooseRunBest(ExportArgs& args, Chosen& chosen) {
       best->candidate_file.empty() ? "best.py" : fs::path(best->candidate_file).filename().string();
   const std::string candidate = (scratch / name).string();
   if (Status s = WriteFileAtomically(candidate, best->candidate_source); !s.ok()) {
-    return Fail(2, s.message());
+    return ExportFail(2, s.message());
   }
   chosen.request.problem = problem;
   chosen.request.candidate = candidate;
@@ -163,10 +163,10 @@ bool OutIsUsable(const std::string& out) {
 int RunExport(ExportArgs& args) {
   const bool from_run = !args.run_dir.empty();
   if (from_run == !args.candidate.empty() || (!from_run && args.problem.empty())) {
-    return Fail(2, "give a run directory, or --problem and --candidate (not both)");
+    return ExportFail(2, "give a run directory, or --problem and --candidate (not both)");
   }
   if (!OutIsUsable(args.out_dir)) {
-    return Fail(2, "--out " + args.out_dir + " exists and is not an empty folder");
+    return ExportFail(2, "--out " + args.out_dir + " exists and is not an empty folder");
   }
   auto executor = MakeExecutor(args.options, args.python, "export");
   if (!executor) return 2;
@@ -176,7 +176,7 @@ int RunExport(ExportArgs& args) {
     return code;
   }
   auto out = CreatedDirectory::Create(args.out_dir, "--out");
-  if (!out.ok()) return Fail(2, out.status().message());
+  if (!out.ok()) return ExportFail(2, out.status().message());
   chosen.request.out_dir = fs::absolute(args.out_dir).lexically_normal().string();
   chosen.request.name = args.name;
   chosen.request.problem = fs::absolute(chosen.request.problem).string();
@@ -184,7 +184,7 @@ int RunExport(ExportArgs& args) {
   auto package = packaging::WritePackage(*executor, chosen.request);
   if (!package.ok()) {
     out->Undo();
-    return Fail(1, package.status().message());
+    return ExportFail(1, package.status().message());
   }
   PrintSummary(chosen, *package, args.out_dir, executor->worker().python());
   return 0;

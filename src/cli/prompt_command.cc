@@ -26,7 +26,7 @@ struct PromptArgs {
   bool json = false;
 };
 
-int Fail(const std::string& message) {
+int PromptFail(const std::string& message) {
   std::cerr << "kernelpro prompt: " << message << "\n";
   return 2;
 }
@@ -39,84 +39,85 @@ Result<std::string> ReadText(const std::string& flag, const std::string& path) {
   return text.str();
 }
 
-int Run(const PromptArgs& args) {
+int RunPrompt(const PromptArgs& args) {
   using agents::PromptContext;
   PromptContext context;
-  if (args.mode.empty()) return Fail("--mode initial|debug|optimize is required");
+  if (args.mode.empty()) return PromptFail("--mode initial|debug|optimize is required");
   auto mode = agents::ParsePromptMode(args.mode);
-  if (!mode) return Fail("--mode '" + args.mode + "': give initial, debug or optimize");
+  if (!mode) return PromptFail("--mode '" + args.mode + "': give initial, debug or optimize");
   context.mode = *mode;
   context.device = args.device;
-  if (args.problem.empty()) return Fail("--problem FILE is required (a KernelBench-style file)");
+  if (args.problem.empty())
+    return PromptFail("--problem FILE is required (a KernelBench-style file)");
   auto problem = agents::ReadProblemSource(args.problem);
-  if (!problem.ok()) return Fail("--problem: " + problem.status().message());
+  if (!problem.ok()) return PromptFail("--problem: " + problem.status().message());
   context.problem = std::move(*problem);
 
   if (context.mode == agents::PromptMode::kInitial &&
       (!args.parent.empty() || !args.feedback.empty() || !args.speedup.empty())) {
-    return Fail("--parent, --feedback-file and --speedup are for --mode debug or optimize");
+    return PromptFail("--parent, --feedback-file and --speedup are for --mode debug or optimize");
   }
   if (!args.parent.empty()) {
     auto parent = ReadText("--parent", args.parent);
-    if (!parent.ok()) return Fail(parent.status().message());
+    if (!parent.ok()) return PromptFail(parent.status().message());
     context.parent_code = std::move(*parent);
   }
   if (!args.feedback.empty()) {
     auto feedback = ReadText("--feedback-file", args.feedback);
-    if (!feedback.ok()) return Fail(feedback.status().message());
+    if (!feedback.ok()) return PromptFail(feedback.status().message());
     context.feedback = std::move(*feedback);
   }
   // Numbers are checked as every command checks them (cli/common.h), here after the mode so that
   // every error of this command reads "kernelpro prompt: ...".
   if (!args.speedup.empty()) {
     std::string problem = CheckNumber(args.speedup, {.min = 0, .min_exclusive = true});
-    if (!problem.empty()) return Fail("--speedup " + problem + ", such as 1.8");
+    if (!problem.empty()) return PromptFail("--speedup " + problem + ", such as 1.8");
     context.parent_speedup = std::strtod(args.speedup.c_str(), nullptr);
   }
   if (!args.memory.empty() && args.memory.ends_with(".jsonl")) {
     // A run's search-memory store: rendered as the run would inject it.
     std::error_code ec;
     if (!std::filesystem::exists(args.memory, ec))
-      return Fail("--memory " + args.memory + " does not exist");
+      return PromptFail("--memory " + args.memory + " does not exist");
     auto store = agents::SearchMemory::Open(args.memory);
-    if (!store.ok()) return Fail(store.status().message());
+    if (!store.ok()) return PromptFail(store.status().message());
     context.memory_block = (*store)->Render(agents::kDefaultMemoryChars);
   } else if (!args.memory.empty()) {
     auto memory = ReadText("--memory", args.memory);
-    if (!memory.ok()) return Fail(memory.status().message());
+    if (!memory.ok()) return PromptFail(memory.status().message());
     context.memory_block = std::move(*memory);
   }
   if (!args.analysis.empty()) {
     auto analysis = roofline::ReadReferenceAnalysisFile(args.analysis);
-    if (!analysis.ok()) return Fail("--analysis " + analysis.status().message());
+    if (!analysis.ok()) return PromptFail("--analysis " + analysis.status().message());
     context.stage1 = roofline::RenderStageOneBrief(*analysis);
   }
   Result<std::string> cutlass_root = CheckCutlassDir(args.cutlass_dir);
-  if (!cutlass_root.ok()) return Fail(cutlass_root.status().message());
+  if (!cutlass_root.ok()) return PromptFail(cutlass_root.status().message());
   context.cutlass_dir = *cutlass_root;
   if (!args.gpu.empty()) {
     auto gpu = agents::ParseGpuTarget(args.gpu);
-    if (!gpu.ok()) return Fail("--gpu: " + gpu.status().message());
+    if (!gpu.ok()) return PromptFail("--gpu: " + gpu.status().message());
     context.gpu = *gpu;
   }
   // What optimize's programmer reads with this tree: the mined constraints too (on Hopper).
   if (!context.cutlass_dir.empty() && agents::ConstraintsApplyTo(context.gpu)) {
     auto tree = cutlass::CutlassTreeAt(context.cutlass_dir);
-    if (!tree.ok()) return Fail("--cutlass-dir " + tree.status().message());
+    if (!tree.ok()) return PromptFail("--cutlass-dir " + tree.status().message());
     agents::CutlassKitOptions kit_options;
     kit_options.tools = false;
     auto kit = agents::CutlassKit::Load(*tree, kit_options);
-    if (!kit.ok()) return Fail("--cutlass-dir " + kit.status().message());
+    if (!kit.ok()) return PromptFail("--cutlass-dir " + kit.status().message());
     context.cutlass_constraints = (*kit)->constraints_markdown();
   }
   if (!args.candidates.empty()) {
     std::string problem = CheckNumber(args.candidates, {.min = 1, .max = 16, .whole = true});
-    if (!problem.empty()) return Fail("--candidates " + problem);
+    if (!problem.empty()) return PromptFail("--candidates " + problem);
     context.num_candidates = std::stoi(args.candidates);
   }
   if (!args.max_chars.empty()) {
     std::string problem = CheckNumber(args.max_chars, {.min = 1, .max = 1e8, .whole = true});
-    if (!problem.empty()) return Fail("--max-chars " + problem);
+    if (!problem.empty()) return PromptFail("--max-chars " + problem);
     context.max_chars = static_cast<size_t>(std::stoll(args.max_chars));
   }
 
@@ -124,7 +125,7 @@ int Run(const PromptArgs& args) {
   if (!prompt.ok()) {
     std::string message = prompt.status().message();
     if (message.find("max_chars") != std::string::npos) message += " (--max-chars)";
-    return Fail(message);
+    return PromptFail(message);
   }
   if (args.gpu.empty()) {
     // Detecting the GPU needs the worker and a device; a prompt is often read on a laptop.
@@ -187,7 +188,7 @@ CommandRunner RegisterPromptCommand(CLI::App& app) {
   AddOption(*cmd, kAnalysisOption, args->analysis)->check(InputFile());
   AddOption(*cmd, kMaxCharsOption, args->max_chars);
   AddOption(*cmd, kJsonOption, args->json);
-  return [args] { return Run(*args); };
+  return [args] { return RunPrompt(*args); };
 }
 
 }  // namespace kernelpro::cli

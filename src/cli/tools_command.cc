@@ -14,7 +14,7 @@ struct ToolsArgs {
   tools::ToolConfig tools;
 };
 
-Json Describe(const tools::ProfilingTool& tool) {
+Json DescribeTool(const tools::ProfilingTool& tool) {
   Json bottlenecks = Json::array(), thresholds = Json::array();
   if (tool.source() == tools::ToolSource::kEnergy) {
     for (roofline::Bottleneck b : roofline::kAllBottlenecks)
@@ -36,7 +36,7 @@ Json Describe(const tools::ProfilingTool& tool) {
           {"thresholds", thresholds}};
 }
 
-int List(const ToolsArgs& args) {
+int ListTools(const ToolsArgs& args) {
   auto registry = tools::BuildRegistry(args.tools);
   if (!registry.ok()) {
     std::cerr << "kernelpro tools list: " << registry.status().message() << "\n";
@@ -44,7 +44,7 @@ int List(const ToolsArgs& args) {
   }
   if (args.json) {
     Json list = Json::array();
-    for (const auto& tool : registry->tools()) list.push_back(Describe(*tool));
+    for (const auto& tool : registry->tools()) list.push_back(DescribeTool(*tool));
     std::cout << DumpJson(list) << "\n";
     return 0;
   }
@@ -52,7 +52,7 @@ int List(const ToolsArgs& args) {
             << " tools (runs for: the Stage-1 classes that select the tool; "
             << "energy tools run for every class)\n\n";
   for (const auto& tool : registry->tools()) {
-    Json d = Describe(*tool);
+    Json d = DescribeTool(*tool);
     std::string classes;
     for (const auto& b : d["bottlenecks"])
       classes += (classes.empty() ? "" : ",") + b.get<std::string>();
@@ -76,13 +76,13 @@ CommandRunner RegisterToolsCommand(CLI::App& app) {
   CLI::App* tools = app.add_subcommand("tools", "The micro-profiling tools");
   tools->require_subcommand(1);
   CLI::App* list = tools->add_subcommand(
-      "list", "List the tools: source, Stage-1 classes, priority, thresholds");
+      "list", "ListTools the tools: source, Stage-1 classes, priority, thresholds");
   list->footer(
       "--json prints an array of objects: name, source, bottlenecks, priority, "
       "thresholds, ...");
   AddOption(*list, kJsonOption, args->json);
   AddToolOptions(*list, args->tools);
-  return [args] { return List(*args); };
+  return [args] { return ListTools(*args); };
 }
 
 }  // namespace kernelpro::cli

@@ -141,7 +141,7 @@ std::string VersionText(const std::string& include_dir) {
   return text.ok() ? *text : "";
 }
 
-std::string FormatBytes(std::int64_t bytes) {
+std::string SmemBytes(std::int64_t bytes) {
   if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KiB";
   return std::to_string(bytes) + " bytes";
 }
@@ -466,7 +466,7 @@ Result<SmemLayoutDiagnosis> CheckSmemLayout(const SmemLayoutQuery& query,
     const std::string element(
         Trim(query.element_type.empty() ? "cute::half_t" : query.element_type));
     d.summary = "compiles: layout " + d.layout + " over " + std::to_string(d.size) + " elements (" +
-                FormatBytes(d.smem_bytes) + " of " + element + ")";
+                SmemBytes(d.smem_bytes) + " of " + element + ")";
     if (d.smem_bytes > kHopperMaxSmemBytes) {
       d.summary += "; that is more than the 227 KiB of shared memory a Hopper block can have";
     }

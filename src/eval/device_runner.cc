@@ -49,10 +49,6 @@ class LeasesInOrder {
   std::size_t next_turn_ = 0;
 };
 
-std::string ManifestDigest(const Json& reference) {
-  return JsonGet<std::string>(reference, "manifest_digest", "");
-}
-
 // The production run: one evaluation's device steps on the GPUs of the context's pool.
 class WorkerDeviceRun : public DeviceRun {
  public:

@@ -28,7 +28,7 @@ void Save(const ProfileOptions& options, const std::string& suffix, const std::s
 }
 
 // The reference's outputs and metadata, computed (or found cached) by the executor.
-Result<Json> ComputeReference(Executor& executor, const std::string& problem) {
+Result<Json> ComputeProfileReference(Executor& executor, const std::string& problem) {
   ProgressScope computing(executor.progress(), {0, 0, "reference", "computing"});
   auto computed = executor.PrepareReference(std::filesystem::absolute(problem).string());
   if (!computed.ok()) computing.set_outcome("failed");
@@ -243,7 +243,7 @@ Result<profile::Metrics> ProfileCandidate(Executor& executor, const std::string&
   const std::string subject =
       candidate.empty() ? "reference" : std::filesystem::path(candidate).filename().string();
   auto step = [&](const char* what) { return ProgressStep{0, 0, subject, what}; };
-  Result<Json> reference = ComputeReference(executor, problem);
+  Result<Json> reference = ComputeProfileReference(executor, problem);
   if (!reference.ok()) return reference.status();
   std::vector<std::string> shared_objects;
   if (!candidate.empty()) {

@@ -20,11 +20,11 @@ std::vector<int> Seeds(std::uint64_t base, int offset, int count) {
   return seeds;
 }
 
+}  // namespace
+
 std::string ManifestDigest(const Json& reference) {
   return JsonGet<std::string>(reference, "manifest_digest", "");
 }
-
-}  // namespace
 
 Result<WorkerSession*> Referees::For(const EvalContext& context, const Env& env) {
   const EvalOptions& options = context.options;

@@ -57,6 +57,10 @@ class Referees {
   std::map<std::string, std::map<std::string, std::string>> prepared_;
 };
 
+// The digest of the expected outputs' manifest a reference step's result names ("" when none):
+// two results with the same digest name the same stored outputs.
+std::string ManifestDigest(const Json& reference);
+
 // What the referee's compare step is asked, short of the pairs to compare: where the expected
 // outputs are (only the referee is told), the fields of the reference step's result the
 // comparison needs, what recomputing an unstored output needs, and the correctness criterion;

@@ -9,13 +9,13 @@
 namespace kernelpro::llm {
 namespace {
 
-constexpr char kProvider[] = "bedrock";
+constexpr char kBedrock[] = "bedrock";
 
 Json TextBlock(const std::string& text) { return {{"text", text}}; }
 
 // Converse's content blocks for one message. Converse rejects blank text blocks, so an assistant
 // turn that only calls tools has no text block.
-Json ContentBlocks(const Message& message) {
+Json BedrockContentBlocks(const Message& message) {
   Json blocks = Json::array();
   if (message.role == Role::kTool && message.tool_result) {
     const ToolResult& result = *message.tool_result;
@@ -38,10 +38,10 @@ Json ContentBlocks(const Message& message) {
 // HttpStatusError alone would call it a bad request. The error type from x-amzn-ErrorType
 // ("ThrottlingException:http://...") goes before the message so a user sees which one it was.
 Error BedrockHttpError(const HttpResponse& response) {
-  Error error = HttpStatusError(response, kProvider);
+  Error error = HttpStatusError(response, kBedrock);
   std::string type = response.Header("x-amzn-ErrorType");
   type = type.substr(0, type.find(':'));
-  const std::string prefix = std::string(kProvider) + ": ";
+  const std::string prefix = std::string(kBedrock) + ": ";
   if (!type.empty() && error.message.starts_with(prefix)) {
     std::string text = error.message.substr(prefix.size());
     error.message = prefix + type + (text.empty() ? "" : ": " + text);
@@ -50,7 +50,7 @@ Error BedrockHttpError(const HttpResponse& response) {
   return error;
 }
 
-FinishReason FinishReasonFor(const std::string& reason) {
+FinishReason BedrockFinishReason(const std::string& reason) {
   if (reason == "max_tokens" || reason == "model_context_window_exceeded") {
     return FinishReason::kLength;
   }
@@ -66,14 +66,14 @@ class BedrockBackend : public Backend {
                  SystemClockFunction now)
       : options_(std::move(options)), transport_(std::move(transport)), now_(std::move(now)) {}
 
-  std::string provider() const override { return kProvider; }
+  std::string provider() const override { return kBedrock; }
   std::string model() const override { return options_.model; }
 
   Outcome Complete(const Request& request) override {
     try {
       return CompleteOrThrow(request);
     } catch (const std::exception& e) {  // nothing may escape a backend
-      return MakeError(ErrorKind::kMalformed, std::string(kProvider) + ": " + e.what());
+      return MakeError(ErrorKind::kMalformed, std::string(kBedrock) + ": " + e.what());
     }
   }
 
@@ -127,7 +127,7 @@ class BedrockBackend : public Backend {
     response.latency_ms = latency_ms;
     response.model = options_.model;
     if (request.response_schema && response.tool_calls.empty()) {
-      return AttachStructured(std::move(response), kProvider);
+      return AttachStructured(std::move(response), kBedrock);
     }
     return outcome;
   }
@@ -149,7 +149,7 @@ std::unique_ptr<Backend> MakeBedrockBackend(const BedrockOptions& options,
 Json BedrockRequestBody(const Request& request) {
   Json body = Json::object();
   // Converse wants strictly alternating roles, and tool results travel in user turns.
-  body["messages"] = AlternatingTurns(request.messages, ContentBlocks);
+  body["messages"] = AlternatingTurns(request.messages, BedrockContentBlocks);
 
   const std::string system = request.response_schema ? SystemWithSchemaInstruction(
                                                            request.system, *request.response_schema)
@@ -224,7 +224,7 @@ Outcome ParseConverseBody(const Json& body, const HttpResponse& http) {
     // reasoningContent and other block kinds carry nothing the Response form holds.
   }
   response.provider_stop_reason = JsonGet<std::string>(body, "stopReason", "");
-  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
+  response.stop_reason = BedrockFinishReason(response.provider_stop_reason);
   if (auto usage = body.find("usage"); usage != body.end()) {
     response.usage.input_tokens = JsonGet<std::int64_t>(*usage, "inputTokens", 0);
     response.usage.output_tokens = JsonGet<std::int64_t>(*usage, "outputTokens", 0);
@@ -236,7 +236,7 @@ Outcome ParseConverseBody(const Json& body, const HttpResponse& http) {
 
 Outcome ParseBedrockResponse(const HttpResponse& http) {
   if (http.status < 200 || http.status >= 300) return BedrockHttpError(http);
-  return ParseJsonReply(http, kProvider,
+  return ParseJsonReply(http, kBedrock,
                         [&](const Json& body) { return ParseConverseBody(body, http); });
 }
 

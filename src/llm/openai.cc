@@ -10,7 +10,7 @@
 namespace kernelpro::llm {
 namespace {
 
-constexpr char kProvider[] = "openai";
+constexpr char kOpenAi[] = "openai";
 
 Json MessageJson(const Message& message) {
   switch (message.role) {
@@ -46,7 +46,7 @@ Json MessageJson(const Message& message) {
   return Json::object();
 }
 
-FinishReason FinishReasonFor(const std::string& finish_reason) {
+FinishReason OpenAiFinishReason(const std::string& finish_reason) {
   if (finish_reason == "length") return FinishReason::kLength;
   if (finish_reason == "tool_calls" || finish_reason == "function_call") {
     return FinishReason::kToolUse;
@@ -82,28 +82,28 @@ std::string ContentText(const Json& content) {
   return text;
 }
 
-Outcome ParseBody(const Json& body, int http_status) {
+Outcome ParseOpenAiBody(const Json& body, int http_status) {
   auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object()) {
     // Some proxies answer 200 with an error object; the start of the body shows it.
     return MakeError(
         ErrorKind::kMalformed,
-        std::string(kProvider) + ": response has no choices: \"" + Snippet(DumpJson(body)) + "\"",
+        std::string(kOpenAi) + ": response has no choices: \"" + Snippet(DumpJson(body)) + "\"",
         http_status);
   }
   const Json& choice = (*choices)[0];
   auto message = choice.find("message");
   if (message == choice.end() || !message->is_object()) {
-    return MakeError(ErrorKind::kMalformed,
-                     std::string(kProvider) + ": choice without a message: \"" +
-                         Snippet(DumpJson(choice)) + "\"",
-                     http_status);
+    return MakeError(
+        ErrorKind::kMalformed,
+        std::string(kOpenAi) + ": choice without a message: \"" + Snippet(DumpJson(choice)) + "\"",
+        http_status);
   }
   Response response;
   response.text = ContentText(message->value("content", Json()));
   response.provider_stop_reason = JsonGet<std::string>(choice, "finish_reason", "");
-  response.stop_reason = FinishReasonFor(response.provider_stop_reason);
+  response.stop_reason = OpenAiFinishReason(response.provider_stop_reason);
 
   Json calls = message->value("tool_calls", Json::array());
   if (calls.is_array() && calls.empty() && message->contains("function_call")) {
@@ -115,7 +115,7 @@ Outcome ParseBody(const Json& body, int http_status) {
       std::string name = JsonGet<std::string>(function, "name", "");
       if (name.empty()) {
         return MakeError(ErrorKind::kMalformed,
-                         std::string(kProvider) + ": tool call without a function name: \"" +
+                         std::string(kOpenAi) + ": tool call without a function name: \"" +
                              Snippet(DumpJson(call)) + "\"",
                          http_status);
       }
@@ -162,7 +162,7 @@ class OpenAiBackend : public Backend {
     options_.base_url = WithoutTrailingSlashes(std::move(options_.base_url));
   }
 
-  std::string provider() const override { return kProvider; }
+  std::string provider() const override { return kOpenAi; }
   std::string model() const override { return options_.model; }
 
   Outcome Complete(const Request& request) override {
@@ -195,7 +195,7 @@ class OpenAiBackend : public Backend {
     response.attempts = attempts;
     if (response.model.empty()) response.model = options_.model;
     if (!wants_schema) return outcome;
-    return AttachStructured(std::move(response), kProvider);
+    return AttachStructured(std::move(response), kOpenAi);
   }
 
  private:
@@ -277,8 +277,8 @@ Json OpenAiRequestBody(const Request& request, const std::string& model, bool st
 }
 
 Outcome ParseOpenAiResponse(const HttpResponse& response) {
-  return ParseJsonReply(response, kProvider,
-                        [&](const Json& body) { return ParseBody(body, response.status); });
+  return ParseJsonReply(response, kOpenAi,
+                        [&](const Json& body) { return ParseOpenAiBody(body, response.status); });
 }
 
 std::unique_ptr<Backend> MakeOpenAiBackend(const OpenAiOptions& options,

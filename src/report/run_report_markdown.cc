@@ -24,7 +24,7 @@ std::size_t LongestBacktickRun(const std::string& text) {
   return longest;
 }
 
-void WriteHeader(const RunReportView& view, Out& out) {
+void WriteHeaderMarkdown(const RunReportView& view, Out& out) {
   out << "# " << view.title << "\n\n";
   for (const HeaderFact& fact : view.header) {
     out << "- " << fact.label << ": " << (fact.code ? "`" + fact.value + "`" : fact.value) << "\n";
@@ -32,7 +32,7 @@ void WriteHeader(const RunReportView& view, Out& out) {
   out << "\n";
 }
 
-void WriteResult(const RunReportView& view, Out& out) {
+void WriteResultMarkdown(const RunReportView& view, Out& out) {
   out << "## Result\n\n";
   if (!view.best) {
     out << (view.reference_stays.empty()
@@ -67,7 +67,7 @@ void WriteResult(const RunReportView& view, Out& out) {
   out << "\n";
 }
 
-void WriteIterations(const RunReportView& view, Out& out) {
+void WriteIterationsMarkdown(const RunReportView& view, Out& out) {
   out << "## Iterations\n\n";
   out << "| iteration | mode | expanded | outcome | tools that fired |\n";
   out << "|---|---|---|---|---|\n";
@@ -78,7 +78,7 @@ void WriteIterations(const RunReportView& view, Out& out) {
   out << "\n";
 }
 
-void WriteEnergy(const RunReportView& view, Out& out) {
+void WriteEnergyMarkdown(const RunReportView& view, Out& out) {
   if (view.energy_proxy) {
     out << "## Energy\n\n" << view.energy_proxy->intro << "\n\n";
     out << "| node | speedup | proxy pJ | dram | uncoalesced | spills | instructions | "
@@ -115,7 +115,7 @@ void WriteEnergy(const RunReportView& view, Out& out) {
   if (!measured.remarks.empty()) out << "\n";
 }
 
-void WriteToolCalls(const RunReportView& view, Out& out) {
+void WriteToolCallsMarkdown(const RunReportView& view, Out& out) {
   const std::size_t total = view.tool_call_count;
   if (total == 0) return;
   out << "## The programmer's tool calls\n\n"
@@ -130,7 +130,7 @@ void WriteToolCalls(const RunReportView& view, Out& out) {
   out << "\n";
 }
 
-void WriteTree(const RunReportView& view, int id, int depth, Out& out) {
+void WriteTreeMarkdown(const RunReportView& view, int id, int depth, Out& out) {
   const RunNodeView& f = view.nodes[id];
   out << std::string(2 * depth, ' ') << "- **" << f.name << "**";
   if (f.root) {
@@ -145,10 +145,10 @@ void WriteTree(const RunReportView& view, int id, int depth, Out& out) {
     if (!f.first_error_line.empty()) out << " — " << f.first_error_line;
   }
   out << "\n";
-  for (int child : f.children) WriteTree(view, child, depth + 1, out);
+  for (int child : f.children) WriteTreeMarkdown(view, child, depth + 1, out);
 }
 
-void WriteBestKernelAndNotes(const RunReportView& view, Out& out) {
+void WriteBestKernelAndNotesMarkdown(const RunReportView& view, Out& out) {
   if (view.best && !view.best->best_kernel.empty()) {
     const std::string& best_py = view.best->best_kernel;
     const std::string fence(std::max<std::size_t>(3, LongestBacktickRun(best_py) + 1), '`');
@@ -167,15 +167,15 @@ void WriteBestKernelAndNotes(const RunReportView& view, Out& out) {
 
 std::string RenderRunReportMarkdown(const RunReportView& view) {
   Out out;
-  WriteHeader(view, out);
-  WriteResult(view, out);
-  WriteIterations(view, out);
-  WriteEnergy(view, out);
-  WriteToolCalls(view, out);
+  WriteHeaderMarkdown(view, out);
+  WriteResultMarkdown(view, out);
+  WriteIterationsMarkdown(view, out);
+  WriteEnergyMarkdown(view, out);
+  WriteToolCallsMarkdown(view, out);
   out << "## Search tree\n\n";
-  WriteTree(view, search::Tree::kRootId, 0, out);
+  WriteTreeMarkdown(view, search::Tree::kRootId, 0, out);
   out << "\n";
-  WriteBestKernelAndNotes(view, out);
+  WriteBestKernelAndNotesMarkdown(view, out);
   return out.str();
 }
 

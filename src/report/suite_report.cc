@@ -152,7 +152,7 @@ const char* kConventions =
     "failures as 1.00x; min and max over the correct problems.";
 
 // The facts at the top, one per line, shared by HTML and Markdown.
-std::vector<std::pair<std::string, std::string>> HeaderFacts(const SuiteReportInput& in) {
+std::vector<std::pair<std::string, std::string>> SuiteHeaderFacts(const SuiteReportInput& in) {
   std::vector<std::pair<std::string, std::string>> facts;
   facts.push_back({"Mode", in.mode == "optimize"
                                ? "optimize (a kernelpro run per problem; the best of its seeds)"
@@ -292,7 +292,7 @@ SuiteReportView BuildSuiteReportView(const SuiteReportInput& in) {
   view.other_baseline = OtherBaseline(in.baseline);
   view.count_header = in.mode == "optimize" ? "seeds" : "candidates";
   view.incomplete = in.incomplete;
-  view.header = HeaderFacts(in);
+  view.header = SuiteHeaderFacts(in);
   view.measurement = in.measurement;
   view.conventions = kConventions;
   view.bands = BandLabels(in.stats);

@@ -223,9 +223,9 @@ std::string DistributionChart(const SuiteReportView& view) {
 
 // ---- The page
 
-std::string Html(std::string_view text) { return svg::Escape(text); }
+std::string HtmlText(std::string_view text) { return svg::Escape(text); }
 
-constexpr const char* kHtmlStyle = R"(
+constexpr const char* kSuiteHtmlStyle = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328;
        background: #fff; max-width: 100em; margin: 1.5em auto; padding: 0 1.5em; }
 h1 { font-size: 1.6em; margin-bottom: .4em; }
@@ -253,16 +253,16 @@ figcaption { color: #59636e; font-size: 13px; margin-top: .3em; max-width: 60em;
 
 // A row status as the run report colours it: correct green, a kernel's failure red, and grey
 // where no kernel failed (the LLM gave none, nothing to evaluate, not run yet).
-std::string HtmlStatus(const SuiteProblemView& row) {
+std::string SuiteHtmlStatus(const SuiteProblemView& row) {
   const bool grey =
       row.status == "llm_error" || row.status == "no_candidate" || row.status == "pending";
   const char* cls = row.correct ? "ok" : grey ? "muted" : "fail";
-  return std::string("<span class=\"") + cls + "\">" + Html(row.status) + "</span>";
+  return std::string("<span class=\"") + cls + "\">" + HtmlText(row.status) + "</span>";
 }
 
 std::string HtmlLink(const SuiteLink& link) {
-  if (!link.linkable) return "<code>" + Html(link.path) + "</code>";
-  return "<a href=\"" + Html(link.href) + "\">" + Html(link.text) + "</a>";
+  if (!link.linkable) return "<code>" + HtmlText(link.path) + "</code>";
+  return "<a href=\"" + HtmlText(link.href) + "\">" + HtmlText(link.text) + "</a>";
 }
 
 void HtmlGroupHeader(Out& out, const std::string& first) {
@@ -273,7 +273,7 @@ void HtmlGroupHeader(Out& out, const std::string& first) {
 }
 
 void HtmlGroupRow(Out& out, const SuiteGroupView& g) {
-  out << "<tr" << (g.overall ? " class=\"overall\"" : "") << "><td>" << Html(g.label)
+  out << "<tr" << (g.overall ? " class=\"overall\"" : "") << "><td>" << HtmlText(g.label)
       << "</td><td class=\"num\">" << g.n << "</td><td class=\"num\">" << g.correct << "</td>";
   for (const std::string& fast_p : g.fast_p) out << "<td class=\"num\">" << fast_p << "</td>";
   out << "<td class=\"num\">" << g.geomean << "</td><td class=\"num\">" << g.geomean_correct_only
@@ -283,25 +283,26 @@ void HtmlGroupRow(Out& out, const SuiteGroupView& g) {
 
 // The opening of a row of a per-group table: "<tr class="overall"><td>overall</td>".
 std::string HtmlGroupRowStart(const SuiteGroupView& g) {
-  return std::string("<tr") + (g.overall ? " class=\"overall\"" : "") + "><td>" + Html(g.label) +
-         "</td>";
+  return std::string("<tr") + (g.overall ? " class=\"overall\"" : "") + "><td>" +
+         HtmlText(g.label) + "</td>";
 }
 
-void WriteHead(const SuiteReportView& view, Out& out) {
+void WriteSuiteHead(const SuiteReportView& view, Out& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>" << Html(view.title) << "</title>\n<style>" << kHtmlStyle << "</style>\n"
+      << "<title>" << HtmlText(view.title) << "</title>\n<style>" << kSuiteHtmlStyle << "</style>\n"
       << "</head>\n<body>\n";
-  out << "<h1>" << Html(view.title) << "</h1>\n";
-  if (!view.incomplete.empty()) out << "<p><strong>" << Html(view.incomplete) << ".</strong></p>\n";
+  out << "<h1>" << HtmlText(view.title) << "</h1>\n";
+  if (!view.incomplete.empty())
+    out << "<p><strong>" << HtmlText(view.incomplete) << ".</strong></p>\n";
   out << "<table class=\"facts\">\n";
   for (const auto& [label, value] : view.header) {
-    out << "<tr><th>" << Html(label) << "</th><td>" << Html(value) << "</td></tr>\n";
+    out << "<tr><th>" << HtmlText(label) << "</th><td>" << HtmlText(value) << "</td></tr>\n";
   }
   out << "</table>\n";
   if (!view.measurement.empty()) {
     out << "<ul class=\"measurement\">\n";
-    for (const std::string& line : view.measurement) out << "<li>" << Html(line) << "</li>\n";
+    for (const std::string& line : view.measurement) out << "<li>" << HtmlText(line) << "</li>\n";
     out << "</ul>\n";
   }
 }
@@ -310,25 +311,27 @@ void WriteSummary(const SuiteReportView& view, Out& out) {
   out << "<h2>Summary</h2>\n<table>\n";
   HtmlGroupHeader(out, "group");
   for (const SuiteGroupView& group : view.groups) HtmlGroupRow(out, group);
-  out << "<caption>Speedups over " << Html(view.baseline) << ". " << Html(view.conventions)
+  out << "<caption>Speedups over " << HtmlText(view.baseline) << ". " << HtmlText(view.conventions)
       << "</caption>\n</table>\n";
 }
 
-void WriteFigures(const SuiteReportView& view, Out& out) {
+void WriteSuiteFigures(const SuiteReportView& view, Out& out) {
   out << "<h2>Figures</h2>\n";
   out << "<figure>\n"
       << FastPChart(view) << "<figcaption>fast_p against the threshold p: the "
       << "share of all problems whose kernel is correct and more than p times as fast as "
-      << Html(view.baseline)
+      << HtmlText(view.baseline)
       << ", a step curve from the problems' speedups (up to p = " << svg::Num(kCurveEnd)
       << "); the points are the six thresholds of the table";
   if (view.comparison) {
-    out << "; dashed, " << Html(view.comparison->other_title) << " overall at the same thresholds";
+    out << "; dashed, " << HtmlText(view.comparison->other_title)
+        << " overall at the same thresholds";
   }
   out << ".</figcaption>\n</figure>\n";
   out << "<figure>\n"
       << DistributionChart(view) << "<figcaption>Every problem's speedup over "
-      << Html(view.baseline) << " on a log axis, a row per level and one for the whole suite; the "
+      << HtmlText(view.baseline)
+      << " on a log axis, a row per level and one for the whole suite; the "
       << "dashed line is 1x. Problems without a correct kernel are the crosses in the "
       << "<em>failed</em> column, coloured by their status; hover a mark for its problem."
       << "</figcaption>\n</figure>\n";
@@ -337,7 +340,7 @@ void WriteFigures(const SuiteReportView& view, Out& out) {
 void WriteBandsAndCaps(const SuiteReportView& view, Out& out) {
   if (!view.bands.empty()) {
     out << "<h2>Speedup distribution</h2>\n<table>\n<tr><th>group</th>";
-    for (const std::string& band : view.bands) out << "<th>" << Html(band) << "</th>";
+    for (const std::string& band : view.bands) out << "<th>" << HtmlText(band) << "</th>";
     out << "</tr>\n";
     for (const SuiteGroupView& group : view.groups) {
       out << HtmlGroupRowStart(group);
@@ -362,14 +365,14 @@ void WriteBandsAndCaps(const SuiteReportView& view, Out& out) {
 
 void WriteProblems(const SuiteReportView& view, Out& out) {
   out << "<h2>Problems</h2>\n<table>\n<tr><th>problem</th><th>level</th><th>status</th>"
-      << "<th>speedup [interval]</th><th>vs " << Html(view.other_baseline) << "</th><th>"
-      << Html(view.baseline) << " (ms)</th><th>kernel (ms)</th><th>speed of light</th><th>"
+      << "<th>speedup [interval]</th><th>vs " << HtmlText(view.other_baseline) << "</th><th>"
+      << HtmlText(view.baseline) << " (ms)</th><th>kernel (ms)</th><th>speed of light</th><th>"
       << view.count_header << "</th><th>wall s</th><th>peak GiB</th><th>files</th><th>why it "
       << "failed</th></tr>\n";
   for (const SuiteProblemView& row : view.problems) {
-    out << "<tr><td>" << Html(row.key) << "</td><td class=\"num\">" << row.level << "</td><td>"
-        << HtmlStatus(row)
-        << (row.shapes.empty() ? "" : " <span class=\"muted\">" + Html(row.shapes) + "</span>")
+    out << "<tr><td>" << HtmlText(row.key) << "</td><td class=\"num\">" << row.level << "</td><td>"
+        << SuiteHtmlStatus(row)
+        << (row.shapes.empty() ? "" : " <span class=\"muted\">" + HtmlText(row.shapes) + "</span>")
         << "</td><td class=\"num\">" << row.speedup_text
         << (row.noisy ? " <span class=\"noisy\">noisy</span>" : "") << "</td><td class=\"num\">"
         << row.other_speedup << "</td><td class=\"num\">" << row.reference_ms
@@ -378,10 +381,10 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
         << "</td><td class=\"num\">" << row.peak_gib << "</td><td class=\"files\">";
     std::vector<std::string> links;
     for (const SuiteLink& link : row.links) links.push_back(HtmlLink(link));
-    out << Join(links, " · ") << "</td><td class=\"why muted\">" << Html(row.message)
+    out << Join(links, " · ") << "</td><td class=\"why muted\">" << HtmlText(row.message)
         << "</td></tr>\n";
   }
-  out << "<caption>The speedup is the ratio of median times over " << Html(view.baseline)
+  out << "<caption>The speedup is the ratio of median times over " << HtmlText(view.baseline)
       << " with its interval; <em>speed of light</em>: the fastest time the problem's work can "
       << "take at the peaks of the machine it was timed on, over the kernel's median "
       << "(docs/harness.md, Trust); <em>noisy</em>: the timing's interval or spread is too wide to "
@@ -394,36 +397,37 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
 
 void WriteComparison(const SuiteReportView& view, Out& out) {
   const SuiteComparisonSection& c = *view.comparison;
-  out << "<h2>Comparison with " << Html(c.other_title) << "</h2>\n";
-  out << "<p>" << Html(c.scores) << "</p>\n";
+  out << "<h2>Comparison with " << HtmlText(c.other_title) << "</h2>\n";
+  out << "<p>" << HtmlText(c.scores) << "</p>\n";
   out << "<table>\n";
   HtmlGroupHeader(out, "suite (overall)");
   HtmlGroupRow(out, c.a);
   HtmlGroupRow(out, c.b);
   out << "<caption>Each suite over all its own problems, uncapped.</caption>\n</table>\n";
-  out << "<p>" << Html(c.tally) << "</p>\n";
-  out << "<p class=\"verdict\">" << Html(c.wilcoxon) << "</p>\n";
+  out << "<p>" << HtmlText(c.tally) << "</p>\n";
+  out << "<p class=\"verdict\">" << HtmlText(c.wilcoxon) << "</p>\n";
   if (!c.only_in_a.empty() || !c.only_in_b.empty()) {
     out << "<p class=\"muted\">Not paired, left out of the test: ";
     if (!c.only_in_a.empty()) {
-      out << "only in " << Html(view.suite) << ": " << Html(Join(c.only_in_a, ", "));
+      out << "only in " << HtmlText(view.suite) << ": " << HtmlText(Join(c.only_in_a, ", "));
     }
     if (!c.only_in_a.empty() && !c.only_in_b.empty()) out << "; ";
     if (!c.only_in_b.empty()) {
-      out << "only in " << Html(c.other_title) << ": " << Html(Join(c.only_in_b, ", "));
+      out << "only in " << HtmlText(c.other_title) << ": " << HtmlText(Join(c.only_in_b, ", "));
     }
     out << ".</p>\n";
   }
-  out << "<table>\n<tr><th>problem</th><th>level</th><th>a: " << Html(view.suite)
-      << "</th><th>b: " << Html(c.other_title) << "</th><th>ratio a/b</th><th>faster</th></tr>\n";
+  out << "<table>\n<tr><th>problem</th><th>level</th><th>a: " << HtmlText(view.suite)
+      << "</th><th>b: " << HtmlText(c.other_title)
+      << "</th><th>ratio a/b</th><th>faster</th></tr>\n";
   for (const SuitePairView& pair : c.pairs) {
-    out << "<tr><td>" << Html(pair.key) << "</td><td class=\"num\">" << pair.level
+    out << "<tr><td>" << HtmlText(pair.key) << "</td><td class=\"num\">" << pair.level
         << "</td><td class=\"num\">" << pair.a << "</td><td class=\"num\">" << pair.b
         << "</td><td class=\"num\">" << pair.ratio << "</td><td"
         << (pair.faster > 0   ? " class=\"ok\""
             : pair.faster < 0 ? " class=\"fail\""
                               : "")
-        << ">" << Html(pair.winner) << "</td></tr>\n";
+        << ">" << HtmlText(pair.winner) << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -432,9 +436,9 @@ void WriteComparison(const SuiteReportView& view, Out& out) {
 
 std::string RenderSuiteReportHtml(const SuiteReportView& view) {
   Out out;
-  WriteHead(view, out);
+  WriteSuiteHead(view, out);
   WriteSummary(view, out);
-  WriteFigures(view, out);
+  WriteSuiteFigures(view, out);
   WriteBandsAndCaps(view, out);
   WriteProblems(view, out);
   if (view.comparison) WriteComparison(view, out);

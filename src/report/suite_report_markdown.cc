@@ -52,7 +52,7 @@ void GroupRow(Out& out, const SuiteGroupView& g) {
       << " | " << g.max << " |\n";
 }
 
-void WriteHeader(const SuiteReportView& view, Out& out) {
+void WriteSuiteHeaderMarkdown(const SuiteReportView& view, Out& out) {
   out << "# " << view.title << "\n\n";
   if (!view.incomplete.empty()) out << "**" << view.incomplete << ".**\n\n";
   for (const auto& [label, value] : view.header) out << "- " << label << ": " << value << "\n";
@@ -64,14 +64,14 @@ void WriteHeader(const SuiteReportView& view, Out& out) {
   }
 }
 
-void WriteSummary(const SuiteReportView& view, Out& out) {
+void WriteSummaryMarkdown(const SuiteReportView& view, Out& out) {
   out << "## Summary\n\n";
   GroupHeader(out, "group");
   for (const SuiteGroupView& group : view.groups) GroupRow(out, group);
   out << "\nSpeedups over " << view.baseline << ". " << view.conventions << "\n\n";
 }
 
-void WriteBandsAndCaps(const SuiteReportView& view, Out& out) {
+void WriteBandsAndCapsMarkdown(const SuiteReportView& view, Out& out) {
   if (!view.bands.empty()) {
     out << "## Speedup distribution\n\n| group |";
     for (const std::string& band : view.bands) out << " " << Cell(band) << " |";
@@ -99,7 +99,7 @@ void WriteBandsAndCaps(const SuiteReportView& view, Out& out) {
   out << "\nGeometric mean speedup (failures as 1.0x) after clamping every speedup to the cap.\n\n";
 }
 
-void WriteProblems(const SuiteReportView& view, Out& out) {
+void WriteProblemsMarkdown(const SuiteReportView& view, Out& out) {
   out << "## Problems\n\n| problem | level | status | speedup [interval] | vs "
       << view.other_baseline << " | " << view.baseline << " (ms) | kernel (ms) | speed of light | "
       << view.count_header << " | wall s | peak GiB | files | why it failed |\n"
@@ -118,7 +118,7 @@ void WriteProblems(const SuiteReportView& view, Out& out) {
   out << "\n";
 }
 
-void WriteComparison(const SuiteReportView& view, Out& out) {
+void WriteComparisonMarkdown(const SuiteReportView& view, Out& out) {
   const SuiteComparisonSection& c = *view.comparison;
   out << "## Comparison with " << c.other_title << "\n\n" << c.scores << "\n\n";
   GroupHeader(out, "suite (overall)");
@@ -144,11 +144,11 @@ void WriteComparison(const SuiteReportView& view, Out& out) {
 
 std::string RenderSuiteReportMarkdown(const SuiteReportView& view) {
   Out out;
-  WriteHeader(view, out);
-  WriteSummary(view, out);
-  WriteBandsAndCaps(view, out);
-  WriteProblems(view, out);
-  if (view.comparison) WriteComparison(view, out);
+  WriteSuiteHeaderMarkdown(view, out);
+  WriteSummaryMarkdown(view, out);
+  WriteBandsAndCapsMarkdown(view, out);
+  WriteProblemsMarkdown(view, out);
+  if (view.comparison) WriteComparisonMarkdown(view, out);
   return out.str();
 }
 

@@ -140,6 +140,42 @@ def test_an_anonymous_namespace_in_a_test_file_fails_and_names_the_namespace_to_
             "(name it after the file: namespace eval_executor_test)") in out, out
 
 
+def test_a_file_local_name_two_files_of_a_target_keep_in_one_namespace_fails(clean):
+    write(clean, "src/report/run_html.cc",
+          "namespace kernelpro::report {\nnamespace {\nusing Out = std::ostringstream;\n"
+          "constexpr const char* kStyle = R\"(x { y })\";\nstruct Row { int Write() const; };\n"
+          "std::string Html(std::string_view text) { return {}; }\n}\n}\n")
+    # the same names where they cannot meet: another namespace, a class member, the other target,
+    # a test file, a using-declaration, an alias of the same type
+    write(clean, "src/eval/html.cc", "namespace kernelpro::eval {\nnamespace {\n"
+          "std::string Html(std::string_view t) { return {}; }\n}\n}\n")
+    write(clean, "src/report/svg.cc", "namespace kernelpro::report {\nnamespace {\n"
+          "using Out = std::ostringstream;\nusing svg::Html;\n"
+          "class Writer {\n  std::string Html(int x) const { return {}; }\n};\n}\n}\n")
+    write(clean, "src/cli/report_command.cc", "namespace kernelpro::report {\nnamespace {\n"
+          "int Html(int x) { return x; }\n}\n}\n")
+    write(clean, "src/report/html_test.cc", "namespace kernelpro::report {\n"
+          "namespace report_html_test {\nint Html(int x) { return x; }\n}\n}\n")
+    rc, out = run(clean)
+    assert rc == 0, out
+    write(clean, "src/report/suite_html.cc",
+          "namespace kernelpro::report {\nnamespace {\nusing Out = std::string;\n\n"
+          "constexpr const char* kStyle = R\"(z)\";\n"
+          "std::string Html(const Row& row) {\n  return {};\n}\n}\n"
+          "static int Row(int x) { return x; }\n}\n")
+    rc, out = run(clean)
+    assert rc == 1
+    lines = [line.split(" (the unity")[0] for line in out.splitlines() if "unity-names" in line]
+    assert lines == [
+        "src/report/suite_html.cc:3: unity-names: Out is file-local in src/report/run_html.cc too",
+        "src/report/suite_html.cc:5: unity-names: kStyle is file-local in src/report/run_html.cc "
+        "too",
+        "src/report/suite_html.cc:6: unity-names: Html is file-local in src/report/run_html.cc "
+        "too",
+        "src/report/suite_html.cc:10: unity-names: Row is file-local in src/report/run_html.cc "
+        "too"], out
+
+
 def test_a_known_break_is_listed_but_a_stale_known_line_fails(clean):
     write(clean, "src/core/w.h", "// " + "x" * 98 + "\n")
     known = clean / "known.txt"

@@ -26,10 +26,12 @@ namespace {
 using ncu_tools::Pct;
 using ncu_tools::S;
 
-constexpr const char* kConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
-constexpr const char* kConflictsSt = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
-constexpr const char* kWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
-constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+constexpr const char* kSharedConflictsLd =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+constexpr const char* kSharedConflictsSt =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+constexpr const char* kSharedWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+constexpr const char* kSharedWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
 constexpr const char* kSharedStInst = "smsp__sass_inst_executed_op_shared_st.sum";
 constexpr const char* kMioThrottle = "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct";
 
@@ -42,8 +44,8 @@ class SharedBankConflictsTool : public ProfilingTool {
            "hidden by other work";
   }
   std::vector<std::string> required_metrics() const override {
-    return {kConflictsLd, kConflictsSt, kWavefrontsLd, S(profile::kNcuShortScoreboardStall),
-            kMioThrottle};
+    return {kSharedConflictsLd, kSharedConflictsSt, kSharedWavefrontsLd,
+            S(profile::kNcuShortScoreboardStall), kMioThrottle};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {
@@ -63,12 +65,12 @@ class SharedBankConflictsTool : public ProfilingTool {
 
   ToolOutput Analyze(const MetricSet& m, const ToolContext& c) const override {
     ToolOutput out = NewOutput(c);
-    const double conflicts_ld = m.Get(kConflictsLd);
-    const double conflicts_st = m.Get(kConflictsSt);
+    const double conflicts_ld = m.Get(kSharedConflictsLd);
+    const double conflicts_st = m.Get(kSharedConflictsSt);
     double wavefronts_st = 0;
     bool stores_counted = true;
     std::string store_note;
-    if (auto st = m.Find(kWavefrontsSt)) {
+    if (auto st = m.Find(kSharedWavefrontsSt)) {
       wavefronts_st = *st;
     } else if (auto inst = m.Find(kSharedStInst)) {
       wavefronts_st = *inst + conflicts_st;  // one wavefront per store instruction + one per replay
@@ -78,13 +80,13 @@ class SharedBankConflictsTool : public ProfilingTool {
       store_note = " (loads only: no store wavefront count)";
     }
     const double conflicts = conflicts_ld + (stores_counted ? conflicts_st : 0);
-    const double wavefronts = m.Get(kWavefrontsLd) + wavefronts_st;
+    const double wavefronts = m.Get(kSharedWavefrontsLd) + wavefronts_st;
     const double sb = m.Get(profile::kNcuShortScoreboardStall);
     const double mio = m.Get(kMioThrottle);
     if (conflicts <= 0 || wavefronts <= 0) return out;
     const double share = 100 * std::min(1.0, conflicts / wavefronts);
-    out.observed = {{kConflictsLd, conflicts_ld, "conflicts"},
-                    {kConflictsSt, conflicts_st, "conflicts"},
+    out.observed = {{kSharedConflictsLd, conflicts_ld, "conflicts"},
+                    {kSharedConflictsSt, conflicts_st, "conflicts"},
                     {"shared_wavefronts", wavefronts, "wavefronts"},
                     {"bank_conflict_share_of_wavefronts", share, "%"},
                     {S(profile::kNcuShortScoreboardStall), sb, "%"},

@@ -15,7 +15,7 @@ namespace kernelpro::tools {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr std::string_view kDramBytesRead = "dram__bytes_read.sum";
+constexpr std::string_view kDramReadMetric = "dram__bytes_read.sum";
 
 class VerifiedWorkTool : public ProfilingTool {
  public:
@@ -28,7 +28,7 @@ class VerifiedWorkTool : public ProfilingTool {
   // The FLOP check's counters (smsp__sass_thread_inst_executed_op_*_pred_on.sum) are optional:
   // without them only the read check runs, and `kernelpro advise` says why FLOPs went unchecked.
   std::vector<std::string> required_metrics() const override {
-    return {std::string(kDramBytesRead)};
+    return {std::string(kDramReadMetric)};
   }
   std::vector<ThresholdSpec> thresholds() const override {
     return {{"min_read_share", 50, "%",

@@ -13,8 +13,8 @@ namespace {
 using ncu_tools::Pct;
 
 constexpr const char* kWaves = "launch__waves_per_multiprocessor";
-constexpr const char* kGrid = "launch__grid_size";
-constexpr const char* kSms = "device__attribute_multiprocessor_count";
+constexpr const char* kGridSize = "launch__grid_size";
+constexpr const char* kSmCount = "device__attribute_multiprocessor_count";
 
 class WaveQuantizationTool : public ProfilingTool {
  public:
@@ -35,10 +35,10 @@ class WaveQuantizationTool : public ProfilingTool {
     ToolOutput out = NewOutput(c);
     const double waves = m.Get(kWaves);
     out.observed.push_back({kWaves, waves, "waves"});
-    auto grid = m.Find(kGrid);
-    auto sms = m.Find(kSms);
-    if (grid) out.observed.push_back({kGrid, *grid, "blocks"});
-    if (sms) out.observed.push_back({kSms, *sms, "SMs"});
+    auto grid = m.Find(kGridSize);
+    auto sms = m.Find(kSmCount);
+    if (grid) out.observed.push_back({kGridSize, *grid, "blocks"});
+    if (sms) out.observed.push_back({kSmCount, *sms, "SMs"});
     if (waves <= 0 && !grid) return out;
     double efficiency;
     bool small_grid = false;
