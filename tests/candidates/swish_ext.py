@@ -2,7 +2,9 @@
 
 Those candidates cheat or fail in one named way; the swish they compute must be right, or they
 would be rejected for the wrong reason. A C++ loop on CPU, plus a CUDA kernel when CUDA is
-available. One extension name and source for all of them, so the build cache builds it once.
+available. One extension name and source for all of them. No -O flag for the C++: its speed does
+not matter, and it builds in half the time (7 s against 11 s with the precompiled header on the
+2-core machine; each candidate's build scope builds it again).
 Candidates import it with `from swish_ext import ext` after putting this folder on sys.path.
 """
 import torch
@@ -60,4 +62,4 @@ HAS_CUDA = torch.cuda.is_available()
 ext = load_inline(name="kp_test_swish_ext" + ("_cuda" if HAS_CUDA else ""),
                   cpp_sources=_CPP, cuda_sources=_CUDA if HAS_CUDA else None,
                   functions=["swish"], extra_cuda_cflags=["-O3"],
-                  extra_cflags=["-O3"] + (["-DKP_WITH_CUDA"] if HAS_CUDA else []))
+                  extra_cflags=["-DKP_WITH_CUDA"] if HAS_CUDA else [])

@@ -18,8 +18,7 @@ torch::Tensor fused_linear(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
 }
 """
 
-_ext = load_inline(name="kp_adv_linear_cpp_aten", cpp_sources=_CPP, functions=["fused_linear"],
-                   extra_cflags=["-O3"])
+_ext = load_inline(name="kp_adv_linear_cpp_aten", cpp_sources=_CPP, functions=["fused_linear"])
 
 
 class ModelNew(nn.Module):

@@ -52,8 +52,7 @@ torch::Tensor matmul(torch::Tensor A, torch::Tensor B) {
 }
 """
 
-_ext = load_inline(name="kp_adv_cpu_low_precision", cpp_sources=_CPP, functions=["matmul"],
-                   extra_cflags=["-O3"])
+_ext = load_inline(name="kp_adv_cpu_low_precision", cpp_sources=_CPP, functions=["matmul"])
 
 
 class ModelNew(nn.Module):

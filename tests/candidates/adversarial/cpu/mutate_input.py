@@ -28,8 +28,7 @@ torch::Tensor swish(torch::Tensor x) {
 }
 """
 
-_ext = load_inline(name="kp_adv_cpu_mutate_input", cpp_sources=_CPP, functions=["swish"],
-                   extra_cflags=["-O3"])
+_ext = load_inline(name="kp_adv_cpu_mutate_input", cpp_sources=_CPP, functions=["swish"])
 
 
 class ModelNew(nn.Module):

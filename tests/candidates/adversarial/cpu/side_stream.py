@@ -33,7 +33,7 @@ torch::Tensor swish(torch::Tensor x) {
 """
 
 _ext = load_inline(name="kp_adv_cpu_side_stream", cpp_sources=_CPP, functions=["swish"],
-                   extra_cflags=["-O3"], extra_ldflags=["-lpthread"])
+                   extra_ldflags=["-lpthread"])
 
 
 class ModelNew(nn.Module):
