@@ -311,11 +311,11 @@ TEST(EvalCpuTest, SeveralCandidatesBuildInParallelAndGetOneVerdictEach) {
 }
 
 // A correct CPU candidate for tiny_swish that, on its first forward call in each process, appends
-// the CUDA_VISIBLE_DEVICES it was given to RECORD_DIR/NAME.gpus and then sleeps `sleep_s`. Its
-// extension is cpu_tiny_swish's (same load_inline call), built once per candidate source (each
-// source has its own build scope) and cached across runs.
-std::string GpuRecordingCandidate(const std::string& record_dir, const std::string& name,
-                                  double sleep_s) {
+// the CUDA_VISIBLE_DEVICES it was given to RECORD_DIR/<its file's name>.gpus and then sleeps
+// `slow_s` when its file is named `slow_name`.py. Every copy has the same source, so they share
+// one build scope: the extension (cpu_tiny_swish's load_inline call) builds once, not per copy.
+std::string GpuRecordingCandidate(const std::string& record_dir, const std::string& slow_name,
+                                  double slow_s) {
   std::ifstream in(kRoot + "/tests/candidates/good/cpu_tiny_swish.py");
   std::stringstream text;
   text << in.rdbuf();
@@ -328,13 +328,15 @@ std::string GpuRecordingCandidate(const std::string& record_dir, const std::stri
       "        global _recorded\n"
       "        if not _recorded:\n"
       "            _recorded = True\n"
-      "            with open(" +
-          Json(record_dir + "/" + name + ".gpus").dump() +
-          ", \"a\") as f:\n"
+      "            name = os.path.splitext(os.path.basename(__file__))[0]\n"
+      "            with open(os.path.join(" +
+          Json(record_dir).dump() +
+          ", name + \".gpus\"), \"a\") as f:\n"
           "                f.write(os.environ.get(\"CUDA_VISIBLE_DEVICES\", \"<unset>\") + "
           "\"\\n\")\n"
-          "            time.sleep(" +
-          std::to_string(sleep_s) + ")\n" + forward);
+          "            if name == " +
+          Json(slow_name).dump() + ":\n                time.sleep(" + std::to_string(slow_s) +
+          ")\n" + forward);
   return "import os\nimport time\n" + code + "\n_recorded = False\n";
 }
 
@@ -345,24 +347,23 @@ TEST(EvalCpuTest, WithSeveralGpusEachCandidateRunsWhollyOnOneOfThemAndResultsKee
   fs::create_directories(dir);
   // The first candidate is slow (a sleep in each of its processes), so while one GPU's thread is
   // busy with it the other GPU's thread takes the next ones: both GPUs are used.
-  const std::vector<std::pair<std::string, double>> specs = {
-      {"gpus_slow", 2.0}, {"gpus_fast_a", 0.0}, {"gpus_fast_b", 0.0}};
+  const std::vector<std::string> names = {"gpus_slow", "gpus_fast_a", "gpus_fast_b"};
   // The recording candidates write outside their directory: unconfined, since this test is about
   // scheduling, not the sandbox.
   std::vector<std::string> args = {"--problem", kTinySwish, "--gpus", "0,1", "--unsafe-no-sandbox"};
-  for (const auto& [name, sleep_s] : specs) {
-    std::string code = GpuRecordingCandidate(dir.string(), name, sleep_s);
+  for (const std::string& name : names) {
+    std::string code = GpuRecordingCandidate(dir.string(), "gpus_slow", 2.0);
     ASSERT_FALSE(code.empty());
     std::ofstream((dir / (name + ".py")).string()) << code;
     args.insert(args.end(), {"--candidate", (dir / (name + ".py")).string()});
   }
   Eval e = RunEval(args);
   ASSERT_EQ(e.exit_code, 0) << e.stderr_text;
-  ASSERT_EQ(e.results.size(), specs.size()) << e.stdout_text;
+  ASSERT_EQ(e.results.size(), names.size()) << e.stdout_text;
   std::set<std::string> used;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
     const Json& r = e[i];
-    const std::string& name = specs[i].first;
+    const std::string& name = names[i];
     // In input order, whichever finished first.
     EXPECT_EQ(fs::path(JsonGet<std::string>(r, "candidate", "")).stem().string(), name);
     EXPECT_EQ(Status(r), "correct") << r.dump(1);
