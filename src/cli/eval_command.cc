@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "agents/problem_source.h"
+#include "app/eval_json.h"
 #include "cli/cli_main.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -28,21 +29,6 @@ struct EvalArgs {
   std::string cutlass_dir;    // --cutlass-dir: the tree CUTLASS/CuTe candidates build against
   eval::EvalOptions options;
 };
-
-// "reaches 71 % of the attainable bound (...)" for a median time in milliseconds.
-std::optional<roofline::RooflinePosition> Position(
-    const std::optional<roofline::ReferenceAnalysis>& stage1,
-    const std::optional<eval::TimingSummary>& time) {
-  if (!stage1 || !time || time->summary.median <= 0) return std::nullopt;
-  return roofline::PositionAgainstRoofline(*stage1, time->summary.median * 1e-3);
-}
-
-Json PositionJson(const roofline::RooflinePosition& p) {
-  return {{"measured_time_s", p.measured_time_s},
-          {"attainable_time_s", p.attainable_time_s},
-          {"fraction_of_bound", p.fraction_of_bound},
-          {"summary", p.summary}};
-}
 
 std::string Ms(double ms) {
   char buf[64];
@@ -174,9 +160,9 @@ void PrintHuman(const eval::EvalReport& report, const eval::EvalOptions& options
       if (!r.timing_method.empty()) out << "timing      " << r.timing_method << "\n";
       out << eval::HostAndClockLines(r.reference_calls, r.candidate_calls);
       if (r.speed_of_light) PrintSpeedOfLight(*r.speed_of_light, r, out);
-      if (auto p = Position(stage1, r.candidate_time))
+      if (auto p = app::RooflinePlace(stage1, r.candidate_time))
         out << "roofline    candidate " << p->summary << "\n";
-      if (auto p = Position(stage1, r.reference_time))
+      if (auto p = app::RooflinePlace(stage1, r.reference_time))
         out << "            reference " << p->summary << "\n";
     }
     if (r.compiled_time && r.speedup_vs_compiled) {
@@ -242,26 +228,8 @@ int Run(EvalArgs args) {
   }
   if (args.json) {
     for (const eval::EvalResult& r : report->results) {
-      Json j = ToJson(r);
-      if (auto p = Position(stage1, r.candidate_time)) j["roofline"] = PositionJson(*p);
-      if (auto p = Position(stage1, r.reference_time)) j["reference_roofline"] = PositionJson(*p);
-      if (args.options.build_only && r.status == eval::EvalStatus::kCorrect) j["status"] = "built";
-      j["problem"] = report->problem;
-      if (auto source = agents::ReadProblemSource(report->problem);
-          source.ok() && source->program) {
-        j["program"] = {
-            {"kind", agents::ToString(source->kind)},
-            {"entry", source->entry},
-            {"baseline", source->path},
-            {"reference",
-             source->reference_path.empty() ? Json(nullptr) : Json(source->reference_path)}};
-      }
-      j["reference"] = {
-          {"vacuous", JsonGet<std::string>(report->reference, "vacuous", "")},
-          {"notes", JsonGet<Json>(report->reference, "notes", Json::array())},
-          {"fp32", JsonGet<bool>(report->reference, "fp32", false)},
-          {"fp64_error", JsonGet<Json>(report->reference, "reference_fp64_error", nullptr)}};
-      std::cout << DumpJson(j) << "\n";
+      std::cout << DumpJson(app::EvalResultJson(*report, r, stage1, args.options.build_only))
+                << "\n";
     }
   } else {
     PrintHuman(*report, args.options, stage1, std::cout);
