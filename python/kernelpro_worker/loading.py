@@ -155,8 +155,8 @@ def _regenerate_input(request, name, recipe):
         path = recipe["problem"]
         if path not in _PROBLEMS:
             _PROBLEMS[path] = load_problem(path)
-        inputs = to_device(tensors.generate_inputs(_PROBLEMS[path], int(trial["seed"])),
-                           request["device"])
+        inputs = to_device(tensors.generate_inputs(_PROBLEMS[path], int(trial["seed"]),
+                                                   request["device"]), request["device"])
         variant = trial.get("variant")
         if variant is not None:
             inputs = tensors.signed_mixed_scale(inputs, int(trial["seed"]),

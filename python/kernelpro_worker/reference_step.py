@@ -54,7 +54,7 @@ from .common import (StepError, as_output_list, bounded, read_json, sha256_file,
 from .loading import (EXT, construct, import_torch, load_problem, out_of_memory, read_input,
                       reference_changed, sync)
 
-REFERENCE_LAYOUT = 7  # bump when the reference cache's contents change
+REFERENCE_LAYOUT = 8  # bump when the reference cache's contents change
 # A trial's inputs larger than this are not stored: every process that needs them regenerates
 # them from their seed (what reading them back costs, about) and checks them against the digest
 # the reference step recorded. A request's `store_inputs_up_to` overrides it (tests).
@@ -166,8 +166,8 @@ def _spot_check(request, torch, meta, ref_dir):
         init_inputs = list(problem.get_init_inputs())
         if plain.digest(init_inputs) != meta["inputs_manifest"].get("init_inputs" + EXT):
             return "init_inputs.kpt: differs from what get_init_inputs() returns"
-        inputs = to_device(tensors.generate_inputs(problem, request["check_seeds"][0]),
-                           request["device"])
+        inputs = to_device(tensors.generate_inputs(problem, request["check_seeds"][0],
+                                                   request["device"]), request["device"])
         stored = meta["inputs_manifest"].get(name + EXT)
         if stored is not None:
             same = plain.digest(inputs) == stored

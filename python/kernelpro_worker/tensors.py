@@ -11,42 +11,70 @@ CPU_TENSORS_HINT = ("a problem's get_inputs() returns CPU tensors (kernelpro mov
 
 
 def generate_inputs(problem, seed, device=None):
-    """get_inputs() under `seed`. On `device` "cpu" a CUDA tensor among them, or a CUDA error
-    while making them, is the problem's mistake and is said so."""
+    """get_inputs() under `seed`. On a GPU `device` the problem's tensors are made there (its
+    torch.rand and the like run with that default device: a KernelBench task's 6 GiB input takes
+    milliseconds on an H100 instead of seconds on the host, in every process that makes it), or on
+    the host where get_inputs() fails that way; the same seed gives the same bits in any process
+    on the same device. On `device` "cpu" a CUDA tensor among them, or a CUDA error while making
+    them, is the problem's mistake and is said so; without `device` they are made on the host."""
     torch.manual_seed(seed)
+    if device is not None and str(device) != "cpu" and hasattr(torch, "set_default_device"):
+        try:
+            with torch.device(device):
+                values = problem.get_inputs()
+            return _input_list(values)
+        except Exception:  # noqa: BLE001 - host-only code in get_inputs(): made there below
+            torch.manual_seed(seed)
     try:
         values = problem.get_inputs()
     except Exception as e:  # noqa: BLE001
         if "cuda" in str(e).lower():
             raise RuntimeError(f"{type(e).__name__}: {e} ({CPU_TENSORS_HINT})") from e
         raise
-    if not isinstance(values, (list, tuple)):
-        raise ValueError("get_inputs() must return a list of inputs")
+    values = _input_list(values)
     if device == "cpu":
         for i, v in enumerate(values):
             if isinstance(v, torch.Tensor) and v.device.type != "cpu":
                 raise ValueError(
                     f"input {i} is on {v.device} under --device cpu ({CPU_TENSORS_HINT})")
+    return values
+
+
+def _input_list(values):
+    if not isinstance(values, (list, tuple)):
+        raise ValueError("get_inputs() must return a list of inputs")
     return list(values)
 
 
 def signed_mixed_scale(values, seed, signs=True, scales=True):
     """Same shapes and dtypes, but every floating element gets a random sign and a scale in
     [1/8, 8]. Zeros stay zeros (structure such as triangularity survives); integer inputs, which
-    are often indices, are left alone."""
-    gen = torch.Generator().manual_seed(seed)
+    are often indices, are left alone. The factors are drawn where each tensor lives, piece by
+    piece (CHUNK elements), so a GPU input's costs milliseconds and at most a few pieces of
+    temporaries; the same (values, seed) gives the same bits in any process on the same device."""
+    generators = {}
     out = []
     for v in values:
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            factor = torch.ones(v.shape, dtype=torch.float64)
-            if signs:
-                factor = torch.where(torch.rand(v.shape, generator=gen) < 0.5, -factor, factor)
-            if scales:
-                exponent = torch.rand(v.shape, generator=gen, dtype=torch.float64) * 6 - 3
-                factor = factor * torch.pow(2.0, exponent)
-            out.append((v.double() * factor.to(v.device)).to(v.dtype))
-        else:
+        if not (isinstance(v, torch.Tensor) and v.is_floating_point()):
             out.append(v)
+            continue
+        if v.device not in generators:
+            generators[v.device] = torch.Generator(device=v.device).manual_seed(seed)
+        gen = generators[v.device]
+        src = v.detach().contiguous().reshape(-1)
+        res = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+        flat = res.view(-1)
+        for start in range(0, src.numel(), CHUNK):
+            n = min(CHUNK, src.numel() - start)
+            factor = torch.ones(n, dtype=torch.float64, device=v.device)
+            if signs:
+                flip = torch.rand(n, generator=gen, device=v.device) < 0.5
+                factor = torch.where(flip, -factor, factor)
+            if scales:
+                exponent = torch.rand(n, generator=gen, dtype=torch.float64, device=v.device)
+                factor = factor * torch.pow(2.0, exponent * 6 - 3)
+            flat[start:start + n] = (src[start:start + n].double() * factor).to(v.dtype)
+        out.append(res)
     return out
 
 

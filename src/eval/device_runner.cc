@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "eval/check_batches.h"
 #include "eval/device_timing.h"
 #include "eval/shape_step.h"
 #include "eval/speed_of_light.h"
@@ -102,13 +103,21 @@ class WorkerDeviceRun : public DeviceRun {
   // end here: `result` says why, or `changed` that the reference loaded here differs.
   bool LoadReferenceHere(const Json& reference, const Env& env, EvalResult& result,
                          std::string& changed);
-  // Load and the check trials in the candidate's process: their outputs, or none when the
-  // candidate's steps end here (`result` or `changed` says why). `start` is the check's start.
-  std::optional<Json> LoadAndCheck(WorkerSession& candidate_process, const Json& candidate,
-                                   const Json& reference, const std::string& work,
-                                   std::chrono::steady_clock::time_point start, EvalResult& result,
-                                   std::string& changed);
-  // The referee compares the check's outputs with the reference; false when the candidate failed.
+  // Load in the candidate's process, then the check trials batch by batch (check_batches.h):
+  // each batch run there and compared by the referee, its output files deleted before the next.
+  // False when the candidate's steps end here (`result` or `changed` says why). `start` is the
+  // check's start.
+  bool LoadAndCheck(WorkerSession& candidate_process, WorkerSession& referee, const Json& candidate,
+                    const Json& reference, const std::string& work,
+                    std::chrono::steady_clock::time_point start, EvalResult& result,
+                    std::string& changed);
+  // One batch's check in the candidate's process: its outputs, or none when the candidate
+  // failed (`result` or `changed` says why).
+  std::optional<Json> CheckBatch(WorkerSession& candidate_process, const Json& check,
+                                 std::chrono::steady_clock::time_point start, EvalResult& result,
+                                 std::string& changed);
+  // The referee compares a batch's outputs with the reference, adding its rows to the result's;
+  // false when the candidate failed.
   bool Compare(WorkerSession& referee, const Json& reference, const Json& checked,
                const std::string& work, std::chrono::steady_clock::time_point start,
                EvalResult& result, std::string& changed);
@@ -325,10 +334,9 @@ std::string WorkerDeviceRun::CheckAndTimeOnce(const Json& reference, const std::
     session = std::move(*started);
   }
   WorkerSession& cand = *session;
-  std::optional<Json> checked =
-      LoadAndCheck(cand, candidate, reference, work, start, result, changed);
-  if (!checked) return changed;
-  if (!Compare(**referee, reference, *checked, work, start, result, changed)) return changed;
+  if (!LoadAndCheck(cand, **referee, candidate, reference, work, start, result, changed)) {
+    return changed;
+  }
   // Shapes the benchmark never showed: before timing when they decide the verdict; else after
   // it, so that a variant that crashes the candidate's process cannot cost its timing.
   const bool shapes_decide = options_.require_shape_generality;
@@ -378,10 +386,10 @@ bool WorkerDeviceRun::LoadReferenceHere(const Json& reference, const Env& env, E
   return true;
 }
 
-std::optional<Json> WorkerDeviceRun::LoadAndCheck(WorkerSession& candidate_process,
-                                                  const Json& candidate, const Json& reference,
-                                                  const std::string& work, Clock::time_point start,
-                                                  EvalResult& result, std::string& changed) {
+bool WorkerDeviceRun::LoadAndCheck(WorkerSession& candidate_process, WorkerSession& referee,
+                                   const Json& candidate, const Json& reference,
+                                   const std::string& work, Clock::time_point start,
+                                   EvalResult& result, std::string& changed) {
   // Load (import, a cached build's .so, construct) and check, in the candidate's process.
   // The build timeout: a build record can be stale (a new torch), and then the load rebuilds.
   auto load_start = Clock::now();
@@ -391,18 +399,41 @@ std::optional<Json> WorkerDeviceRun::LoadAndCheck(WorkerSession& candidate_proce
   result.load_seconds = SecondsSince(load_start);
   if (!loaded_ok) {
     result.check_seconds = SecondsSince(start) - result.load_seconds;
-    return std::nullopt;
+    return false;
   }
   Json check = candidate;
   check["out_dir"] = work + "/check";
   check["torch_ops_policy"] = options_.torch_ops_policy;
   check["allowed_ops"] = options_.allowed_ops;
   const Json trials = JsonGet<Json>(reference, "trials", Json::object());
-  Json names = Json::array();
+  std::vector<std::string> names;
   for (const char* kind : {"check", "extra"}) {
-    for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) names.push_back(n);
+    for (const Json& n : JsonGet<Json>(trials, kind, Json::array())) {
+      names.push_back(n.get<std::string>());
+    }
   }
-  check["trials"] = names;
+  const auto batches = CheckBatches(reference, names, options_.check_batch_bytes);
+  result.correctness = Json::array();
+  result.precision_warning.clear();
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    check["trials"] = batches[b];
+    check["refill"] = b + 1 == batches.size();
+    auto checked = CheckBatch(candidate_process, check, start, result, changed);
+    if (!checked) return false;
+    if (!Compare(referee, reference, *checked, work, start, result, changed)) return false;
+    if (batches.size() > 1) {
+      std::error_code ec;
+      for (const Json& pair : JsonGet<Json>(*checked, "outputs", Json::array())) {
+        fs::remove(work + "/check/" + pair[0].get<std::string>() + ".kpt", ec);
+      }
+    }
+  }
+  return true;
+}
+
+std::optional<Json> WorkerDeviceRun::CheckBatch(WorkerSession& candidate_process, const Json& check,
+                                                Clock::time_point start, EvalResult& result,
+                                                std::string& changed) {
   auto checked =
       AskSession(candidate_process, "check", check, options_.step_timeout_s, result, &changed);
   result.check_seconds = SecondsSince(start) - result.load_seconds;
@@ -433,8 +464,12 @@ bool WorkerDeviceRun::Compare(WorkerSession& referee, const Json& reference, con
     if (changed.empty()) result.message = "the comparison failed: " + result.message;
     return false;
   }
-  result.correctness = JsonGet<Json>(*compared, "trials", Json::array());
-  result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
+  for (const Json& row : JsonGet<Json>(*compared, "trials", Json::array())) {
+    result.correctness.push_back(row);
+  }
+  if (result.precision_warning.empty()) {
+    result.precision_warning = JsonGet<std::string>(*compared, "precision_warning", "");
+  }
   if (!JsonGet<bool>(*compared, "passed", false)) {
     result.status = EvalStatus::kIncorrect;
     result.message =

@@ -56,6 +56,7 @@ Json ToJson(const EvalOptions& o) {
               {"timing_rounds", o.timing_rounds},
               {"time_budget_s", o.time_budget_s},
               {"verify_bytes", o.verify_bytes},
+              {"check_batch_bytes", o.check_batch_bytes},
               {"atol", o.atol},
               {"rtol", o.rtol},
               {"vacuous_rel_tol", o.vacuous_rel_tol},
@@ -98,6 +99,7 @@ EvalOptions EvalOptionsFromJson(const Json& j) {
   KP_FIELD(timing_rounds);
   KP_FIELD(time_budget_s);
   KP_FIELD(verify_bytes);
+  KP_FIELD(check_batch_bytes);
   KP_FIELD(atol);
   KP_FIELD(rtol);
   KP_FIELD(vacuous_rel_tol);

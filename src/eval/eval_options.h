@@ -25,6 +25,8 @@ struct EvalOptions {
   double time_budget_s = 10;    // per side: no new round past this (after >= 2 rounds)
   // Outputs of sampled timed calls the referee checks: at most this many bytes in all.
   long long verify_bytes = 512ll << 20;
+  // Check trials' outputs crossing to the referee per batch (check_batches.h); one trial at least.
+  long long check_batch_bytes = 2ll << 30;
   double atol = 1e-2;
   double rtol = 1e-3;
   double vacuous_rel_tol = 1e-2;  // relative L2 error bound on problems an all-zero output passes
