@@ -19,9 +19,10 @@
 
 namespace kernelpro::eval {
 
-// One check trial's outputs in bytes, from the reference step's result (`outputs`: a list of
-// {"shape": [...], "dtype": "torch.float32"}); a dtype it does not know counts 8 bytes.
-std::int64_t OutputBytesPerTrial(const Json& reference);
+// One call's outputs in bytes, from their metadata (the reference step's `outputs`: a list of
+// {"shape": [...], "dtype": "torch.float32"}); a dtype torch does not have counts 8 bytes. The
+// check's batches and the share of timed calls the referee verifies (timing_stats.h) both use it.
+std::int64_t OutputBytes(const Json& outputs);
 
 // `names` in order, cut into batches whose outputs (the refill's included, in the last batch)
 // stay under `max_bytes`; every batch holds one trial at least. No names: one empty batch (the

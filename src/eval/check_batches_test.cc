@@ -19,13 +19,17 @@ const std::int64_t kTwoGiB = EvalOptions{}.check_batch_bytes;
 
 const std::vector<std::string> kTrials = {"check_0", "check_1", "check_2", "extra_0"};
 
+std::int64_t Bytes(const Json& reference) { return OutputBytes(reference["outputs"]); }
+
 TEST(CheckBatchesTest, OutputBytesCountEveryOutputsElementsTimesItsDtypesSize) {
-  EXPECT_EQ(OutputBytesPerTrial(Reference(4096, 393216, "torch.float32")), 6442450944);
-  EXPECT_EQ(OutputBytesPerTrial(Reference(10, 10, "torch.bfloat16")), 200);
+  EXPECT_EQ(Bytes(Reference(4096, 393216, "torch.float32")), 6442450944);
+  EXPECT_EQ(Bytes(Reference(10, 10, "torch.bfloat16")), 200);
   Json two = Reference(10, 10, "torch.float64");
   two["outputs"].push_back(Json{{"shape", Json::array()}, {"dtype", "torch.int64"}});
-  EXPECT_EQ(OutputBytesPerTrial(two), 808);  // a 0-d output is one element
-  EXPECT_EQ(OutputBytesPerTrial(Reference(10, 1, "torch.float8_e4m3fn")), 80);  // unknown: 8
+  EXPECT_EQ(Bytes(two), 808);  // a 0-d output is one element
+  EXPECT_EQ(Bytes(Reference(10, 1, "torch.float8_e4m3fn")), 10);
+  EXPECT_EQ(Bytes(Reference(10, 1, "torch.complex128")), 160);
+  EXPECT_EQ(Bytes(Reference(10, 1, "torch.no_such_type")), 80);  // unknown: 8
 }
 
 TEST(CheckBatchesTest, SmallOutputsStayOneBatchAsBefore) {

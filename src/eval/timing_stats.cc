@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "eval/check_batches.h"
+
 namespace kernelpro::eval {
 
 RoundPlan PlanRounds(int timing_trials, int timing_rounds) {
@@ -21,18 +23,7 @@ double WarmupSeconds(int round, int slot) { return round == 0 ? (slot == 0 ? 0.5
 int WarmupCalls(int round, int calls) { return round == 0 ? 3 : (calls >= 4 ? 1 : 0); }
 
 double VerifySampleProbability(const Json& outputs, long long verify_bytes, int planned_calls) {
-  double output_bytes = 0;
-  for (const Json& out : outputs) {
-    double n = 1;
-    for (const Json& d : JsonGet<Json>(out, "shape", Json::array())) n *= d.get<double>();
-    std::string dtype = JsonGet<std::string>(out, "dtype", "");
-    double size =
-        dtype.find("64") != std::string::npos                                                  ? 8
-        : dtype.find("16") != std::string::npos                                                ? 2
-        : (dtype.find("int8") != std::string::npos || dtype.find("bool") != std::string::npos) ? 1
-                                                                                               : 4;
-    output_bytes += n * size;
-  }
+  const double output_bytes = static_cast<double>(OutputBytes(outputs));
   double wanted = std::max(8.0, 0.2 * planned_calls);
   if (output_bytes > 0) {
     wanted = std::min(wanted, std::max(2.0, static_cast<double>(verify_bytes) / output_bytes));
