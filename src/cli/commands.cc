@@ -8,8 +8,9 @@
 namespace kernelpro::cli {
 namespace {
 
-constexpr std::array<Subcommand, 18> kSubcommands = {{
+constexpr std::array<Subcommand, 19> kSubcommands = {{
     {"eval", RegisterEvalCommand},
+    {"serve", RegisterServeCommand},
     {"profile", RegisterProfileCommand},
     {"collect", RegisterCollectCommand},
     {"advise", RegisterAdviseCommand},

@@ -16,6 +16,7 @@ namespace kernelpro::cli {
 using CommandRunner = std::function<int()>;
 
 CommandRunner RegisterEvalCommand(CLI::App& app);
+CommandRunner RegisterServeCommand(CLI::App& app);
 CommandRunner RegisterProfileCommand(CLI::App& app);
 CommandRunner RegisterCollectCommand(CLI::App& app);
 CommandRunner RegisterAdviseCommand(CLI::App& app);

@@ -257,9 +257,7 @@ CommandRunner RegisterEvalCommand(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(InputFile());
   AddDeviceOption(*cmd, o.device);
-  cmd->add_flag(
-      "--build-only", o.build_only,
-      "Only scan and build (fills the build cache; no device needed beyond the compiler)");
+  AddOption(*cmd, kBuildOnlyOption, o.build_only);
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
   AddCutlassOptions(*cmd, args->cutlass_dir);

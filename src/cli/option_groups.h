@@ -65,6 +65,9 @@ inline constexpr OptionSpec kCandidateOption = {
     "Candidate file defining ModelNew (eval: repeatable; profile, advise: leave it out for the "
     "reference)"};
 inline constexpr OptionSpec kJsonOption = {"--json", "Print JSON instead of text"};
+inline constexpr OptionSpec kBuildOnlyOption = {
+    "--build-only",
+    "Only scan and build (fills the build cache; no device needed beyond the compiler)"};
 inline constexpr OptionSpec kGpuOption = {
     "--gpu",
     "The GPU to target instead of the detected one, by name (H200, A100-80GB, ...): Stage 1's "

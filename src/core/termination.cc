@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "core/subprocess.h"
 
@@ -20,6 +21,10 @@ std::string& Note() {
   static std::string note;
   return note;
 }
+std::function<void(int)>& GracefulStop() {
+  static std::function<void(int)> stop;
+  return stop;
+}
 
 sigset_t TerminationSignals() {
   sigset_t signals;
@@ -32,7 +37,15 @@ sigset_t TerminationSignals() {
 
 [[noreturn]] void WaitAndStop(sigset_t signals) {
   int signal_number = 0;
-  while (sigwait(&signals, &signal_number) != 0) {
+  for (;;) {
+    if (sigwait(&signals, &signal_number) != 0) continue;
+    std::function<void(int)> stop;
+    {
+      std::lock_guard<std::mutex> lock(NoteMutex());
+      stop = std::exchange(GracefulStop(), nullptr);  // only the first signal is graceful
+    }
+    if (!stop) break;
+    stop(signal_number);
   }
   BeginStopping();  // before the kills: no thread records a child this stop ends
   const int killed = KillAllChildren();
@@ -60,6 +73,11 @@ void InstallTerminationHandler() {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::thread(WaitAndStop, signals).detach();
   });
+}
+
+void SetGracefulStop(std::function<void(int signal_number)> stop) {
+  std::lock_guard<std::mutex> lock(NoteMutex());
+  GracefulStop() = std::move(stop);
 }
 
 void SetTerminationNote(const std::string& note) {

@@ -12,11 +12,17 @@
 // the calling thread (and so in every thread created after it) and taken by one dedicated thread.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace kernelpro {
 
 void InstallTerminationHandler();
+
+// A command that stops in its own way takes the first signal: `stop` runs on the signal thread
+// instead of the kill and exit, and must return at once (it wakes whoever drains); a second signal
+// stops at once, as without it. `kernelpro serve` drains its jobs so. Empty restores the default.
+void SetGracefulStop(std::function<void(int signal_number)> stop);
 
 // A line printed after the "stopped" message, e.g. how to continue ("continue with: kernelpro
 // resume runs/x"). Thread-safe; empty clears it.

@@ -107,6 +107,14 @@ class Executor {
   Result<BaselineTimes> MeasureBaselines(const std::string& problem);
   void Build(const std::string& candidate, EvalResult& result);
 
+  // This executor with other per-evaluation options (trials, timing, tolerances, policies,
+  // shapes, seed, timeouts, build-only), sharing its processes: the referees, the GPU pool, the
+  // builder, the device runner and the precompiled headers. What names those processes' world
+  // stays this executor's, whatever `per_evaluation` says: device, GPUs, Python, cache and work
+  // directories, sandbox, CUTLASS tree, parallel builds, precompiled headers. The evaluation
+  // server (src/serve) keeps one executor per GPU and evaluates each request with its own options.
+  Executor WithOptions(const EvalOptions& per_evaluation) const;
+
   // What a request to a process that imports `candidate` may carry besides BaseRequest(): its
   // build scope (`build_root`), the inputs tree and its manifest, and the reference's metadata
   // inline (`reference`: trials, output shapes and dtypes, aliasing, operators); never the
