@@ -38,7 +38,7 @@ Result<std::vector<std::string>> Words(const Json& options, const CLI::App& app)
       return Status::InvalidArgument("unknown option '" + name + "' (a request may set: " + names +
                                      ")");
     }
-    const bool is_flag = option != nullptr && option->get_type_size() == 0;
+    const bool is_flag = option != nullptr && option->get_expected_max() == 0;
     const std::vector<Json> values =
         value.is_array() ? value.get<std::vector<Json>>() : std::vector<Json>{value};
     for (const Json& v : values) {
@@ -105,6 +105,7 @@ Result<eval::EvalOptions> EvalRequestOptions::Resolve(const Json& options) const
   } catch (const CLI::ParseError& e) {
     return Status::InvalidArgument(std::string("options: ") + e.what());
   }
+  eval::KeepProcessWorld(defaults_, o);  // whatever CLI11 filled in from the environment
   if (o.step_timeout_s > defaults_.step_timeout_s) {
     return Status::InvalidArgument("timeout is at most " +
                                    std::to_string(defaults_.step_timeout_s) + " s on this server");

@@ -46,6 +46,20 @@ Status ApplyCorrectness(const std::string& name, EvalOptions& o) {
   return Status::Ok();
 }
 
+void KeepProcessWorld(const EvalOptions& world, EvalOptions& options) {
+  options.device = world.device;
+  options.gpus = world.gpus;
+  options.cache_dir = world.cache_dir;
+  options.work_dir = world.work_dir;
+  options.unsafe_no_sandbox = world.unsafe_no_sandbox;
+  options.pass_env = world.pass_env;
+  options.sandbox_read_only = world.sandbox_read_only;
+  options.cutlass_include_dir = world.cutlass_include_dir;
+  options.cutlass_version = world.cutlass_version;
+  options.jobs = world.jobs;
+  options.precompiled_headers = world.precompiled_headers;
+}
+
 Json ToJson(const EvalOptions& o) {
   return Json{{"device", o.device},
               {"correctness_trials", o.correctness_trials},

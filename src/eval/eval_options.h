@@ -94,6 +94,12 @@ Status ApplyCorrectness(const std::string& name, EvalOptions& options);
 
 // The options as a run stores them for `kernelpro resume`, and back; missing keys keep their
 // defaults. unsafe_no_sandbox is never stored: running unconfined is chosen anew by each process.
+// The options that name an executor's processes and their world, from `world` into `options`:
+// device, GPUs, cache and work directories, sandbox, CUTLASS tree, parallel builds, precompiled
+// headers. What stays are the options of one evaluation (trials, timing, tolerances, policies,
+// shapes, seed, timeouts, build-only): Executor::WithOptions and the server's requests.
+void KeepProcessWorld(const EvalOptions& world, EvalOptions& options);
+
 Json ToJson(const EvalOptions& options);
 EvalOptions EvalOptionsFromJson(const Json& json);
 

@@ -110,19 +110,8 @@ Executor::Executor(WorkerClient worker, EvalOptions options)
 }
 
 Executor Executor::WithOptions(const EvalOptions& per_evaluation) const {
-  const EvalOptions& world = context_.options;
   EvalOptions options = per_evaluation;
-  options.device = world.device;
-  options.gpus = world.gpus;
-  options.cache_dir = world.cache_dir;
-  options.work_dir = world.work_dir;
-  options.unsafe_no_sandbox = world.unsafe_no_sandbox;
-  options.pass_env = world.pass_env;
-  options.sandbox_read_only = world.sandbox_read_only;
-  options.cutlass_include_dir = world.cutlass_include_dir;
-  options.cutlass_version = world.cutlass_version;
-  options.jobs = world.jobs;
-  options.precompiled_headers = world.precompiled_headers;
+  KeepProcessWorld(context_.options, options);
   Executor copy = *this;
   copy.context_.options = options;
   copy.context_.base_request = BaseRequestOf(options);

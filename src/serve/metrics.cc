@@ -1,15 +1,16 @@
 #include "serve/metrics.h"
 
-#include <cstdio>
+#include <charconv>
 #include <sstream>
 
 namespace kernelpro::serve {
 namespace {
 
+// The shortest text that reads back as `v` (0.05, not 0.050000000000000003).
 std::string Number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("NaN");
 }
 
 // A label value as the text format wants it: backslash, quote and newline escaped.
