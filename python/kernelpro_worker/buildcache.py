@@ -269,6 +269,10 @@ class BuildCache:
         if os.path.exists(manifest):
             with open(manifest) as f:
                 so_path = json.load(f)["so_path"]
+            if not os.path.exists(so_path):
+                # The scope seen at another path (the server's blank workers see a linked copy of
+                # it, serve/candidate_pool.h): the extension is in this key's folder all the same.
+                so_path = os.path.join(build_dir, os.path.basename(so_path))
             if os.path.exists(so_path):
                 try:
                     os.utime(manifest)  # last used, for `kernelpro cache prune`

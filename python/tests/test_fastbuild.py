@@ -451,3 +451,23 @@ def test_a_load_inline_build_uses_the_header_and_exports_the_same_working_module
     assert record["so_path"].endswith("kp_pch_scale_add.so") and not record["cached"]
     assert "main.cpp: torch/extension.h from the precompiled header" in record["build_notes"]
     assert not any("ninja" in n for n in record["build_notes"]), record["build_notes"]
+
+
+def test_a_build_scope_seen_at_another_path_loads_the_extension_of_its_own_folder(
+        tmp_path, monkeypatch):
+    """The server's blank workers see a linked copy of a candidate's build scope at another path
+    (serve/candidate_pool.h): the manifest's absolute path is not there, the same file name in
+    the key's folder is."""
+    key_dir = tmp_path / "copy" / "k1"
+    key_dir.mkdir(parents=True)
+    (key_dir / "ext.so").write_bytes(b"")
+    (key_dir / buildcache.MANIFEST).write_text(
+        '{"so_path": "/elsewhere/builds/abc/k1/ext.so", "key": "k1"}')
+    loaded = []
+    monkeypatch.setattr(buildcache, "_import_extension",
+                        lambda name, path: loaded.append(path) or "module")
+    cache = buildcache.BuildCache(str(tmp_path / "copy"))
+    record = {"name": "ext", "key": "k1", "build_dir": str(key_dir)}
+    assert cache._cached(str(key_dir), record, {"name": "ext"}) == "module"
+    assert loaded == [str(key_dir / "ext.so")]
+    assert record["cached"] is True

@@ -29,6 +29,7 @@ struct ServeArgs {
   std::string token_file;
   std::string state_dir = ".kernelpro/serve";
   std::size_t max_queue = 256;
+  bool no_blank_workers = false;
   std::string python;
   std::string cutlass_dir;
   eval::EvalOptions options;
@@ -59,9 +60,13 @@ std::optional<std::vector<eval::Executor>> SlotExecutors(ServeArgs& args) {
     slots.push_back({});
   }
   std::vector<eval::Executor> executors;
+  const std::string work_root =
+      args.options.work_dir.empty() ? args.state_dir + "/work" : args.options.work_dir;
   for (const auto& gpus : slots) {
     eval::EvalOptions options = args.options;
     options.gpus = gpus;
+    // A folder per slot: a slot's blank worker may write only where its own candidates do.
+    options.work_dir = work_root + "/slot-" + std::to_string(executors.size());
     auto executor = MakeExecutor(options, args.python, "serve");
     if (!executor) return std::nullopt;
     executors.push_back(std::move(*executor));
@@ -99,7 +104,8 @@ int Run(ServeArgs args) {
   }
   Json facts{
       {"version", kKernelproVersion}, {"device", args.options.device}, {"gpus", args.options.gpus}};
-  auto evaluator = serve::MakeExecutorEvaluator(std::move(*executors), args.state_dir);
+  auto evaluator =
+      serve::MakeExecutorEvaluator(std::move(*executors), args.state_dir, !args.no_blank_workers);
   serve::ServeMetrics metrics;
   serve::JobQueue queue(*evaluator, journal->get(), metrics, {args.max_queue, 10000},
                         std::move(recovered));
@@ -175,6 +181,9 @@ CommandRunner RegisterServeCommand(CLI::App& app) {
                   "Evaluations that may wait for a device; more are refused with 429")
       ->check(WholeRange(1, 100000))
       ->capture_default_str();
+  cmd->add_flag("--no-blank-workers", args->no_blank_workers,
+                "Start each candidate's process when its job runs instead of handing it one "
+                "started ahead (slower; for comparisons)");
   AddDeviceOption(*cmd, o.device);
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);

@@ -176,7 +176,8 @@ std::string WorkerDeviceRun::WorkDir(std::size_t i) const {
 }
 
 void WorkerDeviceRun::StartFirstAhead() {
-  if (!single_device_) return;
+  // A pool's processes are started already; one is taken once the candidate's build is done.
+  if (!single_device_ || context_.candidate_processes) return;
   const std::vector<std::size_t> pending = batch_.Pending();
   if (pending.empty()) return;
   const std::size_t i = pending.front();
@@ -207,7 +208,7 @@ void WorkerDeviceRun::RunCandidate(const std::vector<std::size_t>& pending, std:
   // With one GPU there is one device thread: the next pending candidate is the next one it takes.
   if (single_device_) {
     session = TakeAhead(i);
-    if (k + 1 < pending.size()) {
+    if (k + 1 < pending.size() && !context_.candidate_processes) {
       const std::size_t j = pending[k + 1];
       auto started = StartCandidate(batch_.results[j].candidate, WorkDir(j), lease.Env());
       if (started.ok()) {
@@ -262,6 +263,9 @@ Result<std::unique_ptr<WorkerSession>> WorkerDeviceRun::StartCandidate(const std
   // for the process as a whole: each request has its own.
   ProcessLimits limits = StepLimits(options_.build_timeout_s + 4 * options_.step_timeout_s);
   limits.wall_timeout = std::chrono::milliseconds(0);
+  if (context_.candidate_processes) {
+    return context_.candidate_processes->Start(context_.worker, mounts, limits, env);
+  }
   return WorkerSession::Start(context_.worker, "candidate", mounts, limits, env,
                               Confinement::kSandbox);
 }

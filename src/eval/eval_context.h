@@ -16,6 +16,7 @@
 
 #include "core/json_io.h"
 #include "core/progress.h"
+#include "eval/candidate_processes.h"
 #include "eval/eval_options.h"
 #include "eval/gpu_pool.h"
 #include "eval/precompiled_headers.h"
@@ -41,6 +42,8 @@ struct EvalContext {
   std::function<PrecompiledHeaders(std::vector<std::string>* notes)> headers_for_builds;
   // What that step prepared so far, without running it (a candidate's load that rebuilds).
   std::function<PrecompiledHeaders()> prepared_headers;
+  // Where candidates' processes come from (candidate_processes.h); null: each is started fresh.
+  std::shared_ptr<CandidateProcesses> candidate_processes;
 };
 
 // The fields every step's request starts from: device, init_seed, atol, rtol.

@@ -150,6 +150,11 @@ class Executor {
     device_runner_ = std::move(runner);
   }
   const std::shared_ptr<DeviceRunner>& device_runner() const { return device_runner_; }
+  // Where the production runner gets candidates' processes (candidate_processes.h): each started
+  // fresh unless set. Set before the executor is used; copies made after share it.
+  void set_candidate_processes(std::shared_ptr<CandidateProcesses> processes) {
+    context_.candidate_processes = std::move(processes);
+  }
 
   const WorkerClient& worker() const { return context_.worker; }
   const EvalOptions& options() const { return context_.options; }

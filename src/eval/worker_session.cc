@@ -120,6 +120,27 @@ void WorkerSession::Kill(const std::string& why) {
   Ended();
 }
 
+Json WorkerSession::InProcessView(const Json& request) const {
+  if (path_view_.empty()) return request;
+  if (request.is_string()) {
+    const std::string& text = request.get_ref<const std::string&>();
+    for (const auto& [outside, inside] : path_view_) {
+      if (text == outside) return inside;
+      if (text.size() > outside.size() && text.compare(0, outside.size(), outside) == 0 &&
+          text[outside.size()] == '/') {
+        return inside + text.substr(outside.size());
+      }
+    }
+    return request;
+  }
+  if (request.is_object() || request.is_array()) {
+    Json mapped = request;
+    for (auto& item : mapped) item = InProcessView(item);
+    return mapped;
+  }
+  return request;
+}
+
 SessionReply WorkerSession::Call(const std::string& command, const Json& request,
                                  std::chrono::milliseconds timeout) {
   if (ended_) return Ended();
@@ -128,7 +149,7 @@ SessionReply WorkerSession::Call(const std::string& command, const Json& request
   Json message{{"id", id},
                {"command", command},
                {"timeout_s", std::chrono::duration<double>(timeout).count()},
-               {"request", request}};
+               {"request", InProcessView(request)}};
   std::string line = message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   std::string_view unwritten = line;
   while (!unwritten.empty()) {

@@ -27,6 +27,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/json_io.h"
 #include "core/status.h"
@@ -63,6 +65,17 @@ class WorkerSession {
                     std::chrono::milliseconds timeout);
   void Close();
   bool alive() const { return !ended_; }
+
+  // Where this process sees files the binary names elsewhere: pairs of (the binary's path, the
+  // process's path). Every string of a request that is one of those paths, or lies below one, is
+  // rewritten before it is sent. A process started ahead of its candidate (a blank worker of the
+  // evaluation server, serve/candidate_pool.h) sees the candidate's files at the places it
+  // mounted when it started, where they were copied or linked since.
+  void set_path_view(std::vector<std::pair<std::string, std::string>> view) {
+    path_view_ = std::move(view);
+  }
+  // `request` with the path view applied.
+  Json InProcessView(const Json& request) const;
   const std::string& role() const { return role_; }
 
  private:
@@ -84,6 +97,7 @@ class WorkerSession {
   std::string kill_reason_;
   std::string pending_;  // bytes read after the last reply's newline
   long long next_id_ = 1;
+  std::vector<std::pair<std::string, std::string>> path_view_;
 };
 
 }  // namespace kernelpro::eval

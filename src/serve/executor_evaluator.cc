@@ -4,6 +4,7 @@
 
 #include "app/eval_json.h"
 #include "core/hash.h"
+#include "eval/candidate_step.h"
 
 namespace kernelpro::serve {
 namespace {
@@ -17,12 +18,58 @@ Status WriteIfChanged(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, text);
 }
 
+// The blank workers of `executor`'s slot: started as its device runner would start a candidate's
+// process (the same sandbox, limits, GPU and folders).
+std::shared_ptr<CandidatePool> MakePool(const eval::Executor& executor, const std::string& root) {
+  const eval::EvalOptions& o = executor.options();
+  CandidatePoolConfig config;
+  config.root = root;
+  config.work_dir = fs::absolute(o.work_dir).lexically_normal().string();
+  config.cache_dir = fs::absolute(o.cache_dir).lexically_normal().string();
+  config.device = o.device;
+  config.env = eval::GpuPool::EnvFor(executor.gpu_pool().only_gpu());
+  if (!o.cutlass_include_dir.empty()) {
+    config.cutlass = {{"include_dir", o.cutlass_include_dir}, {"version", o.cutlass_version}};
+  }
+  config.limits = eval::StepLimits(o.build_timeout_s + 4 * o.step_timeout_s);
+  config.limits.wall_timeout = std::chrono::milliseconds(0);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  return std::make_shared<CandidatePool>(executor.worker(), config);
+}
+
 class ExecutorEvaluator : public JobEvaluator {
  public:
-  ExecutorEvaluator(std::vector<eval::Executor> per_slot, std::string state_dir)
-      : per_slot_(std::move(per_slot)), state_dir_(fs::absolute(state_dir).string()) {}
+  ExecutorEvaluator(std::vector<eval::Executor> per_slot, std::string state_dir, bool blank_workers)
+      : per_slot_(std::move(per_slot)), state_dir_(fs::absolute(state_dir).string()) {
+    if (!blank_workers) return;
+    for (std::size_t slot = 0; slot < per_slot_.size(); ++slot) {
+      pools_.push_back(MakePool(per_slot_[slot], state_dir_ + "/slots/" + std::to_string(slot)));
+      per_slot_[slot].set_candidate_processes(pools_.back());
+    }
+  }
 
   std::size_t slots() const override { return per_slot_.size(); }
+
+  void PrepareSlot(std::size_t slot) override {
+    if (slot < pools_.size()) pools_[slot]->Prepare();
+  }
+
+  Json Facts() const override {
+    if (pools_.empty()) return Json{{"blank_workers", false}};
+    int handed = 0, fresh = 0;
+    std::string reason;
+    for (const auto& pool : pools_) {
+      const CandidatePool::Counts c = pool->counts();
+      handed += c.handed_over;
+      fresh += c.started_fresh;
+      if (!c.last_reason.empty()) reason = c.last_reason;
+    }
+    return Json{{"blank_workers", true},
+                {"candidates_given_blank_workers", handed},
+                {"candidates_given_fresh_processes", fresh},
+                {"last_fresh_reason", reason}};
+  }
 
   Result<Json> Evaluate(std::size_t slot, const std::string& id, const EvalJob& job) override {
     const std::string problem =
@@ -44,13 +91,15 @@ class ExecutorEvaluator : public JobEvaluator {
  private:
   std::vector<eval::Executor> per_slot_;
   const std::string state_dir_;
+  std::vector<std::shared_ptr<CandidatePool>> pools_;  // one per slot, with blank workers
 };
 
 }  // namespace
 
 std::unique_ptr<JobEvaluator> MakeExecutorEvaluator(std::vector<eval::Executor> per_slot,
-                                                    std::string state_dir) {
-  return std::make_unique<ExecutorEvaluator>(std::move(per_slot), std::move(state_dir));
+                                                    std::string state_dir, bool blank_workers) {
+  return std::make_unique<ExecutorEvaluator>(std::move(per_slot), std::move(state_dir),
+                                             blank_workers);
 }
 
 }  // namespace kernelpro::serve

@@ -124,6 +124,7 @@ struct EvalApi::Impl {
   void Health(httplib::Response& res) const {
     const ServeMetrics::Gauges g = queue.Gauges();
     Json body = config.facts;
+    body.update(queue.EvaluatorFacts());
     body["status"] = g.draining ? "draining" : "ok";
     body["queue_depth"] = g.queued;
     body["running"] = g.running;

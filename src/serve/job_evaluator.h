@@ -26,6 +26,8 @@ class JobEvaluator {
   // by the slot's thread before it waits for a job. Never fails: what it could not prepare is
   // done by the job itself.
   virtual void PrepareSlot(std::size_t /*slot*/) {}
+  // What GET /v1/health adds about the evaluator (its blank workers, ...).
+  virtual Json Facts() const { return Json::object(); }
 };
 
 }  // namespace kernelpro::serve

@@ -58,6 +58,8 @@ class JobQueue {
   void Drain();
 
   ServeMetrics::Gauges Gauges() const;
+  // The evaluator's own facts for GET /v1/health (JobEvaluator::Facts).
+  Json EvaluatorFacts() const { return evaluator_.Facts(); }
 
  private:
   struct Entry {
