@@ -29,7 +29,7 @@ struct ServeArgs {
   std::string token_file;
   std::string state_dir = ".kernelpro/serve";
   std::size_t max_queue = 256;
-  bool no_blank_workers = false;
+  int blank_workers = 2;
   std::string python;
   std::string cutlass_dir;
   eval::EvalOptions options;
@@ -105,7 +105,7 @@ int Run(ServeArgs args) {
   Json facts{
       {"version", kKernelproVersion}, {"device", args.options.device}, {"gpus", args.options.gpus}};
   auto evaluator =
-      serve::MakeExecutorEvaluator(std::move(*executors), args.state_dir, !args.no_blank_workers);
+      serve::MakeExecutorEvaluator(std::move(*executors), args.state_dir, args.blank_workers);
   serve::ServeMetrics metrics;
   serve::JobQueue queue(*evaluator, journal->get(), metrics, {args.max_queue, 10000},
                         std::move(recovered));
@@ -181,9 +181,11 @@ CommandRunner RegisterServeCommand(CLI::App& app) {
                   "Evaluations that may wait for a device; more are refused with 429")
       ->check(WholeRange(1, 100000))
       ->capture_default_str();
-  cmd->add_flag("--no-blank-workers", args->no_blank_workers,
-                "Start each candidate's process when its job runs instead of handing it one "
-                "started ahead (slower; for comparisons)");
+  cmd->add_option("--blank-workers", args->blank_workers,
+                  "Candidate processes per GPU started ahead of the requests (torch imported, "
+                  "CUDA up), each handed to one candidate; 0: each started when its job runs")
+      ->check(WholeRange(0, 16))
+      ->capture_default_str();
   AddDeviceOption(*cmd, o.device);
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);

@@ -163,8 +163,10 @@ WorkerDeviceRun::WorkerDeviceRun(const EvalContext& context, std::shared_ptr<Ref
       single_device_(context.gpu_pool->size() == 1) {
   // Unique per evaluation too: evaluations may run concurrently in one process.
   static std::atomic<unsigned> evaluations{0};
-  work_prefix_ = AbsolutePath(options_.work_dir) + "/" + std::to_string(::getpid()) + "-" +
-                 std::to_string(evaluations++) + "-";
+  // Under work_dir/candidates/, apart from the steps' request folders (work_dir/requests): a
+  // process that may write to every candidate folder (the server's blank workers) reaches none.
+  work_prefix_ = AbsolutePath(options_.work_dir) + "/candidates/" + std::to_string(::getpid()) +
+                 "-" + std::to_string(evaluations++) + "-";
 }
 
 std::string WorkerDeviceRun::WorkDir(std::size_t i) const {

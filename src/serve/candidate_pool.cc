@@ -1,7 +1,9 @@
 #include "serve/candidate_pool.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "core/json_io.h"
 
@@ -68,49 +70,63 @@ CandidatePool::CandidatePool(eval::WorkerClient worker, CandidatePoolConfig conf
 
 CandidatePool::~CandidatePool() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (waiting_) {
-    waiting_->session.reset();
-    std::error_code ec;
-    fs::remove_all(waiting_->folder, ec);
+  std::error_code ec;
+  for (auto& blank : waiting_) {
+    blank->session.reset();
+    fs::remove_all(blank->folder, ec);
   }
 }
 
 void CandidatePool::Prepare() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (waiting_ && waiting_->session->alive()) return;
-  waiting_.reset();
-  std::error_code ec;
+  std::erase_if(waiting_, [](const auto& blank) { return !blank->session->alive(); });
   // The folders of blank workers used since: their candidates' processes are over.
+  std::vector<fs::path> used;
+  std::error_code ec;
   for (const auto& entry : fs::directory_iterator(config_.root, ec)) {
-    if (entry.path().filename().string().rfind("blank-", 0) == 0) fs::remove_all(entry.path(), ec);
+    const std::string path = entry.path().string();
+    const bool waiting = std::any_of(waiting_.begin(), waiting_.end(),
+                                     [&](const auto& blank) { return blank->folder == path; });
+    if (!waiting && entry.path().filename().string().rfind("blank-", 0) == 0) {
+      used.push_back(entry.path());
+    }
   }
-  auto blank = std::make_unique<Blank>();
-  blank->folder = config_.root + "/blank-" + std::to_string(next_++);
-  fs::create_directories(blank->folder + "/src", ec);
-  fs::create_directories(blank->folder + "/build", ec);
-  fs::create_directories(config_.work_dir, ec);
+  for (const fs::path& path : used) fs::remove_all(path, ec);
+  TopUp(/*device=*/true);
+}
+
+void CandidatePool::TopUp(bool device) {
+  std::error_code ec;
+  const std::string outputs = config_.work_dir + "/candidates";
+  fs::create_directories(outputs, ec);
   fs::create_directories(config_.cache_dir + "/inputs", ec);
   fs::create_directories(config_.cache_dir + "/pch", ec);
-  for (const char* file : {"/src/problem.py", "/src/candidate.py"}) {
-    std::ofstream(blank->folder + file).close();
+  while (static_cast<int>(waiting_.size()) < config_.depth) {
+    auto blank = std::make_unique<Blank>();
+    blank->folder = config_.root + "/blank-" + std::to_string(next_++);
+    fs::create_directories(blank->folder + "/src", ec);
+    fs::create_directories(blank->folder + "/build", ec);
+    for (const char* file : {"/src/problem.py", "/src/candidate.py"}) {
+      std::ofstream(blank->folder + file).close();
+    }
+    blank->mounts = Json{{"candidate", blank->folder + "/src/candidate.py"},
+                         {"problem", blank->folder + "/src/problem.py"},
+                         {"build_root", blank->folder + "/build"},
+                         {"inputs_dir", config_.cache_dir + "/inputs"},
+                         {"pch_dir", config_.cache_dir + "/pch"},
+                         {"out_dir", outputs},
+                         {"prepare", {{"device", config_.device}, {"start_device", device}}}};
+    if (!config_.cutlass.is_null()) blank->mounts["cutlass"] = config_.cutlass;
+    auto started = eval::WorkerSession::Start(worker_, "candidate", blank->mounts, config_.limits,
+                                              config_.env, eval::Confinement::kSandbox);
+    if (!started.ok()) {
+      counts_.last_reason = "no blank worker could start: " + started.status().message();
+      fs::remove_all(blank->folder, ec);
+      return;
+    }
+    blank->session = std::move(*started);
+    waiting_.push_back(std::move(blank));
   }
-  blank->mounts = Json{{"candidate", blank->folder + "/src/candidate.py"},
-                       {"problem", blank->folder + "/src/problem.py"},
-                       {"build_root", blank->folder + "/build"},
-                       {"inputs_dir", config_.cache_dir + "/inputs"},
-                       {"pch_dir", config_.cache_dir + "/pch"},
-                       {"out_dir", config_.work_dir},
-                       {"prepare", {{"device", config_.device}, {"start_device", true}}}};
-  if (!config_.cutlass.is_null()) blank->mounts["cutlass"] = config_.cutlass;
-  auto started = eval::WorkerSession::Start(worker_, "candidate", blank->mounts, config_.limits,
-                                            config_.env, eval::Confinement::kSandbox);
-  if (!started.ok()) {
-    counts_.last_reason = "no blank worker could start: " + started.status().message();
-    fs::remove_all(blank->folder, ec);
-    return;
-  }
-  blank->session = std::move(*started);
-  waiting_ = std::move(blank);
 }
 
 std::string CandidatePool::HandOver(Blank& blank, const Json& mounts) const {
@@ -138,12 +154,16 @@ std::string CandidatePool::HandOver(Blank& blank, const Json& mounts) const {
                    LinkTree(scope, blank.folder + "/build")}) {
     if (!s.ok()) return s.message();
   }
-  // What an earlier candidate of this slot left in the work folder is no one's now.
+  // What an earlier candidate of this slot left among the candidate folders is no one's now; not
+  // even this candidate's folder keeps anything (one could have been made there ahead of it).
   const std::string out = JsonGet<std::string>(mounts, "out_dir", "");
+  std::vector<fs::path> stale;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(config_.work_dir, ec)) {
-    if (!Below(out, entry.path().string())) fs::remove_all(entry.path(), ec);
+  for (const auto& entry : fs::directory_iterator(config_.work_dir + "/candidates", ec)) {
+    if (entry.path().string() != out) stale.push_back(entry.path());
   }
+  for (const auto& entry : fs::directory_iterator(out, ec)) stale.push_back(entry.path());
+  for (const fs::path& path : stale) fs::remove_all(path, ec);
   return "";
 }
 
@@ -153,11 +173,15 @@ Result<std::unique_ptr<eval::WorkerSession>> CandidatePool::Start(
   std::unique_ptr<Blank> blank;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    blank = std::move(waiting_);
+    while (!waiting_.empty() && !blank) {
+      blank = std::move(waiting_.front());
+      waiting_.pop_front();
+      if (!blank->session->alive()) blank.reset();
+    }
+    TopUp(/*device=*/false);  // a job is on the GPU now: no CUDA in the new ones
   }
-  std::string reason = "no blank worker was waiting";
-  if (blank && !blank->session->alive()) reason = "the blank worker had died";
-  if (blank && blank->session->alive()) {
+  std::string reason = "no blank worker was waiting alive";
+  if (blank) {
     reason = env == config_.env ? HandOver(*blank, mounts) : "the blank worker is on another GPU";
     if (reason.empty()) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -1,15 +1,17 @@
-// The evaluation server's blank workers: per slot (GPU), one candidate process started before
-// any request needs it (torch imported, CUDA up, the profiler started: seconds), and handed to
-// the next candidate the slot evaluates (eval/candidate_processes.h). Nothing is shared between
-// candidates: a blank worker has loaded no candidate code, serves one candidate and ends with it;
-// the next is started once that job is over, while its GPU is idle (a CUDA context made during a
-// timing would disturb it).
+// The evaluation server's blank workers: per slot (GPU), `depth` candidate processes started
+// before any request needs them (torch imported: seconds), each handed to one candidate the slot
+// evaluates (eval/candidate_processes.h). Nothing is shared between candidates: a blank worker
+// has loaded no candidate code, serves one candidate and ends with it. Those started while the
+// slot is idle (Prepare) also start CUDA and the profiler; those started to replace one handed
+// over, while a job runs on the GPU, do not (a CUDA context made during a timing would disturb
+// it): their candidate's first request starts CUDA, as a fresh process's would.
 //
 // A blank worker is started in the sandbox `eval` uses, seeing a folder of its own, made for it:
 //   STATE/slots/<slot>/blank-<n>/src/problem.py, src/candidate.py   empty until the hand-over
 //   STATE/slots/<slot>/blank-<n>/build/                               empty until the hand-over
-// besides the cache's inputs tree and precompiled headers (read-only) and the slot's work folder
-// (the slot executor's work_dir, writable), as a fresh candidate process would. At the hand-over
+// besides the cache's inputs tree and precompiled headers (read-only) and the slot's candidate
+// folders (work_dir/candidates, writable; never work_dir/requests, where the steps' request pipes
+// are), as a fresh candidate process would see its own. At the hand-over
 // the candidate's and the problem's text are written into the two files (in place: a bind mount
 // shows the file it was made with), its build scope is linked into build/, and the session's path
 // view (WorkerSession::set_path_view) maps the paths the runner names to those. The hand-over
@@ -20,6 +22,7 @@
 // Thread-safety: Prepare and Start may run on different threads (the slot's, a device thread).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,12 +35,13 @@ namespace kernelpro::serve {
 
 struct CandidatePoolConfig {
   std::string root;       // this slot's folder: STATE/slots/<slot>
-  std::string work_dir;   // the slot executor's work_dir (absolute): candidates' outputs
+  std::string work_dir;   // the slot executor's work_dir (absolute): candidates/ is mounted
   std::string cache_dir;  // the executor's cache (absolute): its inputs/ and pch/ are mounted
   std::string device;     // "cuda" or "cpu"
   std::map<std::string, std::string> env;  // the slot's GPU (CUDA_VISIBLE_DEVICES), or none
   Json cutlass;                            // {"include_dir", "version"} or null
   ProcessLimits limits;                    // the whole process's (no wall-clock limit)
+  int depth = 2;                           // blank workers kept waiting
 };
 
 class CandidatePool : public eval::CandidateProcesses {
@@ -45,7 +49,8 @@ class CandidatePool : public eval::CandidateProcesses {
   CandidatePool(eval::WorkerClient worker, CandidatePoolConfig config);
   ~CandidatePool() override;
 
-  // Starts a blank worker unless one is waiting and alive; removes the folders of those used.
+  // The slot is idle: tops the waiting blank workers up to `depth`, CUDA started in the new
+  // ones; removes the folders of those used since.
   void Prepare();
 
   Result<std::unique_ptr<eval::WorkerSession>> Start(
@@ -67,6 +72,8 @@ class CandidatePool : public eval::CandidateProcesses {
   };
   // Makes `blank`'s folder show the candidate of `mounts`; "" or why it cannot.
   std::string HandOver(Blank& blank, const Json& mounts) const;
+  // Starts blank workers until `depth` wait (under mutex_); `device`: CUDA started too.
+  void TopUp(bool device);
   Result<std::unique_ptr<eval::WorkerSession>> Fresh(const Json& mounts,
                                                      const ProcessLimits& limits,
                                                      const std::map<std::string, std::string>& env,
@@ -75,7 +82,7 @@ class CandidatePool : public eval::CandidateProcesses {
   const eval::WorkerClient worker_;
   const CandidatePoolConfig config_;
   mutable std::mutex mutex_;
-  std::unique_ptr<Blank> waiting_;
+  std::deque<std::unique_ptr<Blank>> waiting_;  // oldest first
   int next_ = 0;
   Counts counts_;
 };

@@ -20,10 +20,12 @@ Status WriteIfChanged(const std::string& path, const std::string& text) {
 
 // The blank workers of `executor`'s slot: started as its device runner would start a candidate's
 // process (the same sandbox, limits, GPU and folders).
-std::shared_ptr<CandidatePool> MakePool(const eval::Executor& executor, const std::string& root) {
+std::shared_ptr<CandidatePool> MakePool(const eval::Executor& executor, const std::string& root,
+                                        int depth) {
   const eval::EvalOptions& o = executor.options();
   CandidatePoolConfig config;
   config.root = root;
+  config.depth = depth;
   config.work_dir = fs::absolute(o.work_dir).lexically_normal().string();
   config.cache_dir = fs::absolute(o.cache_dir).lexically_normal().string();
   config.device = o.device;
@@ -40,11 +42,12 @@ std::shared_ptr<CandidatePool> MakePool(const eval::Executor& executor, const st
 
 class ExecutorEvaluator : public JobEvaluator {
  public:
-  ExecutorEvaluator(std::vector<eval::Executor> per_slot, std::string state_dir, bool blank_workers)
+  ExecutorEvaluator(std::vector<eval::Executor> per_slot, std::string state_dir, int blank_workers)
       : per_slot_(std::move(per_slot)), state_dir_(fs::absolute(state_dir).string()) {
-    if (!blank_workers) return;
+    if (blank_workers <= 0) return;
     for (std::size_t slot = 0; slot < per_slot_.size(); ++slot) {
-      pools_.push_back(MakePool(per_slot_[slot], state_dir_ + "/slots/" + std::to_string(slot)));
+      pools_.push_back(
+          MakePool(per_slot_[slot], state_dir_ + "/slots/" + std::to_string(slot), blank_workers));
       per_slot_[slot].set_candidate_processes(pools_.back());
     }
   }
@@ -97,7 +100,7 @@ class ExecutorEvaluator : public JobEvaluator {
 }  // namespace
 
 std::unique_ptr<JobEvaluator> MakeExecutorEvaluator(std::vector<eval::Executor> per_slot,
-                                                    std::string state_dir, bool blank_workers) {
+                                                    std::string state_dir, int blank_workers) {
   return std::make_unique<ExecutorEvaluator>(std::move(per_slot), std::move(state_dir),
                                              blank_workers);
 }

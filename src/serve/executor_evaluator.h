@@ -3,8 +3,8 @@
 // problems' references loaded and digest-checked), the reference cache, the build cache and the
 // precompiled headers. A candidate still gets a sandboxed process of its own, as in `eval`.
 //
-// With `blank_workers`, each slot keeps a blank candidate process started ahead
-// (candidate_pool.h) and hands it to its next candidate; the next is started when the job is over.
+// With `blank_workers` > 0, each slot keeps that many blank candidate processes started ahead
+// (candidate_pool.h) and hands each to one candidate.
 //
 // A job's files live under STATE: the problem at problems/<hash of its text>/problem.py (one
 // path per problem, so a referee that has its reference loaded keeps it), the candidate at
@@ -25,6 +25,6 @@ namespace kernelpro::serve {
 // `per_slot`: one executor per slot, each with its own GPU (options.gpus of one ordinal; none on
 // the CPU) and its own work_dir. Each job runs on its slot's executor WithOptions(job.options).
 std::unique_ptr<JobEvaluator> MakeExecutorEvaluator(std::vector<eval::Executor> per_slot,
-                                                    std::string state_dir, bool blank_workers);
+                                                    std::string state_dir, int blank_workers);
 
 }  // namespace kernelpro::serve
