@@ -9,24 +9,15 @@ namespace kernelpro::cli {
 namespace {
 
 constexpr std::array<Subcommand, 19> kSubcommands = {{
-    {"eval", RegisterEvalCommand},
-    {"serve", RegisterServeCommand},
-    {"profile", RegisterProfileCommand},
-    {"collect", RegisterCollectCommand},
-    {"advise", RegisterAdviseCommand},
-    {"tools", RegisterToolsCommand},
-    {"analyze", RegisterAnalyzeCommand},
-    {"llm", RegisterLlmCommand},
-    {"prompt", RegisterPromptCommand},
-    {"optimize", RegisterOptimizeCommand},
-    {"resume", RegisterResumeCommand},
-    {"report", RegisterReportCommand},
-    {"doctor", RegisterDoctorCommand},
-    {"new-problem", RegisterNewProblemCommand},
-    {"cache", RegisterCacheCommand},
-    {"suite", RegisterSuiteCommand},
-    {"cutlass", RegisterCutlassCommand},
-    {"energy", RegisterEnergyCommand},
+    {"eval", RegisterEvalCommand},       {"serve", RegisterServeCommand},
+    {"profile", RegisterProfileCommand}, {"collect", RegisterCollectCommand},
+    {"advise", RegisterAdviseCommand},   {"tools", RegisterToolsCommand},
+    {"analyze", RegisterAnalyzeCommand}, {"llm", RegisterLlmCommand},
+    {"prompt", RegisterPromptCommand},   {"optimize", RegisterOptimizeCommand},
+    {"resume", RegisterResumeCommand},   {"report", RegisterReportCommand},
+    {"doctor", RegisterDoctorCommand},   {"new-problem", RegisterNewProblemCommand},
+    {"cache", RegisterCacheCommand},     {"suite", RegisterSuiteCommand},
+    {"cutlass", RegisterCutlassCommand}, {"energy", RegisterEnergyCommand},
     {"export", RegisterExportCommand},
 }};
 

@@ -75,7 +75,7 @@ std::optional<std::vector<eval::Executor>> SlotExecutors(ServeArgs& args) {
   return executors;
 }
 
-int Run(ServeArgs args) {
+int RunServe(ServeArgs args) {
   std::string token;
   if (!args.token_file.empty()) {
     auto read = ReadToken(args.token_file);
@@ -190,7 +190,7 @@ CommandRunner RegisterServeCommand(CLI::App& app) {
   AddOption(*cmd, kSeedOption, o.seed)->capture_default_str();
   AddExecutorOptions(*cmd, o, args->python);
   AddCutlassOptions(*cmd, args->cutlass_dir);
-  return [args] { return Run(*args); };
+  return [args] { return RunServe(*args); };
 }
 
 }  // namespace kernelpro::cli
