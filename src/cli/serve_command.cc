@@ -121,18 +121,25 @@ int RunServe(ServeArgs args) {
   }
   // The first SIGTERM/SIGINT drains: no new jobs (503), the queued ones cancelled, the running
   // ones finished; then the server stops. A second signal stops at once (core/termination.h).
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stop = false;
-  SetGracefulStop([&](int) {
-    std::lock_guard<std::mutex> lock(mutex);
-    stop = true;
-    wake.notify_all();
-  });
+  // The signal thread may call the handler a moment after this function returned: it holds the
+  // flag by a shared pointer, never a reference to this frame.
+  struct StopFlag {
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stop = false;
+    void Set() {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+      wake.notify_all();
+    }
+  };
+  auto flag = std::make_shared<StopFlag>();
+  SetGracefulStop([flag](int) { flag->Set(); });
   std::thread drainer([&] {
-    std::unique_lock<std::mutex> lock(mutex);
-    wake.wait(lock, [&] { return stop; });
-    lock.unlock();
+    {
+      std::unique_lock<std::mutex> lock(flag->mutex);
+      flag->wake.wait(lock, [&] { return flag->stop; });
+    }
     std::cerr
         << "kernelpro serve: draining: finishing the running evaluations, refusing new ones\n";
     queue.Drain();
@@ -143,11 +150,7 @@ int RunServe(ServeArgs args) {
             << (evaluator->slots() == 1 ? "" : "s") << (token.empty() ? "" : ", bearer token")
             << ")" << std::endl;
   api.Run();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    stop = true;
-    wake.notify_all();
-  }
+  flag->Set();
   drainer.join();
   SetGracefulStop(nullptr);
   std::cerr << "kernelpro serve: stopped\n";
