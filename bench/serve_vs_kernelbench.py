@@ -24,7 +24,6 @@ Writes OUT/serve_vs_kernelbench.json and prints a table. Exit 1 when a verdict d
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,13 +34,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "clients", "python"))
 import kernelpro_client  # noqa: E402
 import serve_load  # noqa: E402
+from serve_load_cpu import free_port  # noqa: E402
 from kernelbench_side_by_side import find_pair  # noqa: E402
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(binary, device, state, log_path):
