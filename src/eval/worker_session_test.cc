@@ -49,6 +49,30 @@ TEST(WorkerSessionTest, ServesManyRequestsInOrderAndClosesCleanly) {
   EXPECT_EQ(after.ended->exit_code, 0);
 }
 
+TEST(WorkerSessionTest, APathViewRewritesThePathsARequestNamesAndNothingElse) {
+  WorkerClient client = FakeClient();
+  auto session = StartFake(client, "candidate");
+  ASSERT_NE(session, nullptr);
+  session->set_path_view({{"/cache/builds/abc", "/slot/blank-0/build"},
+                          {"/state/problems/9f/problem.py", "/slot/blank-0/src/problem.py"}});
+  const Json request{{"build_root", "/cache/builds/abc"},
+                     {"so", "/cache/builds/abc/k1/ext.so"},
+                     {"sibling", "/cache/builds/abcd"},  // another scope: not below the first
+                     {"problem", "/state/problems/9f/problem.py"},
+                     {"recipe", {{"problem", "/state/problems/9f/problem.py"}}},
+                     {"seeds", {1, 2}},
+                     {"out_dir", "/work/candidates/x"}};
+  const Json seen = session->InProcessView(request);
+  EXPECT_EQ(seen["build_root"], "/slot/blank-0/build");
+  EXPECT_EQ(seen["so"], "/slot/blank-0/build/k1/ext.so");
+  EXPECT_EQ(seen["sibling"], "/cache/builds/abcd");
+  EXPECT_EQ(seen["problem"], "/slot/blank-0/src/problem.py");
+  EXPECT_EQ(seen["recipe"]["problem"], "/slot/blank-0/src/problem.py");
+  EXPECT_EQ(seen["seeds"], Json({1, 2}));
+  EXPECT_EQ(seen["out_dir"], "/work/candidates/x");
+  session->Close();
+}
+
 TEST(WorkerSessionTest, PrintingOnStdoutCannotForgeAReply) {
   WorkerClient client = FakeClient();
   auto session = StartFake(client, "chatty");
