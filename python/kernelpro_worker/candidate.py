@@ -94,7 +94,6 @@ class LoadedCandidate:
         self.fingerprint = tensors.fingerprint
         self.calls = 0  # forward calls made through the harness
         self.kept_inputs = None  # the first check trial's inputs, for the refill call
-        self.exported = []  # outputs left on the device for the referee (crossing.py)
 
 
 def load_candidate(request):

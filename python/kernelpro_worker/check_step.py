@@ -6,7 +6,7 @@ torch operators the policy forbids)."""
 
 import os
 
-from . import crossing, optrace
+from . import optrace
 from .candidate import load_candidate, patch_findings, save_outputs
 from .common import StepError, as_output_list, to_device
 from .loading import EXT, classify_runtime, read_input, sync
@@ -42,8 +42,6 @@ def run_check(loaded, request):
     do_refill = bool(request.get("refill", True)) and len(checks) >= 2
     if list(request["trials"][:1]) == list(checks[:1]):  # a first batch: nothing kept before
         loaded.kept_inputs = None
-    loaded.exported = []  # the last batch's: the referee has copied them
-    on_device = bool(request.get("outputs_on_device")) and device == "cuda"
     result = {"status": "ok", "message": "", "findings": findings,
               "extensions": loaded.cache.extensions, "outputs": []}
 
@@ -64,15 +62,8 @@ def run_check(loaded, request):
         return out, marks
 
     def record(name, out):
-        """The outputs for the referee: exported on the device when the binary asks for it (and
-        they are CUDA tensors), else written to a file. Returns the descriptors or None."""
-        if on_device:
-            exported = crossing.export(out)
-            if exported is not None:
-                loaded.exported.extend(exported[1])
-                return exported[0]
+        """The outputs for the referee, written to a file."""
         save_outputs(save, os.path.join(out_dir, name + EXT), [to_host(t) for t in out])
-        return None
 
     try:
         for name in request["trials"]:
@@ -83,7 +74,8 @@ def run_check(loaded, request):
             out, marks = call(inputs)
             _check_side_effects(torch, tensors, name, inputs, pristine, out, marks, ref,
                                 findings, fingerprint)
-            result["outputs"].append(_entry(name, name, record(name, out)))
+            record(name, out)
+            result["outputs"].append([name, name])
             del out
             if loaded.kept_inputs is None:
                 loaded.kept_inputs = inputs
@@ -96,7 +88,8 @@ def run_check(loaded, request):
                     dst.copy_(src.to(dst.device))
             out, _ = call(kept)
             del kept
-            result["outputs"].append(_entry("refill", checks[1], record("refill", out)))
+            record("refill", out)
+            result["outputs"].append(["refill", checks[1]])
             del out
     except StepError as e:
         return dict(result, status=e.status, message=e.message)
@@ -109,12 +102,6 @@ def run_check(loaded, request):
                                                   request.get("torch_ops_policy", "forbid"),
                                                   request.get("allowed_ops", [])))
     return result
-
-
-def _entry(name, expected, descriptors):
-    """An `outputs` entry: [name, expected trial], and the descriptors of outputs left on the
-    device (crossing.py) as a third item."""
-    return [name, expected] if descriptors is None else [name, expected, descriptors]
 
 
 def _check_side_effects(torch, tensors, name, inputs, pristine, out, marks, ref, findings,

@@ -165,12 +165,6 @@ class CandidateHost:
             return failure
         return {"status": "ok", "message": "", "extensions": self.loaded.cache.extensions}
 
-    def before_request(self):
-        """Outputs a check left on the device for the referee are let go at the next request:
-        the binary sends it after the referee has copied them (crossing.py)."""
-        if self.loaded is not None:
-            self.loaded.exported = []
-
     def _need(self):
         if self.loaded is None:
             raise StepError("worker_error", "the candidate was not loaded")
@@ -351,8 +345,6 @@ def serve(setup):
                 result = {"status": "worker_error",
                           "message": f"unknown command '{command}' for {role}"}
             else:
-                if role == "candidate":
-                    host.before_request()
                 memory.begin()
                 started = time.perf_counter()
                 try:

@@ -116,13 +116,11 @@ class WorkerDeviceRun : public DeviceRun {
   std::optional<Json> CheckBatch(WorkerSession& candidate_process, const Json& check,
                                  std::chrono::steady_clock::time_point start, EvalResult& result,
                                  std::string& changed);
-  // The referee compares a batch's outputs with the reference, adding its rows to the result's:
-  // passed, failed (the candidate's steps end here), or the outputs left on the device could not
-  // be read there (python/kernelpro_worker/crossing.py) and the batch goes again through files.
-  enum class Compared { kPassed, kFailed, kRetryWithFiles };
-  Compared Compare(WorkerSession& referee, const Json& reference, const Json& checked,
-                   const std::string& work, std::chrono::steady_clock::time_point start,
-                   EvalResult& result, std::string& changed);
+  // The referee compares a batch's outputs with the reference, adding its rows to the result's;
+  // false when the candidate failed.
+  bool Compare(WorkerSession& referee, const Json& reference, const Json& checked,
+               const std::string& work, std::chrono::steady_clock::time_point start,
+               EvalResult& result, std::string& changed);
 
   const EvalContext& context_;
   const EvalOptions& options_;
@@ -423,25 +421,12 @@ bool WorkerDeviceRun::LoadAndCheck(WorkerSession& candidate_process, WorkerSessi
   const auto batches = CheckBatches(reference, names, options_.check_batch_bytes);
   result.correctness = Json::array();
   result.precision_warning.clear();
-  // On a GPU the outputs stay there and the referee copies them through CUDA IPC; through files
-  // where it cannot.
-  bool on_device = options_.device == "cuda";
   for (std::size_t b = 0; b < batches.size(); ++b) {
     check["trials"] = batches[b];
     check["refill"] = b + 1 == batches.size();
-    check["outputs_on_device"] = on_device;
     auto checked = CheckBatch(candidate_process, check, start, result, changed);
     if (!checked) return false;
-    const Compared compared = Compare(referee, reference, *checked, work, start, result, changed);
-    if (compared == Compared::kRetryWithFiles && on_device) {
-      MergeFindings(result.findings, {{"outputs_through_files", "warn", result.message}});
-      result.message.clear();
-      on_device = false;
-      --b;  // the same batch again, its outputs through files
-      continue;
-    }
-    if (compared == Compared::kRetryWithFiles) result.status = EvalStatus::kIncorrect;
-    if (compared != Compared::kPassed) return false;
+    if (!Compare(referee, reference, *checked, work, start, result, changed)) return false;
     if (batches.size() > 1) {
       std::error_code ec;
       for (const Json& pair : JsonGet<Json>(*checked, "outputs", Json::array())) {
@@ -467,18 +452,15 @@ std::optional<Json> WorkerDeviceRun::CheckBatch(WorkerSession& candidate_process
   return checked;
 }
 
-WorkerDeviceRun::Compared WorkerDeviceRun::Compare(WorkerSession& referee, const Json& reference,
-                                                   const Json& checked, const std::string& work,
-                                                   Clock::time_point start, EvalResult& result,
-                                                   std::string& changed) {
+bool WorkerDeviceRun::Compare(WorkerSession& referee, const Json& reference, const Json& checked,
+                              const std::string& work, Clock::time_point start, EvalResult& result,
+                              std::string& changed) {
   // The referee compares: it alone is told where the expected outputs are, with the manifest
   // they must match from this process's copy of the reference step's result.
   Json compare = CompareRequest(context_, problem_, reference, work);
   Json check_pairs = Json::array();
   for (const Json& pair : JsonGet<Json>(checked, "outputs", Json::array())) {
-    Json entry = {"check/" + pair[0].get<std::string>(), pair[1]};
-    if (pair.size() > 2) entry.push_back(pair[2]);  // descriptors of outputs left on the device
-    check_pairs.push_back(entry);
+    check_pairs.push_back({"check/" + pair[0].get<std::string>(), pair[1]});
   }
   compare["pairs"] = check_pairs;
   auto compared =
@@ -486,13 +468,7 @@ WorkerDeviceRun::Compared WorkerDeviceRun::Compare(WorkerSession& referee, const
   result.check_seconds = SecondsSince(start) - result.load_seconds;
   if (!compared) {
     if (changed.empty()) result.message = "the comparison failed: " + result.message;
-    return Compared::kFailed;
-  }
-  if (JsonGet<bool>(*compared, "retry_with_files", false)) {
-    result.message = "the check outputs could not be read on the device (" +
-                     JsonGet<std::string>(*compared, "message", "") +
-                     "); they were compared through files";
-    return Compared::kRetryWithFiles;
+    return false;
   }
   for (const Json& row : JsonGet<Json>(*compared, "trials", Json::array())) {
     result.correctness.push_back(row);
@@ -504,9 +480,9 @@ WorkerDeviceRun::Compared WorkerDeviceRun::Compare(WorkerSession& referee, const
     result.status = EvalStatus::kIncorrect;
     result.message =
         JsonGet<std::string>(*compared, "message", "outputs differ from the reference");
-    return Compared::kFailed;
+    return false;
   }
-  return Compared::kPassed;
+  return true;
 }
 
 }  // namespace
