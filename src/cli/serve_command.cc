@@ -43,16 +43,17 @@ bool Loopback(const std::string& host) {
 Result<std::string> ReadToken(const std::string& path) {
   auto text = ReadFileText(path);
   if (!text.ok()) return Status::InvalidArgument("--token-file " + path + ": cannot be read");
-  std::string token = *text;
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front())))
-    token.erase(0, 1);
+  const std::string token(Trim(*text));
   if (token.empty()) return Status::InvalidArgument("--token-file " + path + " is empty");
   return token;
 }
 
 // One executor per GPU of --gpus (the default device alone without it; one on the CPU).
 std::optional<std::vector<eval::Executor>> SlotExecutors(ServeArgs& args) {
+  if (Status s = NormalizeGpus(args.options.gpus); !s.ok()) {  // "0,0", "x": refused here
+    std::cerr << "kernelpro serve: " << s.message() << "\n";
+    return std::nullopt;
+  }
   std::vector<std::vector<std::string>> slots;
   if (args.options.device == "cuda" && !args.options.gpus.empty()) {
     for (const std::string& gpu : args.options.gpus) slots.push_back({gpu});
