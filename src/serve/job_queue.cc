@@ -174,8 +174,9 @@ void JobQueue::SlotLoop(std::size_t slot) {
       record.error = std::string("internal error: ") + e.what();
       record.http_code = 500;
     }
-    Finish(id, std::move(record));
+    // Observed before the waiters are woken: a client that got its verdict finds it counted.
     metrics_.ObservePhase("total", Seconds(Clock::now() - accepted));
+    Finish(id, std::move(record));
   }
 }
 
