@@ -1,11 +1,26 @@
 #include "cli/commands.h"
 
 #include <array>
+#include <iostream>
 #include <string>
 
 #include "core/text.h"
 
 namespace kernelpro::cli {
+
+#if !KERNELPRO_HAVE_SERVE
+// A build without cpp-httplib (CMakeLists.txt) has no server: `serve` says so and how to get one.
+CommandRunner RegisterServeCommand(CLI::App& app) {
+  app.add_subcommand("serve", "Serve the harness over HTTP (not in this build: no cpp-httplib)")
+      ->allow_extras();
+  return [] {
+    std::cerr << "kernelpro serve: this kernelpro was built without cpp-httplib: install "
+                 "libcpp-httplib-dev (scripts/setup) and rebuild\n";
+    return kUsageExit;
+  };
+}
+#endif
+
 namespace {
 
 constexpr std::array<Subcommand, 19> kSubcommands = {{
