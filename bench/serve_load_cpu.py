@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import serve_load  # noqa: E402
+import kernelpro_client  # noqa: E402  (on sys.path through serve_load)
 
 
 def free_port():
@@ -31,28 +32,43 @@ def free_port():
         return s.getsockname()[1]
 
 
+def start_server(binary, serve_args, log_path):
+    """`binary serve SERVE_ARGS` on a free loopback port, its output in `log_path`, once it
+    answers /v1/health: (process, kernelpro_client.Client). Exits with the reason when it does
+    not start within 60 s."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([binary, "serve", "--port", str(port)] + serve_args,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    client = kernelpro_client.Client(f"http://127.0.0.1:{port}")
+    for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit(f"kernelpro serve exited with {process.returncode}: see {log_path}")
+        try:
+            client.health()
+            return process, client
+        except kernelpro_client.ServerError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"kernelpro serve did not answer /v1/health within 60 s: see {log_path}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binary")
     parser.add_argument("--cache-dir", default="")
     a = parser.parse_args(argv)
     work = tempfile.mkdtemp(prefix="serve-load-cpu-")
-    port = free_port()
-    command = [a.binary, "serve", "--device", "cpu", "--port", str(port), "--state-dir",
-               os.path.join(work, "state"), "--work-dir", os.path.join(work, "work"),
-               "--shapes", "off", "--timing-trials", "20", "--blank-workers", "1"]
+    serve_args = ["--device", "cpu", "--state-dir", os.path.join(work, "state"), "--work-dir",
+                  os.path.join(work, "work"), "--shapes", "off", "--timing-trials", "20",
+                  "--blank-workers", "1"]
     if a.cache_dir:
-        command += ["--cache-dir", a.cache_dir]
+        serve_args += ["--cache-dir", a.cache_dir]
     log_path = os.path.join(work, "serve.log")
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    server, client = start_server(a.binary, serve_args, log_path)
     try:
-        for _ in range(300):
-            if "listening on" in open(log_path).read() or server.poll() is not None:
-                break
-            time.sleep(0.1)
         code = serve_load.main([
-            "--url", f"http://127.0.0.1:{port}", "--clients", "4", "--requests", "8",
+            "--url", client.url, "--clients", "4", "--requests", "8",
             "--warmup", "1", "--json", os.path.join(work, "load.json"),
             "--problem", os.path.join(ROOT, "tests/problems/tiny_swish.py"),
             "--candidate", os.path.join(ROOT, "tests/candidates/good/cpu_tiny_swish.py")])

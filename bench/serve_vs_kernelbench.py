@@ -31,29 +31,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "clients", "python"))
-import kernelpro_client  # noqa: E402
 import serve_load  # noqa: E402
-from serve_load_cpu import free_port  # noqa: E402
+from serve_load_cpu import start_server  # noqa: E402
 from kernelbench_side_by_side import find_pair  # noqa: E402
-
-
-def start_server(binary, device, state, log_path):
-    """A `kernelpro serve` on a free port, healthy; (process, client)."""
-    port = free_port()
-    log = open(log_path, "w")
-    process = subprocess.Popen([binary, "serve", "--device", device, "--port", str(port),
-                                "--state-dir", state], stdout=log, stderr=subprocess.STDOUT)
-    client = kernelpro_client.Client(f"http://127.0.0.1:{port}")
-    for _ in range(600):
-        if process.poll() is not None:
-            raise SystemExit(f"kernelpro serve exited with {process.returncode}: see {log_path}")
-        try:
-            client.health()
-            return process, client
-        except kernelpro_client.ServerError:
-            time.sleep(0.1)
-    raise SystemExit("kernelpro serve did not answer /v1/health within 60 s")
 
 
 def serve_latencies(client, problem, candidate, warmup, requests):
@@ -117,7 +97,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="serve-vs-kb-")
-    process, client = start_server(args.kernelpro, args.device, os.path.join(work, "state"),
+    process, client = start_server(args.kernelpro,
+                                   ["--device", args.device, "--state-dir",
+                                    os.path.join(work, "state")],
                                    os.path.join(args.out, "serve.log"))
     results, differ = [], False
     try:

@@ -44,6 +44,12 @@ ProcessLimits StepLimits(int timeout_s) {
   return limits;
 }
 
+ProcessLimits CandidateProcessLimits(const EvalOptions& options) {
+  ProcessLimits limits = StepLimits(options.build_timeout_s + 4 * options.step_timeout_s);
+  limits.wall_timeout = std::chrono::milliseconds(0);
+  return limits;
+}
+
 std::vector<Finding> FindingsFrom(const Json& result) {
   std::vector<Finding> findings;
   for (const Json& f : JsonGet<Json>(result, "findings", Json::array())) {

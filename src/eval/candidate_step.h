@@ -20,6 +20,7 @@
 #include "core/json_io.h"
 #include "core/progress.h"
 #include "core/subprocess.h"
+#include "eval/eval_options.h"
 #include "eval/verdict.h"
 #include "eval/worker_client.h"
 #include "eval/worker_session.h"
@@ -45,6 +46,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start);
 std::string AbsolutePath(const std::string& path);
 // The limits of a worker step's process that may run `timeout_s` of wall-clock time.
 ProcessLimits StepLimits(int timeout_s);
+// The limits of a candidate's process as a whole (the device runner's, the server's blank
+// workers'): those of a step as long as a load that rebuilds plus a few steps, and no wall-clock
+// limit (each request has its own).
+ProcessLimits CandidateProcessLimits(const EvalOptions& options);
 
 // The findings of a worker's result ("findings": [{rule, severity, message}]).
 std::vector<Finding> FindingsFrom(const Json& result);

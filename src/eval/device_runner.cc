@@ -259,10 +259,7 @@ Result<std::unique_ptr<WorkerSession>> WorkerDeviceRun::StartCandidate(const std
   mounts["out_dir"] = work;
   mounts["problem"] = problem_;
   mounts["prepare"] = {{"device", options_.device}, {"start_device", prepare_device}};
-  // The limits of a step as long as a load that rebuilds plus a few steps; no wall-clock limit
-  // for the process as a whole: each request has its own.
-  ProcessLimits limits = StepLimits(options_.build_timeout_s + 4 * options_.step_timeout_s);
-  limits.wall_timeout = std::chrono::milliseconds(0);
+  const ProcessLimits limits = CandidateProcessLimits(options_);
   if (context_.candidate_processes) {
     return context_.candidate_processes->Start(context_.worker, mounts, limits, env);
   }

@@ -26,15 +26,16 @@ std::shared_ptr<CandidatePool> MakePool(const eval::Executor& executor, const st
   CandidatePoolConfig config;
   config.root = root;
   config.depth = depth;
-  config.work_dir = fs::absolute(o.work_dir).lexically_normal().string();
-  config.cache_dir = fs::absolute(o.cache_dir).lexically_normal().string();
+  // Spelt as the runner spells the paths it mounts, so that a hand-over's check compares like with
+  // like.
+  config.work_dir = eval::AbsolutePath(o.work_dir);
+  config.cache_dir = eval::AbsolutePath(o.cache_dir);
   config.device = o.device;
   config.env = eval::GpuPool::EnvFor(executor.gpu_pool().only_gpu());
   if (!o.cutlass_include_dir.empty()) {
     config.cutlass = {{"include_dir", o.cutlass_include_dir}, {"version", o.cutlass_version}};
   }
-  config.limits = eval::StepLimits(o.build_timeout_s + 4 * o.step_timeout_s);
-  config.limits.wall_timeout = std::chrono::milliseconds(0);
+  config.limits = eval::CandidateProcessLimits(o);
   std::error_code ec;
   fs::create_directories(root, ec);
   return std::make_shared<CandidatePool>(executor.worker(), config);
